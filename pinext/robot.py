@@ -1,0 +1,231 @@
+"""Robot: a URDF turned into a Pinocchio model plus what pinext adds to it."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from .exceptions import FileFormatError, NameNotFound
+from .urdf_extensions import Extensions, TransmissionSpec, read_extensions
+
+
+@dataclass
+class Robot:
+    """A robot as pinext sees it.
+
+    Attributes:
+        model: Pinocchio model after flexible links were split into sublinks.
+        data: A Pinocchio data of ``model``.
+        rigid_model: The model exactly as the URDF gives it.
+        visual_model: Visual geometries of ``model``.
+        collision_model: Collision geometries of ``model``.
+        joint_stiffness: Shape (nv,). Stiffness of each DOF [N.m/rad or N/m]; nonzero at the
+            elastic sublink joints.
+        joint_damping: Shape (nv,). Viscous damping [N.m.s/rad or N.s/m]: the URDF's
+            ``<dynamics damping>`` and the damping of elastic joints.
+        drives: Joint name -> drive (``pinext.Drive``).
+        transmissions: Joint name -> the URDF's ``<transmission>``.
+        flexible: The flexible links applied.
+        extensions: Everything read from the URDF's extensions and sidecar.
+        path: The URDF file, if loaded from one.
+    """
+
+    model: pin.Model
+    rigid_model: pin.Model
+    visual_model: pin.GeometryModel = field(default_factory=pin.GeometryModel)
+    collision_model: pin.GeometryModel = field(default_factory=pin.GeometryModel)
+    joint_stiffness: np.ndarray | None = None
+    joint_damping: np.ndarray | None = None
+    drives: dict[str, Any] = field(default_factory=dict)
+    transmissions: dict[str, TransmissionSpec] = field(default_factory=dict)
+    flexible: list[Any] = field(default_factory=list)
+    extensions: Extensions = field(default_factory=Extensions)
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        self.data = self.model.createData()
+        nv = self.model.nv
+        if self.joint_stiffness is None:
+            self.joint_stiffness = np.zeros(nv)
+        if self.joint_damping is None:
+            self.joint_damping = np.array(self.model.damping, dtype=float)
+        self.joint_stiffness = np.asarray(self.joint_stiffness, dtype=float).reshape(nv)
+        self.joint_damping = np.asarray(self.joint_damping, dtype=float).reshape(nv)
+
+    @classmethod
+    def from_model(
+        cls,
+        model: pin.Model,
+        visual_model: pin.GeometryModel | None = None,
+        collision_model: pin.GeometryModel | None = None,
+    ) -> Robot:
+        """Wrap a Pinocchio model built elsewhere (no flexible links, no drives)."""
+        return cls(
+            model=model,
+            rigid_model=model.copy(),
+            visual_model=visual_model or pin.GeometryModel(),
+            collision_model=collision_model or pin.GeometryModel(),
+        )
+
+    @property
+    def name(self) -> str:
+        """The URDF robot name."""
+        return self.model.name
+
+    @property
+    def nq(self) -> int:
+        """Size of the configuration vector."""
+        return self.model.nq
+
+    @property
+    def nv(self) -> int:
+        """Number of degrees of freedom."""
+        return self.model.nv
+
+    def neutral(self) -> np.ndarray:
+        """The neutral configuration (rest position of every elastic joint)."""
+        return pin.neutral(self.model)
+
+    def joint_id(self, name: str) -> int:
+        """Index of a joint in ``model``; unknown names list the existing ones."""
+        if not self.model.existJointName(name):
+            raise NameNotFound("joint", name, list(self.model.names)[1:])
+        return self.model.getJointId(name)
+
+    def frame_id(self, name: str) -> int:
+        """Index of a frame in ``model``; unknown names list the existing ones."""
+        if not self.model.existFrame(name):
+            raise NameNotFound("frame", name, [f.name for f in self.model.frames])
+        return self.model.getFrameId(name)
+
+    def link_names(self) -> list[str]:
+        """Names of the links (body frames) of the rigid model."""
+        return [f.name for f in self.rigid_model.frames if f.type == pin.FrameType.BODY]
+
+    def velocity_index(self, joint: str) -> int:
+        """Index in v of a one-DOF joint."""
+        return self.model.joints[self.joint_id(joint)].idx_v
+
+    def elastic_dofs(self) -> np.ndarray:
+        """Indices in v of the DOFs that have a stiffness."""
+        return np.flatnonzero(self.joint_stiffness)
+
+
+def _package_dirs(path: Path, given: Sequence[str] | str | None) -> list[str]:
+    """The given package dirs plus the URDF's ancestors, so ``package://`` URIs resolve."""
+    dirs = [given] if isinstance(given, str) else list(given or [])
+    dirs += [str(p) for p in list(path.resolve().parents)[:5]]
+    return dirs
+
+
+def _build_models(path: Path, package_dirs: list[str], root_joint: Any):
+    """Pinocchio's URDF parser and geometry loaders, errors re-raised as pinext errors."""
+    args = (root_joint,) if root_joint is not None else ()
+    try:
+        model = pin.buildModelFromUrdf(str(path), *args)
+    except (RuntimeError, ValueError) as err:
+        raise FileFormatError(str(path), "URDF", str(err)) from None
+    geometry = []
+    for kind in (pin.GeometryType.VISUAL, pin.GeometryType.COLLISION):
+        try:
+            geometry.append(pin.buildGeomFromUrdf(model, str(path), kind, package_dirs=package_dirs))
+        except (RuntimeError, ValueError) as err:
+            warnings.warn(
+                f"{path}: {kind.name.lower()} geometry not loaded ({err}); "
+                "pass package_dirs= to locate the meshes",
+                stacklevel=3,
+            )
+            geometry.append(pin.GeometryModel())
+    return model, geometry[0], geometry[1]
+
+
+def load_urdf(
+    path: str | Path,
+    *,
+    package_dirs: Sequence[str] | str | None = None,
+    flexible: Sequence[Any] = (),
+    drives: Mapping[str, Any] | None = None,
+    extensions: str | Path | bool | None = None,
+    root_joint: Any = None,
+) -> Robot:
+    """Load a URDF with its transmissions and pinext extensions.
+
+    Args:
+        path: The URDF file.
+        package_dirs: Where ``package://`` meshes are found; the URDF's parent folders are
+            always searched too.
+        flexible: :class:`pinext.FlexibleLink` specifications; they override the file's ones
+            for the same link.
+        drives: Joint name -> :class:`pinext.Drive`; they override the file's ones.
+        extensions: Sidecar TOML file; None looks for ``<stem>.pinext.toml`` beside the URDF;
+            False ignores every pinext extension (the URDF's ``<transmission>`` elements are
+            still read).
+        root_joint: Optional Pinocchio root joint, e.g. ``pin.JointModelFreeFlyer()``.
+
+    Returns:
+        The :class:`Robot`.
+
+    Raises:
+        FileFormatError: The URDF or sidecar is malformed (the message names file and element).
+        NameNotFound: An extension names a link or joint that the URDF does not have.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileFormatError(str(path), "file", "URDF file not found")
+    ext = read_extensions(path, extensions)
+    model, visual_model, collision_model = _build_models(
+        path, _package_dirs(path, package_dirs), root_joint
+    )
+    robot = Robot(
+        model=model,
+        rigid_model=model.copy(),
+        visual_model=visual_model,
+        collision_model=collision_model,
+        transmissions=ext.transmissions,
+        extensions=ext,
+        path=str(path),
+    )
+    joints = list(model.names)[1:]
+    for joint in list(ext.drives) + list(drives or {}):
+        if joint not in joints:
+            raise NameNotFound("joint", joint, joints)
+
+    links = _flexible_links(ext, flexible)
+    if links:
+        from .flexible.sublinks import expand_flexible
+
+        expansion = expand_flexible(model, visual_model, collision_model, links)
+        robot.model = expansion.model
+        robot.data = expansion.model.createData()
+        robot.visual_model = expansion.visual_model
+        robot.collision_model = expansion.collision_model
+        robot.joint_stiffness = np.asarray(expansion.joint_stiffness, dtype=float)
+        robot.joint_damping = np.asarray(expansion.joint_damping, dtype=float) + np.array(
+            expansion.model.damping, dtype=float
+        )
+        robot.flexible = links
+
+    if ext.drives or drives:
+        from .drives import drive_from_spec
+
+        for joint, parts in ext.drives.items():
+            robot.drives[joint] = drive_from_spec(joint, parts, ext.transmissions.get(joint))
+        robot.drives.update(drives or {})
+    return robot
+
+
+def _flexible_links(ext: Extensions, given: Sequence[Any]) -> list[Any]:
+    """File flexible links, overridden by the ones given in Python (same link name)."""
+    if not ext.flexible and not given:
+        return []
+    from .flexible.sublinks import FlexibleLink
+
+    by_link = {spec["link"]: FlexibleLink.from_dict(spec) for spec in ext.flexible}
+    by_link.update({link.link: link for link in given})
+    return list(by_link.values())

@@ -1,0 +1,278 @@
+"""simulate: event-driven, phase-aware integration of a System with scipy's solve_ivp."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from scipy.integrate import solve_ivp
+from tqdm.auto import tqdm
+
+from ..exceptions import IntegrationError, InvalidParameter
+from ..robot import Robot
+from .component import Event, Phase
+from .controls import as_control
+from .system import System
+from .trajectory import EventRecord, PhaseRecord, Trajectory
+
+#: Integration methods of :func:`scipy.integrate.solve_ivp` accepted by :func:`simulate`.
+METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
+#: Largest tangent-space excursion [rad or m] from the anchor before the chart is re-centred.
+_CHART_RADIUS = 1.0
+
+
+class _Chart:
+    """Local coordinates on the configuration manifold: ``q = integrate(anchor, delta)``.
+
+    Configurations with quaternions (free-flyer, spherical joints) or unbounded revolute joints
+    are integrated in the tangent space at an anchor; the anchor moves at phase boundaries and
+    whenever ``|delta|`` reaches :data:`_CHART_RADIUS`, so ``q`` always stays on the manifold.
+    For Euclidean models the chart is the identity.
+    """
+
+    def __init__(self, system: System, x: np.ndarray) -> None:
+        self.system = system
+        self.model = system.model
+        nq, nv = self.model.nq, self.model.nv
+        self.identity = system.euclidean
+        self.anchor = x[:nq].copy()
+        self.shift = nq - nv  # public index = internal index + shift, after the q block
+        self.nv = nv
+
+    def to_internal(self, x: np.ndarray) -> np.ndarray:
+        if self.identity:
+            return x.copy()
+        return np.concatenate([np.zeros(self.nv), x[self.model.nq :]])
+
+    def to_public(self, y: np.ndarray) -> np.ndarray:
+        if self.identity:
+            return y
+        q = pin.integrate(self.model, self.anchor, y[: self.nv])
+        return np.concatenate([q, y[self.nv :]])
+
+    def q_rate(self, y: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """d(delta)/dt for generalized velocity v at q = integrate(anchor, delta)."""
+        if self.identity:
+            return v
+        jac = pin.dIntegrate(self.model, self.anchor, y[: self.nv], pin.ArgumentPosition.ARG1)
+        return np.linalg.solve(jac, v)
+
+
+def _event_wrapper(event: Event, chart: _Chart):
+    def g(t: float, y: np.ndarray) -> float:
+        return event.function(t, chart.to_public(y))
+
+    g.terminal = True  # type: ignore[attr-defined]
+    g.direction = event.direction  # type: ignore[attr-defined]
+    return g
+
+
+def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
+    """The right-hand side of the ODE in one phase, on the chart's internal state."""
+    model, data = system.model, system.data
+    modes = [(comp, phase.get(comp.name)) for comp in system.components]
+    nq, nv, shift = model.nq, model.nv, chart.shift
+    v_block = slice(nq - shift, nq - shift + nv)
+    torque_inputs = system.torque_inputs
+    damping = system.damping
+
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
+        x = chart.to_public(y)
+        q = x[:nq]
+        v = x[nq : nq + nv]
+        u = np.asarray(control(t, x), dtype=float)
+        tau = system.joint_effort(q, v)
+        p_in = 0.0
+        p_diss = float(v @ (damping * v))
+        if torque_inputs:
+            tau = tau + u
+            p_in = float(u @ v)
+        for comp, mode in modes:
+            effort = comp.effort(t, x, q, v, u, mode)
+            if effort is not None:
+                tau = tau + effort
+        a = None
+        for comp, mode in modes:
+            a = comp.constrained_acceleration(t, x, q, v, tau, mode)
+            if a is not None:
+                break
+        if a is None:
+            a = pin.aba(model, data, q, v, tau)
+        if not np.all(np.isfinite(a)):
+            raise IntegrationError("non-finite acceleration", t, x)
+        out = np.empty_like(x)
+        out[:nq] = 0.0
+        for comp, mode in modes:
+            comp.derivative(t, x, q, v, u, mode, out)
+            p = comp.power(t, x, q, v, u, mode)
+            p_in += p[0]
+            p_diss += p[1]
+        out[-2] = p_in
+        out[-1] = p_diss
+        dy = out if shift == 0 else out[shift:]
+        dy[: nq - shift] = chart.q_rate(y, v)
+        dy[v_block] = a
+        if progress is not None and t > progress.n + progress.step:
+            progress.update(min(t, progress.total) - progress.n)
+        return dy
+
+    return rhs
+
+
+def simulate(
+    system_or_robot: System | Robot,
+    t_final: float,
+    *,
+    x0: np.ndarray | None = None,
+    q0: np.ndarray | None = None,
+    v0: np.ndarray | None = None,
+    control: Any = None,
+    method: str = "DOP853",
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+    max_step: float | None = None,
+    output_dt: float | None = None,
+    progress: bool = False,
+    max_events: int = 10_000,
+) -> Trajectory:
+    """Simulate a System from t = 0 to ``t_final``, phase by phase.
+
+    Each phase is integrated with :func:`scipy.integrate.solve_ivp`; the events of the
+    components (contact, lift-off, gear efficiency switch, ...) end a phase, their map changes
+    the state (impact) and the phase, and integration restarts. Configurations are integrated
+    on the manifold (``pin.integrate`` on a local chart), never as ``q + v dt``. Without
+    constraints the accelerations are Pinocchio's ``aba`` of
+
+    .. math::
+
+        M(q) \\dot v + h(q, v) = u - K (q - q_0) - D v + \\tau_{components}
+
+    Args:
+        system_or_robot: The :class:`System`, or a :class:`Robot` (wrapped in a System).
+        t_final: End time [s].
+        x0: Initial public state; default from ``q0``, ``v0``.
+        q0: Initial configuration (default: neutral).
+        v0: Initial velocity (default: zero).
+        control: Inputs: None (zero), a constant vector, a :class:`Schedule`, or a function
+            ``u(t, x)``. Joint torques [N.m] for a robot without drives, else the drives'
+            inputs (voltages [V], ...).
+        method: A solve_ivp method among :data:`METHODS`, or ``"momentum"`` for the Celentano
+            scheme of seed 001 Theorem 1 (state (q, p = M v)).
+        rtol: Relative tolerance.
+        atol: Absolute tolerance.
+        max_step: Largest step [s].
+        output_dt: Sample period of the output [s]; None keeps the solver's steps.
+        progress: Show a tqdm progress bar.
+        max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
+
+    Returns:
+        The :class:`Trajectory`.
+
+    Raises:
+        IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
+    """
+    system = system_or_robot if isinstance(system_or_robot, System) else System(system_or_robot)
+    if method == "momentum":
+        from ..dynamics.momentum import simulate_momentum
+
+        return simulate_momentum(
+            system, t_final, x0=x0, q0=q0, v0=v0, control=control, rtol=rtol, atol=atol,
+            max_step=max_step, output_dt=output_dt, progress=progress,
+        )
+    if method not in METHODS:
+        raise InvalidParameter(f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum")
+    if not t_final > 0:
+        raise InvalidParameter(f"t_final must be positive, got {t_final}")
+    x = system.initial_state(q0, v0) if x0 is None else np.array(x0, dtype=float)
+    if x.shape != (system.nx,):
+        raise InvalidParameter(f"x0 must have shape ({system.nx},), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise IntegrationError("non-finite initial state", 0.0, x)
+    law = as_control(control, system.n_inputs)
+    options: dict[str, Any] = {"method": method, "rtol": rtol, "atol": atol}
+    if max_step is not None:
+        options["max_step"] = max_step
+
+    t = 0.0
+    phase = system.initial_phase(t, x)
+    times: list[np.ndarray] = []
+    states: list[np.ndarray] = []
+    phase_ids: list[np.ndarray] = []
+    phases: list[PhaseRecord] = []
+    events: list[EventRecord] = []
+    bar = tqdm(total=float(t_final), unit="s", disable=not progress, desc="simulate",
+               bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]")
+    bar.step = t_final / 200  # type: ignore[attr-defined]
+    stalled = 0
+    try:
+        while True:
+            chart = _Chart(system, x)
+            evs = [e for comp in system.components for e in comp.events(phase.get(comp.name))]
+            functions = [_event_wrapper(e, chart) for e in evs]
+            if not chart.identity:
+                functions.append(_chart_event(chart))
+            t_eval = None
+            if output_dt is not None:
+                t_eval = np.arange(np.ceil(t / output_dt) * output_dt, t_final + 1e-12, output_dt)
+                t_eval = t_eval[(t_eval >= t) & (t_eval <= t_final)]
+            sol = solve_ivp(
+                _rhs(system, phase, chart, law, bar if progress else None),
+                (t, t_final), chart.to_internal(x), t_eval=t_eval, events=functions or None,
+                **options,
+            )
+            if sol.status == -1:
+                raise IntegrationError(f"solver failed ({sol.message})", sol.t[-1] if sol.t.size else t, x)
+            seg_t = list(sol.t)
+            seg_y = [sol.y[:, i] for i in range(sol.t.size)]
+            fired = None
+            if sol.status == 1:
+                fired = next(i for i, te in enumerate(sol.t_events) if te.size)
+                t_event, y_event = sol.t_events[fired][0], sol.y_events[fired][0]
+                if not seg_t or seg_t[-1] < t_event:
+                    seg_t.append(t_event)
+                    seg_y.append(y_event)
+            if not seg_t or seg_t[0] > t:
+                seg_t.insert(0, t)
+                seg_y.insert(0, chart.to_internal(x))
+            seg_x = np.array([chart.to_public(y) for y in seg_y])
+            if not np.all(np.isfinite(seg_x)):
+                bad = int(np.argmax(~np.all(np.isfinite(seg_x), axis=1)))
+                raise IntegrationError("non-finite state", seg_t[bad], seg_x[max(bad - 1, 0)])
+            times.append(np.array(seg_t))
+            states.append(seg_x)
+            phase_ids.append(np.full(len(seg_t), len(phases)))
+            t_end = seg_t[-1]
+            phases.append(PhaseRecord(t, t_end, phase.name, phase.modes))
+            x = seg_x[-1].copy()
+            stalled = stalled + 1 if t_end - t < 1e-12 else 0
+            t = t_end
+            if fired is None:
+                break
+            if fired == len(evs):  # chart re-centring, not a physical event
+                continue
+            event = evs[fired]
+            energy_before = system.energy(x)
+            info: dict[str, Any] = {}
+            if event.action is not None:
+                x, phase, info = event.action(t, x, phase)
+            info = {**info, "energy_loss": energy_before - system.energy(x)}
+            events.append(EventRecord(t, event.name, info))
+            if len(events) > max_events or stalled > 50:
+                raise IntegrationError(
+                    f"{len(events)} events, {stalled} of them without time advancing (Zeno?)", t, x
+                )
+    finally:
+        bar.update(max(bar.total - bar.n, 0) if t >= t_final else 0)
+        bar.close()
+    return Trajectory.from_run(system, np.concatenate(times), np.vstack(states),
+                               np.concatenate(phase_ids), phases, events, law)
+
+
+def _chart_event(chart: _Chart):
+    def g(t: float, y: np.ndarray) -> float:
+        return _CHART_RADIUS - float(np.max(np.abs(y[: chart.nv])))
+
+    g.terminal = True  # type: ignore[attr-defined]
+    g.direction = -1  # type: ignore[attr-defined]
+    return g

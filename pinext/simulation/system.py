@@ -1,0 +1,173 @@
+"""System: robots with their drives, contacts and environment, and the state layout."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import InvalidParameter
+from ..robot import Robot
+from .component import Component, Phase
+
+
+class System:
+    """A robot and the components around it, owning the state layout.
+
+    The public state is ``x = [q, v, extra states..., input_work, dissipated_energy]``; the
+    last two entries accumulate the work of the inputs and the dissipated energy [J] so that
+    :meth:`pinext.Trajectory.energy_balance` is exact up to the integration tolerance.
+
+    Args:
+        robot: The :class:`pinext.Robot` (or a bare ``pin.Model``).
+        drives: Joint name -> drive; defaults to ``robot.drives``.
+        contacts: Contact tasks (``pinext.contact``).
+        environment: A dynamic environment for the contacts.
+        components: Further :class:`Component` objects.
+
+    Attributes:
+        model: The model used for simulation (a copy of ``robot.model``; drives may set its
+            ``armature``).
+        layout: Name -> slice of the public state.
+        components: The assembled components, in layout order.
+    """
+
+    def __init__(
+        self,
+        robot: Robot | pin.Model,
+        *,
+        drives: dict[str, Any] | None = None,
+        contacts: Sequence[Any] = (),
+        environment: Any = None,
+        components: Sequence[Component] = (),
+    ) -> None:
+        if isinstance(robot, pin.Model):
+            robot = Robot.from_model(robot)
+        self.robot = robot
+        self.model = robot.model.copy()
+        self.stiffness = np.array(robot.joint_stiffness, dtype=float)
+        self.damping = np.array(robot.joint_damping, dtype=float)
+        if (self.stiffness < 0).any() or (self.damping < 0).any():
+            raise InvalidParameter("joint stiffness and damping must be non-negative")
+        self.drives = dict(robot.drives if drives is None else drives)
+        self.components: list[Component] = []
+        if self.drives:
+            from ..drives import drive_component
+
+            self.components.append(drive_component(robot, self.drives))
+        if contacts or environment is not None:
+            from ..contact import contact_component
+
+            self.components.append(contact_component(robot, list(contacts), environment))
+        self.components.extend(components)
+        names = [c.name for c in self.components]
+        if len(set(names)) != len(names):
+            raise InvalidParameter(f"component names must be unique, got {names}")
+
+        nq, nv = self.model.nq, self.model.nv
+        self.layout: dict[str, slice] = {"q": slice(0, nq), "v": slice(nq, nq + nv)}
+        start = nq + nv
+        for comp in self.components:
+            for name, size in comp.states():
+                key = f"{comp.name}.{name}"
+                comp.layout.slices[name] = self.layout[key] = slice(start, start + size)
+                start += size
+        self.layout["input_work"] = slice(start, start + 1)
+        self.layout["dissipated_energy"] = slice(start + 1, start + 2)
+        self.nx = start + 2
+        self.n_inputs = sum(c.n_inputs for c in self.components)
+        offset = 0
+        for comp in self.components:
+            comp.layout.inputs = slice(offset, offset + comp.n_inputs)
+            offset += comp.n_inputs
+        if self.n_inputs == 0:
+            self.n_inputs = nv  # ideal actuation: the inputs are joint torques
+        self.torque_inputs = offset == 0
+        for comp in self.components:
+            comp.bind(self)
+        self.data = self.model.createData()
+        self.q_rest = pin.neutral(self.model)
+        self.euclidean = nq == nv
+        self.elastic = np.flatnonzero(self.stiffness)
+
+    # -- state -----------------------------------------------------------------------------
+    def initial_state(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
+        """The public state for configuration q and velocity v (defaults: rest, zero)."""
+        q = self.q_rest.copy() if q is None else np.asarray(q, dtype=float)
+        v = np.zeros(self.model.nv) if v is None else np.asarray(v, dtype=float)
+        if q.shape != (self.model.nq,) or v.shape != (self.model.nv,):
+            raise InvalidParameter(
+                f"expected q of shape ({self.model.nq},) and v of shape ({self.model.nv},), "
+                f"got {q.shape} and {v.shape}"
+            )
+        x = np.zeros(self.nx)
+        x[self.layout["q"]] = q
+        x[self.layout["v"]] = v
+        for comp in self.components:
+            blocks = comp.states()
+            if blocks:
+                first = comp.layout.slices[blocks[0][0]].start
+                last = comp.layout.slices[blocks[-1][0]].stop
+                x[first:last] = comp.initial_state(q, v)
+        return x
+
+    def initial_phase(self, t: float, x: np.ndarray) -> Phase:
+        """The phase in which a run from (t, x) starts."""
+        phase = Phase()
+        for comp in self.components:
+            mode = comp.initial_mode(t, x)
+            if mode is not None:
+                phase = phase.replace(comp.name, mode)
+        return phase
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q, v) views of a public state."""
+        return x[self.layout["q"]], x[self.layout["v"]]
+
+    # -- physics ---------------------------------------------------------------------------
+    def deflection(self, q: np.ndarray) -> np.ndarray:
+        """Displacement from the rest configuration in the tangent space, shape (nv,)."""
+        if self.euclidean:
+            return q - self.q_rest
+        return pin.difference(self.model, self.q_rest, q)
+
+    def joint_effort(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Joint elasticity and damping: ``-K (q - q_rest) - D v``."""
+        tau = -self.damping * v
+        if self.elastic.size:
+            tau -= self.stiffness * self.deflection(q)
+        return tau
+
+    def mechanism_energy(self, q: np.ndarray, v: np.ndarray) -> dict[str, float]:
+        """Kinetic (with armature), gravity and joint-elastic energy [J]."""
+        kinetic = pin.computeKineticEnergy(self.model, self.data, q, v)
+        gravity = pin.computePotentialEnergy(self.model, self.data, q)
+        elastic = 0.5 * float(self.stiffness @ self.deflection(q) ** 2) if self.elastic.size else 0.0
+        return {"kinetic": kinetic, "gravity": gravity, "elastic": elastic}
+
+    def energy_terms(self, x: np.ndarray) -> dict[str, float]:
+        """Every stored energy of the system at state x [J], by name."""
+        q, v = self.split(x)
+        terms = self.mechanism_energy(q, v)
+        for comp in self.components:
+            terms[comp.name] = comp.energy(x, q, v)
+        return terms
+
+    def energy(self, x: np.ndarray) -> float:
+        """Total stored energy at state x [J]."""
+        return float(sum(self.energy_terms(x).values()))
+
+    def describe(self) -> list[tuple[str, str]]:
+        """Rows (name, value) that summarize the system, used by ``pinext info``."""
+        rows = [
+            ("robot", self.model.name),
+            ("joints", str(self.model.njoints - 1)),
+            ("nq / nv", f"{self.model.nq} / {self.model.nv}"),
+            ("elastic DOFs", str(self.elastic.size)),
+            ("state size", str(self.nx - 2)),
+            ("inputs", f"{self.n_inputs} ({'joint torques' if self.torque_inputs else 'drives'})"),
+        ]
+        rows += [(f"state {k}", f"[{s.start}:{s.stop}]") for k, s in self.layout.items()]
+        return rows

@@ -1,0 +1,294 @@
+"""Read what a URDF carries beyond Pinocchio's model: transmissions and pinext extensions.
+
+Three sources, merged in this order (later ones override earlier ones):
+
+1. The standard URDF ``<transmission>`` elements (``SimpleTransmission``):
+   ``mechanicalReduction`` becomes the gear ratio of the joint's drive.
+2. A ``<pinext>`` element inside the URDF's ``<robot>``; other URDF tools ignore it.
+3. A sidecar TOML file, by default ``<urdf stem>.pinext.toml`` beside the URDF.
+
+Both pinext formats carry the same tables. In TOML::
+
+    [[flexible]]                      # one table per flexible link
+    link = "bar"
+    sublinks = 10
+    young_modulus = 1.0e11            # [Pa]
+    second_moment_of_area = 8.33e-10  # [m^4]
+
+    [drives.shoulder.motor]           # drive of joint "shoulder"
+    resistance = 1.2                  # [Ohm]
+    torque_constant = 0.05            # [N.m/A]
+    back_emf_constant = 0.05          # [V.s/rad]
+    rotor_inertia = 1.0e-5            # [kg.m^2]
+    [drives.shoulder.gear]            # or [drives.shoulder.elastic_transmission]
+    ratio = 100                       # default: the URDF <transmission> reduction
+    efficiency = 0.9
+
+    [[contacts]]
+    frame = "tool"
+    surface = "plane"
+
+    [environment]
+    mass = 5.0
+    stiffness = 1.0e4
+    damping = 20.0
+
+and inside the URDF::
+
+    <pinext>
+      <flexible link="bar" sublinks="10" young_modulus="1e11" second_moment_of_area="8.33e-10"/>
+      <drive joint="shoulder">
+        <motor resistance="1.2" torque_constant="0.05" back_emf_constant="0.05"
+               rotor_inertia="1e-5"/>
+        <gear ratio="100" efficiency="0.9"/>
+      </drive>
+      <contact frame="tool" surface="plane"/>
+      <environment mass="5" stiffness="1e4" damping="20"/>
+    </pinext>
+
+XML attribute values are converted to int, float, a list of floats (whitespace separated) or
+left as text. Files are parsed with :mod:`xml.etree.ElementTree` and :mod:`tomllib`; nothing is
+evaluated.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .exceptions import FileFormatError
+
+#: Top-level tables of the pinext extension format.
+SECTIONS = ("flexible", "drives", "contacts", "environment")
+#: Parts of a drive table.
+DRIVE_PARTS = ("motor", "gear", "elastic_transmission", "actuator")
+
+
+@dataclass(frozen=True)
+class TransmissionSpec:
+    """A standard URDF ``<transmission>`` element.
+
+    Attributes:
+        name: The transmission's name.
+        joint: The joint it drives.
+        reduction: ``mechanicalReduction`` [-] (joint speed = motor speed / reduction).
+        kind: The ``<type>`` text, e.g. ``transmission_interface/SimpleTransmission``.
+        actuator: The actuator's name, if given.
+    """
+
+    name: str
+    joint: str
+    reduction: float
+    kind: str = "transmission_interface/SimpleTransmission"
+    actuator: str | None = None
+
+
+@dataclass
+class Extensions:
+    """Everything read from a URDF's transmissions and pinext extensions.
+
+    Attributes:
+        transmissions: Joint name -> :class:`TransmissionSpec`.
+        flexible: One dict of :class:`pinext.FlexibleLink` parameters per flexible link.
+        drives: Joint name -> {part: parameters}, parts among ``DRIVE_PARTS``.
+        contacts: One dict of parameters per contact.
+        environment: Parameters of the dynamic environment, or None.
+        sources: The files that contributed, in order.
+    """
+
+    transmissions: dict[str, TransmissionSpec] = field(default_factory=dict)
+    flexible: list[dict[str, Any]] = field(default_factory=list)
+    drives: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    contacts: list[dict[str, Any]] = field(default_factory=list)
+    environment: dict[str, Any] | None = None
+    sources: list[str] = field(default_factory=list)
+
+    def merge(self, tables: dict[str, Any], source: str) -> None:
+        """Merge pinext tables read from ``source`` (later sources win, key by key)."""
+        for entry in tables.get("flexible", []):
+            self.flexible = [f for f in self.flexible if f.get("link") != entry.get("link")]
+            self.flexible.append(dict(entry))
+        for joint, parts in tables.get("drives", {}).items():
+            mine = self.drives.setdefault(joint, {})
+            for part, params in parts.items():
+                mine.setdefault(part, {}).update(params)
+        self.contacts.extend(dict(c) for c in tables.get("contacts", []))
+        if tables.get("environment") is not None:
+            self.environment = {**(self.environment or {}), **tables["environment"]}
+        self.sources.append(source)
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _value(text: str) -> Any:
+    """Convert an XML attribute value: int, float, list of floats, bool or text."""
+    words = text.split()
+    if len(words) > 1 and all(_NUMBER.match(w) for w in words):
+        return [float(w) for w in words]
+    if _NUMBER.match(text.strip()):
+        stripped = text.strip()
+        return int(stripped) if re.fullmatch(r"[+-]?\d+", stripped) else float(stripped)
+    if text.strip().lower() in ("true", "false"):
+        return text.strip().lower() == "true"
+    return text
+
+
+def _check_tables(tables: dict[str, Any], path: str) -> dict[str, Any]:
+    """Check the structure of pinext tables and return them."""
+    for key in tables:
+        if key not in SECTIONS:
+            raise FileFormatError(
+                path, key, f"unknown section; valid sections: {', '.join(SECTIONS)}"
+            )
+    for i, entry in enumerate(tables.get("flexible", [])):
+        if not isinstance(entry, dict) or "link" not in entry:
+            raise FileFormatError(path, f"flexible[{i}]", "each flexible entry needs a 'link'")
+    drives = tables.get("drives", {})
+    if not isinstance(drives, dict):
+        raise FileFormatError(path, "drives", "expected a table of joint names")
+    for joint, parts in drives.items():
+        if not isinstance(parts, dict):
+            raise FileFormatError(path, f"drives.{joint}", "expected a table of drive parts")
+        for part, params in parts.items():
+            if part not in DRIVE_PARTS:
+                raise FileFormatError(
+                    path,
+                    f"drives.{joint}.{part}",
+                    f"unknown drive part; valid parts: {', '.join(DRIVE_PARTS)}",
+                )
+            if not isinstance(params, dict):
+                raise FileFormatError(path, f"drives.{joint}.{part}", "expected a table")
+    for i, entry in enumerate(tables.get("contacts", [])):
+        if not isinstance(entry, dict):
+            raise FileFormatError(path, f"contacts[{i}]", "expected a table")
+    env = tables.get("environment")
+    if env is not None and not isinstance(env, dict):
+        raise FileFormatError(path, "environment", "expected a table")
+    return tables
+
+
+def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
+    """Convert a ``<pinext>`` element to the tables of the TOML format."""
+    tables: dict[str, Any] = {}
+    for child in element:
+        params = {k: _value(v) for k, v in child.attrib.items()}
+        if child.tag == "flexible":
+            tables.setdefault("flexible", []).append(params)
+        elif child.tag == "contact":
+            tables.setdefault("contacts", []).append(params)
+        elif child.tag == "environment":
+            tables["environment"] = params
+        elif child.tag == "drive":
+            joint = child.get("joint")
+            if not joint:
+                raise FileFormatError(path, "<pinext><drive>", "missing attribute 'joint'")
+            parts = tables.setdefault("drives", {}).setdefault(joint, {})
+            for part in child:
+                parts[part.tag] = {k: _value(v) for k, v in part.attrib.items()}
+        else:
+            raise FileFormatError(
+                path,
+                f"<pinext><{child.tag}>",
+                "unknown element; valid elements: flexible, drive, contact, environment",
+            )
+    return _check_tables(tables, path)
+
+
+def _transmissions(root: ET.Element, path: str) -> dict[str, TransmissionSpec]:
+    """Read the ``<transmission>`` elements of a URDF."""
+    found: dict[str, TransmissionSpec] = {}
+    for trans in root.iter("transmission"):
+        name = trans.get("name", "")
+        kind = (trans.findtext("type") or "").strip()
+        joints = trans.findall("joint")
+        if len(joints) != 1:
+            continue  # differential and other multi-joint transmissions are not drives of one joint
+        joint = joints[0].get("name")
+        if not joint:
+            raise FileFormatError(path, f"<transmission name='{name}'>", "joint without a name")
+        actuator = trans.find("actuator")
+        text = None
+        if actuator is not None:
+            text = actuator.findtext("mechanicalReduction")
+        if text is None:
+            text = trans.findtext("mechanicalReduction")
+        try:
+            reduction = float(text) if text is not None else 1.0
+        except ValueError:
+            raise FileFormatError(
+                path, f"<transmission name='{name}'>", f"mechanicalReduction '{text}' is not a number"
+            ) from None
+        if reduction == 0.0:
+            raise FileFormatError(
+                path, f"<transmission name='{name}'>", "mechanicalReduction must be non-zero"
+            )
+        found[joint] = TransmissionSpec(
+            name, joint, reduction, kind, actuator.get("name") if actuator is not None else None
+        )
+    return found
+
+
+def parse_urdf_xml(path: str | Path) -> ET.Element:
+    """Parse a URDF file; syntax errors name the file and line."""
+    try:
+        return ET.parse(path).getroot()
+    except ET.ParseError as err:
+        line = err.position[0] if err.position else "?"
+        raise FileFormatError(str(path), f"line {line}", f"malformed XML ({err})") from None
+    except OSError as err:
+        raise FileFormatError(str(path), "file", str(err)) from None
+
+
+def read_sidecar(path: str | Path) -> dict[str, Any]:
+    """Read a sidecar TOML file into checked pinext tables."""
+    try:
+        with open(path, "rb") as stream:
+            tables = tomllib.load(stream)
+    except tomllib.TOMLDecodeError as err:
+        raise FileFormatError(str(path), "TOML", str(err)) from None
+    except OSError as err:
+        raise FileFormatError(str(path), "file", str(err)) from None
+    return _check_tables(tables, str(path))
+
+
+def default_sidecar(urdf_path: str | Path) -> Path:
+    """The sidecar file looked for beside a URDF: ``<stem>.pinext.toml``."""
+    path = Path(urdf_path)
+    return path.with_name(path.stem + ".pinext.toml")
+
+
+def read_extensions(urdf_path: str | Path, sidecar: str | Path | bool | None = None) -> Extensions:
+    """Read transmissions and pinext extensions of a URDF.
+
+    Args:
+        urdf_path: The URDF file.
+        sidecar: A TOML file; None looks for :func:`default_sidecar`; False reads only the
+            standard ``<transmission>`` elements (no pinext extensions at all).
+
+    Returns:
+        The merged :class:`Extensions`.
+    """
+    root = parse_urdf_xml(urdf_path)
+    ext = Extensions(transmissions=_transmissions(root, str(urdf_path)))
+    if sidecar is False:
+        return ext
+    for block in root.findall("pinext"):
+        ext.merge(_xml_tables(block, str(urdf_path)), str(urdf_path))
+    if sidecar is None:
+        candidate = default_sidecar(urdf_path)
+        sidecar = candidate if candidate.exists() else None
+    elif not Path(sidecar).exists():
+        raise FileFormatError(str(sidecar), "file", "sidecar file not found")
+    if sidecar:
+        ext.merge(read_sidecar(sidecar), str(sidecar))
+    return ext
