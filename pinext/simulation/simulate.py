@@ -242,8 +242,8 @@ def simulate(
             times.append(np.array(seg_t))
             states.append(seg_x)
             phase_ids.append(np.full(len(seg_t), len(phases)))
-            t_end = seg_t[-1]
-            phases.append(PhaseRecord(t, t_end, phase.name, phase.modes))
+            t_end = float(seg_t[-1])
+            phases.append(PhaseRecord(float(t), float(t_end), phase.name, phase.modes))
             x = seg_x[-1].copy()
             stalled = stalled + 1 if t_end - t < 1e-12 else 0
             t = t_end

@@ -215,7 +215,10 @@ class Trajectory:
             x=arrays["x"],
             layout={k: tuple(v) for k, v in header["layout"].items()},
             phase_index=arrays["phase_index"],
-            phases=[PhaseRecord(**p) for p in header["phases"]],
+            phases=[
+                PhaseRecord(p["t_start"], p["t_end"], p["name"], tuple(tuple(m) for m in p["modes"]))
+                for p in header["phases"]
+            ],
             events=[EventRecord(**e) for e in header["events"]],
             outputs={k[4:]: v for k, v in arrays.items() if k.startswith("out:")},
             meta=header["meta"],

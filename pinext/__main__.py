@@ -1,0 +1,7 @@
+"""``python -m pinext``: the pinext command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,175 @@
+"""simulate: conservation, manifold integration, agreement with a hand-written aba + RK4 loop,
+joint elasticity, phases and events, and failure modes."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.exceptions import IntegrationError, InvalidParameter
+from tests.conftest import pendulum_urdf
+
+
+@pytest.fixture
+def pendulum(pendulum_path):
+    return px.load_urdf(pendulum_path)
+
+
+def test_conservative_pendulum_keeps_energy(pendulum):
+    q0 = np.array([1.2, -0.5, 0.8])
+    traj = px.simulate(pendulum, 10.0, q0=q0)
+    energy = traj.energy()
+    scale = traj.energy_terms()["kinetic"].max()
+    assert scale > 1.0  # it really swings
+    assert np.abs(energy - energy[0]).max() / scale < 1e-7
+    assert traj.energy_balance().max_relative() < 1e-7
+
+
+def test_matches_hand_written_aba_rk4(pendulum):
+    model = pendulum.model
+    data = model.createData()
+    q, v = np.array([0.9, 0.3, -0.4]), np.array([0.5, -1.0, 2.0])
+
+    def f(y):
+        return np.concatenate([y[3:], pin.aba(model, data, y[:3], y[3:], np.zeros(3))])
+
+    y, h = np.concatenate([q, v]), 1e-4
+    for _ in range(10_000):  # classical RK4 to t = 1 s
+        k1 = f(y)
+        k2 = f(y + h / 2 * k1)
+        k3 = f(y + h / 2 * k2)
+        k4 = f(y + h * k3)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    traj = px.simulate(pendulum, 1.0, q0=q, v0=v, output_dt=0.5)
+    assert traj.t[-1] == pytest.approx(1.0, abs=1e-12)
+    assert np.abs(np.concatenate([traj.q[-1], traj.v[-1]]) - y).max() < 1e-8
+
+
+def test_free_flyer_stays_on_the_manifold():
+    model = pin.buildSampleModelHumanoid()
+    model.gravity.setZero()
+    rng = np.random.default_rng(3)
+    q0 = pin.neutral(model)
+    v0 = rng.normal(size=model.nv)
+    traj = px.simulate(model, 2.0, q0=q0, v0=v0)
+    quat = traj.q[:, 3:7]
+    assert np.abs(np.linalg.norm(quat, axis=1) - 1).max() < 1e-12
+    data = model.createData()
+    h = [pin.computeCentroidalMomentum(model, data, q, v).vector.copy() for q, v in zip(traj.q, traj.v)]
+    assert np.abs(np.array(h) - h[0]).max() < 1e-7 * np.abs(h[0]).max()  # free-floating: conserved
+    energy = traj.energy()
+    assert np.abs(energy - energy[0]).max() < 1e-7 * energy[0]
+    assert traj.q[-1, 3:7] @ q0[3:7] < 0.99  # it really rotated (several chart re-centrings)
+
+
+def test_joint_stiffness_gives_the_closed_form_frequency(tmp_path):
+    path = tmp_path / "p.urdf"
+    path.write_text(pendulum_urdf(n=1))
+    robot = px.load_urdf(path)
+    robot.model.gravity.setZero()
+    inertia = pin.crba(robot.model, robot.data, np.zeros(1))[0, 0]
+    robot.joint_stiffness[:] = 40.0
+    period = 2 * np.pi / np.sqrt(40.0 / inertia)
+    traj = px.simulate(robot, period, q0=np.array([0.1]), output_dt=period / 4)
+    assert traj.q[-1, 0] == pytest.approx(0.1, abs=1e-9)  # one full period
+    assert traj.q[2, 0] == pytest.approx(-0.1, abs=1e-9)  # half period
+    assert traj.energy_terms()["elastic"][0] == pytest.approx(0.5 * 40 * 0.01)
+
+
+def test_damping_dissipates_what_the_balance_says(pendulum_path, tmp_path):
+    path = tmp_path / "d.urdf"
+    path.write_text(pendulum_urdf(n=3, damping=0.3))
+    robot = px.load_urdf(path)
+    traj = px.simulate(robot, 3.0, q0=np.array([1.0, 0.5, -0.5]))
+    balance = traj.energy_balance()
+    assert balance.dissipated[-1] > 0.1 * abs(balance.energy).max()
+    assert balance.max_relative() < 1e-7
+
+
+def test_torque_control_work_is_accounted(pendulum):
+    schedule = px.Schedule([0.0, 1.0, 2.0], [[0, 0, 0], [2.0, -1.0, 0.5], [0, 0, 0]])
+    traj = px.simulate(pendulum, 2.0, control=schedule)
+    balance = traj.energy_balance()
+    assert abs(balance.input_work[-1]) > 0.1
+    assert balance.max_relative() < 1e-7
+    assert np.allclose(traj.outputs["input"][traj.t == 1.0][0] if (traj.t == 1.0).any() else schedule(1.0), [2, -1, 0.5])
+
+
+class Wall(px.Component):
+    """A test component: a wall at joint angle ``limit`` that reverses the velocity (e < 1)."""
+
+    name = "wall"
+
+    def __init__(self, limit, restitution):
+        super().__init__()
+        self.limit, self.e = limit, restitution
+
+    def initial_mode(self, t, x):
+        return "approach"
+
+    def events(self, mode):
+        def hit(t, x, phase):
+            x = x.copy()
+            x[1] *= -self.e
+            return x, phase.replace("wall", "rebound"), {"impulse": 1.0}
+
+        return [px.Event("impact", lambda t, x: self.limit - x[0], -1.0, hit)]
+
+
+def test_events_end_phases_and_maps_are_recorded(tmp_path):
+    path = tmp_path / "p.urdf"
+    path.write_text(pendulum_urdf(n=1))
+    robot = px.load_urdf(path)
+    robot.model.gravity.setZero()
+    omega = 2.0
+    system = px.System(robot, components=[Wall(0.5, 0.5)])
+    traj = px.simulate(system, 1.0, v0=np.array([omega]))
+    assert [e.name for e in traj.events] == ["impact"]
+    assert traj.events[0].t == pytest.approx(0.5 / omega, abs=1e-12)
+    assert [p.name for p in traj.phases] == ["approach", "rebound"]
+    inertia = pin.crba(robot.model, robot.data, np.zeros(1))[0, 0]
+    assert traj.events[0].info["energy_loss"] == pytest.approx(0.5 * inertia * omega**2 * 0.75)
+    assert traj.v[-1, 0] == pytest.approx(-1.0)
+    assert traj.energy_balance().max_relative() < 1e-10
+
+
+def test_non_finite_state_stops_with_time_and_state(pendulum):
+    def control(t, x):
+        return np.full(3, np.nan) if t > 0.25 else np.zeros(3)
+
+    with pytest.raises(IntegrationError) as err:
+        px.simulate(pendulum, 1.0, q0=np.array([0.5, 0.0, 0.0]), control=control)
+    assert 0.25 < err.value.time < 0.5
+    assert err.value.state[0] != 0.5 and np.all(np.isfinite(err.value.state))
+    assert "non-finite" in str(err.value) and "t = 0." in str(err.value)
+
+
+def test_bad_arguments(pendulum):
+    with pytest.raises(InvalidParameter, match="valid methods"):
+        px.simulate(pendulum, 1.0, method="Euler")
+    with pytest.raises(InvalidParameter, match="positive"):
+        px.simulate(pendulum, -1.0)
+    with pytest.raises(InvalidParameter, match="shape"):
+        px.simulate(pendulum, 1.0, q0=np.zeros(2))
+    with pytest.raises(InvalidParameter, match="entries"):
+        px.simulate(pendulum, 1.0, control=[1.0, 2.0])
+    pendulum.joint_stiffness[0] = -1.0
+    with pytest.raises(InvalidParameter, match="non-negative"):
+        px.System(pendulum)
+
+
+def test_progress_bar(pendulum, capsys):
+    px.simulate(pendulum, 0.2, progress=True)
+    assert "simulate" in capsys.readouterr().err
+
+
+def test_save_and_load_round_trip(pendulum, tmp_path):
+    traj = px.simulate(pendulum, 0.5, q0=np.array([0.3, 0.2, 0.1]), output_dt=0.1)
+    loaded = px.Trajectory.load(traj.save(tmp_path / "run.npz"))
+    assert np.array_equal(loaded.t, traj.t) and np.array_equal(loaded.x, traj.x)
+    assert loaded.layout == traj.layout and loaded.phases == traj.phases
+    assert np.array_equal(loaded.energy(), traj.energy())
+    assert loaded.meta["urdf"].endswith("pendulum.urdf")
+    (tmp_path / "junk.npz").write_bytes(b"no")
+    with pytest.raises(px.exceptions.FileFormatError):
+        px.Trajectory.load(tmp_path / "junk.npz")
