@@ -46,7 +46,13 @@ def as_control(control: Any, n_inputs: int) -> ControlLaw:
     """Turn None, a constant vector, a :class:`Schedule` or a callable into a control law."""
     if control is None:
         zero = np.zeros(n_inputs)
-        return lambda t, x: zero
+
+        def law(t: float, x: np.ndarray) -> np.ndarray:
+            return zero
+
+        law.zero = True  # type: ignore[attr-defined]
+        law.value = zero  # type: ignore[attr-defined]
+        return law
     if callable(control):
         return control
     value = np.asarray(control, dtype=float).reshape(-1)
