@@ -1,1 +1,33 @@
-"""pinext.flexible."""
+"""Flexible links: rigid sublinks joined by elastic joints (seed 001 §5), modal analysis."""
+
+from .modal import (
+    ModalResult,
+    forward_dynamics,
+    mass_matrix,
+    mode_shapes,
+    natural_frequencies,
+    static_deflection,
+    undeformed_bias,
+)
+from .sublinks import (
+    FlexibleExpansion,
+    FlexibleLink,
+    expand_configuration,
+    expand_flexible,
+    rigid_configuration,
+)
+
+__all__ = [
+    "FlexibleExpansion",
+    "FlexibleLink",
+    "ModalResult",
+    "expand_configuration",
+    "expand_flexible",
+    "forward_dynamics",
+    "mass_matrix",
+    "mode_shapes",
+    "natural_frequencies",
+    "rigid_configuration",
+    "static_deflection",
+    "undeformed_bias",
+]
