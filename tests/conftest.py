@@ -62,3 +62,15 @@ def pendulum_path(tmp_path: Path) -> Path:
     path = tmp_path / "pendulum.urdf"
     path.write_text(pendulum_urdf())
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip tests marked ``slow`` unless PINEXT_SLOW=1 or ``-m slow`` is given."""
+    import os
+
+    if os.environ.get("PINEXT_SLOW") == "1" or "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with PINEXT_SLOW=1 or -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
