@@ -9,7 +9,8 @@ about the centre of mass, angular velocity :math:`\\omega` and angular accelerat
 
     S_i = \\tfrac12 \\int |a_p|^2\\,dm
         = \\tfrac12 m |a_c|^2 + \\tfrac12 \\alpha^T I_c \\alpha
-          + \\alpha \\cdot (\\omega \\times I_c \\omega) + \\tfrac12 |\\omega|^2\\, \\omega^T I_c \\omega .
+          + \\alpha \\cdot (\\omega \\times I_c \\omega)
+          + \\tfrac12 |\\omega|^2\\, \\omega^T I_c \\omega .
 
 The last term follows from the second moments :math:`\\int r r^T dm = \\tfrac12 \\mathrm{tr}(I_c)
 \\mathbf 1 - I_c`; it does not depend on the accelerations but belongs to the complete Gibbs
@@ -115,7 +116,13 @@ def _stacks(model: pin.Model) -> _ModelStacks:
             jm = model.joints[k]
             support[b, jm.idx_v : jm.idx_v + jm.nv] = 1.0
     st = _ModelStacks(
-        model, model.nv, model.njoints, mass, lever, inertia, support,
+        model,
+        model.nv,
+        model.njoints,
+        mass,
+        lever,
+        inertia,
+        support,
         np.array(model.armature, dtype=float).copy(),
     )
     _CACHE[key] = st
@@ -327,8 +334,12 @@ def _external(model: pin.Model, data: pin.Data, fext) -> np.ndarray:
             f"got {len(fext)}"
         )
     st = _stacks(model)
-    loc = np.array([np.asarray(f.vector if isinstance(f, pin.Force) else f, dtype=float)
-                    for f in list(fext)[1:]])
+    loc = np.array(
+        [
+            np.asarray(f.vector if isinstance(f, pin.Force) else f, dtype=float)
+            for f in list(fext)[1:]
+        ]
+    )
     if not np.any(loc):
         return np.zeros(model.nv)
     h = np.array([m.homogeneous for m in data.oMi.tolist()[1:]])
@@ -354,7 +365,8 @@ def appell_inverse_dynamics(
         \\tau = \\frac{\\partial S}{\\partial \\ddot q} + g(q) - \\sum_k J_k^T f_k
 
     One kinematic pass, vectorised over the bodies; the inertia wrench of body i is
-    :math:`\\partial S_i/\\partial(\\text{body acceleration}) = (m a_c,\\; c \\times m a_c + I\\alpha +
+    :math:`\\partial S_i/\\partial(\\text{body acceleration}) =
+    (m a_c,\\; c \\times m a_c + I\\alpha +
     \\omega \\times I \\omega)`.
 
     Args:

@@ -47,8 +47,14 @@ __all__ = [
 _METHODS = ("exact", "forward", "central")
 _LIE = ("JointModelFreeFlyer", "JointModelSpherical", "JointModelPlanar")
 _EUCLIDEAN_SAFE = (
-    "JointModelR", "JointModelP", "JointModelRevolute", "JointModelPrismatic",
-    "JointModelTranslation", "JointModelSphericalZYX", "JointModelRUB", "JointModelHelical",
+    "JointModelR",
+    "JointModelP",
+    "JointModelRevolute",
+    "JointModelPrismatic",
+    "JointModelTranslation",
+    "JointModelSphericalZYX",
+    "JointModelRUB",
+    "JointModelHelical",
 )
 
 
@@ -79,7 +85,8 @@ def kinetic_energy_gradient(
 ) -> np.ndarray:
     """Gradient of the kinetic energy ∂T/∂q at fixed v (seed 001 eq. (7), Lemma 1).
 
-    ``"exact"``: :math:`\\partial T/\\partial q = \\tfrac12 v^T \\partial(M(q) w)/\\partial q|_{w=v}`,
+    ``"exact"``:
+    :math:`\\partial T/\\partial q = \\tfrac12 v^T \\partial(M(q) w)/\\partial q|_{w=v}`,
     with ∂(M w)/∂q from Pinocchio's RNEA derivatives at (q, 0, w) minus the gravity derivatives.
 
     ``"forward"`` / ``"central"``: finite differences of the mass matrix (seed 001 eq. (8)),
@@ -119,7 +126,9 @@ def kinetic_energy_gradient(
         ∂T/∂q, shape (nv,) [N.m or N].
     """
     if method not in _METHODS:
-        raise InvalidParameter(f"unknown method '{method}'. Available methods: {', '.join(_METHODS)}")
+        raise InvalidParameter(
+            f"unknown method '{method}'. Available methods: {', '.join(_METHODS)}"
+        )
     q = np.asarray(q, dtype=float)
     v = np.asarray(v, dtype=float)
     if method == "exact":
@@ -271,12 +280,16 @@ class MomentumRHS(NamedTuple):
     """Shape (nv,): ṗ = ∂T/∂q + ad*_v p + τ − g (step 4)."""
 
 
-def momentum_from_velocity(model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+def momentum_from_velocity(
+    model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray
+) -> np.ndarray:
     """p = M(q) v, shape (nv,) [N.m.s or N.s]."""
     return _sym(pin.crba(model, data, q)) @ np.asarray(v, dtype=float)
 
 
-def velocity_from_momentum(model: pin.Model, data: pin.Data, q: np.ndarray, p: np.ndarray) -> np.ndarray:
+def velocity_from_momentum(
+    model: pin.Model, data: pin.Data, q: np.ndarray, p: np.ndarray
+) -> np.ndarray:
     """v = M(q)⁻¹ p with Pinocchio's sparse Cholesky factorisation, shape (nv,)."""
     pin.crba(model, data, q)
     pin.cholesky.decompose(model, data)
