@@ -173,3 +173,22 @@ def test_save_and_load_round_trip(pendulum, tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"no")
     with pytest.raises(px.exceptions.FileFormatError):
         px.Trajectory.load(tmp_path / "junk.npz")
+
+
+@pytest.mark.parametrize("model_name", ["pendulum", "humanoid"])
+def test_momentum_method_matches_the_aba_route(model_name, pendulum):
+    """Seed 001 Theorem 1 (state q, p = M v) against Pinocchio's aba, same tolerances."""
+    if model_name == "pendulum":
+        system, q0, v0 = pendulum, np.array([1.2, -0.5, 0.8]), np.zeros(3)
+    else:
+        system = pin.buildSampleModelHumanoid()
+        system.gravity.setZero()
+        q0, v0 = pin.neutral(system), np.random.default_rng(3).normal(size=system.nv)
+    kwargs = dict(q0=q0, v0=v0, output_dt=0.25, rtol=1e-12, atol=1e-13)
+    ref = px.simulate(system, 2.0, **kwargs)
+    mom = px.simulate(system, 2.0, method="momentum", **kwargs)
+    assert np.array_equal(ref.t, mom.t)
+    assert np.abs(ref.x - mom.x).max() < 1e-8
+    energy = mom.energy()
+    assert np.abs(energy - energy[0]).max() < 1e-7 * max(abs(energy[0]), 1.0)
+    assert mom.meta["stats"]["method"] == "momentum"

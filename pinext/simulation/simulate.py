@@ -10,6 +10,12 @@ import pinocchio as pin
 from scipy.integrate import solve_ivp
 from tqdm.auto import tqdm
 
+from ..dynamics.momentum import (
+    hamel_term,
+    kinetic_energy_gradient,
+    momentum_from_velocity,
+    velocity_from_momentum,
+)
 from ..exceptions import IntegrationError, InvalidParameter
 from ..robot import Robot
 from .component import Event, Phase
@@ -32,11 +38,13 @@ class _Chart:
     For Euclidean models the chart is the identity.
     """
 
-    def __init__(self, system: System, x: np.ndarray) -> None:
+    def __init__(self, system: System, x: np.ndarray, momentum: bool = False) -> None:
         self.system = system
         self.model = system.model
+        self.data = self.model.createData()
         nq, nv = self.model.nq, self.model.nv
-        self.identity = system.euclidean
+        self.momentum = momentum
+        self.identity = system.euclidean and not momentum
         self.anchor = x[:nq].copy()
         self.shift = nq - nv  # public index = internal index + shift, after the q block
         self.nv = nv
@@ -44,17 +52,32 @@ class _Chart:
     def to_internal(self, x: np.ndarray) -> np.ndarray:
         if self.identity:
             return x.copy()
-        return np.concatenate([np.zeros(self.nv), x[self.model.nq :]])
+        nq, nv = self.model.nq, self.nv
+        y = np.concatenate([np.zeros(nv), x[nq:]])
+        if self.system.euclidean:
+            y[:nv] = x[:nq]
+        if self.momentum:
+            y[nv : 2 * nv] = momentum_from_velocity(self.model, self.data, x[:nq], x[nq : nq + nv])
+        return y
+
+    def configuration(self, y: np.ndarray) -> np.ndarray:
+        if self.system.euclidean:
+            return y[: self.nv]
+        return pin.integrate(self.model, self.anchor, y[: self.nv])
 
     def to_public(self, y: np.ndarray) -> np.ndarray:
         if self.identity:
             return y
-        q = pin.integrate(self.model, self.anchor, y[: self.nv])
-        return np.concatenate([q, y[self.nv :]])
+        q = self.configuration(y)
+        x = np.concatenate([q, y[self.nv :]])
+        if self.momentum:
+            nq, nv = self.model.nq, self.nv
+            x[nq : nq + nv] = velocity_from_momentum(self.model, self.data, q, y[nv : 2 * nv])
+        return x
 
     def q_rate(self, y: np.ndarray, v: np.ndarray) -> np.ndarray:
         """d(delta)/dt for generalized velocity v at q = integrate(anchor, delta)."""
-        if self.identity:
+        if self.system.euclidean:
             return v
         jac = pin.dIntegrate(self.model, self.anchor, y[: self.nv], pin.ArgumentPosition.ARG1)
         return np.linalg.solve(jac, v)
@@ -87,6 +110,7 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
     q_rest = system.q_rest
     aba = pin.aba
     identity = chart.identity
+    momentum = chart.momentum
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
         x = y if identity else chart.to_public(y)
@@ -117,7 +141,14 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
                 a = comp.constrained_acceleration(t, x, q, v, tau, mode)
                 if a is not None:
                     break
-        if a is None:
+        if momentum:
+            if a is not None:
+                raise InvalidParameter("the momentum method does not support constrained phases")
+            # seed 001 Theorem 1: p_dot = dT/dq + ad*_v p + tau - g(q), p = M v
+            p = y[v_block]
+            a = (kinetic_energy_gradient(model, data, q, v) + hamel_term(model, q, v, p) + tau
+                 - pin.computeGeneralizedGravity(model, data, q))
+        elif a is None:
             a = aba(model, data, q, v, tau)
         if not np.isfinite(a.sum()):
             raise IntegrationError("non-finite acceleration", t, x)
@@ -195,14 +226,10 @@ def simulate(
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
     """
     system = system_or_robot if isinstance(system_or_robot, System) else System(system_or_robot)
-    if method == "momentum":
-        from ..dynamics.momentum import simulate_momentum
-
-        return simulate_momentum(
-            system, t_final, x0=x0, q0=q0, v0=v0, control=control, rtol=rtol, atol=atol,
-            max_step=max_step, output_dt=output_dt, progress=progress,
-        )
-    if method not in METHODS:
+    momentum = method == "momentum"
+    if momentum:
+        method = "DOP853"
+    elif method not in METHODS:
         raise InvalidParameter(f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum")
     if not t_final > 0:
         raise InvalidParameter(f"t_final must be positive, got {t_final}")
@@ -227,14 +254,15 @@ def simulate(
                bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]")
     bar.step = t_final / 200  # type: ignore[attr-defined]
     stalled = 0
+    recentred = False  # the previous segment ended with a chart re-centring (same state)
     nfev = 0
     started = time.perf_counter()
     try:
         while True:
-            chart = _Chart(system, x)
+            chart = _Chart(system, x, momentum)
             evs = [e for comp in system.components for e in comp.events(phase.get(comp.name))]
             functions = [_event_wrapper(e, chart) for e in evs]
-            if not chart.identity:
+            if not system.euclidean:
                 functions.append(_chart_event(chart))
             t_eval = None
             if output_dt is not None:
@@ -247,34 +275,42 @@ def simulate(
             )
             nfev += sol.nfev
             if sol.status == -1:
-                raise IntegrationError(f"solver failed ({sol.message})", sol.t[-1] if sol.t.size else t, x)
-            seg_t = list(sol.t)
-            seg_y = [sol.y[:, i] for i in range(sol.t.size)]
+                raise IntegrationError(f"solver failed ({sol.message})", float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else t, x)
+            seg_t = list(np.atleast_1d(sol.t))
+            seg_y = [sol.y[:, i] for i in range(len(seg_t))]
             fired = None
             if sol.status == 1:
                 fired = next(i for i, te in enumerate(sol.t_events) if te.size)
                 t_event, y_event = sol.t_events[fired][0], sol.y_events[fired][0]
-                if not seg_t or seg_t[-1] < t_event:
-                    seg_t.append(t_event)
+                physical = fired < len(evs)
+                if physical and (not seg_t or seg_t[-1] < t_event):
+                    seg_t.append(t_event)  # the state just before the event's map
                     seg_y.append(y_event)
-            if not seg_t or seg_t[0] > t:
-                seg_t.insert(0, t)
+            if recentred:
+                if seg_t and seg_t[0] == t:
+                    del seg_t[0], seg_y[0]
+            elif not seg_t or seg_t[0] > t:
+                seg_t.insert(0, t)  # the state at the start of the phase (after a map)
                 seg_y.insert(0, chart.to_internal(x))
-            seg_x = np.array([chart.to_public(y) for y in seg_y])
+            seg_x = np.array([chart.to_public(y) for y in seg_y]).reshape(len(seg_t), system.nx)
             if not np.all(np.isfinite(seg_x)):
                 bad = int(np.argmax(~np.all(np.isfinite(seg_x), axis=1)))
                 raise IntegrationError("non-finite state", seg_t[bad], seg_x[max(bad - 1, 0)])
+            t_end = float(t_event) if fired is not None else float(seg_t[-1])
+            x = chart.to_public(y_event).copy() if fired is not None else seg_x[-1].copy()
+            if recentred:
+                phases[-1] = PhaseRecord(phases[-1].t_start, t_end, phase.name, phase.modes)
+            else:
+                phases.append(PhaseRecord(float(t), t_end, phase.name, phase.modes))
             times.append(np.array(seg_t))
             states.append(seg_x)
-            phase_ids.append(np.full(len(seg_t), len(phases)))
-            t_end = float(seg_t[-1])
-            phases.append(PhaseRecord(float(t), float(t_end), phase.name, phase.modes))
-            x = seg_x[-1].copy()
+            phase_ids.append(np.full(len(seg_t), len(phases) - 1))
             stalled = stalled + 1 if t_end - t < 1e-12 else 0
             t = t_end
             if fired is None:
                 break
-            if fired == len(evs):  # chart re-centring, not a physical event
+            recentred = fired == len(evs)
+            if recentred:  # chart re-centring, not a physical event
                 continue
             event = evs[fired]
             energy_before = system.energy(x)
@@ -293,7 +329,8 @@ def simulate(
     wall = time.perf_counter() - started
     traj = Trajectory.from_run(system, np.concatenate(times), np.vstack(states),
                                np.concatenate(phase_ids), phases, events, law)
-    traj.meta["stats"] = {"nfev": int(nfev), "wall_time": wall, "method": method}
+    traj.meta["stats"] = {"nfev": int(nfev), "wall_time": wall,
+                          "method": "momentum" if momentum else method}
     return traj
 
 

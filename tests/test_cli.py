@@ -1,0 +1,46 @@
+"""The pinext command: info, simulate, errors (demo, check and view have their own tests)."""
+
+import subprocess
+import sys
+
+import numpy as np
+
+import pinext as px
+from pinext.cli import main
+from tests.conftest import URDF
+
+
+def test_info_lists_transmissions_of_a_real_robot(ur5_urdf, capsys):
+    assert main(["info", str(ur5_urdf)]) == 0
+    out = capsys.readouterr().out
+    for joint in ("shoulder_pan_joint", "elbow_joint", "wrist_3_joint"):
+        assert joint in out
+    assert out.count("SimpleTransmission") == 6
+    assert "state size" in out and "12" in out
+
+
+def test_info_shows_elastic_dofs(capsys):
+    assert main(["info", str(URDF / "flexible_arm.urdf")]) == 0
+    out = capsys.readouterr().out
+    assert "elastic DOFs: 5" in out and "bar" in out
+
+
+def test_simulate_writes_a_trajectory(tmp_path, capsys):
+    out = tmp_path / "run.npz"
+    code = main(["simulate", str(URDF / "planar3r.urdf"), "--duration", "0.5", "--out", str(out),
+                 "--q0", "0.1", "0.2", "0.3", "--quiet"])
+    assert code == 0
+    traj = px.Trajectory.load(out)
+    assert traj.t[-1] == 0.5 and np.allclose(traj.q[0], [0.1, 0.2, 0.3])
+    assert "energy balance" in capsys.readouterr().out
+
+
+def test_errors_are_reported_not_raised(tmp_path, capsys):
+    assert main(["info", str(tmp_path / "missing.urdf")]) == 2
+    assert "URDF file not found" in capsys.readouterr().err
+
+
+def test_python_dash_m_entry_point():
+    result = subprocess.run([sys.executable, "-m", "pinext", "--version"], capture_output=True,
+                            text=True, check=True)
+    assert result.stdout.startswith("pinext ")
