@@ -72,22 +72,28 @@ class PfaffianConstraint:
         matrix_dot: Optional callable (q, v) ↦ Ȧ(q, v) = d/dt A(q(t)). When omitted, Ȧ v is the
             central difference (A(q ⊕ εv) − A(q ⊖ εv)) v / (2ε) with ε = 1e-6 / max(1, |v|)
             (error O(ε²)).
+        stabilization: Gain γ [1/s] of the velocity-level drift correction
+            A a = −Ȧ v − γ A v (Baumgarte for a first-order constraint); 0 disables it.
     """
 
     def __init__(
         self,
         matrix: Callable[[np.ndarray], np.ndarray],
         matrix_dot: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+        stabilization: float = 0.0,
     ) -> None:
+        if stabilization < 0.0:
+            raise InvalidParameter(f"stabilization must be >= 0, got {stabilization}")
         self.matrix = matrix
         self.matrix_dot = matrix_dot
+        self.stabilization = float(stabilization)
 
     def velocity_residual(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """A(q) v, shape (k,)."""
         return np.atleast_2d(self.matrix(q)) @ v
 
     def acceleration_equation(self, model, data, q, v):
-        """(A(q), −Ȧ v)."""
+        """(A(q), −Ȧ v − γ A v)."""
         a = np.atleast_2d(np.asarray(self.matrix(q), dtype=float))
         if self.matrix_dot is not None:
             adot_v = np.atleast_2d(self.matrix_dot(q, v)) @ v
@@ -96,7 +102,7 @@ class PfaffianConstraint:
             ap = np.atleast_2d(self.matrix(pin.integrate(model, q, eps * v)))
             am = np.atleast_2d(self.matrix(pin.integrate(model, q, -eps * v)))
             adot_v = (ap - am) @ v / (2.0 * eps)
-        return a, -adot_v
+        return a, -adot_v - self.stabilization * (a @ v)
 
 
 class PointContact:
