@@ -10,21 +10,56 @@ these the other way round.
 """
 
 from . import exceptions
+from .dynamics import (
+    AccelerationConstraint,
+    PfaffianConstraint,
+    PointContact,
+    acceleration_energy,
+    acceleration_energy_terms,
+    appell_inverse_dynamics,
+    christoffel_symbols,
+    gauss_forward_dynamics,
+    kinetic_energy_gradient,
+)
+from .flexible import FlexibleLink, mode_shapes, natural_frequencies, static_deflection
 from .robot import Robot, load_urdf
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccelerationConstraint",
     "Component",
     "Event",
+    "FlexibleLink",
+    "PfaffianConstraint",
     "Phase",
+    "PointContact",
     "Robot",
     "Schedule",
     "System",
     "Trajectory",
     "__version__",
+    "acceleration_energy",
+    "acceleration_energy_terms",
+    "appell_inverse_dynamics",
+    "christoffel_symbols",
     "exceptions",
+    "gauss_forward_dynamics",
+    "kinetic_energy_gradient",
     "load_urdf",
+    "mode_shapes",
+    "natural_frequencies",
     "simulate",
+    "static_deflection",
+    "visualization",
 ]
+
+
+def __getattr__(name: str):
+    """Import ``pinext.visualization`` (meshcat, matplotlib) only when it is used."""
+    if name == "visualization":
+        import importlib
+
+        return importlib.import_module(".visualization", __name__)
+    raise AttributeError(f"module 'pinext' has no attribute '{name}'")
