@@ -145,7 +145,7 @@ class PointContact:
     def acceleration_equation(self, model, data, q, v):
         """(J_local, −drift) of the contact point."""
         pin.computeJointJacobians(model, data, q)
-        jac = pin.getJointJacobian(model, data, self.joint, pin.LOCAL)
+        jac = np.asarray(pin.getJointJacobian(model, data, self.joint, pin.LOCAL)).reshape(6, -1)
         jac = self.placement.toActionMatrixInverse() @ jac
         pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
         vj = data.v[self.joint]

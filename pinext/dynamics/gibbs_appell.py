@@ -153,8 +153,8 @@ def _kinematics(model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray) 
             f"got {q.shape} and {v.shape}"
         )
     pin.computeJointJacobiansTimeVariation(model, data, q, v)
-    jac = data.J
-    djac = data.dJ
+    jac = np.asarray(data.J).reshape(6, model.nv)  # (6,) when nv == 1
+    djac = np.asarray(data.dJ).reshape(6, model.nv)
     h = np.array([m.homogeneous for m in data.oMi.tolist()[1:]])
     rot = h[:, :3, :3]
     c = h[:, :3, 3] + _mv(rot, st.lever)
@@ -347,7 +347,7 @@ def _external(model: pin.Model, data: pin.Data, fext) -> np.ndarray:
     fw = _mv(rot, loc[:, :3])
     nw = _mv(rot, loc[:, 3:]) + _cross(p, fw)
     g = st.support.T @ np.hstack((fw, nw))
-    return np.einsum("kj,jk->j", data.J, g)
+    return np.einsum("kj,jk->j", np.asarray(data.J).reshape(6, model.nv), g)
 
 
 def appell_inverse_dynamics(
