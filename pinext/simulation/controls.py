@@ -35,6 +35,11 @@ class Schedule:
             raise InvalidParameter(f"unknown schedule kind '{kind}'; valid kinds: zoh, linear")
         self.kind = kind
 
+    @property
+    def breakpoints(self) -> np.ndarray:
+        """Times where the input or its slope jumps; :func:`simulate` restarts there [s]."""
+        return self.times
+
     def __call__(self, t: float, x: np.ndarray | None = None) -> np.ndarray:
         if self.kind == "zoh":
             i = max(np.searchsorted(self.times, t, side="right") - 1, 0)

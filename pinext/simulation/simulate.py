@@ -254,7 +254,8 @@ def simulate(
                bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]")
     bar.step = t_final / 200  # type: ignore[attr-defined]
     stalled = 0
-    recentred = False  # the previous segment ended with a chart re-centring (same state)
+    recentred = False  # the previous segment ended with a restart (chart, breakpoint): same state
+    breakpoints = np.asarray(getattr(law, "breakpoints", ()), dtype=float)
     nfev = 0
     started = time.perf_counter()
     try:
@@ -264,6 +265,9 @@ def simulate(
             functions = [_event_wrapper(e, chart) for e in evs]
             if not system.euclidean:
                 functions.append(_chart_event(chart))
+            upcoming = breakpoints[breakpoints > t + 1e-12]
+            if upcoming.size:
+                functions.append(_time_event(float(upcoming[0])))
             t_eval = None
             if output_dt is not None:
                 t_eval = np.arange(np.ceil(t / output_dt) * output_dt, t_final + 1e-12, output_dt)
@@ -309,8 +313,8 @@ def simulate(
             t = t_end
             if fired is None:
                 break
-            recentred = fired == len(evs)
-            if recentred:  # chart re-centring, not a physical event
+            recentred = fired >= len(evs)
+            if recentred:  # chart re-centring or control breakpoint: restart, same state
                 continue
             event = evs[fired]
             energy_before = system.energy(x)
@@ -332,6 +336,17 @@ def simulate(
     traj.meta["stats"] = {"nfev": int(nfev), "wall_time": wall,
                           "method": "momentum" if momentum else method}
     return traj
+
+
+def _time_event(t_break: float):
+    """Restart at a discontinuity of the control (a Schedule's sample time)."""
+
+    def g(t: float, y: np.ndarray) -> float:
+        return t - t_break
+
+    g.terminal = True  # type: ignore[attr-defined]
+    g.direction = 1  # type: ignore[attr-defined]
+    return g
 
 
 def _chart_event(chart: _Chart):
