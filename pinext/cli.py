@@ -96,7 +96,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .check import check_model
 
     robot = _load(args)
-    report = check_model(robot.model, seed=args.seed)
+    report = check_model(robot.model, seed=args.seed, samples=args.samples, name=robot.name)
     print(report.table())
     return 0 if report.passed else 1
 
@@ -143,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--quiet", action="store_true", help="no progress bar")
         if name == "check":
             p.add_argument("--seed", type=int, default=0, help="random seed of the states")
+            p.add_argument("--samples", type=int, default=5, help="number of random states")
 
     view = sub.add_parser("view", help=cmd_view.__doc__)
     view.add_argument("result", help="a .npz trajectory written by pinext")

@@ -97,7 +97,13 @@ def clear_cache() -> None:
 def _stacks(model: pin.Model) -> _ModelStacks:
     key = id(model)
     st = _CACHE.get(key)
-    if st is not None and st.model is model and st.nv == model.nv and st.njoints == model.njoints:
+    if (
+        st is not None
+        and st.model is model
+        and st.nv == model.nv
+        and st.njoints == model.njoints
+        and np.array_equal(st.armature, model.armature)
+    ):
         return st
     nb = model.njoints - 1
     mass = np.empty(nb)
