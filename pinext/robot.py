@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .exceptions import FileFormatError, NameNotFound
+from .exceptions import FileFormatError, InvalidParameter, NameNotFound
 from .urdf_extensions import Extensions, TransmissionSpec, read_extensions
 
 
@@ -182,6 +182,7 @@ def load_urdf(
     model, visual_model, collision_model = _build_models(
         path, _package_dirs(path, package_dirs), root_joint
     )
+    _check_inertias(model, path)
     robot = Robot(
         model=model,
         rigid_model=model.copy(),
@@ -218,6 +219,20 @@ def load_urdf(
             robot.drives[joint] = drive_from_spec(joint, parts, ext.transmissions.get(joint))
         robot.drives.update(drives or {})
     return robot
+
+
+def _check_inertias(model: pin.Model, path: Path) -> None:
+    """Reject negative masses and inertia tensors that are not positive semi-definite."""
+    for jid in range(1, model.njoints):
+        inertia = model.inertias[jid]
+        bodies = [f.name for f in model.frames if f.parentJoint == jid and f.type == pin.FrameType.BODY]
+        where = f"link '{bodies[0] if bodies else model.names[jid]}'"
+        if inertia.mass < 0:
+            raise InvalidParameter(f"{path}: {where} has a negative mass {inertia.mass} kg")
+        if np.linalg.eigvalsh(inertia.inertia).min() < -1e-12 * max(1.0, abs(inertia.inertia).max()):
+            raise InvalidParameter(
+                f"{path}: {where} has an inertia tensor that is not positive semi-definite"
+            )
 
 
 def _flexible_links(ext: Extensions, given: Sequence[Any]) -> list[Any]:

@@ -63,3 +63,13 @@ def test_from_model_wraps_a_pinocchio_model():
     robot = px.Robot.from_model(model)
     assert robot.nq == model.nq and robot.nv == model.nv
     assert robot.joint_damping.shape == (model.nv,)
+
+
+def test_negative_mass_and_bad_inertia_are_rejected(tmp_path):
+    path = tmp_path / "neg.urdf"
+    path.write_text(pendulum_urdf(n=2, mass=-1.0))
+    with pytest.raises(px.exceptions.InvalidParameter, match="l0.*negative mass"):
+        px.load_urdf(path)
+    path.write_text(pendulum_urdf(n=1).replace('ixx="', 'ixx="-5'))
+    with pytest.raises(px.exceptions.InvalidParameter, match="positive semi-definite"):
+        px.load_urdf(path)
