@@ -1,0 +1,120 @@
+"""Permanent-magnet DC motor (seed 000 §20.3.1, eqs. (20.62)–(20.67))."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..exceptions import InvalidParameter
+from .actuator import LinearActuator
+
+
+def _check(name: str, value: float, *, positive: bool = False) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise InvalidParameter(
+            f"{name} must be {'positive' if positive else 'non-negative'} and finite, got {value}"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class DCMotor:
+    """A permanent-magnet DC motor driven by its armature voltage.
+
+    Mechanical and electrical equilibrium (20.62)–(20.63):
+
+    .. math::
+
+        J \\ddot\\theta = C_M i - B \\dot\\theta - M, \\qquad
+        u = R i + L \\frac{di}{dt} + C_E \\dot\\theta,
+
+    with rotor angle :math:`\\theta`, armature current :math:`i`, output torque :math:`M` and
+    voltage :math:`u`, saturated at :math:`\\pm u_{max}` (after (20.74)). With ``inductance > 0``
+    the motor is the third-order model (20.64)–(20.65) (the current is a state); with
+    ``inductance == 0`` it is the reduced second-order model (20.66)–(20.67), where
+    :math:`i = (u - C_E \\dot\\theta)/R`.
+
+    In SI units :math:`C_M = C_E`; if they differ, the difference ``(C_E - C_M) i θ̇`` is booked
+    as a conversion loss so that the energy audit still closes.
+
+    Args:
+        resistance: Armature resistance R [Ohm], > 0.
+        torque_constant: Torque constant C_M [N.m/A], >= 0.
+        back_emf_constant: Back-EMF constant C_E [V.s/rad], >= 0.
+        rotor_inertia: Rotor moment of inertia J [kg.m^2], >= 0.
+        inductance: Armature inductance L [H], >= 0.
+        viscous_friction: Viscous friction B on the rotor [N.m.s/rad], >= 0.
+        voltage_limit: Saturation u_max [V], > 0, or None (no saturation).
+    """
+
+    resistance: float
+    torque_constant: float
+    back_emf_constant: float
+    rotor_inertia: float
+    inductance: float = 0.0
+    viscous_friction: float = 0.0
+    voltage_limit: float | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "resistance", _check("resistance", self.resistance, positive=True))
+        set_(self, "torque_constant", _check("torque_constant", self.torque_constant))
+        set_(self, "back_emf_constant", _check("back_emf_constant", self.back_emf_constant))
+        set_(self, "rotor_inertia", _check("rotor_inertia", self.rotor_inertia))
+        set_(self, "inductance", _check("inductance", self.inductance))
+        set_(self, "viscous_friction", _check("viscous_friction", self.viscous_friction))
+        if self.voltage_limit is not None:
+            set_(self, "voltage_limit", _check("voltage_limit", self.voltage_limit, positive=True))
+
+    @property
+    def order(self) -> int:
+        """3 with inductance (current state), 2 without."""
+        return 3 if self.inductance > 0 else 2
+
+    def saturate(self, voltage: float | np.ndarray) -> float | np.ndarray:
+        """The voltage clipped to ``[-voltage_limit, voltage_limit]`` [V]."""
+        if self.voltage_limit is None:
+            return voltage
+        return np.clip(voltage, -self.voltage_limit, self.voltage_limit)
+
+    def current(self, voltage: float, velocity: float) -> float:
+        """Steady armature current of the second-order model (20.66) [A].
+
+        Args:
+            voltage: Armature voltage u [V] (saturated here).
+            velocity: Rotor velocity [rad/s].
+        """
+        return (float(self.saturate(voltage)) - self.back_emf_constant * velocity) / self.resistance
+
+    def state_matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The canonical form ``ẋ = C x + f M + d u`` of the motor.
+
+        Third order (20.65), ``x = [θ, θ̇, i]``, when ``inductance > 0``; second order (20.67),
+        ``x = [θ, θ̇]``, otherwise.
+
+        Returns:
+            ``(C, f, d)`` with shapes (n, n), (n,), (n,).
+
+        Raises:
+            InvalidParameter: The rotor inertia is zero (the canonical form divides by it).
+        """
+        if self.rotor_inertia == 0:
+            raise InvalidParameter("the canonical form (20.65) needs a positive rotor_inertia")
+        J, B, R, L = self.rotor_inertia, self.viscous_friction, self.resistance, self.inductance
+        cm, ce = self.torque_constant, self.back_emf_constant
+        if L > 0:
+            C = np.array([[0.0, 1.0, 0.0], [0.0, -B / J, cm / J], [0.0, -ce / L, -R / L]])
+            return C, np.array([0.0, -1.0 / J, 0.0]), np.array([0.0, 0.0, 1.0 / L])
+        C = np.array([[0.0, 1.0], [0.0, -cm * ce / (R * J) - B / J]])
+        return C, np.array([0.0, -1.0 / J]), np.array([0.0, cm / (R * J)])
+
+    def linear_model(self) -> LinearActuator:
+        """The motor as a general linear actuator (20.74) with the matrices of
+        :meth:`state_matrices` and ``T`` selecting θ̇ (used to cross-check the two paths)."""
+        C, f, d = self.state_matrices()
+        T = np.zeros(C.shape[0])
+        T[1] = 1.0
+        return LinearActuator(C, f, d, T, input_limit=self.voltage_limit)

@@ -1,0 +1,135 @@
+"""Transmissions between a motor and its joint: rigid gears (20.68)–(20.69) with efficiency,
+and elastic transmissions (20.98)–(20.99)."""
+
+from __future__ import annotations
+
+import abc
+import math
+from dataclasses import dataclass
+
+from ..exceptions import InvalidParameter
+
+
+def _finite(name: str, value: float, *, low: float = 0.0, strict: bool = False) -> float:
+    value = float(value)
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        raise InvalidParameter(
+            f"{name} must be {'>' if strict else '>='} {low:g} and finite, got {value}"
+        )
+    return value
+
+
+class Transmission(abc.ABC):
+    """Base of the transmissions: ratio ``N`` (joint angle q = θ / N (20.68)) and gear inertias.
+
+    Attributes:
+        ratio: Reduction N [-], non-zero (negative reverses the direction).
+        input_inertia: Inertia on the motor side I' [kg.m^2].
+        output_inertia: Inertia on the joint side I'' [kg.m^2].
+    """
+
+    ratio: float
+    input_inertia: float
+    output_inertia: float
+
+    def _check_common(self) -> None:
+        ratio = float(self.ratio)
+        if not math.isfinite(ratio) or ratio == 0:
+            raise InvalidParameter(f"transmission ratio must be non-zero and finite, got {ratio}")
+        object.__setattr__(self, "ratio", ratio)
+        object.__setattr__(self, "input_inertia", _finite("input_inertia", self.input_inertia))
+        object.__setattr__(self, "output_inertia", _finite("output_inertia", self.output_inertia))
+
+    @property
+    @abc.abstractmethod
+    def elastic(self) -> bool:
+        """Whether the motor angle is a state of its own."""
+
+
+@dataclass(frozen=True)
+class Gear(Transmission):
+    """A rigid gear: q = θ / N (20.68), τ = N M (20.69), with efficiency.
+
+    The efficiency depends on the direction of the power flow through the teeth (seed 000 after
+    (20.69)): with motor-side torque M and speed θ̇,
+
+    .. math::
+
+        \\tau = N \\eta' M \\;\\; (M \\dot\\theta > 0,\\ \\text{driving}), \\qquad
+        \\tau = N M / \\eta'' \\;\\; (M \\dot\\theta < 0,\\ \\text{backdriving}),
+
+    and when θ̇ = 0 the gear holds any joint torque between the two (it is self-locking like dry
+    friction). The loss :math:`(1 - \\eta') M \\dot\\theta` or
+    :math:`(1/\\eta'' - 1) |M \\dot\\theta|` is never negative.
+
+    Args:
+        ratio: Reduction N [-], non-zero.
+        efficiency: Driving efficiency η' in (0, 1].
+        backdrive_efficiency: Backdriving efficiency η'' in (0, 1]; default η'.
+        input_inertia: Gear inertia on the motor side I' [kg.m^2] (reflected as I' N²).
+        output_inertia: Gear inertia on the joint side I'' [kg.m^2].
+    """
+
+    ratio: float
+    efficiency: float = 1.0
+    backdrive_efficiency: float | None = None
+    input_inertia: float = 0.0
+    output_inertia: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        for name in ("efficiency", "backdrive_efficiency"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            value = float(value)
+            if not (0 < value <= 1):
+                raise InvalidParameter(f"{name} must be in (0, 1], got {value}")
+            object.__setattr__(self, name, value)
+        if self.backdrive_efficiency is None:
+            object.__setattr__(self, "backdrive_efficiency", self.efficiency)
+
+    @property
+    def elastic(self) -> bool:
+        return False
+
+    @property
+    def lossy(self) -> bool:
+        """Whether an efficiency is below one (the drive then has driving/backdriving modes)."""
+        return self.efficiency < 1 or self.backdrive_efficiency < 1
+
+
+@dataclass(frozen=True)
+class ElasticTransmission(Transmission):
+    """A deformable transmission, e.g. a harmonic drive (20.98)–(20.99):
+
+    .. math::
+
+        (I' + I''/N^2)\\, \\ddot\\theta = M - \\tau / N, \\qquad
+        \\tau = c\\,(\\theta/N - q) + d\\,(\\dot\\theta/N - \\dot q),
+
+    where τ is the joint torque through the spring. Both gear inertias sit on the motor side of
+    the spring, as in the seed's Fig. 20.17; the motor angle θ and speed θ̇ are states.
+
+    Args:
+        ratio: Reduction N [-], non-zero.
+        stiffness: Torsion stiffness c on the joint side [N.m/rad], > 0.
+        damping: Torsion damping d [N.m.s/rad], >= 0.
+        input_inertia: I' [kg.m^2].
+        output_inertia: I'' [kg.m^2].
+    """
+
+    ratio: float
+    stiffness: float
+    damping: float = 0.0
+    input_inertia: float = 0.0
+    output_inertia: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._check_common()
+        object.__setattr__(self, "stiffness", _finite("stiffness", self.stiffness, strict=True))
+        object.__setattr__(self, "damping", _finite("damping", self.damping))
+
+    @property
+    def elastic(self) -> bool:
+        return True
