@@ -1,1 +1,70 @@
-"""pinext.contact."""
+"""pinext.contact: contact tasks of seed 000 §20.5.2–§20.5.3 and seed 003 §2, §4.
+
+Functional coordinates s(q) (20.83)–(20.86), constrained motion (20.88)–(20.89), impact
+(20.90)–(20.91) and its environment-mass form, a dynamic environment (models (c) and (d) of
+Fig. 20.15), unilateral contact (bounce, rest, lift-off) and the three-phase task inside
+:func:`pinext.simulate` through :func:`contact_component`.
+
+Contacts given as dicts (a URDF ``<contact .../>`` element or a sidecar ``[[contacts]]``
+table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surface``
+(``plane`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
+``normal``, ``rpy``, ``constrained``, ``approach``, ``restitution``, ``rest_velocity``,
+``unilateral``, ``stabilization``, ``name``. The ``[environment]`` table takes ``mass``,
+``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
+"""
+
+from .component import ContactComponent, consistent_initial_state, contact_component
+from .constrained import (
+    ConstrainedDynamics,
+    InconsistentInitialConditionsWarning,
+    RedundantConstraintWarning,
+    constrained_dynamics,
+    project_consistent,
+)
+from .coordinates import (
+    COORDINATE_NAMES,
+    Constraint,
+    ConstraintKinematics,
+    FunctionalCoordinates,
+    ImplicitSurface,
+    peg_in_hole,
+    plane,
+    point_contact,
+)
+from .environment import DynamicEnvironment
+from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
+from .unilateral import Contact
+
+__all__ = [
+    "COORDINATE_NAMES",
+    "ConstrainedDynamics",
+    "Constraint",
+    "ConstraintKinematics",
+    "Contact",
+    "ContactComponent",
+    "DynamicEnvironment",
+    "FunctionalCoordinates",
+    "ImpactResult",
+    "ImplicitSurface",
+    "InconsistentInitialConditionsWarning",
+    "RedundantConstraintWarning",
+    "consistent_initial_state",
+    "constrained_dynamics",
+    "contact_component",
+    "peg_in_hole",
+    "plane",
+    "plastic_impact",
+    "point_contact",
+    "project_consistent",
+    "run_writing_task",
+    "seed_impact_as_printed",
+]
+
+
+def __getattr__(name: str):
+    """``run_writing_task`` is imported lazily (it loads the project's URDF)."""
+    if name == "run_writing_task":
+        from .tasks import run_writing_task
+
+        return run_writing_task
+    raise AttributeError(f"module 'pinext.contact' has no attribute '{name}'")
