@@ -310,7 +310,7 @@ class ContactComponent(Component):
             gap_rate = kin.rate(v)[0] - sd_e
             omega = c.stabilization or 0.0
             ref = -2.0 * omega * gap_rate - omega * omega * gap
-            f = env.coupled_force(float(J @ Minv_JT), float(J @ a_free), float(kin.drift[0]),
+            f = env.coupled_force((J @ Minv_JT).item(), (J @ a_free).item(), float(kin.drift[0]),
                                   s_e, sd_e, ref)
             force[0] = f
             return a_free + Minv_JT[:, 0] * f, force, env.acceleration(s_e, sd_e, f)

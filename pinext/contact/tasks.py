@@ -1,0 +1,177 @@
+"""The three-phase writing task of seed 000 Fig. 20.13a on the project's 6-DOF arm.
+
+The arm holds a pen pointing down above a table, descends (approach), hits the table
+(impact), and draws a 0.2 m line along y while pressing with a prescribed force (constrained
+motion). A Cartesian impedance controller with gravity compensation drives it:
+
+.. math::
+
+    \\tau = g(q) + J_p^T\\,[K_p (p_d - p) + D_p (\\dot p_d - \\dot p)]
+          + J_\\omega^T\\,[K_r \\log(R_d R^T) - D_r \\omega] - D_q \\dot q
+
+The desired tip height ends ``pressure / K_z`` below the table surface, so the static normal
+force on a rigid table is the prescribed pressure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import InvalidParameter
+from ..robot import load_urdf
+from ..simulation import System, simulate
+from ..simulation.trajectory import Trajectory
+from .coordinates import plane
+from .environment import DynamicEnvironment
+from .unilateral import Contact
+
+#: Environments of :func:`run_writing_task`: rigid table, model (c), model (d).
+ENVIRONMENTS = {
+    "rigid": None,
+    "compliant": DynamicEnvironment(mass=2.0, stiffness=2.0e4, damping=100.0),
+    "spring": DynamicEnvironment(mass=2.0, stiffness=2.0e4, damping=100.0,
+                                 contact_stiffness=5.0e4, contact_damping=50.0),
+}
+URDF = Path(__file__).resolve().parents[2] / "urdf" / "six_dof_arm.urdf"
+FRAME = "pen_tip"
+#: Rotor inertias of the gear motors [kg.m^2]; reflected through the URDF's transmission
+#: ratios N they give the joints' armature J_r N^2 (seed 000 (20.69)).
+ROTOR_INERTIA = {"shoulder_pan": 1.2e-4, "shoulder_lift": 1.2e-4, "elbow": 7.8e-5,
+                 "wrist_1": 1.2e-5, "wrist_2": 1.2e-5, "wrist_3": 1.2e-5}
+
+
+def _quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
+    """Smooth 0 → 1 ramp (value, rate) on [t0, t1]."""
+    if t <= t0:
+        return 0.0, 0.0
+    if t >= t1:
+        return 1.0, 0.0
+    T = t1 - t0
+    s = (t - t0) / T
+    return s**3 * (10 - 15 * s + 6 * s * s), 30 * s * s * (1 - s) ** 2 / T
+
+
+def start_configuration(model: pin.Model, target: np.ndarray) -> np.ndarray:
+    """Joint angles putting the pen tip at ``target`` [m] with the pen pointing down (CLIK)."""
+    data = model.createData()
+    fid = model.getFrameId(FRAME)
+    goal = pin.SE3(np.diag([1.0, -1.0, -1.0]), np.asarray(target, dtype=float))
+    q = np.array([0.0, 0.6, 1.4, 0.0, 1.1, 0.0])
+    for _ in range(200):
+        pin.framesForwardKinematics(model, data, q)
+        err = pin.log6(data.oMf[fid].actInv(goal)).vector
+        if np.linalg.norm(err) < 1e-14:
+            break
+        J = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL)
+        q = pin.integrate(model, q, np.linalg.solve(J, err))
+    return q
+
+
+class WritingController:
+    """The impedance controller of the writing task: ``u(t, x) -> tau`` [N.m]."""
+
+    def __init__(self, model: pin.Model, start: pin.SE3, table_height: float, pressure: float,
+                 t_approach: float, t_line: tuple[float, float], length: float) -> None:
+        self.model = model
+        self.data = model.createData()
+        self.fid = model.getFrameId(FRAME)
+        self.start = start.copy()
+        self.kp = np.array([1500.0, 1500.0, 2000.0])
+        self.dp = np.array([60.0, 60.0, 60.0])
+        self.kr, self.dr, self.dq = 60.0, 2.0, 0.2
+        self.z_end = table_height - pressure / self.kp[2]
+        self.t_approach = t_approach
+        self.t_line = t_line
+        self.length = length
+
+    def reference(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """Desired tip position and velocity [m, m/s]."""
+        p = self.start.translation.copy()
+        dp = np.zeros(3)
+        s, ds = _quintic(t, 0.0, self.t_approach)
+        p[2] += s * (self.z_end - p[2])
+        dp[2] = ds * (self.z_end - self.start.translation[2])
+        s, ds = _quintic(t, *self.t_line)
+        p[1] += s * self.length
+        dp[1] = ds * self.length
+        return p, dp
+
+    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
+        model, data = self.model, self.data
+        q, v = x[: model.nq], x[model.nq : model.nq + model.nv]
+        pin.forwardKinematics(model, data, q, v)
+        pin.computeJointJacobians(model, data, q)
+        oMf = pin.updateFramePlacement(model, data, self.fid)
+        J = pin.getFrameJacobian(model, data, self.fid, pin.LOCAL_WORLD_ALIGNED)
+        vel = pin.getFrameVelocity(model, data, self.fid, pin.LOCAL_WORLD_ALIGNED)
+        p_d, dp_d = self.reference(t)
+        force = self.kp * (p_d - oMf.translation) + self.dp * (dp_d - vel.linear)
+        torque = self.kr * pin.log3(self.start.rotation @ oMf.rotation.T) - self.dr * vel.angular
+        gravity = pin.computeGeneralizedGravity(model, data, q)
+        return gravity + J[:3].T @ force + J[3:].T @ torque - self.dq * v
+
+
+def run_writing_task(
+    environment: str | DynamicEnvironment | None = "rigid",
+    duration: float = 3.0,
+    *,
+    table_height: float = 0.2,
+    pressure: float = 10.0,
+    height: float = 0.05,
+    output_dt: float | None = None,
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+) -> Trajectory:
+    """Simulate the writing task: approach, impact, write a line with a prescribed pressure.
+
+    Args:
+        environment: ``"rigid"`` (geometric constraint), ``"compliant"`` (model (c): a
+            2 kg table on 2e4 N/m, 100 N.s/m), ``"spring"`` (model (d): the same behind a
+            5e4 N/m, 50 N.s/m layer), or a :class:`DynamicEnvironment`.
+        duration: Simulated time [s].
+        table_height: Height of the table surface [m].
+        pressure: Prescribed normal force [N].
+        height: Start height of the pen tip above the table [m].
+        output_dt: Sample period [s] (None: the solver's steps).
+        rtol: Relative tolerance.
+        atol: Absolute tolerance.
+
+    Returns:
+        The :class:`pinext.Trajectory`; ``meta["task"]`` holds the task's parameters,
+        ``outputs["contact.force"]`` the normal force.
+    """
+    if isinstance(environment, str):
+        if environment not in ENVIRONMENTS:
+            raise InvalidParameter(
+                f"unknown environment {environment!r}; valid: {', '.join(ENVIRONMENTS)}"
+            )
+        env = ENVIRONMENTS[environment]
+    else:
+        env = environment
+    robot = load_urdf(URDF, extensions=False)
+    model = robot.model
+    for joint, inertia in ROTOR_INERTIA.items():
+        ratio = robot.transmissions[joint].reduction if joint in robot.transmissions else 1.0
+        model.armature[robot.velocity_index(joint)] = inertia * ratio**2
+    target = np.array([0.55, -0.1, table_height + height])
+    q0 = start_configuration(model, target)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q0)
+    start = data.oMf[model.getFrameId(FRAME)].copy()
+    controller = WritingController(model, start, table_height, pressure, t_approach=0.6,
+                                   t_line=(0.8, min(2.6, duration)), length=0.2)
+    contact = Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
+    system = System(robot, contacts=[contact], environment=env)
+    traj = simulate(system, duration, q0=q0, v0=np.zeros(model.nv), control=controller,
+                    rtol=rtol, atol=atol, output_dt=output_dt)
+    traj.meta["task"] = {
+        "name": "writing",
+        "environment": environment if isinstance(environment, str) else env.model,
+        "table_height": table_height,
+        "pressure": pressure,
+        "frame": FRAME,
+    }
+    return traj
