@@ -233,7 +233,7 @@ class ContactComponent(Component):
                 events.append(Event(f"contact:{c.name}", self._gap_function(c), -1.0,
                                     self._impact_action(i)))
             elif modes[i] == CONSTRAINED and c.unilateral:
-                events.append(Event(f"lift-off:{c.name}", self._force_function(i), -1.0,
+                events.append(Event(f"lift-off:{c.name}", self._force_function(i, mode), -1.0,
                                     self._lift_off_action(i)))
             elif modes[i] == SPRING:
                 events.append(Event(f"lift-off:{c.name}", self._layer_function(), -1.0,
@@ -371,10 +371,8 @@ class ContactComponent(Component):
 
         return g
 
-    def _force_function(self, i: int):
+    def _force_function(self, i: int, mode: str):
         def g(t: float, x: np.ndarray) -> float:
-            phase = getattr(self.system, "phase", None)
-            mode = phase.get(self.name) if phase is not None else None
             return float(self._force_at(t, x, mode)[self.rows[i]])
 
         return g
