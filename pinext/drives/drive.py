@@ -13,7 +13,7 @@ from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.component import Component, Event, Phase
 from .actuator import LinearActuator
 from .motor import DCMotor
-from .transmission import ElasticTransmission, Gear, Transmission
+from .transmission import Gear, Transmission
 
 if TYPE_CHECKING:
     from ..robot import Robot
@@ -203,6 +203,9 @@ class DriveComponent(Component):
         self.theta_dot_mot = np.zeros(len(motors))
         gen_sizes = [d[i].actuator.n_states for i in self.gen]  # type: ignore[union-attr]
         self.gen_offsets = np.concatenate([[0], np.cumsum(gen_sizes)]).astype(int)
+        self.has_friction = bool(self.B.any())
+        self.has_conversion = bool((self.KE != self.KT).any())
+        self.has_tdamping = bool(self.dd.any())
         # gear efficiency
         self.eta_d = np.ones(n)
         self.eta_b = np.ones(n)
@@ -226,7 +229,7 @@ class DriveComponent(Component):
 
     def input_names(self) -> list[str]:
         """``<joint>.<voltage|control|torque>`` for each input, in order."""
-        return [f"{j}.{d.input_kind}" for j, d in zip(self.joints, self.drives)]
+        return [f"{j}.{d.input_kind}" for j, d in zip(self.joints, self.drives, strict=True)]
 
     def states(self) -> list[tuple[str, int]]:
         blocks = []
@@ -290,7 +293,7 @@ class DriveComponent(Component):
         if not mode:
             return e, np.zeros(0, dtype=int)
         stuck = []
-        for i, ch in zip(self.lossy, mode):
+        for i, ch in zip(self.lossy, mode, strict=True):
             if ch in "Dd":
                 e[i] = self.eta_d[i]
             elif ch in "Bb":
@@ -344,7 +347,8 @@ class DriveComponent(Component):
                 act: LinearActuator = self.drives[j].actuator  # type: ignore[assignment]
                 if theta_all is None:
                     theta_all = self._theta(x, q)
-                z = x[self.s_gen][self.gen_offsets[k] : self.gen_offsets[k + 1]]
+                z = x[self.s_gen][self.gen_offsets[k] : self.gen_offsets[k + 1]] \
+                    if self.s_gen is not None else np.zeros(0)
                 uj = act.saturate(float(u[j]))
                 xa = act.full_state(theta_all[j], theta_dot[j], z)
                 r["gen_x"][j] = (xa, uj)
@@ -380,7 +384,7 @@ class DriveComponent(Component):
             k = self.ind_k
             out[self.s_cur] = (r["us"][k] - self.R[k] * r["i"][k] - self.KE[k] * r["td_mot"][k]) \
                 / self.L
-        if self.gen:
+        if self.s_gen is not None:
             block = np.empty(self.gen_offsets[-1])
             for k, j in enumerate(self.gen):
                 act: LinearActuator = self.drives[j].actuator  # type: ignore[assignment]
@@ -420,6 +424,22 @@ class DriveComponent(Component):
                 "conversion": conversion}
 
     def power(self, t, x, q, v, u, mode):
+        if not mode and not self.gen and not self.ideal.size:  # fast path: DC motors only
+            r = self._evaluate(t, x, q, v, u, mode)
+            p_diss = 0.0
+            if self.mot.size:
+                i, td = r["i"], r["td_mot"]
+                p_in = float(np.dot(r["us"], i))
+                p_diss = float(np.dot(self.R, i * i))
+                if self.has_friction:
+                    p_diss += float(np.dot(self.B, td * td))
+                if self.has_conversion:
+                    p_diss += float(np.dot(self.KE - self.KT, i * td))
+            else:
+                p_in = 0.0
+            if self.has_tdamping:
+                p_diss += float(np.dot(self.dd, r["rel_v"] ** 2))
+            return p_in, p_diss
         a = None
         if mode:
             cached = self._acc_cache
