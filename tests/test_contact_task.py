@@ -1,0 +1,93 @@
+"""The three-phase writing task: phases, exact event location, energy audit, bad inputs."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+import pinext as px
+from pinext.contact import run_writing_task
+from pinext.contact.tasks import FRAME, URDF, WritingController
+from pinext.exceptions import NameNotFound
+
+
+@pytest.fixture(scope="module")
+def rigid():
+    return run_writing_task("rigid", 3.0)
+
+
+def test_rigid_task_phases_forces_and_energy(rigid):
+    assert [p.name for p in rigid.phases] == ["free", "constrained"]
+    (impact,) = rigid.events
+    assert impact.name == "contact:table" and impact.info["impulse"][0] > 0
+    assert impact.info["energy_loss"] > 0
+    force = rigid.outputs["contact.force"][:, 0]
+    constrained = rigid.phase_index == 1
+    assert np.all(force[constrained] > 0)
+    assert force[-1] == pytest.approx(10.0, rel=0.05)  # the prescribed pressure
+    assert np.abs(rigid.outputs["contact.residual"][constrained]).max() < 1e-8
+    assert rigid.energy_balance().max_relative() < 1e-6
+
+
+def test_approach_event_located_to_1e_12_s(rigid):
+    """Reference: the free motion integrated tightly, the crossing found by brentq."""
+    model = pin.buildModelFromUrdf(str(URDF))
+    robot = px.Robot.from_model(model)
+    from pinext.contact.tasks import ROTOR_INERTIA
+
+    for joint, inertia in ROTOR_INERTIA.items():
+        ratio = px.load_urdf(URDF, extensions=False).transmissions[joint].reduction
+        model.armature[robot.velocity_index(joint)] = inertia * ratio**2
+    data = model.createData()
+    q0, v0 = rigid.q[0], rigid.v[0]
+    pin.framesForwardKinematics(model, data, q0)
+    fid = model.getFrameId(FRAME)
+    ctrl = WritingController(model, data.oMf[fid].copy(), 0.2, 10.0, 0.6, (0.8, 2.6), 0.2)
+
+    def f(t, y):
+        u = ctrl(t, y)
+        return np.concatenate([y[6:], pin.aba(model, data, y[:6], y[6:], u)])
+
+    t_event = rigid.events[0].t
+    sol = solve_ivp(f, (0.0, t_event + 0.01), np.concatenate([q0, v0]), method="DOP853",
+                    rtol=1e-13, atol=1e-15, dense_output=True)
+
+    def gap(t):
+        pin.framesForwardKinematics(model, data, sol.sol(t)[:6])
+        return data.oMf[fid].translation[2] - 0.2
+
+    t_ref = brentq(gap, t_event - 0.01, t_event + 0.01, xtol=1e-15, rtol=1e-15)
+    print("event time error", t_event - t_ref)
+    assert abs(t_event - t_ref) < 1e-12
+
+
+@pytest.mark.parametrize("environment", ["compliant", "spring"])
+def test_dynamic_environment_tasks(environment):
+    traj = run_writing_task(environment, 3.0)
+    assert traj.phases[0].name == "free"
+    assert traj.phases[1].name == ("constrained" if environment == "compliant" else "spring")
+    assert traj.events[0].name == "contact:table"
+    if environment == "compliant":
+        assert traj.events[0].info["impulse"][0] > 0  # plastic impact with the table's mass
+    else:
+        assert traj.events[0].info["energy_loss"] == 0.0  # model (d): no impact
+    deformation = traj.outputs["contact.deformation"][:, 0]
+    assert deformation.min() < 0  # the table gives way
+    assert deformation[-1] == pytest.approx(-traj.outputs["contact.force"][-1, 0] / 2e4, rel=0.05)
+    assert traj.energy_balance().max_relative() < 1e-6
+
+
+def test_surface_never_reached_runs_to_t_final():
+    traj = run_writing_task("rigid", 0.5, table_height=-1.0, height=1.25)
+    assert [p.name for p in traj.phases] == ["free"] and traj.events == []
+    assert traj.t[-1] == pytest.approx(0.5)
+
+
+def test_contacts_from_dicts_and_unknown_frames():
+    robot = px.load_urdf(URDF, extensions=False)
+    system = px.System(robot, contacts=[{"frame": FRAME, "surface": "plane", "point": [0, 0, 0.2]}],
+                       environment={"mass": 2.0, "stiffness": 2e4, "damping": 100.0})
+    assert "contact.environment" in system.layout
+    with pytest.raises(NameNotFound, match="pen_tip"):
+        px.System(robot, contacts=[{"frame": "pen", "surface": "plane"}])
