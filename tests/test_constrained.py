@@ -35,7 +35,8 @@ def _pin_constraint_dynamics(model, q, v, tau, contact_type, placement, referenc
     datas = pin.StdVec_RigidConstraintData()
     datas.append(cm.createData())
     pin.initConstraintDynamics(model, data, models, datas)
-    a = pin.constraintDynamics(model, data, q, v, tau, models, datas, pin.ProximalSettings(1e-14, 0.0, 1))
+    settings = pin.ProximalSettings(1e-14, 0.0, 1)  # mu = 0: the exact KKT solution
+    a = pin.constraintDynamics(model, data, q, v, tau, models, datas, settings)
     return a, datas[0].contact_force.vector.copy()
 
 
@@ -88,7 +89,8 @@ def test_plane_and_peg_in_hole_match_a_kkt_solve(kind):
         c = plane("pen_tip", (0.0, 0.0, 0.3), (0.0, 0.3, 1.0))
         assert c.m == 1
     else:
-        c = peg_in_hole("pen_tip", pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0, 0), np.array([0.5, 0, 0.3])))
+        hole = pin.SE3(pin.rpy.rpyToMatrix(np.pi, 0, 0), np.array([0.5, 0, 0.3]))
+        c = peg_in_hole("pen_tip", hole)
         assert c.m == 4
     q, v, tau = rng.uniform(-1, 1, 6), rng.normal(size=6), rng.normal(size=6)
     a_ref, f_ref = _kkt_reference(model, q, v, tau, c)
@@ -116,7 +118,8 @@ def test_projection_gives_consistent_initial_conditions():
     model = arm()
     data = model.createData()
     rng = np.random.default_rng(14)
-    c = FunctionalCoordinates("pen_tip", pin.SE3(np.eye(3), np.array([0.4, 0.1, 0.5])), ("x", "y", "z"))
+    anchor = pin.SE3(np.eye(3), np.array([0.4, 0.1, 0.5]))
+    c = FunctionalCoordinates("pen_tip", anchor, ("x", "y", "z"))
     q, v = project_consistent(model, data, rng.uniform(-1, 1, 6), rng.normal(size=6), c)
     kin = c.kinematics(model, data, q, v)
     assert np.abs(kin.residual).max() < 1e-12

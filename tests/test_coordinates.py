@@ -76,7 +76,8 @@ def test_coordinates_of_a_known_pose_and_split():
     model = arm()
     data = model.createData()
     q = np.zeros(6)  # upright arm: pen tip at (0, 0, 1.39), pen along +z
-    c = FunctionalCoordinates("pen_tip", pin.SE3(np.eye(3), np.array([0.0, 0.0, 1.0])), ("z", "yaw"))
+    anchor = pin.SE3(np.eye(3), np.array([0.0, 0.0, 1.0]))
+    c = FunctionalCoordinates("pen_tip", anchor, ("z", "yaw"))
     s = c.coordinates(model, data, q)
     np.testing.assert_allclose(s, [0, 0, 0.39, 0, 0, 0], atol=1e-12)
     free, constrained = c.split(s)

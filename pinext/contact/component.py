@@ -93,7 +93,8 @@ class ContactComponent(Component):
         if isinstance(environment, dict):
             environment = DynamicEnvironment.from_dict(environment)
         self.environment = environment
-        if environment is not None and (len(self.contacts) != 1 or self.contacts[0].constraint.m != 1):
+        single = len(self.contacts) == 1 and self.contacts[0].constraint.m == 1
+        if environment is not None and not single:
             raise InvalidParameter(
                 "a DynamicEnvironment acts behind exactly one surface-type contact (m = 1)"
             )
@@ -146,7 +147,8 @@ class ContactComponent(Component):
             residual = kin.residual - (self._env(x)[0] if self.environment is not None else 0.0)
             if c.unilateral and float(rate[0]) > VELOCITY_TOLERANCE and gap > -GAP_TOLERANCE:
                 modes.append(FREE)  # leaving the surface
-            elif np.abs(residual).max() <= GAP_TOLERANCE and np.abs(rate).max() <= VELOCITY_TOLERANCE:
+            elif (np.abs(residual).max() <= GAP_TOLERANCE
+                  and np.abs(rate).max() <= VELOCITY_TOLERANCE):
                 modes.append(CONSTRAINED)
             else:
                 raise ConstraintError(

@@ -61,7 +61,7 @@ def stack(kinematics: Sequence[ConstraintKinematics]) -> ConstraintKinematics:
     """Concatenate the kinematics of several constraints."""
     if len(kinematics) == 1:
         return kinematics[0]
-    return ConstraintKinematics(*(np.concatenate(parts) for parts in zip(*kinematics)))
+    return ConstraintKinematics(*(np.concatenate(parts) for parts in zip(*kinematics, strict=True)))
 
 
 def is_rank_deficient(jacobian: np.ndarray) -> bool:

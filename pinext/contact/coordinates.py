@@ -7,8 +7,8 @@ s = s(q, t) of (20.83)):
 .. math::
 
     s = [x, y, z, \\mathrm{roll}, \\mathrm{pitch}, \\mathrm{yaw}]^T,\\qquad
-    p_{rel} = R_O^T (p_E - p_O),\\qquad R_{rel} = R_O^T R_E = R_z(\\mathrm{yaw}) R_y(\\mathrm{pitch})
-    R_x(\\mathrm{roll}).
+    p_{rel} = R_O^T (p_E - p_O),\\qquad
+    R_{rel} = R_O^T R_E = R_z(\\mathrm{yaw}) R_y(\\mathrm{pitch}) R_x(\\mathrm{roll}).
 
 They split by name into the constrained coordinates s^c (m of them, the constraint is
 s^c = 0, (20.87)) and the free ones s^f. Velocities and accelerations follow (20.84)–(20.86):
@@ -273,7 +273,8 @@ class FunctionalCoordinates(Constraint):
         r = oMe.translation - oMo.translation
         w_rel = v_lin - v_o - np.cross(w_o, r)
         b = np.concatenate([-Rt @ (v_o + np.cross(w_o, r)), -Rt @ w_o])
-        A_pos = a_lin - a_o - np.cross(alpha_o, r) - np.cross(w_o, v_lin - v_o) - np.cross(w_o, w_rel)
+        A_pos = (a_lin - a_o - np.cross(alpha_o, r) - np.cross(w_o, v_lin - v_o)
+                 - np.cross(w_o, w_rel))
         A_rot = alpha - alpha_o - np.cross(w_o, w - w_o)
         return Jf, b, np.concatenate([Rt @ A_pos, Rt @ A_rot])
 
@@ -354,7 +355,8 @@ class ImplicitSurface(Constraint):
         if speed == 0.0:
             return 0.0
         h = 1e-5 / speed
-        dg = (np.asarray(self.gradient(p + h * pdot)) - np.asarray(self.gradient(p - h * pdot))) / (2 * h)
+        up, down = self.gradient(p + h * pdot), self.gradient(p - h * pdot)
+        dg = (np.asarray(up) - np.asarray(down)) / (2 * h)
         return float(dg @ pdot)
 
     def evaluate(self, model: pin.Model, data: pin.Data, t: float) -> ConstraintKinematics:

@@ -76,7 +76,8 @@ class DynamicEnvironment:
         unknown = set(spec) - known
         if unknown:
             raise InvalidParameter(
-                f"unknown environment keys {sorted(unknown)}; valid keys: {', '.join(sorted(known))}"
+                f"unknown environment keys {sorted(unknown)}; "
+                f"valid keys: {', '.join(sorted(known))}"
             )
         return cls(
             float(spec["mass"]),
