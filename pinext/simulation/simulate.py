@@ -239,6 +239,7 @@ def simulate(
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = as_control(control, system.n_inputs)
+    system.control = law  # components' events and initial modes may need u(t, x)
     options: dict[str, Any] = {"method": method, "rtol": rtol, "atol": atol}
     if max_step is not None:
         options["max_step"] = max_step
@@ -260,6 +261,7 @@ def simulate(
     started = time.perf_counter()
     try:
         while True:
+            system.phase = phase  # components may need the other components' modes
             chart = _Chart(system, x, momentum)
             evs = [e for comp in system.components for e in comp.events(phase.get(comp.name))]
             functions = [_event_wrapper(e, chart) for e in evs]

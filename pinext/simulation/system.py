@@ -32,6 +32,8 @@ class System:
             ``armature``).
         layout: Name -> slice of the public state.
         components: The assembled components, in layout order.
+        control: The control law of the current run (set by :func:`simulate`).
+        phase: The phase being integrated (set by :func:`simulate`).
     """
 
     def __init__(
@@ -91,6 +93,8 @@ class System:
         self.q_rest = pin.neutral(self.model)
         self.euclidean = nq == nv
         self.elastic = np.flatnonzero(self.stiffness)
+        self.control: Any = None
+        self.phase = Phase()
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
