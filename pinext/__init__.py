@@ -9,7 +9,21 @@ torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``); 
 these the other way round.
 """
 
-from . import exceptions
+from . import contact, exceptions
+from .contact import (
+    Contact,
+    DynamicEnvironment,
+    FunctionalCoordinates,
+    ImpactResult,
+    ImplicitSurface,
+    consistent_initial_state,
+    constrained_dynamics,
+    peg_in_hole,
+    plane,
+    plastic_impact,
+    point_contact,
+    project_consistent,
+)
 from .dynamics import (
     AccelerationConstraint,
     PfaffianConstraint,
@@ -30,8 +44,13 @@ __version__ = "0.1.0"
 __all__ = [
     "AccelerationConstraint",
     "Component",
+    "Contact",
+    "DynamicEnvironment",
     "Event",
     "FlexibleLink",
+    "FunctionalCoordinates",
+    "ImpactResult",
+    "ImplicitSurface",
     "PfaffianConstraint",
     "Phase",
     "PointContact",
@@ -44,12 +63,20 @@ __all__ = [
     "acceleration_energy_terms",
     "appell_inverse_dynamics",
     "christoffel_symbols",
+    "consistent_initial_state",
+    "constrained_dynamics",
+    "contact",
     "exceptions",
     "gauss_forward_dynamics",
     "kinetic_energy_gradient",
     "load_urdf",
     "mode_shapes",
     "natural_frequencies",
+    "peg_in_hole",
+    "plane",
+    "plastic_impact",
+    "point_contact",
+    "project_consistent",
     "simulate",
     "static_deflection",
     "visualization",

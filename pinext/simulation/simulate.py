@@ -267,7 +267,7 @@ def simulate(
             functions = [_event_wrapper(e, chart) for e in evs]
             if not system.euclidean:
                 functions.append(_chart_event(chart))
-            upcoming = breakpoints[breakpoints > t + 1e-12]
+            upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
             if upcoming.size:
                 functions.append(_time_event(float(upcoming[0])))
             t_eval = None
@@ -317,6 +317,8 @@ def simulate(
                 break
             recentred = fired >= len(evs)
             if recentred:  # chart re-centring or control breakpoint: restart, same state
+                if t >= t_final:
+                    break
                 continue
             event = evs[fired]
             energy_before = system.energy(x)
@@ -329,6 +331,12 @@ def simulate(
                 raise IntegrationError(
                     f"{len(events)} events, {stalled} of them without time advancing (Zeno?)", t, x
                 )
+            if t >= t_final:  # an event exactly at the end: keep the state after its map
+                phases.append(PhaseRecord(t, t, phase.name, phase.modes))
+                times.append(np.array([t]))
+                states.append(x[None, :].copy())
+                phase_ids.append(np.array([len(phases) - 1]))
+                break
     finally:
         bar.update(max(bar.total - bar.n, 0) if t >= t_final else 0)
         bar.close()
