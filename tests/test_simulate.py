@@ -192,3 +192,15 @@ def test_momentum_method_matches_the_aba_route(model_name, pendulum):
     energy = mom.energy()
     assert np.abs(energy - energy[0]).max() < 1e-7 * max(abs(energy[0]), 1.0)
     assert mom.meta["stats"]["method"] == "momentum"
+
+
+def test_schedule_breakpoints_restart_without_extra_samples(pendulum):
+    """A zero-order hold jumps at its sample times: simulate restarts there, even at t_final."""
+    hold = px.Schedule([0.0, 0.2, 0.4], [[1.0, 0, 0], [-1.0, 0, 0], [0, 0, 0]], kind="zoh")
+    traj = px.simulate(pendulum, 0.4, control=hold)
+    assert traj.t[-1] == pytest.approx(0.4) and np.all(np.diff(traj.t) > 0)
+    assert len(traj.phases) == 1 and not traj.events
+    # against the same run with the hold's jumps resolved by separate runs
+    first = px.simulate(pendulum, 0.2, control=[1.0, 0, 0])
+    second = px.simulate(pendulum, 0.2, x0=first.x[-1], control=[-1.0, 0, 0])
+    assert np.abs(traj.x[-1, :6] - second.x[-1, :6]).max() < 1e-9
