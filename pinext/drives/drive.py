@@ -496,7 +496,7 @@ class DriveComponent(Component):
         return a
 
     def _acceleration(self, t: float, x: np.ndarray, mode: str | None) -> np.ndarray:
-        """The System's acceleration at (t, x) in this mode (other components' modes None)."""
+        """The System's acceleration at (t, x) in this mode (others in ``system.phase``)."""
         cached = self._acc_cache
         if cached is not None and cached[0] is x and cached[1] == t and cached[3:4] == (mode,):
             return cached[2]
@@ -504,8 +504,9 @@ class DriveComponent(Component):
         q, v = system.split(x)
         u = self._control(t, x)
         tau = system.joint_effort(q, v)
+        phase = getattr(system, "phase", None) or Phase()
         for comp in system.components:
-            effort = comp.effort(t, x, q, v, u, mode if comp is self else None)
+            effort = comp.effort(t, x, q, v, u, mode if comp is self else phase.get(comp.name))
             if effort is not None:
                 tau = tau + effort
         a = self.constrained_acceleration(t, x, q, v, tau, mode)
@@ -533,9 +534,19 @@ class DriveComponent(Component):
         ends = (self.eta_d[i] * self.N[i] * tau_s, self.N[i] * tau_s / self.eta_b[i])
         return min(ends), max(ends)
 
-    def _slip(self, i: int, low: bool, tau_s: float) -> str:
-        """Mode character when a held gear slips past its low / high bound."""
+    def _slip(self, t: float, x: np.ndarray, mode: str, k: int, low: bool, tau_s: float) -> str:
+        """Mode character of lossy gear k when its held joint slips past the low / high bound.
+
+        The joint then moves towards ``sign(N)`` (low) or ``-sign(N)`` (high); the letter is
+        the one whose torque M entering the gear gives a consistent power flow (at a bound
+        crossing M = tau_s, away from one M follows from the accelerations)."""
+        i = self.lossy[k]
         sigma = np.sign(self.N[i]) * (1 if low else -1)
+        for letter in ("D", "B"):
+            ch = letter if sigma > 0 else letter.lower()
+            M, _ = self._gear_torque(t, x, mode[:k] + ch + mode[k + 1 :])
+            if M[i] * sigma * (1 if letter == "D" else -1) > 0:
+                return ch
         n_tau = self.N[i] * tau_s
         letter = ("D" if n_tau > 0 else "B") if low else ("B" if n_tau > 0 else "D")
         return letter if sigma > 0 else letter.lower()
@@ -551,7 +562,7 @@ class DriveComponent(Component):
         slack = 1e-12 * (1.0 + abs(hi) + abs(lo))
         if lo - slack <= held[i] <= hi + slack:
             return "S"
-        return self._slip(i, held[i] < lo, tau_s)
+        return self._slip(t, x, mode, k, held[i] < lo, tau_s)
 
     def initial_mode(self, t: float, x: np.ndarray) -> str | None:
         if not self.lossy.size:
@@ -649,7 +660,7 @@ class DriveComponent(Component):
             mode = self._current_mode(phase)
             q, v = self.system.split(x)
             tau_s = self._evaluate(t, x, q, v, self._control(t, x), mode)["tau_s"][i]
-            mode = mode[:k] + self._slip(i, low, tau_s) + mode[k + 1 :]
+            mode = mode[:k] + self._slip(t, x, mode, k, low, tau_s) + mode[k + 1 :]
             return x, phase.replace(self.name, mode), {"joint": self.joints[i], "mode": mode}
 
         return action
