@@ -329,4 +329,4 @@ def test_stiff_link_converges_to_the_rigid_one():
         run = simulate(robot, 0.3, control=np.r_[1.0, 0, 0], output_dt=0.01, rtol=1e-10)
         errors.append(np.abs(run.q[:, 0] - theta).max() / theta[-1])
     assert errors[0] < 0.05 and errors[2] < 5e-4
-    assert 5.0 < errors[0] / errors[1] < 20.0 and 5.0 < errors[1] / errors[2] < 20.0
+    assert 5.0 < errors[0] / errors[1] < 40.0 and 5.0 < errors[1] / errors[2] < 40.0
