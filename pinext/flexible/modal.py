@@ -6,8 +6,8 @@ The linearised equations about a configuration :math:`q_0` are
 
     M(q_0)\\,\\ddot{x} + \\Big(K + \\frac{\\partial g}{\\partial q}(q_0)\\Big)\\, x = 0,
 
-with :math:`M` from Pinocchio's CRBA plus ``model.armature``, :math:`K` the diagonal joint
-stiffness (seed 001 (67)–(69)) and the gravity Hessian only with ``gravity=True``. The natural
+with :math:`M` from Pinocchio's CRBA (it includes ``model.armature``), :math:`K` the diagonal
+joint stiffness (seed 001 (67)–(69)) and the gravity Hessian only with ``gravity=True``. The natural
 frequencies solve :math:`K x = \\omega^2 M x` (seed 001 §5.2, (72)–(73)).
 
 Kinetic energy models (seed 001 Remark 5 and (65)): ``kinetic_energy="exact"`` uses the
@@ -132,7 +132,7 @@ def mass_matrix(
 
     .. math::
 
-        M(q) = \\mathrm{CRBA}(q) + \\mathrm{diag}(\\text{armature}),
+        M(q) = \\mathrm{CRBA}(q) \\;(\\text{Pinocchio adds } \\mathrm{diag}(\\text{armature})),
         \\qquad M_\\text{undeformed}(q) = M(\\bar q),
 
     where :math:`\\bar q` is ``q`` with the elastic angles set to zero (seed 001 (65)).
@@ -152,8 +152,7 @@ def mass_matrix(
         q = _undeformed(model, _stiffness(robot, model), q)
     data = model.createData()
     mass = pin.crba(model, data, q)
-    mass = np.triu(mass) + np.triu(mass, 1).T
-    return mass + np.diag(model.armature)
+    return np.triu(mass) + np.triu(mass, 1).T
 
 
 def _reduced_problem(

@@ -651,7 +651,7 @@ def _rayleigh_damping(
             continue
         if mass is None:
             mass = pin.crba(model, data, pin.neutral(model))
-            mass = np.triu(mass) + np.triu(mass, 1).T + np.diag(model.armature)
+            mass = np.triu(mass) + np.triu(mass, 1).T  # crba includes the armature
         dofs = [model.joints[model.getJointId(n)].idx_v for n in elastic[beam.spec.link]]
         from scipy.linalg import eigh
 
