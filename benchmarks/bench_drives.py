@@ -71,8 +71,9 @@ def mjcf(robot: px.Robot) -> str:
         qs = f"{quat.w:.17g} {quat.x:.17g} {quat.y:.17g} {quat.z:.17g}"
         inertia = model.inertias[i]
         com = " ".join(f"{x:.17g}" for x in inertia.lever)
-        I = inertia.inertia
-        full = " ".join(f"{x:.17g}" for x in (I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]))
+        inert = inertia.inertia
+        full = " ".join(f"{x:.17g}" for x in (inert[0, 0], inert[1, 1], inert[2, 2],
+                                               inert[0, 1], inert[0, 2], inert[1, 2]))
         k = i - 1
         n = RATIO[k]
         reflected = (m["rotor_inertia"]) * n**2

@@ -1,0 +1,125 @@
+"""A 6-DOF arm with DC motors and harmonic-drive-like elastic transmissions tracking a motion
+with a computed-torque feedforward (seed 000 Fig. 20.10a) plus motor-side PD feedback."""
+
+from __future__ import annotations
+
+import site
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+import pinext as px
+from pinext.drives import DCMotor, Drive, ElasticTransmission
+
+ROOT = Path(__file__).resolve().parents[1]
+DURATION = 2.0
+RATIO = np.array([100.0, 100.0, 100.0, 80.0, 80.0, 80.0])
+STIFFNESS = np.array([2.0e4, 2.0e4, 1.5e4, 4.0e3, 4.0e3, 4.0e3])  # [N.m/rad]
+DAMPING = np.array([10.0, 10.0, 8.0, 2.0, 2.0, 2.0])  # [N.m.s/rad]
+MOTOR = DCMotor(resistance=0.6, torque_constant=0.06, back_emf_constant=0.06,
+                rotor_inertia=3e-5, viscous_friction=2e-6, voltage_limit=48.0)
+
+
+def load_arm() -> px.Robot:
+    """The UR5 of example-robot-data if installed, else the project's six_dof_arm."""
+    for base in [sysconfig.get_paths()["purelib"], *site.getsitepackages()]:
+        path = (Path(base) / "cmeel.prefix/share/example-robot-data/robots"
+                / "ur_description/urdf/ur5_robot.urdf")
+        if path.is_file():
+            return px.load_urdf(path)
+    return px.load_urdf(ROOT / "urdf" / "six_dof_arm.urdf", extensions=False)
+
+
+def reference(t: np.ndarray, q0: np.ndarray, dq: np.ndarray):
+    """A rest-to-rest motion q0 -> q0 + dq with a 7th-order polynomial (smooth to the jerk)."""
+    s = np.clip(t / (0.75 * DURATION), 0.0, 1.0)[:, None]
+    h = 35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7
+    return q0 + h * dq
+
+
+def feedforward(robot: px.Robot, t: np.ndarray, q: np.ndarray):
+    """Nominal motor angles, speeds and voltages for the reference motion (Fig. 20.10a).
+
+    Links: tau = rnea(q, q', q'') (Pinocchio's inverse dynamics). Springs (20.99) without
+    damping: theta = N (q + tau / c). Motors (20.98) + (20.70):
+    u = R/C_M (J theta'' + B theta' + tau / N) + C_E theta'.
+    """
+    model, data = robot.model, robot.model.createData()
+    dt = t[1] - t[0]
+    v = np.gradient(q, dt, axis=0)
+    a = np.gradient(v, dt, axis=0)
+    tau = np.array([pin.rnea(model, data, qi, vi, ai) for qi, vi, ai in zip(q, v, a, strict=True)])
+    theta = RATIO * (q + tau / STIFFNESS)
+    omega = np.gradient(theta, dt, axis=0)
+    alpha = np.gradient(omega, dt, axis=0)
+    m = MOTOR
+    torque = m.rotor_inertia * alpha + m.viscous_friction * omega + tau / RATIO
+    u = m.resistance / m.torque_constant * torque + m.back_emf_constant * omega
+    return theta, omega, u, tau
+
+
+def main() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    robot = load_arm()
+    joints = list(robot.model.names)[1:7]
+    drives = {j: Drive(MOTOR, ElasticTransmission(n, c, d))
+              for j, n, c, d in zip(joints, RATIO, STIFFNESS, DAMPING, strict=True)}
+    system = px.System(robot, drives=drives)
+    q0 = np.array([0.0, -1.2, 1.2, -1.5, -1.57, 0.0])
+    dq = np.array([1.0, 0.5, -0.6, 0.8, 0.6, -1.0])
+    t_ref = np.linspace(0.0, DURATION, 2001)
+    q_ref = reference(t_ref, q0, dq)
+    theta_ref, omega_ref, u_ref, tau_ref = feedforward(robot, t_ref, q_ref)
+
+    angle = system.layout["drives.motor_angle"]
+    speed = system.layout["drives.motor_velocity"]
+    kp, kd = 2.0, 0.05  # [V/rad], [V.s/rad] on the motor side
+
+    def control(t: float, x: np.ndarray) -> np.ndarray:
+        nominal = np.array([np.interp(t, t_ref, col) for col in u_ref.T])
+        th = np.array([np.interp(t, t_ref, col) for col in theta_ref.T])
+        om = np.array([np.interp(t, t_ref, col) for col in omega_ref.T])
+        return nominal + kp * (th - x[angle]) + kd * (om - x[speed])
+
+    x0 = system.initial_state(q0)  # springs pre-deflected to hold gravity at q0
+    traj = px.simulate(system, DURATION, x0=x0, control=control, rtol=1e-8, atol=1e-10,
+                       output_dt=2e-3, progress=True)
+    q_des = reference(traj.t, q0, dq)
+    error = np.abs(traj.q - q_des).max(axis=0)
+    balance = traj.energy_balance()
+    print(f"robot: {robot.name} ({robot.path})")
+    print(f"right-hand sides: {traj.meta['stats']['nfev']}, wall {traj.meta['stats']['wall_time']:.2f} s")
+    print("max tracking error per joint [mrad]:", np.array2string(1e3 * error, precision=3))
+    print(f"energy balance residual (relative): {balance.max_relative():.2e}")
+
+    out = Path("out")
+    out.mkdir(exist_ok=True)
+    motor_angle = traj.outputs["drives.motor_angle"] / RATIO
+    spring = traj.outputs["drives.spring_torque"]
+    fig, axes = plt.subplots(3, 1, figsize=(9, 10), sharex=True)
+    for k, name in enumerate(joints):
+        line = axes[0].plot(traj.t, traj.q[:, k], label=name)[0]
+        axes[0].plot(traj.t, motor_angle[:, k], "--", color=line.get_color())
+        axes[1].plot(traj.t, 1e3 * (motor_angle[:, k] - traj.q[:, k]), color=line.get_color())
+        axes[2].plot(traj.t, spring[:, k], color=line.get_color())
+        axes[2].plot(t_ref, tau_ref[:, k], ":", color=line.get_color())
+    axes[0].set_ylabel("link q (solid), motor θ/N (dashed) [rad]")
+    axes[0].legend(ncol=3, fontsize=8)
+    axes[1].set_ylabel("spring deflection θ/N − q [mrad]")
+    axes[2].set_ylabel("spring torque [N.m] (dotted: rnea)")
+    axes[2].set_xlabel("t [s]")
+    fig.suptitle("Elastic drives with computed-torque feedforward (seed 000 Fig. 20.10a)")
+    fig.tight_layout()
+    fig.savefig(out / "elastic_drives.png", dpi=120)
+    traj.save(out / "elastic_drives.npz")
+    print(f"wrote {out / 'elastic_drives.png'} and {out / 'elastic_drives.npz'}")
+
+
+if __name__ == "__main__":
+    main()
