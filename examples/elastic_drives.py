@@ -94,7 +94,8 @@ def main() -> None:
     error = np.abs(traj.q - q_des).max(axis=0)
     balance = traj.energy_balance()
     print(f"robot: {robot.name} ({robot.path})")
-    print(f"right-hand sides: {traj.meta['stats']['nfev']}, wall {traj.meta['stats']['wall_time']:.2f} s")
+    stats = traj.meta["stats"]
+    print(f"right-hand sides: {stats['nfev']}, wall {stats['wall_time']:.2f} s")
     print("max tracking error per joint [mrad]:", np.array2string(1e3 * error, precision=3))
     print(f"energy balance residual (relative): {balance.max_relative():.2e}")
 

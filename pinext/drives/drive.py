@@ -215,6 +215,13 @@ class DriveComponent(Component):
                 self.eta_b[i] = x.transmission.backdrive_efficiency
         self.lossy = np.array([i for i in range(n) if isinstance(d[i].transmission, Gear)
                                and d[i].transmission.lossy], dtype=int)
+        # fast path: every drive a DC motor without inductance, all elastic or all rigid
+        self.fast = (self.mot.size == n and not self.ind.size and not self.lossy.size
+                     and (self.el.size in (0, n)))
+        self.all_elastic = self.el.size == n and n > 0
+        self.invN = 1.0 / self.N
+        self.invR = 1.0 / self.R if self.R.size == n else None
+        self.invJm = 1.0 / np.where(self.Jm > 0, self.Jm, 1.0)
         self.system: System | None = None
         self._cache: tuple | None = None
         self._acc_cache: tuple | None = None
@@ -309,6 +316,10 @@ class DriveComponent(Component):
         if cache is not None and cache[0] is x and cache[1] == t and cache[2] is u \
                 and cache[3] == mode:
             return cache[4]
+        if self.fast and not mode:
+            r = self._evaluate_fast(x, q, v, u)
+            self._cache = (x, t, u, mode, r)
+            return r
         n = len(self.drives)
         u = np.asarray(u, dtype=float)
         self._last_u = u
@@ -366,6 +377,28 @@ class DriveComponent(Component):
         self._cache = (x, t, u, mode, r)
         return r
 
+    def _evaluate_fast(self, x, q, v, u):
+        """:meth:`_evaluate` for DC motors without inductance on all drives (the common case)."""
+        u = np.asarray(u, dtype=float)
+        self._last_u = u
+        us = np.clip(u, -self.umax, self.umax) if self.saturating else u
+        eff = np.zeros(v.size)
+        if self.all_elastic:
+            omega = x[self.s_vel]
+            rel_v = omega * self.invN - v[self.iv]
+            spring = self.c * (x[self.s_angle] * self.invN - q[self.iq]) + self.dd * rel_v
+            i = (us - self.KE * omega) * self.invR
+            tau_s = self.KT * i - self.B * omega
+            eff[self.iv] = spring
+            return {"theta_dot": omega, "u": u, "us": us, "i": i, "td_mot": omega,
+                    "tau_s": tau_s, "spring": spring, "rel_v": rel_v, "effort": eff}
+        td = self.N * v[self.iv]
+        i = (us - self.KE * td) * self.invR
+        tau_s = self.KT * i - self.B * td
+        eff[self.iv] = self.N * tau_s
+        return {"theta_dot": td, "u": u, "us": us, "i": i, "td_mot": td, "tau_s": tau_s,
+                "effort": eff}
+
     def _theta(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
         theta = self.N * self.joint_angle(q)
         if self.el.size:
@@ -377,7 +410,10 @@ class DriveComponent(Component):
 
     def derivative(self, t, x, q, v, u, mode, out):
         r = self._evaluate(t, x, q, v, u, mode)
-        if self.el.size:
+        if self.all_elastic and self.fast:
+            out[self.s_angle] = r["theta_dot"]
+            out[self.s_vel] = (r["tau_s"] - r["spring"] * self.invN) * self.invJm
+        elif self.el.size:
             out[self.s_angle] = x[self.s_vel]
             out[self.s_vel] = (r["tau_s"][self.el] - r["spring"] / self.Nel) / self.Jm[self.el]
         if self.ind.size:
