@@ -429,6 +429,8 @@ class Viewer:
             trajectory is drawn 30 % of the robot's size long.
         impulse_scale: Arrow length per impulse [m/(N.s)]; default likewise.
         frame_size: Length of the frame triads [m] (default 10 % of the robot's size).
+        deflection_scale: Display factor on the elastic DOFs (flexible sublinks, elastic
+            joints): 10 draws the bending ten times larger; 1 (default) draws it as simulated.
 
     The live server starts on first use of :meth:`display` / :meth:`play` / :attr:`url`;
     :meth:`export_html` needs none.
@@ -443,6 +445,7 @@ class Viewer:
         force_scale: float | None = None,
         impulse_scale: float | None = None,
         frame_size: float | None = None,
+        deflection_scale: float = 1.0,
     ) -> None:
         from ..robot import Robot
 
@@ -469,6 +472,10 @@ class Viewer:
         else:
             fids = [self._frame(name) for name in trails]
         self.trails = fids
+        self.deflection_scale = float(deflection_scale)
+        stiffness = getattr(robot, "joint_stiffness", None)
+        self.elastic = np.flatnonzero(stiffness) if stiffness is not None else np.zeros(0, int)
+        self.camera: tuple[np.ndarray, np.ndarray] | None = None
         self._server: LiveServer | None = None
         self._live: Any = None
         self._live_viz: Any = None
@@ -494,6 +501,17 @@ class Viewer:
             self._build(self._live_viz, None)
 
     # -- scene ------------------------------------------------------------------------------
+    def sample(self, trajectory: Any, fps: float) -> _Frames:
+        """The trajectory at ``fps`` frames per second, elastic DOFs scaled for display."""
+        frames = _resample(self.model, trajectory, fps)
+        if self.deflection_scale != 1.0 and self.elastic.size:
+            rest = pin.neutral(self.model)
+            for k, q in enumerate(frames.q):
+                dq = pin.difference(self.model, rest, q)
+                dq[self.elastic] *= self.deflection_scale
+                frames.q[k] = pin.integrate(self.model, rest, dq)
+        return frames
+
     def _scales(self, frames: _Frames | None, trajectory: Any) -> tuple[float, float]:
         force_scale, impulse_scale = self.force_scale, self.impulse_scale
         if force_scale is None:
@@ -690,7 +708,11 @@ class Viewer:
             poses[f"{path}/{key}"] = (rigid, scale)
 
     def _camera(self, vis: Any, frames: _Frames) -> tuple[np.ndarray, np.ndarray]:
-        """Look at the robot's workspace from a raised oblique view; returns (eye, target)."""
+        """A raised oblique view of the robot's workspace; returns (eye, target) [m].
+
+        meshcat's orbit controls look at their target (the world origin unless the page sets
+        it): the exported page sets it; the live viewer looks at the origin from ``eye``.
+        """
         points = []
         for q in frames.q[:: max(1, len(frames.q) // 20)]:
             pin.framesForwardKinematics(self.model, self.data, q)
@@ -701,10 +723,10 @@ class Viewer:
         extent = float(max(np.linalg.norm(hi - lo), 0.2))
         direction = np.array([1.0, -1.3, 0.9])
         eye = target + 1.1 * extent * direction / np.linalg.norm(direction)
-        d = eye - target
-        vis["/Cameras/default"].set_transform(pin.SE3(np.eye(3), target).homogeneous)
+        self.camera = (eye, target)
+        # the camera node's coordinates are three.js's: (x, z, -y) of pinext's z-up world
         vis["/Cameras/default/rotated/<object>"].set_property("position",
-                                                                [d[0], d[2], -d[1]])
+                                                                [eye[0], eye[2], -eye[1]])
         return eye, target
 
     # -- live -------------------------------------------------------------------------------
@@ -761,7 +783,7 @@ class Viewer:
         if speed <= 0:
             raise InvalidParameter(f"speed must be > 0, got {speed}")
         vis = self._ensure_live()
-        frames = _resample(self.model, trajectory, fps)
+        frames = self.sample(trajectory, fps)
         scales = self._scales(frames, trajectory)
         self._trails(vis[EXTRA], frames)
         self._camera(vis, frames)
@@ -800,7 +822,7 @@ class Viewer:
         """The self-contained HTML page of a trajectory (see :meth:`export_html`)."""
         window = _RecordingWindow()
         vis = meshcat.Visualizer(window=window)
-        frames = _resample(self.model, trajectory, fps)
+        frames = self.sample(trajectory, fps)
         scales = self._scales(frames, trajectory)
         self._build(vis, frames)
         self._camera(vis, frames)
@@ -809,7 +831,7 @@ class Viewer:
         vis.set_animation(self._animation(vis, frames, scales, events), play=autoplay,
                           repetitions=1)
         title = title or f"pinext: {self.model.name}"
-        return _page(window.commands, frames, title, trajectory)
+        return _page(window.commands, frames, title, trajectory, self.camera)
 
     def export_html(self, trajectory: Any, path: str | Path, *, fps: float = 30.0,
                     title: str | None = None, autoplay: bool = True) -> Path:
@@ -860,6 +882,12 @@ _SCRIPT = r"""
     off += n;
     viewer.handle_command_bytearray(bytes);
   }
+  if (info.camera) {
+    const e = info.camera.eye, c = info.camera.target;
+    viewer.camera.position.set(e[0], e[2], -e[1]);
+    viewer.controls.target.set(c[0], c[2], -c[1]);
+    viewer.controls.update();
+  }
   if (params.get("background")) {
     const c = params.get("background");
     const rgb = [0, 2, 4].map((i) => parseInt(c.substr(i, 2), 16) / 255);
@@ -894,11 +922,15 @@ _SCRIPT = r"""
 """
 
 
-def _page(commands: list[bytes], frames: _Frames, title: str, trajectory: Any) -> str:
+def _page(commands: list[bytes], frames: _Frames, title: str, trajectory: Any,
+          camera: tuple[np.ndarray, np.ndarray] | None) -> str:
     blob = b"".join(struct.pack("<I", len(c)) + c for c in commands)
     packed = base64.b64encode(gzip.compress(blob, compresslevel=9, mtime=0)).decode("ascii")
     phases = [[float(p.t_start), str(p.name)] for p in getattr(trajectory, "phases", [])]
-    info = json.dumps({"title": title, "t0": float(frames.t[0]), "phases": phases})
+    view = {"eye": [float(x) for x in camera[0]], "target": [float(x) for x in camera[1]]} \
+        if camera is not None else None
+    info = json.dumps({"title": title, "t0": float(frames.t[0]), "phases": phases,
+                       "camera": view})
     info = info.replace("<", "\\u003c")
     return (
         "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
