@@ -8,10 +8,10 @@ import sysconfig
 from pathlib import Path
 
 import numpy as np
-import pinocchio as pin
 
 import pinext as px
 from pinext.drives import DCMotor, Drive, ElasticTransmission
+from pinext.planning import elastic_drive_feedforward, rest_to_rest
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATION = 2.0
@@ -32,34 +32,6 @@ def load_arm() -> px.Robot:
     return px.load_urdf(ROOT / "urdf" / "six_dof_arm.urdf", extensions=False)
 
 
-def reference(t: np.ndarray, q0: np.ndarray, dq: np.ndarray):
-    """A rest-to-rest motion q0 -> q0 + dq with a 7th-order polynomial (smooth to the jerk)."""
-    s = np.clip(t / (0.75 * DURATION), 0.0, 1.0)[:, None]
-    h = 35 * s**4 - 84 * s**5 + 70 * s**6 - 20 * s**7
-    return q0 + h * dq
-
-
-def feedforward(robot: px.Robot, t: np.ndarray, q: np.ndarray):
-    """Nominal motor angles, speeds and voltages for the reference motion (Fig. 20.10a).
-
-    Links: tau = rnea(q, q', q'') (Pinocchio's inverse dynamics). Springs (20.99) without
-    damping: theta = N (q + tau / c). Motors (20.98) + (20.70):
-    u = R/C_M (J theta'' + B theta' + tau / N) + C_E theta'.
-    """
-    model, data = robot.model, robot.model.createData()
-    dt = t[1] - t[0]
-    v = np.gradient(q, dt, axis=0)
-    a = np.gradient(v, dt, axis=0)
-    tau = np.array([pin.rnea(model, data, qi, vi, ai) for qi, vi, ai in zip(q, v, a, strict=True)])
-    theta = RATIO * (q + tau / STIFFNESS)
-    omega = np.gradient(theta, dt, axis=0)
-    alpha = np.gradient(omega, dt, axis=0)
-    m = MOTOR
-    torque = m.rotor_inertia * alpha + m.viscous_friction * omega + tau / RATIO
-    u = m.resistance / m.torque_constant * torque + m.back_emf_constant * omega
-    return theta, omega, u, tau
-
-
 def main() -> None:
     import matplotlib
 
@@ -74,23 +46,15 @@ def main() -> None:
     q0 = np.array([0.0, -1.2, 1.2, -1.5, -1.57, 0.0])
     dq = np.array([1.0, 0.5, -0.6, 0.8, 0.6, -1.0])
     t_ref = np.linspace(0.0, DURATION, 2001)
-    q_ref = reference(t_ref, q0, dq)
-    theta_ref, omega_ref, u_ref, tau_ref = feedforward(robot, t_ref, q_ref)
-
-    angle = system.layout["drives.motor_angle"]
-    speed = system.layout["drives.motor_velocity"]
-    kp, kd = 2.0, 0.05  # [V/rad], [V.s/rad] on the motor side
-
-    def control(t: float, x: np.ndarray) -> np.ndarray:
-        nominal = np.array([np.interp(t, t_ref, col) for col in u_ref.T])
-        th = np.array([np.interp(t, t_ref, col) for col in theta_ref.T])
-        om = np.array([np.interp(t, t_ref, col) for col in omega_ref.T])
-        return nominal + kp * (th - x[angle]) + kd * (om - x[speed])
+    ff = elastic_drive_feedforward(robot, drives, t_ref, rest_to_rest(t_ref, q0, dq, 0.75 * DURATION))
+    # motor-side PD feedback [V/rad], [V.s/rad] around the feedforward
+    control = ff.control(system.layout["drives.motor_angle"],
+                         system.layout["drives.motor_velocity"], kp=2.0, kd=0.05)
 
     x0 = system.initial_state(q0)  # springs pre-deflected to hold gravity at q0
     traj = px.simulate(system, DURATION, x0=x0, control=control, rtol=1e-8, atol=1e-10,
                        output_dt=2e-3, progress=True)
-    q_des = reference(traj.t, q0, dq)
+    q_des = rest_to_rest(traj.t, q0, dq, 0.75 * DURATION)
     error = np.abs(traj.q - q_des).max(axis=0)
     balance = traj.energy_balance()
     print(f"robot: {robot.name} ({robot.path})")
@@ -109,7 +73,7 @@ def main() -> None:
         axes[0].plot(traj.t, motor_angle[:, k], "--", color=line.get_color())
         axes[1].plot(traj.t, 1e3 * (motor_angle[:, k] - traj.q[:, k]), color=line.get_color())
         axes[2].plot(traj.t, spring[:, k], color=line.get_color())
-        axes[2].plot(t_ref, tau_ref[:, k], ":", color=line.get_color())
+        axes[2].plot(t_ref, ff.joint_torque[:, k], ":", color=line.get_color())
     axes[0].set_ylabel("link q (solid), motor θ/N (dashed) [rad]")
     axes[0].legend(ncol=3, fontsize=8)
     axes[1].set_ylabel("spring deflection θ/N − q [mrad]")

@@ -9,7 +9,7 @@ torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``); 
 these the other way round.
 """
 
-from . import contact, exceptions
+from . import contact, exceptions, planning
 from .contact import (
     Contact,
     DynamicEnvironment,
@@ -24,6 +24,7 @@ from .contact import (
     point_contact,
     project_consistent,
 )
+from .drives import DCMotor, Drive, ElasticTransmission, Gear, LinearActuator
 from .dynamics import (
     AccelerationConstraint,
     PfaffianConstraint,
@@ -35,7 +36,15 @@ from .dynamics import (
     gauss_forward_dynamics,
     kinetic_energy_gradient,
 )
-from .flexible import FlexibleLink, mode_shapes, natural_frequencies, static_deflection
+from .flexible import (
+    FlexibleLink,
+    ModalResult,
+    expand_flexible,
+    mode_shapes,
+    natural_frequencies,
+    static_deflection,
+)
+from .planning import elastic_drive_feedforward, rest_to_rest
 from .robot import Robot, load_urdf
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
 
@@ -45,12 +54,18 @@ __all__ = [
     "AccelerationConstraint",
     "Component",
     "Contact",
+    "DCMotor",
+    "Drive",
     "DynamicEnvironment",
+    "ElasticTransmission",
     "Event",
     "FlexibleLink",
     "FunctionalCoordinates",
+    "Gear",
     "ImpactResult",
     "ImplicitSurface",
+    "LinearActuator",
+    "ModalResult",
     "PfaffianConstraint",
     "Phase",
     "PointContact",
@@ -66,7 +81,9 @@ __all__ = [
     "consistent_initial_state",
     "constrained_dynamics",
     "contact",
+    "elastic_drive_feedforward",
     "exceptions",
+    "expand_flexible",
     "gauss_forward_dynamics",
     "kinetic_energy_gradient",
     "load_urdf",
@@ -74,9 +91,11 @@ __all__ = [
     "natural_frequencies",
     "peg_in_hole",
     "plane",
+    "planning",
     "plastic_impact",
     "point_contact",
     "project_consistent",
+    "rest_to_rest",
     "simulate",
     "static_deflection",
     "visualization",

@@ -1,1 +1,5 @@
-"""pinext.planning."""
+"""pinext.planning: design uses of dynamics — reference motions and feedforward control."""
+
+from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest
+
+__all__ = ["Feedforward", "elastic_drive_feedforward", "rest_to_rest"]
