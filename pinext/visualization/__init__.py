@@ -17,6 +17,7 @@ from .meshcat_viewer import LiveServer, Viewer, export_html, play, skeleton_geom
 __all__ = [
     "LiveServer",
     "Viewer",
+    "demo_outputs",
     "export_html",
     "play",
     "plots",
@@ -62,6 +63,45 @@ def view(path: str | Path, html: str | Path | None = None, *, speed: float = 1.0
             pass
         viewer.close()
     return viewer
+
+
+def demo_outputs(out: str | Path, *, fps: float = 30.0) -> list[Path]:
+    """Write the demo's browser animations and plots from the trajectories in ``out``.
+
+    Reads ``writing_compliant.npz`` (else ``writing_rigid.npz``) and ``flexible_slew.npz``
+    when present (what ``pinext demo`` saves) and writes ``demo.html`` (the writing task),
+    ``flexible_slew.html`` (bending drawn 20 times larger) and PNG + SVG plots: contact force,
+    energy audit, joint trajectories, torque-speed points, mode shapes.
+
+    Returns:
+        The files written.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from ..simulation import Trajectory
+    from . import plots
+
+    out = Path(out)
+    written: list[Path] = []
+    writing = next((out / f"writing_{e}.npz" for e in ("compliant", "rigid")
+                    if (out / f"writing_{e}.npz").is_file()), None)
+    if writing is not None:
+        traj = Trajectory.load(writing)
+        written.append(export_html(traj, out / "demo.html", fps=fps))
+        written += plots.save(plots.contact_force(traj), out / "contact_force")
+        written += plots.save(plots.energy_audit(traj), out / "energy_audit")
+        written += plots.save(plots.joint_trajectories(traj), out / "joint_trajectories")
+        written += plots.save(plots.torque_speed(traj), out / "torque_speed")
+    flexible = out / "flexible_slew.npz"
+    if flexible.is_file():
+        traj = Trajectory.load(flexible)
+        viewer = viewer_for(traj, deflection_scale=20.0)
+        written.append(viewer.export_html(traj, out / "flexible_slew.html", fps=fps,
+                                          title="pinext: flexible arm (bending x20)"))
+        written += plots.save(plots.mode_shapes(viewer.robot), out / "mode_shapes")
+        written += plots.save(plots.energy_audit(traj), out / "flexible_energy_audit")
+    return written
 
 
 def __getattr__(name: str) -> Any:
