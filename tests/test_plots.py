@@ -127,7 +127,8 @@ def test_energy_audit_draws_terms_and_the_balance_residual():
 def test_modal_convergence_and_mode_shapes_of_the_flexible_arm():
     length, side, young = 2.0, 0.01, 1e11
     inertia, mu = side**4 / 12, 7876 * side**2
-    theory = np.sqrt(young * inertia / mu) * np.pi / (32 * length**2) * (4 * np.arange(1, 4) + 1) ** 2
+    modes = (4 * np.arange(1, 4) + 1) ** 2
+    theory = np.sqrt(young * inertia / mu) * np.pi / (32 * length**2) * modes  # seed 001 (70)
     nus = [3, 5]
     freqs = []
     for nu in nus:
