@@ -118,5 +118,9 @@ def run_demo(out: Path, quick: bool = False) -> int:
     for scenario in (writing_task, flexible_arm, elastic_drives):
         title, header, rows = scenario(out, quick)
         print(f"{title}\n{table(rows, header)}\n")
+    from .visualization import demo_outputs
+
+    for path in demo_outputs(out) or ():
+        print(f"wrote {path}")
     print(f"written to {out.resolve()} in {time.perf_counter() - started:.1f} s")
     return 0

@@ -140,3 +140,7 @@ class Component(abc.ABC):
     ) -> dict[str, np.ndarray]:
         """Named signals recorded in :attr:`Trajectory.outputs` at every sample."""
         return {}
+
+    def metadata(self) -> dict[str, Any]:
+        """JSON-serialisable entries for :attr:`Trajectory.meta` (what a viewer needs)."""
+        return {}

@@ -116,15 +116,20 @@ class Trajectory:
                 for name, value in comp.outputs(ti, xi, q, v, u, modes[pid].get(comp.name)).items():
                     outputs.setdefault(f"{comp.name}.{name}", []).append(value)
         robot = system.robot
+        sidecar = robot.extensions.sources[-1] if robot.extensions.sources else None
         meta = {
             "robot": model.name,
-            "urdf": robot.path,
+            "urdf": str(Path(robot.path).resolve()) if robot.path else None,
             "nq": model.nq,
             "nv": model.nv,
             "joint_names": list(model.names)[1:],
             "flexible": [dataclasses.asdict(f) for f in robot.flexible if dataclasses.is_dataclass(f)],
-            "sidecar": robot.extensions.sources[-1] if robot.extensions.sources else None,
+            "sidecar": str(Path(sidecar).resolve()) if sidecar and sidecar.endswith(".toml") else None,
+            "drives": list(system.drives),
+            "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
         }
+        for comp in system.components:
+            meta.update(comp.metadata())
         return cls(
             t=np.asarray(t, dtype=float),
             x=np.asarray(x, dtype=float),

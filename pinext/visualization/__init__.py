@@ -68,8 +68,8 @@ def view(path: str | Path, html: str | Path | None = None, *, speed: float = 1.0
 def demo_outputs(out: str | Path, *, fps: float = 30.0) -> list[Path]:
     """Write the demo's browser animations and plots from the trajectories in ``out``.
 
-    Reads ``writing_compliant.npz`` (else ``writing_rigid.npz``) and ``flexible_slew.npz``
-    when present (what ``pinext demo`` saves) and writes ``demo.html`` (the writing task),
+    Reads ``writing_compliant.npz`` (else ``writing_rigid.npz``), ``flexible_slew.npz`` and
+    ``elastic_drives.npz`` when present (what ``pinext demo`` saves) and writes ``demo.html`` (the writing task),
     ``flexible_slew.html`` (bending drawn 20 times larger) and PNG + SVG plots: contact force,
     energy audit, joint trajectories, torque-speed points, mode shapes.
 
@@ -101,6 +101,12 @@ def demo_outputs(out: str | Path, *, fps: float = 30.0) -> list[Path]:
                                           title="pinext: flexible arm (bending x20)"))
         written += plots.save(plots.mode_shapes(viewer.robot), out / "mode_shapes")
         written += plots.save(plots.energy_audit(traj), out / "flexible_energy_audit")
+    drives = out / "elastic_drives.npz"
+    if drives.is_file():
+        traj = Trajectory.load(drives)
+        written += plots.save(plots.link_vs_motor(traj, 1), out / "link_vs_motor")
+        written += plots.save(plots.motor_trajectories(traj), out / "motor_trajectories")
+        written += plots.save(plots.torque_speed(traj), out / "drive_torque_speed")
     return written
 
 
