@@ -31,8 +31,15 @@ def impact_time_reference(traj) -> float:
         return np.concatenate([y[6:], pin.aba(model, data, y[:6], y[6:], ctrl(t, y))])
 
     t_event = traj.events[0].t
-    sol = solve_ivp(f, (0.0, t_event + 0.01), np.concatenate([traj.q[0], traj.v[0]]),
-                    method="DOP853", rtol=1e-13, atol=1e-15, dense_output=True)
+    sol = solve_ivp(
+        f,
+        (0.0, t_event + 0.01),
+        np.concatenate([traj.q[0], traj.v[0]]),
+        method="DOP853",
+        rtol=1e-13,
+        atol=1e-15,
+        dense_output=True,
+    )
 
     def gap(t):
         pin.framesForwardKinematics(model, data, sol.sol(t)[:6])
@@ -42,8 +49,10 @@ def impact_time_reference(traj) -> float:
 
 
 def main() -> None:
-    print(f"{'environment':12s} {'wall [s]':>9s} {'events':>7s} {'rhs calls':>10s} "
-          f"{'rhs [us]':>9s} {'impact error [s]':>17s} {'energy residual':>16s}")
+    print(
+        f"{'environment':12s} {'wall [s]':>9s} {'events':>7s} {'rhs calls':>10s} "
+        f"{'rhs [us]':>9s} {'impact error [s]':>17s} {'energy residual':>16s}"
+    )
     t_ref = None
     for environment in ("rigid", "compliant", "spring"):
         start = time.perf_counter()
@@ -53,9 +62,11 @@ def main() -> None:
         if t_ref is None:
             t_ref = impact_time_reference(traj)  # the approach is the same for all three
         error = traj.events[0].t - t_ref
-        print(f"{environment:12s} {wall:9.2f} {len(traj.events):7d} {stats['nfev']:10d} "
-              f"{1e6 * stats['wall_time'] / stats['nfev']:9.1f} {error:17.2e} "
-              f"{traj.energy_balance().max_relative():16.1e}")
+        print(
+            f"{environment:12s} {wall:9.2f} {len(traj.events):7d} {stats['nfev']:10d} "
+            f"{1e6 * stats['wall_time'] / stats['nfev']:9.1f} {error:17.2e} "
+            f"{traj.energy_balance().max_relative():16.1e}"
+        )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,13 @@ JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 RATIO = np.array([100.0, 100.0, 100.0, 100.0, 80.0, 80.0, 80.0])
 STIFFNESS = np.array([8000.0, 8000.0, 6000.0, 6000.0, 2500.0, 2500.0, 2500.0])
 DAMPING = np.array([4.0, 4.0, 3.0, 3.0, 1.0, 1.0, 1.0])
-MOTOR = dict(resistance=0.5, torque_constant=0.05, back_emf_constant=0.05,
-             rotor_inertia=2e-5, viscous_friction=1e-6)
+MOTOR = dict(
+    resistance=0.5,
+    torque_constant=0.05,
+    back_emf_constant=0.05,
+    rotor_inertia=2e-5,
+    viscous_friction=1e-6,
+)
 Q0 = np.array([0.0, -0.6, 0.0, -2.2, 0.0, 1.6, 0.8])
 
 
@@ -48,11 +53,14 @@ def voltages(robot: px.Robot) -> np.ndarray:
 
 
 def pinext_run(robot: px.Robot, u: np.ndarray, rtol: float) -> tuple[np.ndarray, dict]:
-    drives = {j: Drive(DCMotor(**MOTOR), ElasticTransmission(n, c, d))
-              for j, n, c, d in zip(JOINTS, RATIO, STIFFNESS, DAMPING, strict=True)}
+    drives = {
+        j: Drive(DCMotor(**MOTOR), ElasticTransmission(n, c, d))
+        for j, n, c, d in zip(JOINTS, RATIO, STIFFNESS, DAMPING, strict=True)
+    }
     system = px.System(robot, drives=drives)
-    traj = px.simulate(system, DURATION, q0=Q0, control=u, rtol=rtol, atol=rtol * 1e-2,
-                       output_dt=SAMPLE)
+    traj = px.simulate(
+        system, DURATION, q0=Q0, control=u, rtol=rtol, atol=rtol * 1e-2, output_dt=SAMPLE
+    )
     return traj.q, traj.meta["stats"]
 
 
@@ -60,9 +68,11 @@ def mjcf(robot: px.Robot) -> str:
     """An MJCF of the same model: links from Pinocchio's inertias, rotors, tendon springs."""
     model = robot.model
     m = MOTOR
-    parts = ['<mujoco model="panda_elastic"><compiler angle="radian"/>',
-             '<option gravity="0 0 -9.81" integrator="RK4"><flag contact="disable"/></option>',
-             "<worldbody>"]
+    parts = [
+        '<mujoco model="panda_elastic"><compiler angle="radian"/>',
+        '<option gravity="0 0 -9.81" integrator="RK4"><flag contact="disable"/></option>',
+        "<worldbody>",
+    ]
     closing = []
     for i in range(1, model.njoints):
         placement = model.jointPlacements[i]
@@ -72,13 +82,16 @@ def mjcf(robot: px.Robot) -> str:
         inertia = model.inertias[i]
         com = " ".join(f"{x:.17g}" for x in inertia.lever)
         inert = inertia.inertia
-        full = " ".join(f"{x:.17g}" for x in (inert[0, 0], inert[1, 1], inert[2, 2],
-                                               inert[0, 1], inert[0, 2], inert[1, 2]))
+        full = " ".join(
+            f"{x:.17g}"
+            for x in (inert[0, 0], inert[1, 1], inert[2, 2], inert[0, 1], inert[0, 2], inert[1, 2])
+        )
         k = i - 1
         n = RATIO[k]
         reflected = (m["rotor_inertia"]) * n**2
-        emf = (m["torque_constant"] * m["back_emf_constant"] / m["resistance"]
-               + m["viscous_friction"]) * n**2
+        emf = (
+            m["torque_constant"] * m["back_emf_constant"] / m["resistance"] + m["viscous_friction"]
+        ) * n**2
         # the rotor: a hinge on the parent link, in joint-side units (phi = theta / N)
         parts.append(
             f'<body name="rotor{k}" pos="{pos}" quat="{qs}"><inertial pos="0 0 0" mass="1e-9" '
@@ -145,9 +158,17 @@ def main() -> None:
         q, stats = pinext_run(robot, u, rtol)
         err = np.abs(q - reference).max()
         per_eval = stats["wall_time"] / stats["nfev"]
-        rows.append([f"pinext DOP853 rtol {rtol:g}", f"{err:.1e}", f"{stats['wall_time']:.2f}",
-                     stats["nfev"], f"{per_eval * 1e6:.0f}", f"{per_eval / aba:.1f}",
-                     f"{DURATION / stats['wall_time']:.1f}"])
+        rows.append(
+            [
+                f"pinext DOP853 rtol {rtol:g}",
+                f"{err:.1e}",
+                f"{stats['wall_time']:.2f}",
+                stats["nfev"],
+                f"{per_eval * 1e6:.0f}",
+                f"{per_eval / aba:.1f}",
+                f"{DURATION / stats['wall_time']:.1f}",
+            ]
+        )
     try:
         import mujoco  # noqa: F401
     except ImportError:
@@ -157,13 +178,33 @@ def main() -> None:
         for dt in (1e-3, 5e-4, 1e-4):
             q, wall, steps = mujoco_run(xml, robot, u, dt)
             err = np.abs(q - reference[: len(q)]).max()
-            rows.append([f"MuJoCo RK4 dt {dt:g}", f"{err:.1e}", f"{wall:.2f}", f"{4 * steps}",
-                         f"{wall / (4 * steps) * 1e6:.1f}", f"{wall / (4 * steps) / aba:.1f}",
-                         f"{DURATION / wall:.1f}"])
-    print(f"Panda, 7 DC motors + elastic transmissions, {DURATION:g} s; reference: pinext "
-          f"rtol 1e-12 ({ref_stats['nfev']} rhs evaluations); one pin.aba = {aba * 1e6:.2f} us")
-    print_table(rows, ["run", "max |q - q_ref| [rad]", "wall [s]", "rhs evals",
-                       "per eval [us]", "ratio eval/aba", "real-time factor"])
+            rows.append(
+                [
+                    f"MuJoCo RK4 dt {dt:g}",
+                    f"{err:.1e}",
+                    f"{wall:.2f}",
+                    f"{4 * steps}",
+                    f"{wall / (4 * steps) * 1e6:.1f}",
+                    f"{wall / (4 * steps) / aba:.1f}",
+                    f"{DURATION / wall:.1f}",
+                ]
+            )
+    print(
+        f"Panda, 7 DC motors + elastic transmissions, {DURATION:g} s; reference: pinext "
+        f"rtol 1e-12 ({ref_stats['nfev']} rhs evaluations); one pin.aba = {aba * 1e6:.2f} us"
+    )
+    print_table(
+        rows,
+        [
+            "run",
+            "max |q - q_ref| [rad]",
+            "wall [s]",
+            "rhs evals",
+            "per eval [us]",
+            "ratio eval/aba",
+            "real-time factor",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -34,9 +34,16 @@ def measure(name: str, robot: px.Robot, q0: np.ndarray, duration: float = 2.0) -
     v, tau = np.zeros(model.nv), np.zeros(model.nv)
     aba = per_call(lambda: pin.aba(model, data, q0, v, tau))
     per_eval = stats["wall_time"] / stats["nfev"]
-    return [name, model.nv, f"{stats['wall_time']:.3f}", stats["nfev"],
-            f"{per_eval * 1e6:.1f}", f"{aba * 1e6:.2f}", f"{per_eval / aba:.1f}",
-            f"{duration / stats['wall_time']:.1f}"]
+    return [
+        name,
+        model.nv,
+        f"{stats['wall_time']:.3f}",
+        stats["nfev"],
+        f"{per_eval * 1e6:.1f}",
+        f"{aba * 1e6:.2f}",
+        f"{per_eval / aba:.1f}",
+        f"{duration / stats['wall_time']:.1f}",
+    ]
 
 
 def main() -> None:
@@ -50,8 +57,19 @@ def main() -> None:
         ur5 = px.load_urdf(base / "ur_description/urdf/ur5_robot.urdf")
         rows.append(measure("UR5 under gravity", ur5, np.array([0, -1.0, 1.0, 0, 0.5, 0])))
     print("simulate, 2 s, DOP853, rtol 1e-10, atol 1e-12")
-    print_table(rows, ["model", "nv", "wall [s]", "rhs evals", "per eval [us]", "aba [us]",
-                       "ratio eval/aba", "real-time factor"])
+    print_table(
+        rows,
+        [
+            "model",
+            "nv",
+            "wall [s]",
+            "rhs evals",
+            "per eval [us]",
+            "aba [us]",
+            "ratio eval/aba",
+            "real-time factor",
+        ],
+    )
 
 
 if __name__ == "__main__":

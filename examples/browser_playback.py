@@ -29,10 +29,12 @@ def main(out: Path = Path("out"), live: bool = False) -> None:
     writing.save(out / "writing_compliant.npz")
     html = px.visualization.export_html(writing, out / "demo.html")
     print(f"wrote {html} ({html.stat().st_size / 1e6:.1f} MB): open it in a browser")
-    for name, fig in [("contact_force", plots.contact_force(writing)),
-                      ("energy_audit", plots.energy_audit(writing)),
-                      ("joint_trajectories", plots.joint_trajectories(writing)),
-                      ("torque_speed", plots.torque_speed(writing))]:
+    for name, fig in [
+        ("contact_force", plots.contact_force(writing)),
+        ("energy_audit", plots.energy_audit(writing)),
+        ("joint_trajectories", plots.joint_trajectories(writing)),
+        ("torque_speed", plots.torque_speed(writing)),
+    ]:
         print("wrote", *plots.save(fig, out / name))
 
     # seed 001 §5.2: a 2 m steel bar driven by a torque pulse, bending drawn 20 times larger
@@ -42,8 +44,12 @@ def main(out: Path = Path("out"), live: bool = False) -> None:
     torque = px.Schedule([0.0, 0.3, 0.6], [hub, -hub, 0 * hub], kind="zoh")
     slew = px.simulate(robot, 1.5, control=torque, output_dt=1 / 60)
     viewer = Viewer(robot, deflection_scale=20.0)
-    print("wrote", viewer.export_html(slew, out / "flexible_slew.html",
-                                      title="pinext: flexible arm (bending x20)"))
+    print(
+        "wrote",
+        viewer.export_html(
+            slew, out / "flexible_slew.html", title="pinext: flexible arm (bending x20)"
+        ),
+    )
     print("wrote", *plots.save(plots.mode_shapes(robot), out / "mode_shapes"))
     if live:
         viewer.play(slew, speed=0.5)

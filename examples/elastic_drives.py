@@ -18,15 +18,24 @@ DURATION = 2.0
 RATIO = np.array([100.0, 100.0, 100.0, 80.0, 80.0, 80.0])
 STIFFNESS = np.array([2.0e4, 2.0e4, 1.5e4, 4.0e3, 4.0e3, 4.0e3])  # [N.m/rad]
 DAMPING = np.array([10.0, 10.0, 8.0, 2.0, 2.0, 2.0])  # [N.m.s/rad]
-MOTOR = DCMotor(resistance=0.6, torque_constant=0.06, back_emf_constant=0.06,
-                rotor_inertia=3e-5, viscous_friction=2e-6, voltage_limit=48.0)
+MOTOR = DCMotor(
+    resistance=0.6,
+    torque_constant=0.06,
+    back_emf_constant=0.06,
+    rotor_inertia=3e-5,
+    viscous_friction=2e-6,
+    voltage_limit=48.0,
+)
 
 
 def load_arm() -> px.Robot:
     """The UR5 of example-robot-data if installed, else the project's six_dof_arm."""
     for base in [sysconfig.get_paths()["purelib"], *site.getsitepackages()]:
-        path = (Path(base) / "cmeel.prefix/share/example-robot-data/robots"
-                / "ur_description/urdf/ur5_robot.urdf")
+        path = (
+            Path(base)
+            / "cmeel.prefix/share/example-robot-data/robots"
+            / "ur_description/urdf/ur5_robot.urdf"
+        )
         if path.is_file():
             return px.load_urdf(path)
     return px.load_urdf(ROOT / "urdf" / "six_dof_arm.urdf", extensions=False)
@@ -40,20 +49,33 @@ def main() -> None:
 
     robot = load_arm()
     joints = list(robot.model.names)[1:7]
-    drives = {j: Drive(MOTOR, ElasticTransmission(n, c, d))
-              for j, n, c, d in zip(joints, RATIO, STIFFNESS, DAMPING, strict=True)}
+    drives = {
+        j: Drive(MOTOR, ElasticTransmission(n, c, d))
+        for j, n, c, d in zip(joints, RATIO, STIFFNESS, DAMPING, strict=True)
+    }
     system = px.System(robot, drives=drives)
     q0 = np.array([0.0, -1.2, 1.2, -1.5, -1.57, 0.0])
     dq = np.array([1.0, 0.5, -0.6, 0.8, 0.6, -1.0])
     t_ref = np.linspace(0.0, DURATION, 2001)
-    ff = elastic_drive_feedforward(robot, drives, t_ref, rest_to_rest(t_ref, q0, dq, 0.75 * DURATION))
+    ff = elastic_drive_feedforward(
+        robot, drives, t_ref, rest_to_rest(t_ref, q0, dq, 0.75 * DURATION)
+    )
     # motor-side PD feedback [V/rad], [V.s/rad] around the feedforward
-    control = ff.control(system.layout["drives.motor_angle"],
-                         system.layout["drives.motor_velocity"], kp=2.0, kd=0.05)
+    control = ff.control(
+        system.layout["drives.motor_angle"], system.layout["drives.motor_velocity"], kp=2.0, kd=0.05
+    )
 
     x0 = system.initial_state(q0)  # springs pre-deflected to hold gravity at q0
-    traj = px.simulate(system, DURATION, x0=x0, control=control, rtol=1e-8, atol=1e-10,
-                       output_dt=2e-3, progress=True)
+    traj = px.simulate(
+        system,
+        DURATION,
+        x0=x0,
+        control=control,
+        rtol=1e-8,
+        atol=1e-10,
+        output_dt=2e-3,
+        progress=True,
+    )
     q_des = rest_to_rest(traj.t, q0, dq, 0.75 * DURATION)
     error = np.abs(traj.q - q_des).max(axis=0)
     balance = traj.energy_balance()

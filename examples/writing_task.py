@@ -18,9 +18,11 @@ def main() -> None:
         traj = run_writing_task(environment, 3.0, output_dt=1e-3)
         traj.save(out / f"writing_{environment}.npz")
         impact = next(e for e in traj.events if e.name.startswith("contact"))
-        print(f"{environment:9s} contact at t = {impact.t:.12f} s, "
-              f"impulse {impact.info.get('impulse')}, events {len(traj.events)}, "
-              f"energy balance {traj.energy_balance().max_relative():.2e}")
+        print(
+            f"{environment:9s} contact at t = {impact.t:.12f} s, "
+            f"impulse {impact.info.get('impulse')}, events {len(traj.events)}, "
+            f"energy balance {traj.energy_balance().max_relative():.2e}"
+        )
         axes[0].plot(traj.t, traj.outputs["contact.force"][:, 0], label=environment)
         axes[1].plot(traj.t, traj.outputs["contact.gap"][:, 0] * 1e3, label=environment)
     axes[0].set_ylabel("normal force [N]")

@@ -18,7 +18,7 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str] | None = None)
     if not cells:
         return ""
     widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(max(map(len, cells)))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in cells]
     if header:
         lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -44,20 +44,28 @@ def cmd_info(args: argparse.Namespace) -> int:
         joint = model.joints[jid]
         sl = slice(joint.idx_v, joint.idx_v + joint.nv)
         stiff = robot.joint_stiffness[sl]
-        rows.append([
-            model.names[jid], joint.shortname(), f"{joint.nq}/{joint.nv}",
-            model.names[model.parents[jid]],
-            f"{stiff.max():.4g}" if stiff.any() else "-",
-            f"{robot.joint_damping[sl].max():.4g}" if robot.joint_damping[sl].any() else "-",
-        ])
+        rows.append(
+            [
+                model.names[jid],
+                joint.shortname(),
+                f"{joint.nq}/{joint.nv}",
+                model.names[model.parents[jid]],
+                f"{stiff.max():.4g}" if stiff.any() else "-",
+                f"{robot.joint_damping[sl].max():.4g}" if robot.joint_damping[sl].any() else "-",
+            ]
+        )
     print(table(rows, ["joint", "type", "nq/nv", "parent", "stiffness", "damping"]))
     print()
     if robot.transmissions:
-        print(table(
-            [[t.name, t.joint, f"{t.reduction:g}", t.kind.split("/")[-1]]
-             for t in robot.transmissions.values()],
-            ["transmission", "joint", "reduction", "type"],
-        ))
+        print(
+            table(
+                [
+                    [t.name, t.joint, f"{t.reduction:g}", t.kind.split("/")[-1]]
+                    for t in robot.transmissions.values()
+                ],
+                ["transmission", "joint", "reduction", "type"],
+            )
+        )
     else:
         print("transmissions: none")
     print()
@@ -65,7 +73,14 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(table([[j, repr(d)] for j, d in robot.drives.items()], ["drive", "model"]))
         print()
     elastic = robot.elastic_dofs()
-    print(f"elastic DOFs: {elastic.size}" + (f" (flexible links: {', '.join(f.link for f in robot.flexible)})" if robot.flexible else ""))
+    print(
+        f"elastic DOFs: {elastic.size}"
+        + (
+            f" (flexible links: {', '.join(f.link for f in robot.flexible)})"
+            if robot.flexible
+            else ""
+        )
+    )
     print(f"total mass: {pin.computeTotalMass(model):.6g} kg")
     print(table(System(robot).describe(), ["system", "value"]))
     return 0
@@ -77,17 +92,28 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     robot = _load(args)
     q0 = np.array(args.q0, dtype=float) if args.q0 else None
-    traj = simulate(robot, args.duration, q0=q0, method=args.method, progress=not args.quiet,
-                    output_dt=args.output_dt)
+    traj = simulate(
+        robot,
+        args.duration,
+        q0=q0,
+        method=args.method,
+        progress=not args.quiet,
+        output_dt=args.output_dt,
+    )
     path = traj.save(args.out)
     balance = traj.energy_balance()
-    print(table([
-        ["samples", len(traj)],
-        ["events", len(traj.events)],
-        ["final time [s]", f"{traj.t[-1]:.6g}"],
-        ["energy balance (relative)", f"{balance.max_relative():.2e}"],
-        ["written", path],
-    ], ["simulate", "value"]))
+    print(
+        table(
+            [
+                ["samples", len(traj)],
+                ["events", len(traj.events)],
+                ["final time [s]", f"{traj.t[-1]:.6g}"],
+                ["energy balance (relative)", f"{balance.max_relative():.2e}"],
+                ["written", path],
+            ],
+            ["simulate", "value"],
+        )
+    )
     return 0
 
 
@@ -132,7 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, func in (("info", cmd_info), ("simulate", cmd_simulate), ("check", cmd_check)):
         p = sub.add_parser(name, help=func.__doc__)
         p.add_argument("urdf", help="the URDF file")
-        p.add_argument("--extensions", default=None, help="sidecar TOML file (default: <stem>.pinext.toml)")
+        p.add_argument(
+            "--extensions", default=None, help="sidecar TOML file (default: <stem>.pinext.toml)"
+        )
         p.set_defaults(func=func)
         if name == "simulate":
             p.add_argument("--duration", type=float, required=True, help="simulated time [s]")

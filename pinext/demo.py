@@ -25,7 +25,9 @@ def flexible_arm(out: Path, quick: bool) -> Section:
 
     length, side, young = 2.0, 0.01, 1e11
     inertia, mu = side**4 / 12, 7876 * side**2
-    theory = np.sqrt(young * inertia / mu) * np.pi / (32 * length**2) * (4 * np.arange(1, 6) + 1) ** 2
+    theory = (
+        np.sqrt(young * inertia / mu) * np.pi / (32 * length**2) * (4 * np.arange(1, 6) + 1) ** 2
+    )
     rows = [["Euler-Bernoulli (70)", *(f"{f:.4g}" for f in theory)]]
     for nu in (5, 10):
         link = FlexibleLink("bar", nu, young, inertia)
@@ -37,8 +39,12 @@ def flexible_arm(out: Path, quick: bool) -> Section:
     torque = Schedule([0.0, 0.3, 0.6], [hub, -hub, 0 * hub], kind="zoh")
     traj = simulate(robot, 0.6 if quick else 1.5, control=torque, output_dt=1 / 60)
     traj.save(out / "flexible_slew.npz")
-    rows.append([f"slew {traj.t[-1]:.1f} s: hub {traj.q[-1, 0]:.4f} rad, energy balance "
-                 f"{traj.energy_balance().max_relative():.1e}"])
+    rows.append(
+        [
+            f"slew {traj.t[-1]:.1f} s: hub {traj.q[-1, 0]:.4f} rad, energy balance "
+            f"{traj.energy_balance().max_relative():.1e}"
+        ]
+    )
     header = ["model", "f1 [Hz]", "f2 [Hz]", "f3 [Hz]", "f4 [Hz]", "f5 [Hz]"]
     return "Flexible arm (seed 001 §5.2): 2 m steel bar, natural frequencies", header, rows
 
@@ -48,26 +54,39 @@ def writing_task(out: Path, quick: bool) -> Section:
     from .contact import run_writing_task
 
     rows = []
-    labels = {"rigid": "rigid table", "compliant": "compliant massive table (c)",
-              "spring": "external spring (d)"}
+    labels = {
+        "rigid": "rigid table",
+        "compliant": "compliant massive table (c)",
+        "spring": "external spring (d)",
+    }
     for env, label in labels.items():
         traj = run_writing_task(env, 1.2 if quick else 3.0, output_dt=1e-3)
         traj.save(out / f"writing_{env}.npz")
         impacts = [e for e in traj.events if e.name.startswith("contact")]
         force = traj.outputs["contact.force"].reshape(len(traj), -1)[:, 0]
-        contact = traj.phase_index >= (traj.phase_index[np.searchsorted(traj.t, impacts[0].t)] if impacts else 1)
+        contact = traj.phase_index >= (
+            traj.phase_index[np.searchsorted(traj.t, impacts[0].t)] if impacts else 1
+        )
         impulse = float(np.sum(impacts[0].info.get("impulse", 0.0))) if impacts else 0.0
         balance = traj.energy_balance()
-        rows.append([
-            label,
-            f"{impacts[0].t:.9f}" if impacts else "-",
-            f"{impulse:.4f}",
-            f"{np.median(force[contact]) if contact.any() else 0.0:.3f}",
-            f"{balance.jump_losses[-1]:.4f}",
-            f"{balance.max_relative():.1e}",
-        ])
-    header = ["environment", "contact at [s]", "impulse [N.s]", "median force [N]",
-              "impact loss [J]", "energy balance"]
+        rows.append(
+            [
+                label,
+                f"{impacts[0].t:.9f}" if impacts else "-",
+                f"{impulse:.4f}",
+                f"{np.median(force[contact]) if contact.any() else 0.0:.3f}",
+                f"{balance.jump_losses[-1]:.4f}",
+                f"{balance.max_relative():.1e}",
+            ]
+        )
+    header = [
+        "environment",
+        "contact at [s]",
+        "impulse [N.s]",
+        "median force [N]",
+        "impact loss [J]",
+        "energy balance",
+    ]
     return "Writing task (seed 000 §20.5): approach, impact, write at 10 N", header, rows
 
 
@@ -79,35 +98,66 @@ def elastic_drives(out: Path, quick: bool) -> Section:
     from .simulation import System, simulate
 
     robot = load_urdf(URDF_DIR / "six_dof_arm.urdf", extensions=False)
-    motor = DCMotor(resistance=0.6, torque_constant=0.06, back_emf_constant=0.06,
-                    rotor_inertia=3e-5, viscous_friction=2e-6, voltage_limit=48.0)
-    springs = [(100, 2e4, 10), (100, 2e4, 10), (100, 1.5e4, 8), (80, 4e3, 2), (80, 4e3, 2),
-               (80, 4e3, 2)]
+    motor = DCMotor(
+        resistance=0.6,
+        torque_constant=0.06,
+        back_emf_constant=0.06,
+        rotor_inertia=3e-5,
+        viscous_friction=2e-6,
+        voltage_limit=48.0,
+    )
+    springs = [
+        (100, 2e4, 10),
+        (100, 2e4, 10),
+        (100, 1.5e4, 8),
+        (80, 4e3, 2),
+        (80, 4e3, 2),
+        (80, 4e3, 2),
+    ]
     joints = list(robot.model.names)[1:7]
-    drives = {j: Drive(motor, ElasticTransmission(*p)) for j, p in zip(joints, springs)}
+    drives = {
+        j: Drive(motor, ElasticTransmission(*p)) for j, p in zip(joints, springs, strict=True)
+    }
     system = System(robot, drives=drives)
     duration = 0.6 if quick else 1.5
     q0 = np.array([0.0, 0.6, -1.0, 0.0, 0.5, 0.0])
     dq = np.array([0.8, 0.3, -0.4, 0.6, 0.4, -0.8])
     t_ref = np.linspace(0.0, duration, 1501)
-    ff = elastic_drive_feedforward(robot, drives, t_ref, rest_to_rest(t_ref, q0, dq, 0.8 * duration))
-    control = ff.control(system.layout["drives.motor_angle"], system.layout["drives.motor_velocity"],
-                         kp=2.0, kd=0.05)
-    traj = simulate(system, duration, x0=system.initial_state(q0), control=control, rtol=1e-8,
-                    atol=1e-10, output_dt=2e-3)
+    ff = elastic_drive_feedforward(
+        robot, drives, t_ref, rest_to_rest(t_ref, q0, dq, 0.8 * duration)
+    )
+    control = ff.control(
+        system.layout["drives.motor_angle"], system.layout["drives.motor_velocity"], kp=2.0, kd=0.05
+    )
+    traj = simulate(
+        system,
+        duration,
+        x0=system.initial_state(q0),
+        control=control,
+        rtol=1e-8,
+        atol=1e-10,
+        output_dt=2e-3,
+    )
     traj.save(out / "elastic_drives.npz")
     error = np.abs(traj.q - rest_to_rest(traj.t, q0, dq, 0.8 * duration)).max()
     spring = np.abs(traj.outputs["drives.spring_torque"]).max(axis=0)
     loss = traj.outputs["drives.copper_loss"].sum(axis=1)
-    rows = [[
-        f"{1e3 * error:.3f}",
-        " ".join(f"{s:.1f}" for s in spring),
-        f"{np.abs(traj.outputs['drives.voltage']).max():.1f}",
-        f"{np.trapezoid(loss, traj.t):.2f}",
-        f"{traj.energy_balance().max_relative():.1e}",
-    ]]
-    header = ["max tracking error [mrad]", "max spring torque per joint [N.m]", "max |u| [V]",
-              "copper losses [J]", "energy balance"]
+    rows = [
+        [
+            f"{1e3 * error:.3f}",
+            " ".join(f"{s:.1f}" for s in spring),
+            f"{np.abs(traj.outputs['drives.voltage']).max():.1f}",
+            f"{np.trapezoid(loss, traj.t):.2f}",
+            f"{traj.energy_balance().max_relative():.1e}",
+        ]
+    ]
+    header = [
+        "max tracking error [mrad]",
+        "max spring torque per joint [N.m]",
+        "max |u| [V]",
+        "copper losses [J]",
+        "energy balance",
+    ]
     return "Elastic DC drives (seed 000 Fig. 20.10a), six_dof_arm, feedforward + PD", header, rows
 
 

@@ -65,7 +65,10 @@ class IntegrationError(PinextError):
     def __init__(self, message: str, time: float, state: np.ndarray) -> None:
         self.time = float(time)
         self.state = np.array(state, copy=True)
-        super().__init__(f"{message} at t = {self.time:.9g} s; state = {np.array2string(self.state, precision=6, threshold=40)}")
+        super().__init__(
+            f"{message} at t = {self.time:.9g} s; "
+            f"state = {np.array2string(self.state, precision=6, threshold=40)}"
+        )
 
 
 class ConstraintError(PinextError):

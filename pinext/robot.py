@@ -134,7 +134,9 @@ def _build_models(path: Path, package_dirs: list[str], root_joint: Any):
     geometry = []
     for kind in (pin.GeometryType.VISUAL, pin.GeometryType.COLLISION):
         try:
-            geometry.append(pin.buildGeomFromUrdf(model, str(path), kind, package_dirs=package_dirs))
+            geometry.append(
+                pin.buildGeomFromUrdf(model, str(path), kind, package_dirs=package_dirs)
+            )
         except (RuntimeError, ValueError) as err:
             warnings.warn(
                 f"{path}: {kind.name.lower()} geometry not loaded ({err}); "
@@ -225,11 +227,15 @@ def _check_inertias(model: pin.Model, path: Path) -> None:
     """Reject negative masses and inertia tensors that are not positive semi-definite."""
     for jid in range(1, model.njoints):
         inertia = model.inertias[jid]
-        bodies = [f.name for f in model.frames if f.parentJoint == jid and f.type == pin.FrameType.BODY]
+        bodies = [
+            f.name for f in model.frames if f.parentJoint == jid and f.type == pin.FrameType.BODY
+        ]
         where = f"link '{bodies[0] if bodies else model.names[jid]}'"
         if inertia.mass < 0:
             raise InvalidParameter(f"{path}: {where} has a negative mass {inertia.mass} kg")
-        if np.linalg.eigvalsh(inertia.inertia).min() < -1e-12 * max(1.0, abs(inertia.inertia).max()):
+        if np.linalg.eigvalsh(inertia.inertia).min() < -1e-12 * max(
+            1.0, abs(inertia.inertia).max()
+        ):
             raise InvalidParameter(
                 f"{path}: {where} has an inertia tensor that is not positive semi-definite"
             )

@@ -226,7 +226,9 @@ def _transmissions(root: ET.Element, path: str) -> dict[str, TransmissionSpec]:
             reduction = float(text) if text is not None else 1.0
         except ValueError:
             raise FileFormatError(
-                path, f"<transmission name='{name}'>", f"mechanicalReduction '{text}' is not a number"
+                path,
+                f"<transmission name='{name}'>",
+                f"mechanicalReduction '{text}' is not a number",
             ) from None
         if reduction == 0.0:
             raise FileFormatError(

@@ -27,8 +27,21 @@ def test_info_shows_elastic_dofs(capsys):
 
 def test_simulate_writes_a_trajectory(tmp_path, capsys):
     out = tmp_path / "run.npz"
-    code = main(["simulate", str(URDF / "planar3r.urdf"), "--duration", "0.5", "--out", str(out),
-                 "--q0", "0.1", "0.2", "0.3", "--quiet"])
+    code = main(
+        [
+            "simulate",
+            str(URDF / "planar3r.urdf"),
+            "--duration",
+            "0.5",
+            "--out",
+            str(out),
+            "--q0",
+            "0.1",
+            "0.2",
+            "0.3",
+            "--quiet",
+        ]
+    )
     assert code == 0
     traj = px.Trajectory.load(out)
     assert traj.t[-1] == 0.5 and np.allclose(traj.q[0], [0.1, 0.2, 0.3])
@@ -41,6 +54,7 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
 
 
 def test_python_dash_m_entry_point():
-    result = subprocess.run([sys.executable, "-m", "pinext", "--version"], capture_output=True,
-                            text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pinext", "--version"], capture_output=True, text=True, check=True
+    )
     assert result.stdout.startswith("pinext ")

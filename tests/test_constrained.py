@@ -28,8 +28,9 @@ def _pin_constraint_dynamics(model, q, v, tau, contact_type, placement, referenc
     data = model.createData()
     fid = model.getFrameId("pen_tip")
     frame = model.frames[fid]
-    cm = pin.RigidConstraintModel(contact_type, model, frame.parentJoint, frame.placement, 0,
-                                  placement, reference)
+    cm = pin.RigidConstraintModel(
+        contact_type, model, frame.parentJoint, frame.placement, 0, placement, reference
+    )
     models = pin.StdVec_RigidConstraintModel()
     models.append(cm)
     datas = pin.StdVec_RigidConstraintData()
@@ -48,8 +49,9 @@ def test_3d_point_constraint_equals_pin_constraint_dynamics():
         data = model.createData()
         pin.framesForwardKinematics(model, data, q)
         anchor = data.oMf[model.getFrameId("pen_tip")].copy()
-        a_ref, f_ref = _pin_constraint_dynamics(model, q, v, tau, pin.ContactType.CONTACT_3D,
-                                                anchor, pin.LOCAL_WORLD_ALIGNED)
+        a_ref, f_ref = _pin_constraint_dynamics(
+            model, q, v, tau, pin.ContactType.CONTACT_3D, anchor, pin.LOCAL_WORLD_ALIGNED
+        )
         c = point_contact("pen_tip", pin.SE3(np.eye(3), anchor.translation), dim=3)
         res = constrained_dynamics(model, model.createData(), q, v, tau, c)
         np.testing.assert_allclose(res.acceleration, a_ref, atol=1e-8)
@@ -65,8 +67,9 @@ def test_6d_point_constraint_equals_pin_constraint_dynamics():
         data = model.createData()
         pin.framesForwardKinematics(model, data, q)
         anchor = data.oMf[model.getFrameId("pen_tip")].copy()
-        a_ref, f_ref = _pin_constraint_dynamics(model, q, v, tau, pin.ContactType.CONTACT_6D,
-                                                anchor, pin.LOCAL)
+        a_ref, f_ref = _pin_constraint_dynamics(
+            model, q, v, tau, pin.ContactType.CONTACT_6D, anchor, pin.LOCAL
+        )
         c = point_contact("pen_tip", anchor, dim=6)  # object frame = the contact frame
         res = constrained_dynamics(model, model.createData(), q, v, tau, c)
         np.testing.assert_allclose(res.acceleration, a_ref, atol=1e-8)

@@ -50,8 +50,15 @@ def test_approach_event_located_to_1e_12_s(rigid):
         return np.concatenate([y[6:], pin.aba(model, data, y[:6], y[6:], u)])
 
     t_event = rigid.events[0].t
-    sol = solve_ivp(f, (0.0, t_event + 0.01), np.concatenate([q0, v0]), method="DOP853",
-                    rtol=1e-13, atol=1e-15, dense_output=True)
+    sol = solve_ivp(
+        f,
+        (0.0, t_event + 0.01),
+        np.concatenate([q0, v0]),
+        method="DOP853",
+        rtol=1e-13,
+        atol=1e-15,
+        dense_output=True,
+    )
 
     def gap(t):
         pin.framesForwardKinematics(model, data, sol.sol(t)[:6])
@@ -86,8 +93,11 @@ def test_surface_never_reached_runs_to_t_final():
 
 def test_contacts_from_dicts_and_unknown_frames():
     robot = px.load_urdf(URDF, extensions=False)
-    system = px.System(robot, contacts=[{"frame": FRAME, "surface": "plane", "point": [0, 0, 0.2]}],
-                       environment={"mass": 2.0, "stiffness": 2e4, "damping": 100.0})
+    system = px.System(
+        robot,
+        contacts=[{"frame": FRAME, "surface": "plane", "point": [0, 0, 0.2]}],
+        environment={"mass": 2.0, "stiffness": 2e4, "damping": 100.0},
+    )
     assert "contact.environment" in system.layout
     with pytest.raises(NameNotFound, match="pen_tip"):
         px.System(robot, contacts=[{"frame": "pen", "surface": "plane"}])

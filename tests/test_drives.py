@@ -44,8 +44,7 @@ def pendulum(tmp_path: Path) -> px.Robot:
 
 
 def motor(**kw) -> DCMotor:
-    params = dict(resistance=1.2, torque_constant=0.05, back_emf_constant=0.05,
-                  rotor_inertia=2e-5)
+    params = dict(resistance=1.2, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=2e-5)
     params.update(kw)
     return DCMotor(**params)
 
@@ -58,10 +57,14 @@ def test_rigid_dc_model_equals_20_71_and_aba_with_armature(pendulum):
     rng = np.random.default_rng(0)
     model = pendulum.model
     joints = ["j0", "j1", "j2"]
-    motors = [motor(resistance=r, torque_constant=k, back_emf_constant=k, rotor_inertia=J)
-              for r, k, J in [(1.2, 0.05, 2e-5), (0.8, 0.04, 1e-5), (2.0, 0.03, 5e-6)]]
-    system = px.System(pendulum, drives={j: Drive(m, Gear(n)) for j, m, n in
-                                         zip(joints, motors, RATIOS, strict=True)})
+    motors = [
+        motor(resistance=r, torque_constant=k, back_emf_constant=k, rotor_inertia=J)
+        for r, k, J in [(1.2, 0.05, 2e-5), (0.8, 0.04, 1e-5), (2.0, 0.03, 5e-6)]
+    ]
+    system = px.System(
+        pendulum,
+        drives={j: Drive(m, Gear(n)) for j, m, n in zip(joints, motors, RATIOS, strict=True)},
+    )
     N = np.array(RATIOS)
     J = np.array([m.rotor_inertia for m in motors])
     CM = np.array([m.torque_constant for m in motors])
@@ -114,8 +117,7 @@ def test_linear_actuator_path_equals_dc_motor_path(pendulum):
         trans = {"j0": ElasticTransmission(80.0, 3000.0, 0.5), "j1": Gear(40.0)}
         a = px.System(pendulum, drives={j: Drive(m, t) for j, t in trans.items()})
         b = px.System(pendulum, drives={j: Drive(m.linear_model(), t) for j, t in trans.items()})
-        assert a.layout == {k.replace("actuator_states", "current"): s
-                            for k, s in b.layout.items()}
+        assert a.layout == {k.replace("actuator_states", "current"): s for k, s in b.layout.items()}
         x = a.initial_state(rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3))
         x[6 : a.nx - 2] += rng.uniform(-1, 1, a.nx - 8)  # motor states off equilibrium
         u = rng.uniform(-10, 10, 2)
@@ -221,8 +223,9 @@ def test_stiff_transmission_converges_to_rigid(tmp_path):
 
     def run(drive_of):
         system = px.System(robot, drives={"j0": drive_of(50.0), "j1": drive_of(30.0)})
-        traj = px.simulate(system, 0.01, q0=q0, control=voltage, rtol=1e-11, atol=1e-13,
-                           output_dt=0.0025)
+        traj = px.simulate(
+            system, 0.01, q0=q0, control=voltage, rtol=1e-11, atol=1e-13, output_dt=0.0025
+        )
         return traj.q
 
     rigid = run(lambda n: Drive(m, Gear(n)))
@@ -242,8 +245,16 @@ def test_small_inductance_converges_to_second_order(tmp_path):
 
     def run(L):
         drives = {j: Drive(motor(inductance=L), Gear(n)) for j, n in (("j0", 50.0), ("j1", 30.0))}
-        traj = px.simulate(px.System(robot, drives=drives), 0.02, q0=q0, control=control,
-                           method="Radau", rtol=1e-11, atol=1e-13, output_dt=0.005)
+        traj = px.simulate(
+            px.System(robot, drives=drives),
+            0.02,
+            q0=q0,
+            control=control,
+            method="Radau",
+            rtol=1e-11,
+            atol=1e-13,
+            output_dt=0.005,
+        )
         return traj.q, traj.outputs["drives.current"]
 
     q2, i2 = run(0.0)
@@ -330,8 +341,9 @@ def test_drive_from_spec_defaults_and_errors():
         drive_from_spec("j", {"gear": {"efficiency": 0.9}})
     with pytest.raises(InvalidParameter, match="resistance"):
         drive_from_spec("j", {"motor": {"torque_constant": 0.1}})
-    act = drive_from_spec("j", {"actuator": {"C": [0, 1, 0, -2], "f": [0, -1], "d": [0, 1],
-                                             "T": [0, 1]}})
+    act = drive_from_spec(
+        "j", {"actuator": {"C": [0, 1, 0, -2], "f": [0, -1], "d": [0, 1], "T": [0, 1]}}
+    )
     assert isinstance(act.actuator, LinearActuator) and act.actuator.inertia == 1.0
 
 

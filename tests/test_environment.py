@@ -14,8 +14,9 @@ H0 = 0.1
 
 
 def _drop(environment, t_final=0.6, restitution=0.0):
-    system = px.System(ball(), contacts=[Contact(plane("ball"), restitution=restitution)],
-                       environment=environment)
+    system = px.System(
+        ball(), contacts=[Contact(plane("ball"), restitution=restitution)], environment=environment
+    )
     return px.simulate(system, t_final, q0=np.array([H0]), v0=np.zeros(1))
 
 
@@ -27,8 +28,9 @@ def test_heavy_stiff_environment_recovers_the_rigid_wall():
         traj = _drop(env)
         assert [e.name for e in traj.events] == ["contact:ball"]
         assert traj.events[0].t == pytest.approx(rigid.events[0].t, abs=1e-12)
-        np.testing.assert_allclose(traj.events[0].info["impulse"],
-                                   rigid.events[0].info["impulse"], rtol=2.0 / scale)
+        np.testing.assert_allclose(
+            traj.events[0].info["impulse"], rigid.events[0].info["impulse"], rtol=2.0 / scale
+        )
         errors.append(abs(traj.q[-1, 0] - rigid.q[-1, 0]))
     assert errors[1] < errors[0] and errors[1] < 1e-7
 

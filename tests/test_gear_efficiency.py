@@ -19,8 +19,7 @@ ETA_D, ETA_B = 0.8, 0.5
 
 
 def motor(**kw) -> DCMotor:
-    params = dict(resistance=1.2, torque_constant=0.05, back_emf_constant=0.05,
-                  rotor_inertia=2e-5)
+    params = dict(resistance=1.2, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=2e-5)
     params.update(kw)
     return DCMotor(**params)
 
@@ -35,8 +34,9 @@ def link(tmp_path: Path) -> px.Robot:
 def test_driving_and_backdriving_scale_torque_and_reflected_inertia(link):
     """(20.69) with N eta' (driving) or N / eta'' (backdriving), rotor inertia included."""
     m, N = motor(), 50.0
-    system = px.System(link, drives={"j0": Drive(m, Gear(N, efficiency=ETA_D,
-                                                            backdrive_efficiency=ETA_B))})
+    system = px.System(
+        link, drives={"j0": Drive(m, Gear(N, efficiency=ETA_D, backdrive_efficiency=ETA_B))}
+    )
     model, data = link.model, link.model.createData()
     q, v = np.array([0.3]), np.array([0.2])
     H = pin.crba(model, data, q)[0, 0]
@@ -95,19 +95,27 @@ def audited(tmp_path_factory):
     path.write_text(pendulum_urdf(n=2, length=0.3, mass=1.0))
     robot = px.load_urdf(path)
     drives = {
-        "j0": Drive(motor(inductance=2e-3, viscous_friction=2e-6),
-                    Gear(50.0, efficiency=ETA_D, backdrive_efficiency=ETA_B,
-                         input_inertia=5e-6, output_inertia=0.01)),
-        "j1": Drive(motor(viscous_friction=1e-6, voltage_limit=4.0),
-                    ElasticTransmission(30.0, 300.0, 0.05, input_inertia=1e-6)),
+        "j0": Drive(
+            motor(inductance=2e-3, viscous_friction=2e-6),
+            Gear(
+                50.0,
+                efficiency=ETA_D,
+                backdrive_efficiency=ETA_B,
+                input_inertia=5e-6,
+                output_inertia=0.01,
+            ),
+        ),
+        "j1": Drive(
+            motor(viscous_friction=1e-6, voltage_limit=4.0),
+            ElasticTransmission(30.0, 300.0, 0.05, input_inertia=1e-6),
+        ),
     }
     system = px.System(robot, drives=drives)
 
     def voltage(t, x):
         return np.array([6.0 * np.sin(2 * np.pi * 1.5 * t), 5.0 * np.sin(2 * np.pi * t)])
 
-    traj = px.simulate(system, 1.0, q0=np.array([0.5, -0.4]), control=voltage,
-                       output_dt=2.5e-4)
+    traj = px.simulate(system, 1.0, q0=np.array([0.5, -0.4]), control=voltage, output_dt=2.5e-4)
     return system, traj
 
 
@@ -118,9 +126,11 @@ def test_energy_audit_closes(audited):
     assert balance.max_relative() < 1e-6
     out = traj.outputs
     supplied = _integral(traj, out["drives.electrical_power"].sum(axis=1))
-    losses = sum(_integral(traj, out[f"drives.{k}"].sum(axis=1))
-                 for k in ("copper_loss", "friction_loss", "efficiency_loss", "conversion_loss"))
-    stored = (out["energy.kinetic"] + out["energy.gravity"] + out["energy.drives"])
+    losses = sum(
+        _integral(traj, out[f"drives.{k}"].sum(axis=1))
+        for k in ("copper_loss", "friction_loss", "efficiency_loss", "conversion_loss")
+    )
+    stored = out["energy.kinetic"] + out["energy.gravity"] + out["energy.drives"]
     jumps = sum(e.info.get("energy_loss", 0.0) for e in traj.events)
     residual = supplied - losses - (stored[-1] - stored[0]) - jumps
     scale = max(abs(supplied), abs(losses), np.abs(stored - stored[0]).max())

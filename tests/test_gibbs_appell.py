@@ -42,6 +42,7 @@ def panda(robots_dir: Path) -> pin.Model:
 def state(model: pin.Model, rng: np.random.Generator):
     lo = np.where(np.isfinite(model.lowerPositionLimit), model.lowerPositionLimit, -1.0)
     hi = np.where(np.isfinite(model.upperPositionLimit), model.upperPositionLimit, 1.0)
+    pin.seed(int(rng.integers(2**31)))  # Pinocchio's own generator, seeded from rng
     q = pin.randomConfiguration(model, np.maximum(lo, -3.0), np.minimum(hi, 3.0))
     return q, rng.standard_normal(model.nv), rng.standard_normal(model.nv)
 
@@ -135,6 +136,7 @@ def test_acceleration_energy_equals_volume_quadrature():
     data = model.createData()
     rng = np.random.default_rng(1)
     for _ in range(3):
+        pin.seed(int(rng.integers(2**31)))
         q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
         v, a = 2 * rng.standard_normal(model.nv), 2 * rng.standard_normal(model.nv)
         ref = quadrature_gibbs(model, q, v, a, boxes)
@@ -148,6 +150,7 @@ def test_terms_are_consistent_with_energy():
     model, _ = box_chain()
     data = model.createData()
     rng = np.random.default_rng(2)
+    pin.seed(2)
     q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
     v, a = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
     terms = acceleration_energy_terms(model, data, q, v)

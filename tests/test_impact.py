@@ -128,8 +128,9 @@ def test_bouncing_ball_apex_heights_and_zeno_rest():
 def test_lift_off_when_the_force_would_pull():
     # the ball rests on the plane, then a growing upward force lifts it off at m g
     system = px.System(ball(), contacts=[Contact(plane("ball"))])
-    traj = px.simulate(system, 1.0, q0=np.zeros(1), v0=np.zeros(1),
-                       control=lambda t, x: np.array([20.0 * t]))
+    traj = px.simulate(
+        system, 1.0, q0=np.zeros(1), v0=np.zeros(1), control=lambda t, x: np.array([20.0 * t])
+    )
     names = [ev.name for ev in traj.events]
     assert names == ["lift-off:ball"]
     assert traj.events[0].t == pytest.approx(G / 20.0, abs=1e-10)

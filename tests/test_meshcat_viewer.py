@@ -40,16 +40,35 @@ def _trajectory(robot, t, q, *, outputs=None, events=(), phases=None) -> Traject
     v = np.zeros((n, model.nv))
     x = np.hstack([q, v, np.zeros((n, 2))])
     nq, nv = model.nq, model.nv
-    layout = {"q": (0, nq), "v": (nq, nq + nv), "input_work": (nq + nv, nq + nv + 1),
-              "dissipated_energy": (nq + nv + 1, nq + nv + 2)}
+    layout = {
+        "q": (0, nq),
+        "v": (nq, nq + nv),
+        "input_work": (nq + nv, nq + nv + 1),
+        "dissipated_energy": (nq + nv + 1, nq + nv + 2),
+    }
     phases = phases or [PhaseRecord(float(t[0]), float(t[-1]), "free")]
     index = np.zeros(n, int)
     for k, p in enumerate(phases):
         index[t >= p.t_start] = k
-    meta = {"robot": model.name, "urdf": robot.path, "nq": nq, "nv": nv,
-            "joint_names": list(model.names)[1:], "flexible": [], "sidecar": None}
-    return Trajectory(np.asarray(t, float), x, layout, index, list(phases), list(events),
-                      dict(outputs or {}), meta)
+    meta = {
+        "robot": model.name,
+        "urdf": robot.path,
+        "nq": nq,
+        "nv": nv,
+        "joint_names": list(model.names)[1:],
+        "flexible": [],
+        "sidecar": None,
+    }
+    return Trajectory(
+        np.asarray(t, float),
+        x,
+        layout,
+        index,
+        list(phases),
+        list(events),
+        dict(outputs or {}),
+        meta,
+    )
 
 
 def _swing(robot, duration=1.0, rate=100.0, amplitude=0.6):
@@ -109,12 +128,17 @@ def test_skeleton_of_a_model_without_geometry_joins_the_joints():
         offset = model.jointPlacements[child].translation
         if np.linalg.norm(offset) < 1e-9:
             continue
-        cylinders = [g for g in geoms if g.parentJoint == parent
-                     and np.allclose(g.placement.translation, offset / 2, atol=1e-12)]
+        cylinders = [
+            g
+            for g in geoms
+            if g.parentJoint == parent
+            and np.allclose(g.placement.translation, offset / 2, atol=1e-12)
+        ]
         assert len(cylinders) == 1
         assert cylinders[0].geometry.halfLength * 2 == pytest.approx(np.linalg.norm(offset))
-        np.testing.assert_allclose(cylinders[0].placement.rotation[:, 2],
-                                   offset / np.linalg.norm(offset), atol=1e-12)
+        np.testing.assert_allclose(
+            cylinders[0].placement.rotation[:, 2], offset / np.linalg.norm(offset), atol=1e-12
+        )
 
 
 def test_flexible_sublinks_bend_with_the_elastic_joints():
@@ -132,8 +156,9 @@ def test_flexible_sublinks_bend_with_the_elastic_joints():
     pin.forwardKinematics(robot.model, data, q)
     pin.updateGeometryPlacements(robot.model, data, viewer.visual_model, gdata)
     for gid, geom in enumerate(viewer.visual_model.geometryObjects):
-        np.testing.assert_allclose(poses[f"pinocchio/visuals/{geom.name}"][0],
-                                   gdata.oMg[gid].homogeneous, atol=1e-12)
+        np.testing.assert_allclose(
+            poses[f"pinocchio/visuals/{geom.name}"][0], gdata.oMg[gid].homogeneous, atol=1e-12
+        )
     # a flexible link drawn by a single piece gets generated geometry on its sublinks
     robot.visual_model = pin.GeometryModel()
     first = px.load_urdf(FLEXIBLE).visual_model.geometryObjects[0]
@@ -164,8 +189,13 @@ def test_contact_arrows_and_moving_environment_mass():
     force = np.linspace(0.0, 20.0, t.size)[:, None]
     deformation = -1e-3 * np.linspace(0.0, 1.0, t.size)[:, None]
     events = [EventRecord(0.3, "contact:table", {"contact": "table", "impulse": [0.5]})]
-    traj = _trajectory(robot, t, q, events=events,
-                       outputs={"contact.force": force, "contact.deformation": deformation})
+    traj = _trajectory(
+        robot,
+        t,
+        q,
+        events=events,
+        outputs={"contact.force": force, "contact.deformation": deformation},
+    )
     viewer = Viewer(system, force_scale=0.01, impulse_scale=0.2)
     frames = _resample(robot.model, traj, 10.0)
     data = robot.model.createData()
@@ -179,8 +209,9 @@ def test_contact_arrows_and_moving_environment_mass():
         end = head[:3, 3] + head[:3, :3] @ [0, 6 * 0.008 * viewer.size / 2 * head_scale[1], 0]
         np.testing.assert_allclose(end, tip + [0, 0, 0.01 * force[k, 0]], atol=1e-12)
         shaft, shaft_scale = poses["pinext/forces/table/shaft"]
-        np.testing.assert_allclose(shaft[:3, 3] - shaft_scale[1] / 2 * np.array([0, 0, 1]),
-                                   tip, atol=1e-12)
+        np.testing.assert_allclose(
+            shaft[:3, 3] - shaft_scale[1] / 2 * np.array([0, 0, 1]), tip, atol=1e-12
+        )
         # the environment mass moves by s_e along the normal
         mass = poses["pinext/environment/mass"][0]
         mass0 = viewer._poses(frames, 0, (0.01, 0.2), events)["pinext/environment/mass"][0]
@@ -221,8 +252,14 @@ def test_view_rebuilds_the_robot_from_a_saved_trajectory(tmp_path):
     q = np.zeros((3, robot.nq))
     q[:, 0] = [0.0, 0.5, 1.0]
     traj = _trajectory(robot, np.array([0.0, 0.5, 1.0]), q)
-    traj.meta["flexible"] = [{"link": "bar", "sublinks": 5, "young_modulus": 1e11,
-                              "second_moment_of_area": 8.333333333333333e-10}]
+    traj.meta["flexible"] = [
+        {
+            "link": "bar",
+            "sublinks": 5,
+            "young_modulus": 1e11,
+            "second_moment_of_area": 8.333333333333333e-10,
+        }
+    ]
     traj.meta["sidecar"] = str(FLEXIBLE)
     npz = traj.save(tmp_path / "flex.npz")
     out = view(npz, html=tmp_path / "flex.html")
@@ -250,8 +287,11 @@ def test_live_server_listens_on_localhost_only():
         listening = []
         deadline = 50
         while len(listening) < 2 and deadline:
-            listening = [c for c in psutil.Process(server.pid).net_connections(kind="inet")
-                         if c.status == psutil.CONN_LISTEN]
+            listening = [
+                c
+                for c in psutil.Process(server.pid).net_connections(kind="inet")
+                if c.status == psutil.CONN_LISTEN
+            ]
             deadline -= 1
         assert len(listening) >= 2  # web + zmq
         assert {c.laddr.ip for c in listening} == {"127.0.0.1"}
@@ -298,9 +338,11 @@ def test_exported_page_draws_the_moving_robot_offline(tmp_path):
         q = np.array([np.interp(t, traj.t, traj.q[:, i]) for i in range(robot.nq)])
         pin.framesForwardKinematics(robot.model, data, q)
         # points inside the links: middles of the upper arm and forearm, the wrist
-        points = [(data.oMi[2].translation + data.oMi[3].translation) / 2,
-                  (data.oMi[3].translation + data.oMi[4].translation) / 2,
-                  data.oMi[5].translation]
+        points = [
+            (data.oMi[2].translation + data.oMi[3].translation) / 2,
+            (data.oMi[3].translation + data.oMi[4].translation) / 2,
+            data.oMi[5].translation,
+        ]
         for x, y in _project(np.array(points), eye, target, size):
             window = background[int(y) - 3 : int(y) + 4, int(x) - 3 : int(x) + 4]
             assert window.size and not window.all(), f"no robot at pixel ({x:.0f}, {y:.0f})"
@@ -332,8 +374,9 @@ def test_ur5_meshes_five_seconds_export_under_20_mb(tmp_path):
     assert size < 20e6, f"{size / 1e6:.1f} MB"
     commands = _scene_commands(path.read_text())
     meshes = [c for c in commands if c["type"] == "set_object" and "_meshfile" in str(c)[:4000]]
-    assert len(meshes) == sum(g.meshPath.endswith(".dae")
-                              for g in robot.visual_model.geometryObjects)
+    assert len(meshes) == sum(
+        g.meshPath.endswith(".dae") for g in robot.visual_model.geometryObjects
+    )
     animation = next(c for c in commands if c["type"] == "set_animation")
     keys = animation["animations"][0]["clip"]["tracks"][0]["keys"]
     assert len(keys) == 151  # 5 s at 30 fps

@@ -36,6 +36,7 @@ def ur5(robots_dir: Path) -> pin.Model:
 def state(model, rng):
     lo = np.where(np.isfinite(model.lowerPositionLimit), model.lowerPositionLimit, -1.0)
     hi = np.where(np.isfinite(model.upperPositionLimit), model.upperPositionLimit, 1.0)
+    pin.seed(int(rng.integers(2**31)))  # Pinocchio's own generator, seeded from rng
     q = pin.randomConfiguration(model, np.maximum(lo, -3.0), np.minimum(hi, 3.0))
     return q, rng.standard_normal(model.nv)
 

@@ -26,8 +26,12 @@ def _traj(nv=3, n=101, outputs=None, phases=None, events=()):
     q = np.cumsum(rng.normal(size=(n, nv)), axis=0) * 1e-2
     v = np.gradient(q, t, axis=0)
     x = np.hstack([q, v, np.zeros((n, 2))])
-    layout = {"q": (0, nv), "v": (nv, 2 * nv), "input_work": (2 * nv, 2 * nv + 1),
-              "dissipated_energy": (2 * nv + 1, 2 * nv + 2)}
+    layout = {
+        "q": (0, nv),
+        "v": (nv, 2 * nv),
+        "input_work": (2 * nv, 2 * nv + 1),
+        "dissipated_energy": (2 * nv + 1, 2 * nv + 2),
+    }
     phases = phases or [PhaseRecord(0.0, 1.0, "free")]
     index = np.array([max(k for k, p in enumerate(phases) if ti >= p.t_start) for ti in t])
     meta = {"robot": "test", "joint_names": [f"j{i}" for i in range(nv)]}
@@ -76,8 +80,13 @@ def test_motor_plots_link_vs_motor_and_torque_speed(tmp_path):
     np.testing.assert_allclose(motor.get_ydata(), np.sin(t), atol=1e-15)  # θ / N
     np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), np.sin(t) - traj.q[:, 0])
     _check_labels(fig)
-    motor = px.drives.DCMotor(resistance=1.0, torque_constant=0.05, back_emf_constant=0.05,
-                              rotor_inertia=1e-5, voltage_limit=24.0)
+    motor = px.drives.DCMotor(
+        resistance=1.0,
+        torque_constant=0.05,
+        back_emf_constant=0.05,
+        rotor_inertia=1e-5,
+        voltage_limit=24.0,
+    )
     fig = plots.torque_speed(traj, motors={0: motor})
     ax = fig.axes[0]
     assert len(ax.lines) == 2 + 2 + 2  # points of two drives, two limit lines, two zero axes
@@ -92,8 +101,11 @@ def test_motor_plots_link_vs_motor_and_torque_speed(tmp_path):
 
 
 def test_contact_force_phase_bands_and_impact_markers():
-    phases = [PhaseRecord(0.0, 0.4, "free"), PhaseRecord(0.4, 0.9, "constrained"),
-              PhaseRecord(0.9, 1.0, "free")]
+    phases = [
+        PhaseRecord(0.0, 0.4, "free"),
+        PhaseRecord(0.4, 0.9, "constrained"),
+        PhaseRecord(0.9, 1.0, "free"),
+    ]
     t = np.linspace(0.0, 1.0, 101)
     force = np.where((t >= 0.4) & (t < 0.9), 10.0, 0.0)[:, None]
     events = [EventRecord(0.4, "contact:table", {"contact": "table", "impulse": [0.25]})]
@@ -112,8 +124,9 @@ def test_contact_force_phase_bands_and_impact_markers():
 
 def test_energy_audit_draws_terms_and_the_balance_residual():
     n = 101
-    traj = _traj(n=n, outputs={"energy.kinetic": np.linspace(0, 1, n),
-                               "energy.gravity": np.zeros(n)})
+    traj = _traj(
+        n=n, outputs={"energy.kinetic": np.linspace(0, 1, n), "energy.gravity": np.zeros(n)}
+    )
     traj.x[:, traj.layout["input_work"][0]] = np.linspace(0, 1, n)
     fig = plots.energy_audit(traj)
     ax, ax_r = fig.axes
@@ -132,8 +145,10 @@ def test_modal_convergence_and_mode_shapes_of_the_flexible_arm():
     nus = [3, 5]
     freqs = []
     for nu in nus:
-        robot = px.load_urdf(ROOT / "urdf" / "flexible_arm.urdf",
-                             flexible=[px.FlexibleLink("bar", nu, young, inertia)])
+        robot = px.load_urdf(
+            ROOT / "urdf" / "flexible_arm.urdf",
+            flexible=[px.FlexibleLink("bar", nu, young, inertia)],
+        )
         freqs.append(px.natural_frequencies(robot)[1:4])
     fig = plots.modal_convergence(nus, np.array(freqs), theory)
     assert len(fig.axes) == 2

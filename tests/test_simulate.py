@@ -55,8 +55,10 @@ def test_free_flyer_stays_on_the_manifold():
     quat = traj.q[:, 3:7]
     assert np.abs(np.linalg.norm(quat, axis=1) - 1).max() < 1e-12
     data = model.createData()
-    h = [pin.computeCentroidalMomentum(model, data, q, v).vector.copy()
-         for q, v in zip(traj.q, traj.v, strict=True)]
+    h = [
+        pin.computeCentroidalMomentum(model, data, q, v).vector.copy()
+        for q, v in zip(traj.q, traj.v, strict=True)
+    ]
     assert np.abs(np.array(h) - h[0]).max() < 1e-7 * np.abs(h[0]).max()  # free-floating: conserved
     energy = traj.energy()
     assert np.abs(energy - energy[0]).max() < 1e-7 * energy[0]

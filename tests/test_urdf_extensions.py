@@ -44,12 +44,13 @@ def test_xml_block_and_sidecar_merge(tmp_path):
     </pinext>"""
     path = _urdf(tmp_path, block)
     default_sidecar(path).write_text(
-        '[drives.j0.gear]\nefficiency = 0.9\n[environment]\ndamping = 7.5\n'
+        "[drives.j0.gear]\nefficiency = 0.9\n[environment]\ndamping = 7.5\n"
         '[[contacts]]\nframe = "l1"\nsurface = "plane"\n'
     )
     ext = read_extensions(path)
-    assert ext.flexible == [{"link": "l1", "sublinks": 4, "young_modulus": 2e11,
-                             "second_moment_of_area": [1e-9, 2e-9]}]
+    assert ext.flexible == [
+        {"link": "l1", "sublinks": 4, "young_modulus": 2e11, "second_moment_of_area": [1e-9, 2e-9]}
+    ]
     assert ext.drives["j0"]["gear"] == {"ratio": 30, "efficiency": 0.9}
     assert ext.environment == {"mass": 2, "stiffness": 1e4, "damping": 7.5}
     assert ext.contacts == [{"frame": "l1", "surface": "plane"}]
@@ -89,7 +90,7 @@ def test_sidecar_naming_a_missing_joint(tmp_path):
 
 
 def test_no_eval_of_file_content(tmp_path):
-    path = _urdf(tmp_path, '<pinext><environment mass="__import__(\'os\')"/></pinext>')
+    path = _urdf(tmp_path, "<pinext><environment mass=\"__import__('os')\"/></pinext>")
     ext = read_extensions(path)
     assert ext.environment == {"mass": "__import__('os')"}  # kept as text, never evaluated
 

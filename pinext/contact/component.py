@@ -147,8 +147,9 @@ class ContactComponent(Component):
             residual = kin.residual - (self._env(x)[0] if self.environment is not None else 0.0)
             if c.unilateral and float(rate[0]) > VELOCITY_TOLERANCE and gap > -GAP_TOLERANCE:
                 modes.append(FREE)  # leaving the surface
-            elif (np.abs(residual).max() <= GAP_TOLERANCE
-                  and np.abs(rate).max() <= VELOCITY_TOLERANCE):
+            elif (
+                np.abs(residual).max() <= GAP_TOLERANCE and np.abs(rate).max() <= VELOCITY_TOLERANCE
+            ):
                 modes.append(CONSTRAINED)
             else:
                 raise ConstraintError(
@@ -218,8 +219,9 @@ class ContactComponent(Component):
         if any(c.constraint.__dict__.get("law") is not None for c in self.contacts):
             force = self._forces(t, x, q, v, u, mode)
             pin.computeAllTerms(self.model, self.data, q, v)
-            bias = np.concatenate([c.constraint.evaluate(self.model, self.data, t).bias
-                                   for c in self.contacts])
+            bias = np.concatenate(
+                [c.constraint.evaluate(self.model, self.data, t).bias for c in self.contacts]
+            )
             p_in = -float(force @ bias)
         if self.environment is None:
             return p_in, 0.0
@@ -232,14 +234,24 @@ class ContactComponent(Component):
         events = []
         for i, c in enumerate(self.contacts):
             if modes[i] == FREE:
-                events.append(Event(f"contact:{c.name}", self._gap_function(c), -1.0,
-                                    self._impact_action(i)))
+                events.append(
+                    Event(f"contact:{c.name}", self._gap_function(c), -1.0, self._impact_action(i))
+                )
             elif modes[i] == CONSTRAINED and c.unilateral:
-                events.append(Event(f"lift-off:{c.name}", self._force_function(i, mode), -1.0,
-                                    self._lift_off_action(i)))
+                events.append(
+                    Event(
+                        f"lift-off:{c.name}",
+                        self._force_function(i, mode),
+                        -1.0,
+                        self._lift_off_action(i),
+                    )
+                )
             elif modes[i] == SPRING:
-                events.append(Event(f"lift-off:{c.name}", self._layer_function(), -1.0,
-                                    self._lift_off_action(i)))
+                events.append(
+                    Event(
+                        f"lift-off:{c.name}", self._layer_function(), -1.0, self._lift_off_action(i)
+                    )
+                )
         return events
 
     def outputs(self, t, x, q, v, u, mode):  # noqa: D102
@@ -273,8 +285,9 @@ class ContactComponent(Component):
             gap = gap - s_e + w
         return gap
 
-    def _tau(self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray,
-             u: np.ndarray | None = None) -> np.ndarray:
+    def _tau(
+        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, u: np.ndarray | None = None
+    ) -> np.ndarray:
         """Everything but the reactions, as simulate's right-hand side forms it."""
         system = self.system
         if u is None:
@@ -312,8 +325,9 @@ class ContactComponent(Component):
             gap_rate = kin.rate(v)[0] - sd_e
             omega = c.stabilization or 0.0
             ref = -2.0 * omega * gap_rate - omega * omega * gap
-            f = env.coupled_force((J @ Minv_JT).item(), (J @ a_free).item(), float(kin.drift[0]),
-                                  s_e, sd_e, ref)
+            f = env.coupled_force(
+                (J @ Minv_JT).item(), (J @ a_free).item(), float(kin.drift[0]), s_e, sd_e, ref
+            )
             force[0] = f
             return a_free + Minv_JT[:, 0] * f, force, env.acceleration(s_e, sd_e, f)
         kins = []
@@ -413,7 +427,12 @@ class ContactComponent(Component):
             approach = float(rel[0]) if contact.constraint.m == 1 else float(np.min(rel))
             bounce = bounces(contact, approach)
             result = plastic_impact(
-                model, data, q, v, kin.jacobian, environment_mass=env_mass,
+                model,
+                data,
+                q,
+                v,
+                kin.jacobian,
+                environment_mass=env_mass,
                 restitution=contact.restitution if bounce else 0.0,
                 environment_velocity=env_velocity,
             )
@@ -479,7 +498,11 @@ def contact_component(
 
 
 def consistent_initial_state(
-    system: System, q: np.ndarray, v: np.ndarray | None = None, *, t: float = 0.0,
+    system: System,
+    q: np.ndarray,
+    v: np.ndarray | None = None,
+    *,
+    t: float = 0.0,
     engage: float = 1e-6,
 ) -> np.ndarray:
     """The public initial state with q, v projected onto the contacts that are closed.
@@ -493,8 +516,11 @@ def consistent_initial_state(
     v = np.zeros(system.model.nv) if v is None else np.array(v, dtype=float)
     if comp is None:
         return system.initial_state(q, v)
-    closed = [c.constraint for c in comp.contacts
-              if c.constraint.gap(comp.model, comp.data, q, t) <= engage]
+    closed = [
+        c.constraint
+        for c in comp.contacts
+        if c.constraint.gap(comp.model, comp.data, q, t) <= engage
+    ]
     if closed and not comp.layered:
         q_new, v_new = project_consistent(comp.model, comp.data, q, v, closed, t=t)
         moved = max(np.abs(pin.difference(comp.model, q, q_new)).max(), np.abs(v_new - v).max())

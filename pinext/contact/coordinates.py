@@ -130,7 +130,11 @@ class Constraint(abc.ABC):
         return float(self.evaluate(model, data, t).residual[0])
 
     def kinematics(
-        self, model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray | None = None,
+        self,
+        model: pin.Model,
+        data: pin.Data,
+        q: np.ndarray,
+        v: np.ndarray | None = None,
         t: float = 0.0,
     ) -> ConstraintKinematics:
         """s^c, J_c, A_c, b_c at (q, v, t) (calls ``pin.computeAllTerms``)."""
@@ -273,8 +277,9 @@ class FunctionalCoordinates(Constraint):
         r = oMe.translation - oMo.translation
         w_rel = v_lin - v_o - np.cross(w_o, r)
         b = np.concatenate([-Rt @ (v_o + np.cross(w_o, r)), -Rt @ w_o])
-        A_pos = (a_lin - a_o - np.cross(alpha_o, r) - np.cross(w_o, v_lin - v_o)
-                 - np.cross(w_o, w_rel))
+        A_pos = (
+            a_lin - a_o - np.cross(alpha_o, r) - np.cross(w_o, v_lin - v_o) - np.cross(w_o, w_rel)
+        )
         A_rot = alpha - alpha_o - np.cross(w_o, w - w_o)
         return Jf, b, np.concatenate([Rt @ A_pos, Rt @ A_rot])
 
@@ -416,9 +421,7 @@ def peg_in_hole(
     frame. Free: the insertion depth z and the rotation about the axis (yaw). The approach
     ends when z crosses zero (the peg enters the hole).
     """
-    return FunctionalCoordinates(
-        frame, hole, ("x", "y", "roll", "pitch"), approach="z", tool=tool
-    )
+    return FunctionalCoordinates(frame, hole, ("x", "y", "roll", "pitch"), approach="z", tool=tool)
 
 
 def point_contact(

@@ -107,8 +107,13 @@ class DynamicEnvironment:
         return (self.spring_force(s_e, sdot_e) - force) * self.inverse_mass
 
     def coupled_force(
-        self, delassus: float, free_acceleration: float, drift: float, s_e: float,
-        sdot_e: float, reference: float = 0.0,
+        self,
+        delassus: float,
+        free_acceleration: float,
+        drift: float,
+        s_e: float,
+        sdot_e: float,
+        reference: float = 0.0,
     ) -> float:
         """The contact force F of the coupled motion (20.92)–(20.94) [N].
 

@@ -139,7 +139,11 @@ def plastic_impact(
 
 
 def seed_impact_as_printed(
-    model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray, jacobian: np.ndarray,
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    jacobian: np.ndarray,
     environment_mass: float,
 ) -> ImpactResult:
     """Seed 000 (20.95)–(20.97) solved literally, for the record: the impulse is always zero.

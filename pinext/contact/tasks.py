@@ -32,15 +32,22 @@ from .unilateral import Contact
 ENVIRONMENTS = {
     "rigid": None,
     "compliant": DynamicEnvironment(mass=2.0, stiffness=2.0e4, damping=100.0),
-    "spring": DynamicEnvironment(mass=2.0, stiffness=2.0e4, damping=100.0,
-                                 contact_stiffness=5.0e4, contact_damping=50.0),
+    "spring": DynamicEnvironment(
+        mass=2.0, stiffness=2.0e4, damping=100.0, contact_stiffness=5.0e4, contact_damping=50.0
+    ),
 }
 URDF = Path(__file__).resolve().parents[2] / "urdf" / "six_dof_arm.urdf"
 FRAME = "pen_tip"
 #: Rotor inertias of the gear motors [kg.m^2]; reflected through the URDF's transmission
 #: ratios N they give the joints' armature J_r N^2 (seed 000 (20.69)).
-ROTOR_INERTIA = {"shoulder_pan": 1.2e-4, "shoulder_lift": 1.2e-4, "elbow": 7.8e-5,
-                 "wrist_1": 1.2e-5, "wrist_2": 1.2e-5, "wrist_3": 1.2e-5}
+ROTOR_INERTIA = {
+    "shoulder_pan": 1.2e-4,
+    "shoulder_lift": 1.2e-4,
+    "elbow": 7.8e-5,
+    "wrist_1": 1.2e-5,
+    "wrist_2": 1.2e-5,
+    "wrist_3": 1.2e-5,
+}
 
 
 def _quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
@@ -73,8 +80,16 @@ def start_configuration(model: pin.Model, target: np.ndarray) -> np.ndarray:
 class WritingController:
     """The impedance controller of the writing task: ``u(t, x) -> tau`` [N.m]."""
 
-    def __init__(self, model: pin.Model, start: pin.SE3, table_height: float, pressure: float,
-                 t_approach: float, t_line: tuple[float, float], length: float) -> None:
+    def __init__(
+        self,
+        model: pin.Model,
+        start: pin.SE3,
+        table_height: float,
+        pressure: float,
+        t_approach: float,
+        t_line: tuple[float, float],
+        length: float,
+    ) -> None:
         self.model = model
         self.data = model.createData()
         self.fid = model.getFrameId(FRAME)
@@ -161,12 +176,27 @@ def run_writing_task(
     data = model.createData()
     pin.framesForwardKinematics(model, data, q0)
     start = data.oMf[model.getFrameId(FRAME)].copy()
-    controller = WritingController(model, start, table_height, pressure, t_approach=0.6,
-                                   t_line=(0.8, min(2.6, duration)), length=0.2)
+    controller = WritingController(
+        model,
+        start,
+        table_height,
+        pressure,
+        t_approach=0.6,
+        t_line=(0.8, min(2.6, duration)),
+        length=0.2,
+    )
     contact = Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
     system = System(robot, contacts=[contact], environment=env)
-    traj = simulate(system, duration, q0=q0, v0=np.zeros(model.nv), control=controller,
-                    rtol=rtol, atol=atol, output_dt=output_dt)
+    traj = simulate(
+        system,
+        duration,
+        q0=q0,
+        v0=np.zeros(model.nv),
+        control=controller,
+        rtol=rtol,
+        atol=atol,
+        output_dt=output_dt,
+    )
     traj.meta["task"] = {
         "name": "writing",
         "environment": environment if isinstance(environment, str) else env.model,

@@ -82,8 +82,20 @@ class Contact:
         ``name``.
         """
         spec = dict(spec)
-        known = {"frame", "surface", "point", "normal", "rpy", "constrained", "approach",
-                 "restitution", "rest_velocity", "unilateral", "stabilization", "name"}
+        known = {
+            "frame",
+            "surface",
+            "point",
+            "normal",
+            "rpy",
+            "constrained",
+            "approach",
+            "restitution",
+            "rest_velocity",
+            "unilateral",
+            "stabilization",
+            "name",
+        }
         unknown = set(spec) - known
         if unknown:
             raise InvalidParameter(
@@ -105,8 +117,9 @@ class Contact:
         elif surface == "functional":
             names = spec.get("constrained", ("z",))
             names = names.split() if isinstance(names, str) else names
-            constraint = FunctionalCoordinates(frame, placement, names,
-                                               approach=spec.get("approach"))
+            constraint = FunctionalCoordinates(
+                frame, placement, names, approach=spec.get("approach")
+            )
         else:
             raise InvalidParameter(
                 f"unknown surface {surface!r}; valid surfaces: plane, peg_in_hole, point3d, "

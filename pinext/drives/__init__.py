@@ -34,8 +34,15 @@ __all__ = [
 
 #: Parameters accepted in each part of a drive specification.
 SPEC_KEYS: dict[str, tuple[str, ...]] = {
-    "motor": ("resistance", "torque_constant", "back_emf_constant", "rotor_inertia",
-              "inductance", "viscous_friction", "voltage_limit"),
+    "motor": (
+        "resistance",
+        "torque_constant",
+        "back_emf_constant",
+        "rotor_inertia",
+        "inductance",
+        "viscous_friction",
+        "voltage_limit",
+    ),
     "gear": ("ratio", "efficiency", "backdrive_efficiency", "input_inertia", "output_inertia"),
     "elastic_transmission": ("ratio", "stiffness", "damping", "input_inertia", "output_inertia"),
     "actuator": ("C", "f", "d", "T", "input_limit"),
@@ -53,8 +60,9 @@ def _kwargs(joint: str, part: str, params: Mapping[str, Any]) -> dict[str, Any]:
     return dict(params)
 
 
-def drive_from_spec(joint: str, parts: Mapping[str, Mapping[str, Any]],
-                    transmission: Any = None) -> Drive:
+def drive_from_spec(
+    joint: str, parts: Mapping[str, Mapping[str, Any]], transmission: Any = None
+) -> Drive:
     """Build a :class:`Drive` from the tables of a ``<pinext><drive>`` element or sidecar.
 
     Args:

@@ -67,7 +67,8 @@ class LinearActuator:
             raise InvalidParameter(f"T must be a unit row selecting the velocity state, got {T}")
         k = int(unit[0])
         rows = [
-            p for p in range(n)
+            p
+            for p in range(n)
             if p != k and f[p] == 0 and d[p] == 0 and np.array_equal(C[p], np.eye(n)[k])
         ]
         if not rows:
@@ -122,5 +123,7 @@ class LinearActuator:
         return self.z_matrix @ x + self.z_input * u
 
     def __repr__(self) -> str:
-        return (f"LinearActuator(n={self.f.size}, inertia={self.inertia:.6g}, "
-                f"input_limit={self.input_limit})")
+        return (
+            f"LinearActuator(n={self.f.size}, inertia={self.inertia:.6g}, "
+            f"input_limit={self.input_limit})"
+        )

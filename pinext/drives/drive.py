@@ -185,8 +185,9 @@ class DriveComponent(Component):
         self.KT = np.array([m.torque_constant for m in motors])
         self.KE = np.array([m.back_emf_constant for m in motors])
         self.B = np.array([m.viscous_friction for m in motors])
-        self.umax = np.array([np.inf if m.voltage_limit is None else m.voltage_limit
-                              for m in motors])
+        self.umax = np.array(
+            [np.inf if m.voltage_limit is None else m.voltage_limit for m in motors]
+        )
         self.saturating = bool(np.isfinite(self.umax).any())
         ind = [k for k, m in enumerate(motors) if m.inductance > 0]
         self.ind_k = np.array(ind, dtype=int)  # positions within the motor arrays
@@ -213,11 +214,21 @@ class DriveComponent(Component):
             if isinstance(x.transmission, Gear):
                 self.eta_d[i] = x.transmission.efficiency
                 self.eta_b[i] = x.transmission.backdrive_efficiency
-        self.lossy = np.array([i for i in range(n) if isinstance(d[i].transmission, Gear)
-                               and d[i].transmission.lossy], dtype=int)
+        self.lossy = np.array(
+            [
+                i
+                for i in range(n)
+                if isinstance(d[i].transmission, Gear) and d[i].transmission.lossy
+            ],
+            dtype=int,
+        )
         # fast path: every drive a DC motor without inductance, all elastic or all rigid
-        self.fast = (self.mot.size == n and not self.ind.size and not self.lossy.size
-                     and (self.el.size in (0, n)))
+        self.fast = (
+            self.mot.size == n
+            and not self.ind.size
+            and not self.lossy.size
+            and (self.el.size in (0, n))
+        )
         self.all_elastic = self.el.size == n and n > 0
         self.invN = 1.0 / self.N
         self.invR = 1.0 / self.R if self.R.size == n else None
@@ -313,8 +324,13 @@ class DriveComponent(Component):
     def _evaluate(self, t, x, q, v, u, mode):
         """Motor speeds, currents, active torques and the joint effort (cached per call)."""
         cache = self._cache
-        if cache is not None and cache[0] is x and cache[1] == t and cache[2] is u \
-                and cache[3] == mode:
+        if (
+            cache is not None
+            and cache[0] is x
+            and cache[1] == t
+            and cache[2] is u
+            and cache[3] == mode
+        ):
             return cache[4]
         if self.fast and not mode:
             r = self._evaluate_fast(x, q, v, u)
@@ -343,8 +359,9 @@ class DriveComponent(Component):
             if self.ind.size:
                 i = np.empty(self.mot.size)
                 i[self.ind_k] = x[self.s_cur]
-                i[self.res_k] = (us[self.res_k] - self.KE[self.res_k] * td[self.res_k]) \
-                    / self.R[self.res_k]
+                i[self.res_k] = (us[self.res_k] - self.KE[self.res_k] * td[self.res_k]) / self.R[
+                    self.res_k
+                ]
             else:
                 i = (us - self.KE * td) / self.R
             tau_s[self.mot] = self.KT * i - self.B * td
@@ -358,8 +375,11 @@ class DriveComponent(Component):
                 act: LinearActuator = self.drives[j].actuator  # type: ignore[assignment]
                 if theta_all is None:
                     theta_all = self._theta(x, q)
-                z = x[self.s_gen][self.gen_offsets[k] : self.gen_offsets[k + 1]] \
-                    if self.s_gen is not None else np.zeros(0)
+                z = (
+                    x[self.s_gen][self.gen_offsets[k] : self.gen_offsets[k + 1]]
+                    if self.s_gen is not None
+                    else np.zeros(0)
+                )
                 uj = act.saturate(float(u[j]))
                 xa = act.full_state(theta_all[j], theta_dot[j], z)
                 r["gen_x"][j] = (xa, uj)
@@ -390,14 +410,30 @@ class DriveComponent(Component):
             i = (us - self.KE * omega) * self.invR
             tau_s = self.KT * i - self.B * omega
             eff[self.iv] = spring
-            return {"theta_dot": omega, "u": u, "us": us, "i": i, "td_mot": omega,
-                    "tau_s": tau_s, "spring": spring, "rel_v": rel_v, "effort": eff}
+            return {
+                "theta_dot": omega,
+                "u": u,
+                "us": us,
+                "i": i,
+                "td_mot": omega,
+                "tau_s": tau_s,
+                "spring": spring,
+                "rel_v": rel_v,
+                "effort": eff,
+            }
         td = self.N * v[self.iv]
         i = (us - self.KE * td) * self.invR
         tau_s = self.KT * i - self.B * td
         eff[self.iv] = self.N * tau_s
-        return {"theta_dot": td, "u": u, "us": us, "i": i, "td_mot": td, "tau_s": tau_s,
-                "effort": eff}
+        return {
+            "theta_dot": td,
+            "u": u,
+            "us": us,
+            "i": i,
+            "td_mot": td,
+            "tau_s": tau_s,
+            "effort": eff,
+        }
 
     def _theta(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
         theta = self.N * self.joint_angle(q)
@@ -418,8 +454,9 @@ class DriveComponent(Component):
             out[self.s_vel] = (r["tau_s"][self.el] - r["spring"] / self.Nel) / self.Jm[self.el]
         if self.ind.size:
             k = self.ind_k
-            out[self.s_cur] = (r["us"][k] - self.R[k] * r["i"][k] - self.KE[k] * r["td_mot"][k]) \
-                / self.L
+            out[self.s_cur] = (
+                r["us"][k] - self.R[k] * r["i"][k] - self.KE[k] * r["td_mot"][k]
+            ) / self.L
         if self.s_gen is not None:
             block = np.empty(self.gen_offsets[-1])
             for k, j in enumerate(self.gen):
@@ -456,8 +493,13 @@ class DriveComponent(Component):
             M = r["tau_s"] - self.Jm * self.N * a[self.iv]
             moving = self.lossy[e[self.lossy] > 0]
             efficiency[moving] = (1.0 - e[moving]) * M[moving] * td[moving]
-        return {"input": p_in, "copper": copper, "friction": friction, "efficiency": efficiency,
-                "conversion": conversion}
+        return {
+            "input": p_in,
+            "copper": copper,
+            "friction": friction,
+            "efficiency": efficiency,
+            "conversion": conversion,
+        }
 
     def power(self, t, x, q, v, u, mode):
         if not mode and not self.gen and not self.ideal.size:  # fast path: DC motors only
@@ -481,9 +523,15 @@ class DriveComponent(Component):
             cached = self._acc_cache
             a = cached[2] if cached is not None and cached[0] is x and cached[1] == t else None
         p = self._losses(t, x, q, v, u, mode, a)
-        return (float(p["input"].sum()),
-                float(p["copper"].sum() + p["friction"].sum() + p["efficiency"].sum()
-                      + p["conversion"].sum()))
+        return (
+            float(p["input"].sum()),
+            float(
+                p["copper"].sum()
+                + p["friction"].sum()
+                + p["efficiency"].sum()
+                + p["conversion"].sum()
+            ),
+        )
 
     def energy(self, x, q, v):
         """Rotor and gear kinetic energy of elastic drives, spring energy, magnetic energy [J].
@@ -624,18 +672,38 @@ class DriveComponent(Component):
             i = int(self.lossy[k])
             joint = self.joints[i]
             if ch == "S":
-                events.append(Event(f"{joint}.gear_slips_low", self._slip_function(i, True, mode),
-                                    -1.0,
-                                    self._slip_action(k, True)))
-                events.append(Event(f"{joint}.gear_slips_high", self._slip_function(i, False, mode),
-                                    -1.0, self._slip_action(k, False)))
+                events.append(
+                    Event(
+                        f"{joint}.gear_slips_low",
+                        self._slip_function(i, True, mode),
+                        -1.0,
+                        self._slip_action(k, True),
+                    )
+                )
+                events.append(
+                    Event(
+                        f"{joint}.gear_slips_high",
+                        self._slip_function(i, False, mode),
+                        -1.0,
+                        self._slip_action(k, False),
+                    )
+                )
                 continue
             sigma = 1.0 if ch.isupper() else -1.0
             m = sigma if ch.upper() == "D" else -sigma
-            events.append(Event(f"{joint}.gear_torque_zero", self._torque_function(i, mode), -m,
-                                self._flip_action(k)))
-            events.append(Event(f"{joint}.motor_stops", self._velocity_function(i), -sigma,
-                                self._stop_action(k)))
+            events.append(
+                Event(
+                    f"{joint}.gear_torque_zero",
+                    self._torque_function(i, mode),
+                    -m,
+                    self._flip_action(k),
+                )
+            )
+            events.append(
+                Event(
+                    f"{joint}.motor_stops", self._velocity_function(i), -sigma, self._stop_action(k)
+                )
+            )
         return events
 
     def _current_mode(self, phase: Phase) -> str:
@@ -673,8 +741,11 @@ class DriveComponent(Component):
             ch = mode[k]
             new = {"D": "B", "B": "D", "d": "b", "b": "d"}[ch]
             mode = mode[:k] + new + mode[k + 1 :]
-            return x, phase.replace(self.name, mode), {"joint": self.joints[self.lossy[k]],
-                                                       "mode": mode}
+            return (
+                x,
+                phase.replace(self.name, mode),
+                {"joint": self.joints[self.lossy[k]], "mode": mode},
+            )
 
         return action
 
@@ -725,8 +796,12 @@ class DriveComponent(Component):
         e = r.get("e", np.ones(n))
         M = r["tau_s"] - self.Jm * self.N * a[self.iv]
         joint_torque = np.empty(n)
-        out_inertia = np.array([0.0 if d.elastic or d.transmission is None
-                                else d.transmission.output_inertia for d in self.drives])
+        out_inertia = np.array(
+            [
+                0.0 if d.elastic or d.transmission is None else d.transmission.output_inertia
+                for d in self.drives
+            ]
+        )
         joint_torque[self.rig] = (e * self.N * M - out_inertia * a[self.iv])[self.rig]
         if mode:
             _, held = self._gear_torque(t, x, mode)

@@ -53,8 +53,10 @@ class Feedforward(NamedTuple):
         def law(t: float, x: np.ndarray) -> np.ndarray:
             i = min(max(np.searchsorted(self.t, t) - 1, 0), self.t.size - 2)
             w = (t - self.t[i]) / (self.t[i + 1] - self.t[i])
-            at = [(1 - w) * s[i] + w * s[i + 1] for s in (self.voltage, self.motor_angle,
-                                                          self.motor_velocity)]
+            at = [
+                (1 - w) * s[i] + w * s[i + 1]
+                for s in (self.voltage, self.motor_angle, self.motor_velocity)
+            ]
             return at[0] + kp * (at[1] - x[angle]) + kd * (at[2] - x[velocity])
 
         return law
@@ -81,8 +83,10 @@ def elastic_drive_feedforward(
         The :class:`Feedforward`.
     """
     for joint, drive in drives.items():
-        if not (isinstance(drive.actuator, DCMotor)
-                and isinstance(drive.transmission, ElasticTransmission)):
+        if not (
+            isinstance(drive.actuator, DCMotor)
+            and isinstance(drive.transmission, ElasticTransmission)
+        ):
             raise InvalidParameter(
                 f"drive of '{joint}' must be a DCMotor with an ElasticTransmission, got {drive!r}"
             )
@@ -90,7 +94,9 @@ def elastic_drive_feedforward(
     dt = t[1] - t[0]
     v = np.gradient(q, dt, axis=0)
     a = np.gradient(v, dt, axis=0)
-    tau_all = np.array([pin.rnea(model, data, qi, vi, ai) for qi, vi, ai in zip(q, v, a)])
+    tau_all = np.array(
+        [pin.rnea(model, data, qi, vi, ai) for qi, vi, ai in zip(q, v, a, strict=True)]
+    )
     index = [robot.velocity_index(j) for j in drives]
     tau = tau_all[:, index]
     ratio = np.array([d.transmission.ratio for d in drives.values()])

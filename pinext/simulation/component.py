@@ -66,12 +66,12 @@ class ComponentState:
     inputs: slice = field(default_factory=lambda: slice(0, 0))
 
 
-class Component(abc.ABC):
+class Component(abc.ABC):  # noqa: B024 - every hook is optional
     """Something that adds states, efforts, energy, inputs and events to a System.
 
     A component sees the public state ``x = [q, v, extra states..., work accumulators]`` and
-    the slices of its own states in ``self.layout``. All methods but :meth:`states` have
-    neutral defaults, so a component overrides only what it models.
+    the slices of its own states in ``self.layout``. Every method has a neutral default, so a
+    component overrides only what it models.
     """
 
     #: Unique name; used for its states and phase mode.
@@ -103,7 +103,7 @@ class Component(abc.ABC):
         """Generalized force on the mechanism [N.m or N], shape (nv,), or None."""
         return None
 
-    def derivative(
+    def derivative(  # noqa: B027 - optional hook
         self,
         t: float,
         x: np.ndarray,

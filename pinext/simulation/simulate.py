@@ -146,8 +146,12 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
                 raise InvalidParameter("the momentum method does not support constrained phases")
             # seed 001 Theorem 1: p_dot = dT/dq + ad*_v p + tau - g(q), p = M v
             p = y[v_block]
-            a = (kinetic_energy_gradient(model, data, q, v) + hamel_term(model, q, v, p) + tau
-                 - pin.computeGeneralizedGravity(model, data, q))
+            a = (
+                kinetic_energy_gradient(model, data, q, v)
+                + hamel_term(model, q, v, p)
+                + tau
+                - pin.computeGeneralizedGravity(model, data, q)
+            )
         elif a is None:
             a = aba(model, data, q, v, tau)
         if not np.isfinite(a.sum()):
@@ -230,7 +234,9 @@ def simulate(
     if momentum:
         method = "DOP853"
     elif method not in METHODS:
-        raise InvalidParameter(f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum")
+        raise InvalidParameter(
+            f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum"
+        )
     if not t_final > 0:
         raise InvalidParameter(f"t_final must be positive, got {t_final}")
     x = system.initial_state(q0, v0) if x0 is None else np.array(x0, dtype=float)
@@ -251,8 +257,13 @@ def simulate(
     phase_ids: list[np.ndarray] = []
     phases: list[PhaseRecord] = []
     events: list[EventRecord] = []
-    bar = tqdm(total=float(t_final), unit="s", disable=not progress, desc="simulate",
-               bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]")
+    bar = tqdm(
+        total=float(t_final),
+        unit="s",
+        disable=not progress,
+        desc="simulate",
+        bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]",
+    )
     bar.step = t_final / 200  # type: ignore[attr-defined]
     stalled = 0
     recentred = False  # the previous segment ended with a restart (chart, breakpoint): same state
@@ -276,12 +287,19 @@ def simulate(
                 t_eval = t_eval[(t_eval >= t) & (t_eval <= t_final)]
             sol = solve_ivp(
                 _rhs(system, phase, chart, law, bar if progress else None),
-                (t, t_final), chart.to_internal(x), t_eval=t_eval, events=functions or None,
+                (t, t_final),
+                chart.to_internal(x),
+                t_eval=t_eval,
+                events=functions or None,
                 **options,
             )
             nfev += sol.nfev
             if sol.status == -1:
-                raise IntegrationError(f"solver failed ({sol.message})", float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else t, x)
+                raise IntegrationError(
+                    f"solver failed ({sol.message})",
+                    float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else t,
+                    x,
+                )
             seg_t = list(np.atleast_1d(sol.t))
             seg_y = [sol.y[:, i] for i in range(len(seg_t))]
             fired = None
@@ -341,10 +359,20 @@ def simulate(
         bar.update(max(bar.total - bar.n, 0) if t >= t_final else 0)
         bar.close()
     wall = time.perf_counter() - started
-    traj = Trajectory.from_run(system, np.concatenate(times), np.vstack(states),
-                               np.concatenate(phase_ids), phases, events, law)
-    traj.meta["stats"] = {"nfev": int(nfev), "wall_time": wall,
-                          "method": "momentum" if momentum else method}
+    traj = Trajectory.from_run(
+        system,
+        np.concatenate(times),
+        np.vstack(states),
+        np.concatenate(phase_ids),
+        phases,
+        events,
+        law,
+    )
+    traj.meta["stats"] = {
+        "nfev": int(nfev),
+        "wall_time": wall,
+        "method": "momentum" if momentum else method,
+    }
     return traj
 
 

@@ -148,7 +148,9 @@ class System:
         """Kinetic (with armature), gravity and joint-elastic energy [J]."""
         kinetic = pin.computeKineticEnergy(self.model, self.data, q, v)
         gravity = pin.computePotentialEnergy(self.model, self.data, q)
-        elastic = 0.5 * float(self.stiffness @ self.deflection(q) ** 2) if self.elastic.size else 0.0
+        elastic = (
+            0.5 * float(self.stiffness @ self.deflection(q) ** 2) if self.elastic.size else 0.0
+        )
         return {"kinetic": kinetic, "gravity": gravity, "elastic": elastic}
 
     def energy_terms(self, x: np.ndarray) -> dict[str, float]:

@@ -51,8 +51,13 @@ class EnergyBalance(NamedTuple):
     def scale(self) -> float:
         """The energy scale that residuals are relative to [J]."""
         return float(
-            max(np.abs(self.energy).max(), np.abs(self.input_work).max(),
-                np.abs(self.dissipated).max(), np.abs(self.jump_losses).max(), 1e-300)
+            max(
+                np.abs(self.energy).max(),
+                np.abs(self.input_work).max(),
+                np.abs(self.dissipated).max(),
+                np.abs(self.jump_losses).max(),
+                1e-300,
+            )
         )
 
     def max_relative(self) -> float:
@@ -103,7 +108,7 @@ class Trajectory:
         model = system.model
         outputs: dict[str, list] = {}
         modes = {}
-        for i, (ti, xi) in enumerate(zip(t, x)):
+        for i, (ti, xi) in enumerate(zip(t, x, strict=True)):
             q, v = system.split(xi)
             for name, value in system.energy_terms(xi).items():
                 outputs.setdefault(f"energy.{name}", []).append(value)
@@ -123,8 +128,12 @@ class Trajectory:
             "nq": model.nq,
             "nv": model.nv,
             "joint_names": list(model.names)[1:],
-            "flexible": [dataclasses.asdict(f) for f in robot.flexible if dataclasses.is_dataclass(f)],
-            "sidecar": str(Path(sidecar).resolve()) if sidecar and sidecar.endswith(".toml") else None,
+            "flexible": [
+                dataclasses.asdict(f) for f in robot.flexible if dataclasses.is_dataclass(f)
+            ],
+            "sidecar": str(Path(sidecar).resolve())
+            if sidecar and sidecar.endswith(".toml")
+            else None,
             "drives": list(system.drives),
             "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
         }
@@ -202,8 +211,14 @@ class Trajectory:
             "format": "pinext-trajectory-1",
         }
         arrays = {f"out:{k}": v for k, v in self.outputs.items()}
-        np.savez_compressed(path, t=self.t, x=self.x, phase_index=self.phase_index,
-                            header=np.array(json.dumps(header)), **arrays)
+        np.savez_compressed(
+            path,
+            t=self.t,
+            x=self.x,
+            phase_index=self.phase_index,
+            header=np.array(json.dumps(header)),
+            **arrays,
+        )
         return path
 
     @classmethod
@@ -221,7 +236,9 @@ class Trajectory:
             layout={k: tuple(v) for k, v in header["layout"].items()},
             phase_index=arrays["phase_index"],
             phases=[
-                PhaseRecord(p["t_start"], p["t_end"], p["name"], tuple(tuple(m) for m in p["modes"]))
+                PhaseRecord(
+                    p["t_start"], p["t_end"], p["name"], tuple(tuple(m) for m in p["modes"])
+                )
                 for p in header["phases"]
             ],
             events=[EventRecord(**e) for e in header["events"]],

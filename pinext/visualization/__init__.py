@@ -27,8 +27,14 @@ __all__ = [
 ]
 
 
-def view(path: str | Path, html: str | Path | None = None, *, speed: float = 1.0,
-         fps: float = 30.0, block: bool = True) -> Any:
+def view(
+    path: str | Path,
+    html: str | Path | None = None,
+    *,
+    speed: float = 1.0,
+    fps: float = 30.0,
+    block: bool = True,
+) -> Any:
     """Show a saved trajectory: live in the browser, or as a self-contained HTML file.
 
     The robot is rebuilt from ``trajectory.meta`` (``urdf``, ``flexible``, ``sidecar``).
@@ -69,9 +75,10 @@ def demo_outputs(out: str | Path, *, fps: float = 30.0) -> list[Path]:
     """Write the demo's browser animations and plots from the trajectories in ``out``.
 
     Reads ``writing_compliant.npz`` (else ``writing_rigid.npz``), ``flexible_slew.npz`` and
-    ``elastic_drives.npz`` when present (what ``pinext demo`` saves) and writes ``demo.html`` (the writing task),
-    ``flexible_slew.html`` (bending drawn 20 times larger) and PNG + SVG plots: contact force,
-    energy audit, joint trajectories, torque-speed points, mode shapes.
+    ``elastic_drives.npz`` when present (what ``pinext demo`` saves) and writes ``demo.html``
+    (the writing task), ``flexible_slew.html`` (bending drawn 20 times larger) and PNG + SVG
+    plots: contact force, energy audit, joint trajectories, torque-speed points, mode shapes,
+    link vs motor angle, motor trajectories.
 
     Returns:
         The files written.
@@ -84,8 +91,14 @@ def demo_outputs(out: str | Path, *, fps: float = 30.0) -> list[Path]:
 
     out = Path(out)
     written: list[Path] = []
-    writing = next((out / f"writing_{e}.npz" for e in ("compliant", "rigid")
-                    if (out / f"writing_{e}.npz").is_file()), None)
+    writing = next(
+        (
+            out / f"writing_{e}.npz"
+            for e in ("compliant", "rigid")
+            if (out / f"writing_{e}.npz").is_file()
+        ),
+        None,
+    )
     if writing is not None:
         traj = Trajectory.load(writing)
         written.append(export_html(traj, out / "demo.html", fps=fps))
@@ -97,8 +110,14 @@ def demo_outputs(out: str | Path, *, fps: float = 30.0) -> list[Path]:
     if flexible.is_file():
         traj = Trajectory.load(flexible)
         viewer = viewer_for(traj, deflection_scale=20.0)
-        written.append(viewer.export_html(traj, out / "flexible_slew.html", fps=fps,
-                                          title="pinext: flexible arm (bending x20)"))
+        written.append(
+            viewer.export_html(
+                traj,
+                out / "flexible_slew.html",
+                fps=fps,
+                title="pinext: flexible arm (bending x20)",
+            )
+        )
         written += plots.save(plots.mode_shapes(viewer.robot), out / "mode_shapes")
         written += plots.save(plots.energy_audit(traj), out / "flexible_energy_audit")
     drives = out / "elastic_drives.npz"

@@ -79,8 +79,9 @@ COLORS = {
     "flexible": np.array([0.55, 0.6, 0.7, 1.0]),
 }
 _AXES = np.array([[0, 0, 0], [1, 0, 0], [0, 0, 0], [0, 1, 0], [0, 0, 0], [0, 0, 1]], float).T
-_AXES_COLORS = np.array([[1, 0, 0], [1, 0.6, 0], [0, 1, 0], [0.6, 1, 0], [0, 0, 1], [0, 0.6, 1]],
-                        float).T
+_AXES_COLORS = np.array(
+    [[1, 0, 0], [1, 0.6, 0], [0, 1, 0], [0.6, 1, 0], [0, 0, 1], [0, 0.6, 1]], float
+).T
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,8 +110,13 @@ class _Cone(mg.Geometry):
         self.height = height
 
     def lower(self, object_data: Any) -> dict:
-        return {"uuid": self.uuid, "type": "ConeGeometry", "radius": self.radius,
-                "height": self.height, "radialSegments": 16}
+        return {
+            "uuid": self.uuid,
+            "type": "ConeGeometry",
+            "radius": self.radius,
+            "height": self.height,
+            "radialSegments": 16,
+        }
 
 
 class LiveServer:
@@ -127,8 +133,9 @@ class LiveServer:
 
     def __init__(self) -> None:
         cmd = [sys.executable, "-u", "-m", "pinext.visualization.meshcat_viewer", "--serve"]
-        self.process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         urls = {}
         while len(urls) < 2:
             line = self.process.stdout.readline().decode("utf-8").strip()
@@ -186,8 +193,9 @@ def _rotation_to(axis: np.ndarray, direction: np.ndarray) -> np.ndarray:
     return pin.Quaternion.FromTwoVectors(axis, direction / norm).toRotationMatrix()
 
 
-def _cylinder_between(name: str, joint: int, a: np.ndarray, b: np.ndarray, radius: float,
-                      color: np.ndarray) -> pin.GeometryObject | None:
+def _cylinder_between(
+    name: str, joint: int, a: np.ndarray, b: np.ndarray, radius: float, color: np.ndarray
+) -> pin.GeometryObject | None:
     import coal
 
     length = float(np.linalg.norm(b - a))
@@ -209,11 +217,16 @@ def _sphere(name: str, joint: int, radius: float, color: np.ndarray) -> pin.Geom
 
 def _segments(model: pin.Model, joint: int) -> list[np.ndarray]:
     """End points (in the joint frame) of the segments that draw joint ``joint``'s body."""
-    ends = [model.jointPlacements[c].translation.copy() for c in range(1, model.njoints)
-            if model.parents[c] == joint]
+    ends = [
+        model.jointPlacements[c].translation.copy()
+        for c in range(1, model.njoints)
+        if model.parents[c] == joint
+    ]
     for frame in model.frames:
-        if frame.parentJoint == joint and frame.type in (pin.FrameType.OP_FRAME,
-                                                         pin.FrameType.BODY):
+        if frame.parentJoint == joint and frame.type in (
+            pin.FrameType.OP_FRAME,
+            pin.FrameType.BODY,
+        ):
             ends.append(frame.placement.translation.copy())
     return [e for e in ends if np.linalg.norm(e) > 1e-9]
 
@@ -226,8 +239,12 @@ def _characteristic_length(model: pin.Model) -> float:
 
 
 def skeleton_geometry(
-    model: pin.Model, joints: Sequence[int] | None = None, *, radius: float | None = None,
-    color: np.ndarray | None = None, prefix: str = "skeleton",
+    model: pin.Model,
+    joints: Sequence[int] | None = None,
+    *,
+    radius: float | None = None,
+    color: np.ndarray | None = None,
+    prefix: str = "skeleton",
 ) -> list[pin.GeometryObject]:
     """Cylinders from each joint to its children (and frames), and a sphere at each joint.
 
@@ -249,8 +266,9 @@ def skeleton_geometry(
     for j in joints:
         out.append(_sphere(f"{prefix}/{model.names[j]}/joint", j, 1.6 * radius, COLORS["joint"]))
         for k, end in enumerate(_segments(model, j)):
-            geom = _cylinder_between(f"{prefix}/{model.names[j]}/{k}", j, np.zeros(3), end,
-                                     radius, color)
+            geom = _cylinder_between(
+                f"{prefix}/{model.names[j]}/{k}", j, np.zeros(3), end, radius, color
+            )
             if geom is not None:
                 out.append(geom)
     return out
@@ -266,9 +284,12 @@ def _visual_model_for(robot: Any) -> pin.GeometryModel:
         return visual
     drawn = {g.parentJoint for g in visual.geometryObjects}
     flexible = [getattr(f, "link", None) for f in getattr(robot, "flexible", [])]
-    bare = [j for j in range(1, model.njoints)
-            if j not in drawn and any(model.names[j].startswith(f"{link}_elastic_")
-                                      for link in flexible if link)]
+    bare = [
+        j
+        for j in range(1, model.njoints)
+        if j not in drawn
+        and any(model.names[j].startswith(f"{link}_elastic_") for link in flexible if link)
+    ]
     if bare:
         for geom in skeleton_geometry(model, bare, color=COLORS["flexible"], prefix="sublink"):
             visual.addGeometryObject(geom)
@@ -308,8 +329,13 @@ def _contact_views(model: pin.Model, contacts: Sequence[Any], output: str) -> li
         m = int(getattr(constraint, "m", 1))
         frame = getattr(constraint, "frame", None)
         try:
-            fid = (int(frame) if isinstance(frame, (int, np.integer))
-                   else model.getFrameId(frame) if model.existFrame(str(frame)) else None)
+            fid = (
+                int(frame)
+                if isinstance(frame, (int, np.integer))
+                else model.getFrameId(frame)
+                if model.existFrame(str(frame))
+                else None
+            )
         except (TypeError, ValueError):
             fid = None
         placement = getattr(constraint, "placement", None)
@@ -317,16 +343,26 @@ def _contact_views(model: pin.Model, contacts: Sequence[Any], output: str) -> li
             placement = constraint.law(0.0)[0]
         placement = placement if isinstance(placement, pin.SE3) else pin.SE3.Identity()
         names = tuple(getattr(constraint, "names", ("z",)))
-        directions = [(row + k, np.eye(3)[:, "xyz".index(n)]) for k, n in enumerate(names)
-                      if n in ("x", "y", "z")]
+        directions = [
+            (row + k, np.eye(3)[:, "xyz".index(n)])
+            for k, n in enumerate(names)
+            if n in ("x", "y", "z")
+        ]
         kind = "plane" if names == ("z",) else "frame"
         if fid is not None:
             tool = getattr(constraint, "tool", None)
-            views.append(_ContactView(
-                name=str(getattr(c, "name", None) or frame), frame_id=fid,
-                tool=tool if isinstance(tool, pin.SE3) else pin.SE3.Identity(),
-                placement=placement, rows=slice(row, row + m), directions=directions,
-                kind=kind, output=output))
+            views.append(
+                _ContactView(
+                    name=str(getattr(c, "name", None) or frame),
+                    frame_id=fid,
+                    tool=tool if isinstance(tool, pin.SE3) else pin.SE3.Identity(),
+                    placement=placement,
+                    rows=slice(row, row + m),
+                    directions=directions,
+                    kind=kind,
+                    output=output,
+                )
+            )
         row += m
     return views
 
@@ -340,8 +376,10 @@ def _scene_from_components(model: pin.Model, components: Sequence[Any]):
             env = getattr(comp, "environment", None)
             if env is not None and views:
                 environment = _EnvironmentView(
-                    normal=views[0].placement.rotation[:, 2].copy(), output=f"{comp.name}.",
-                    layered=bool(getattr(comp, "layered", False)))
+                    normal=views[0].placement.rotation[:, 2].copy(),
+                    output=f"{comp.name}.",
+                    layered=bool(getattr(comp, "layered", False)),
+                )
     return contacts, environment
 
 
@@ -361,17 +399,24 @@ def _scene_from_meta(model: pin.Model, meta: dict, outputs: dict) -> tuple[list,
         try:
             from ..contact import Contact, plane
 
-            contacts = [Contact(plane(task.get("frame", model.frames[-1].name),
-                                      (0.0, 0.0, float(task["table_height"]))),
-                                name=task.get("contact", "table"))]
+            contacts = [
+                Contact(
+                    plane(
+                        task.get("frame", model.frames[-1].name),
+                        (0.0, 0.0, float(task["table_height"])),
+                    ),
+                    name=task.get("contact", "table"),
+                )
+            ]
         except Exception as err:  # noqa: BLE001
             warnings.warn(f"contact surface of the task not drawn: {err}", stacklevel=3)
     prefix = "contact"
     views = _contact_views(model, contacts, f"{prefix}.force")
     environment = None
     if views and f"{prefix}.deformation" in outputs:
-        environment = _EnvironmentView(views[0].placement.rotation[:, 2].copy(), f"{prefix}.",
-                                       f"{prefix}.layer" in outputs)
+        environment = _EnvironmentView(
+            views[0].placement.rotation[:, 2].copy(), f"{prefix}.", f"{prefix}.layer" in outputs
+        )
     return views, environment
 
 
@@ -489,8 +534,9 @@ class Viewer:
     def _end_effector(self) -> int:
         rigid = getattr(self.robot, "rigid_model", self.model)
         for frame in reversed(list(rigid.frames)):
-            if frame.type in (pin.FrameType.OP_FRAME, pin.FrameType.BODY) and \
-                    self.model.existFrame(frame.name):
+            if frame.type in (pin.FrameType.OP_FRAME, pin.FrameType.BODY) and self.model.existFrame(
+                frame.name
+            ):
                 return self.model.getFrameId(frame.name)
         return self.model.nframes - 1
 
@@ -519,12 +565,18 @@ class Viewer:
             if frames is not None:
                 for c in self.contacts:
                     if c.output in frames.outputs:
-                        peak = max(peak, np.abs(frames.outputs[c.output][:, c.rows]).max(
-                            initial=0.0))
+                        peak = max(
+                            peak, np.abs(frames.outputs[c.output][:, c.rows]).max(initial=0.0)
+                        )
             force_scale = 0.3 * self.size / peak if peak > 0 else 0.01
         if impulse_scale is None:
-            peak = max((np.abs(np.asarray(e.info.get("impulse", 0.0), float)).max(initial=0.0)
-                        for e in getattr(trajectory, "events", [])), default=0.0)
+            peak = max(
+                (
+                    np.abs(np.asarray(e.info.get("impulse", 0.0), float)).max(initial=0.0)
+                    for e in getattr(trajectory, "events", [])
+                ),
+                default=0.0,
+            )
             impulse_scale = 0.2 * self.size / peak if peak > 0 else 0.1
         return force_scale, impulse_scale
 
@@ -532,8 +584,9 @@ class Viewer:
         """Load the robot and the extras into a meshcat Visualizer; returns pin's visualizer."""
         from pinocchio.visualize import MeshcatVisualizer
 
-        pviz = MeshcatVisualizer(self.model, None, self.visual_model, data=self.data,
-                                 visual_data=self.visual_data)
+        pviz = MeshcatVisualizer(
+            self.model, None, self.visual_model, data=self.data, visual_data=self.visual_data
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             pviz.initViewer(viewer=vis)
@@ -546,13 +599,15 @@ class Viewer:
             if c.kind == "plane":
                 node["plate"].set_object(
                     mg.Box([side, side, 0.004 * self.size]),
-                    mg.MeshPhongMaterial(color=COLORS["surface"], opacity=0.55, transparent=True))
+                    mg.MeshPhongMaterial(color=COLORS["surface"], opacity=0.55, transparent=True),
+                )
             else:
                 self._triad(node["frame"], 1.5 * self.frame_size)
             node.set_transform(self._surface_placement(c, None, 0).homogeneous)
             c.center = self._plate_center(c, frames)
-            node["plate"].set_transform(pin.SE3(np.eye(3), c.center + np.array(
-                [0, 0, -0.002 * self.size])).homogeneous)
+            node["plate"].set_transform(
+                pin.SE3(np.eye(3), c.center + np.array([0, 0, -0.002 * self.size])).homogeneous
+            )
             arrow = extra["forces"][c.name]
             self._arrow(arrow, COLORS["force"])
             impulse = extra["impulses"][c.name]
@@ -560,12 +615,15 @@ class Viewer:
         if self.environment is not None and self.contacts:
             c = self.contacts[0]
             mass = extra["environment"]["mass"]
-            mass.set_object(mg.Box([0.5 * side, 0.5 * side, 0.08 * self.size]),
-                            mg.MeshPhongMaterial(color=COLORS["environment"]))
+            mass.set_object(
+                mg.Box([0.5 * side, 0.5 * side, 0.08 * self.size]),
+                mg.MeshPhongMaterial(color=COLORS["environment"]),
+            )
             if self.environment.layered:
                 extra["environment"]["layer"].set_object(
                     mg.Box([0.5 * side, 0.5 * side, 1.0]),
-                    mg.MeshPhongMaterial(color=COLORS["layer"], opacity=0.6, transparent=True))
+                    mg.MeshPhongMaterial(color=COLORS["layer"], opacity=0.6, transparent=True),
+                )
         for fid in self.frames:
             self._triad(extra["frames"][self.model.frames[fid].name], self.frame_size)
         if frames is not None:
@@ -573,9 +631,12 @@ class Viewer:
         return pviz
 
     def _triad(self, node: Any, length: float) -> None:
-        node.set_object(mg.LineSegments(
-            mg.PointsGeometry(position=length * _AXES, color=_AXES_COLORS),
-            mg.LineBasicMaterial(linewidth=2, vertexColors=True)))
+        node.set_object(
+            mg.LineSegments(
+                mg.PointsGeometry(position=length * _AXES, color=_AXES_COLORS),
+                mg.LineBasicMaterial(linewidth=2, vertexColors=True),
+            )
+        )
 
     def _arrow(self, node: Any, color: int) -> None:
         """A unit arrow along +y: shaft (scaled in y) and head (moved to the tip)."""
@@ -630,12 +691,16 @@ class Viewer:
             for k, q in enumerate(frames.q):
                 pin.framesForwardKinematics(self.model, self.data, q)
                 points[k] = self.data.oMf[fid].translation
-            extra["trails"][self.model.frames[fid].name].set_object(mg.Line(
-                mg.PointsGeometry(points.T.astype(np.float32)),
-                mg.LineBasicMaterial(color=COLORS["trail"], linewidth=2)))
+            extra["trails"][self.model.frames[fid].name].set_object(
+                mg.Line(
+                    mg.PointsGeometry(points.T.astype(np.float32)),
+                    mg.LineBasicMaterial(color=COLORS["trail"], linewidth=2),
+                )
+            )
 
-    def _poses(self, frames: _Frames, k: int, scales: tuple[float, float],
-               events: Sequence[Any] = ()) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    def _poses(
+        self, frames: _Frames, k: int, scales: tuple[float, float], events: Sequence[Any] = ()
+    ) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
         """Node path -> (rigid transform, scale or None) at frame k."""
         model, data = self.model, self.data
         q = frames.q[k]
@@ -660,16 +725,14 @@ class Viewer:
                         force += values[row] * (surface.rotation @ direction)
             self._split_arrow(poses, f"{EXTRA}/forces/{c.name}", origin, force_scale * force)
             impulse = self._impulse_at(c, frames.t[k], events, surface)
-            self._split_arrow(poses, f"{EXTRA}/impulses/{c.name}", origin,
-                              impulse_scale * impulse)
+            self._split_arrow(poses, f"{EXTRA}/impulses/{c.name}", origin, impulse_scale * impulse)
         if self.environment is not None and self.contacts:
             c = self.contacts[0]
             s_e = self._env_value(frames, "deformation", k)
             w = self._env_value(frames, "layer", k)
             n = self.environment.normal
             depth = 0.08 * self.size
-            base = (c.placement.translation + c.placement.rotation @ c.center
-                    + (s_e - w) * n)
+            base = c.placement.translation + c.placement.rotation @ c.center + (s_e - w) * n
             mass = np.eye(4)
             mass[:3, :3] = c.placement.rotation
             mass[:3, 3] = base - (0.004 * self.size + depth / 2) * n
@@ -682,8 +745,9 @@ class Viewer:
                 poses[f"{EXTRA}/environment/layer"] = (layer, np.array([1.0, 1.0, thickness]))
         return poses
 
-    def _impulse_at(self, c: _ContactView, t: float, events: Sequence[Any],
-                    surface: pin.SE3) -> np.ndarray:
+    def _impulse_at(
+        self, c: _ContactView, t: float, events: Sequence[Any], surface: pin.SE3
+    ) -> np.ndarray:
         """The impulse of an impact at this contact shown for 0.3 s after it [N.s]."""
         for e in events:
             info = e.info or {}
@@ -699,8 +763,7 @@ class Viewer:
                 return vector
         return np.zeros(3)
 
-    def _split_arrow(self, poses: dict, path: str, origin: np.ndarray,
-                     vector: np.ndarray) -> None:
+    def _split_arrow(self, poses: dict, path: str, origin: np.ndarray, vector: np.ndarray) -> None:
         for key, value in self._arrow_poses(origin, vector).items():
             scale = np.linalg.norm(value[:3, :3], axis=0)
             rigid = value.copy()
@@ -725,8 +788,7 @@ class Viewer:
         eye = target + 1.1 * extent * direction / np.linalg.norm(direction)
         self.camera = (eye, target)
         # the camera node's coordinates are three.js's: (x, z, -y) of pinext's z-up world
-        vis["/Cameras/default/rotated/<object>"].set_property("position",
-                                                                [eye[0], eye[2], -eye[1]])
+        vis["/Cameras/default/rotated/<object>"].set_property("position", [eye[0], eye[2], -eye[1]])
         return eye, target
 
     # -- live -------------------------------------------------------------------------------
@@ -767,8 +829,9 @@ class Viewer:
                 m[:3, :3] = m[:3, :3] * scale
             vis[path].set_transform(m)
 
-    def play(self, trajectory: Any, speed: float = 1.0, *, fps: float = 30.0,
-             wait: bool = False) -> None:
+    def play(
+        self, trajectory: Any, speed: float = 1.0, *, fps: float = 30.0, wait: bool = False
+    ) -> None:
         """Play a trajectory in the live viewer at ``speed`` times real time.
 
         The poses are streamed at ``fps`` frames per second of simulated time; afterwards the
@@ -805,8 +868,9 @@ class Viewer:
         self._server = self._live = self._live_viz = None
 
     # -- export -----------------------------------------------------------------------------
-    def _animation(self, vis: Any, frames: _Frames, scales: tuple[float, float],
-                   events: Sequence[Any]) -> Animation:
+    def _animation(
+        self, vis: Any, frames: _Frames, scales: tuple[float, float], events: Sequence[Any]
+    ) -> Animation:
         anim = Animation(default_framerate=frames.fps)
         for k in range(len(frames.t)):
             with anim.at_frame(vis, k) as frame:
@@ -817,8 +881,9 @@ class Viewer:
                         node.set_property("scale", "vector3", [float(s) for s in scale])
         return anim
 
-    def html(self, trajectory: Any, *, fps: float = 30.0, title: str | None = None,
-             autoplay: bool = True) -> str:
+    def html(
+        self, trajectory: Any, *, fps: float = 30.0, title: str | None = None, autoplay: bool = True
+    ) -> str:
         """The self-contained HTML page of a trajectory (see :meth:`export_html`)."""
         window = _RecordingWindow()
         vis = meshcat.Visualizer(window=window)
@@ -828,13 +893,21 @@ class Viewer:
         self._camera(vis, frames)
         events = getattr(trajectory, "events", [])
         self._send_poses(vis, self._poses(frames, 0, scales, events))
-        vis.set_animation(self._animation(vis, frames, scales, events), play=autoplay,
-                          repetitions=1)
+        vis.set_animation(
+            self._animation(vis, frames, scales, events), play=autoplay, repetitions=1
+        )
         title = title or f"pinext: {self.model.name}"
         return _page(window.commands, frames, title, trajectory, self.camera)
 
-    def export_html(self, trajectory: Any, path: str | Path, *, fps: float = 30.0,
-                    title: str | None = None, autoplay: bool = True) -> Path:
+    def export_html(
+        self,
+        trajectory: Any,
+        path: str | Path,
+        *,
+        fps: float = 30.0,
+        title: str | None = None,
+        autoplay: bool = True,
+    ) -> Path:
         """Write a self-contained HTML animation of a trajectory (works offline, from disk).
 
         Args:
@@ -849,8 +922,9 @@ class Viewer:
         """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.html(trajectory, fps=fps, title=title, autoplay=autoplay),
-                        encoding="utf-8")
+        path.write_text(
+            self.html(trajectory, fps=fps, title=title, autoplay=autoplay), encoding="utf-8"
+        )
         return path
 
 
@@ -922,28 +996,35 @@ _SCRIPT = r"""
 """
 
 
-def _page(commands: list[bytes], frames: _Frames, title: str, trajectory: Any,
-          camera: tuple[np.ndarray, np.ndarray] | None) -> str:
+def _page(
+    commands: list[bytes],
+    frames: _Frames,
+    title: str,
+    trajectory: Any,
+    camera: tuple[np.ndarray, np.ndarray] | None,
+) -> str:
     blob = b"".join(struct.pack("<I", len(c)) + c for c in commands)
     packed = base64.b64encode(gzip.compress(blob, compresslevel=9, mtime=0)).decode("ascii")
     phases = [[float(p.t_start), str(p.name)] for p in getattr(trajectory, "phases", [])]
-    view = {"eye": [float(x) for x in camera[0]], "target": [float(x) for x in camera[1]]} \
-        if camera is not None else None
-    info = json.dumps({"title": title, "t0": float(frames.t[0]), "phases": phases,
-                       "camera": view})
+    view = (
+        {"eye": [float(x) for x in camera[0]], "target": [float(x) for x in camera[1]]}
+        if camera is not None
+        else None
+    )
+    info = json.dumps({"title": title, "t0": float(frames.t[0]), "phases": phases, "camera": view})
     info = info.replace("<", "\\u003c")
     return (
-        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html_lib.escape(title)}</title>\n"
         "<style>body{margin:0;overflow:hidden}#meshcat-pane{width:100vw;height:100vh;"
         "overflow:hidden}#pinext-info{position:absolute;left:8px;bottom:8px;"
         "font:13px sans-serif;color:#222;background:rgba(255,255,255,.75);padding:3px 6px;"
-        "border-radius:3px}</style>\n</head>\n<body>\n<div id=\"meshcat-pane\"></div>\n"
-        "<div id=\"pinext-info\"></div>\n"
+        'border-radius:3px}</style>\n</head>\n<body>\n<div id="meshcat-pane"></div>\n'
+        '<div id="pinext-info"></div>\n'
         f"<script>{_meshcat_js()}</script>\n"
-        f"<script id=\"pinext-info-data\" type=\"application/json\">{info}"
+        f'<script id="pinext-info-data" type="application/json">{info}'
         "</script>\n"
-        f"<script id=\"pinext-scene\" type=\"application/octet-stream\">{packed}</script>\n"
+        f'<script id="pinext-scene" type="application/octet-stream">{packed}</script>\n'
         f"<script>{_SCRIPT}</script>\n</body>\n</html>\n"
     )
 
@@ -973,8 +1054,9 @@ def viewer_for(trajectory: Any, system: Any = None, **kwargs: Any) -> Viewer:
     flexible = [FlexibleLink.from_dict(d) for d in meta.get("flexible") or []]
     sidecar = meta.get("sidecar")
     # "sidecar" names the last source of extensions: the URDF itself or a TOML file
-    toml = sidecar if sidecar and str(sidecar).endswith(".toml") and Path(sidecar).is_file() \
-        else None
+    toml = (
+        sidecar if sidecar and str(sidecar).endswith(".toml") and Path(sidecar).is_file() else None
+    )
     robot = load_urdf(urdf, flexible=flexible, extensions=toml)
     if robot.model.nq != np.asarray(trajectory.q).shape[1]:
         raise InvalidParameter(
@@ -982,15 +1064,17 @@ def viewer_for(trajectory: Any, system: Any = None, **kwargs: Any) -> Viewer:
             f"{np.asarray(trajectory.q).shape[1]}"
         )
     viewer = Viewer(robot, **kwargs)
-    viewer.contacts, viewer.environment = _scene_from_meta(robot.model, meta,
-                                                           getattr(trajectory, "outputs", {}))
+    viewer.contacts, viewer.environment = _scene_from_meta(
+        robot.model, meta, getattr(trajectory, "outputs", {})
+    )
     if "trails" not in kwargs and viewer.contacts:
         viewer.trails = sorted({c.frame_id for c in viewer.contacts})
     return viewer
 
 
-def export_html(trajectory: Any, path: str | Path, system: Any = None, *, fps: float = 30.0,
-                **kwargs: Any) -> Path:
+def export_html(
+    trajectory: Any, path: str | Path, system: Any = None, *, fps: float = 30.0, **kwargs: Any
+) -> Path:
     """Write a trajectory as a self-contained HTML animation; see :meth:`Viewer.export_html`.
 
     Args:
@@ -1003,8 +1087,15 @@ def export_html(trajectory: Any, path: str | Path, system: Any = None, *, fps: f
     return viewer_for(trajectory, system, **kwargs).export_html(trajectory, path, fps=fps)
 
 
-def play(trajectory: Any, speed: float = 1.0, system: Any = None, *, fps: float = 30.0,
-         wait: bool = False, **kwargs: Any) -> Viewer:
+def play(
+    trajectory: Any,
+    speed: float = 1.0,
+    system: Any = None,
+    *,
+    fps: float = 30.0,
+    wait: bool = False,
+    **kwargs: Any,
+) -> Viewer:
     """Play a trajectory in the live viewer (server on 127.0.0.1; the URL is printed).
 
     Returns:
@@ -1019,9 +1110,17 @@ def play(trajectory: Any, speed: float = 1.0, system: Any = None, *, fps: float 
 # headless Chromium (screenshots of exported pages; used by the tests and the docs)
 # ---------------------------------------------------------------------------------------------
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader",
-    "--use-angle=swiftshader", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-default-apps", "--mute-audio",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--enable-unsafe-swiftshader",
+    "--use-angle=swiftshader",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--mute-audio",
     "--hide-scrollbars",
 )
 
@@ -1053,8 +1152,11 @@ class BrowserCapture:
 
     def network_requests(self) -> list[str]:
         """The requests that would leave the machine (http, https, ws, wss, ftp)."""
-        return [u for u in self.requests
-                if u.split(":", 1)[0].lower() in ("http", "https", "ws", "wss", "ftp")]
+        return [
+            u
+            for u in self.requests
+            if u.split(":", 1)[0].lower() in ("http", "https", "ws", "wss", "ftp")
+        ]
 
 
 def screenshots(
@@ -1096,9 +1198,18 @@ def screenshots(
     url = Path(html_path).resolve().as_uri()
     profile = tempfile.mkdtemp(prefix="pinext-chromium-")
     proc = subprocess.Popen(
-        [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
-         f"--window-size={size[0]},{size[1]}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        [
+            exe,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--remote-debugging-port=0",
+            f"--window-size={size[0]},{size[1]}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         ws_url = None
         deadline = time.monotonic() + timeout
@@ -1132,8 +1243,12 @@ def screenshots(
                     if method == "Network.requestWillBeSent":
                         requests.append(params["request"]["url"])
                     elif method == "Runtime.consoleAPICalled":
-                        console.append(" ".join(str(a.get("value", a.get("description", "")))
-                                                for a in params.get("args", [])))
+                        console.append(
+                            " ".join(
+                                str(a.get("value", a.get("description", "")))
+                                for a in params.get("args", [])
+                            )
+                        )
                     elif method == "Runtime.exceptionThrown":
                         console.append("exception: " + json.dumps(params)[:500])
 
@@ -1153,12 +1268,19 @@ def screenshots(
                 return reply.get("result", {})
 
             target = await call("Target.createTarget", url="about:blank")
-            session = (await call("Target.attachToTarget", targetId=target["targetId"],
-                                  flatten=True))["sessionId"]
+            session = (
+                await call("Target.attachToTarget", targetId=target["targetId"], flatten=True)
+            )["sessionId"]
             for domain in ("Network", "Page", "Runtime"):
                 await call(f"{domain}.enable", session)
-            await call("Emulation.setDeviceMetricsOverride", session, width=size[0],
-                       height=size[1], deviceScaleFactor=1, mobile=False)
+            await call(
+                "Emulation.setDeviceMetricsOverride",
+                session,
+                width=size[0],
+                height=size[1],
+                deviceScaleFactor=1,
+                mobile=False,
+            )
             images = []
             for t in times:
                 fragment = "&".join(x for x in (f"t={t}" if t is not None else "", options) if x)
@@ -1166,8 +1288,9 @@ def screenshots(
                 await call("Page.navigate", session, url=url + ("#" + fragment if fragment else ""))
                 end = time.monotonic() + timeout
                 while True:
-                    result = await call("Runtime.evaluate", session,
-                                        expression="window.pinextReady === true")
+                    result = await call(
+                        "Runtime.evaluate", session, expression="window.pinextReady === true"
+                    )
                     if result.get("result", {}).get("value") is True:
                         break
                     if time.monotonic() > end:

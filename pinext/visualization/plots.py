@@ -44,8 +44,9 @@ __all__ = [
 _PHASE_COLORS = ["#dbe9f6", "#fde0c5", "#d9f0d3", "#f2d7ee", "#fff3bf", "#e0e0e0"]
 
 
-def save(figure: Figure, path: str | Path, formats: Sequence[str] = ("png", "svg"),
-         dpi: int = 110) -> list[Path]:
+def save(
+    figure: Figure, path: str | Path, formats: Sequence[str] = ("png", "svg"), dpi: int = 110
+) -> list[Path]:
     """Write a figure in each format (``path`` without or with a suffix); returns the files."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,8 +58,9 @@ def save(figure: Figure, path: str | Path, formats: Sequence[str] = ("png", "svg
     return written
 
 
-def _figure(rows: int = 1, cols: int = 1, *, height: float = 2.6, width: float = 7.0,
-            sharex: bool = True) -> tuple[Figure, np.ndarray]:
+def _figure(
+    rows: int = 1, cols: int = 1, *, height: float = 2.6, width: float = 7.0, sharex: bool = True
+) -> tuple[Figure, np.ndarray]:
     fig = Figure(figsize=(width, height * rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(rows, cols, sharex=sharex, squeeze=False).ravel())
     for ax in axes:
@@ -135,9 +137,12 @@ def motor_trajectories(trajectory: Any, component: str = "drives") -> Figure:
         trajectory: A :class:`pinext.Trajectory` of a System with drives.
         component: Name of the drive component (output prefix).
     """
-    rows = [("motor_angle", "motor angle θ [rad]"),
-            ("motor_velocity", "motor velocity ω [rad/s]"),
-            ("current", "current i [A]"), ("voltage", "voltage u [V]")]
+    rows = [
+        ("motor_angle", "motor angle θ [rad]"),
+        ("motor_velocity", "motor velocity ω [rad/s]"),
+        ("current", "current i [A]"),
+        ("voltage", "voltage u [V]"),
+    ]
     rows = [(k, label) for k, label in rows if f"{component}.{k}" in trajectory.outputs]
     if not rows:
         raise NameNotFound("output", f"{component}.motor_angle", sorted(trajectory.outputs))
@@ -156,8 +161,14 @@ def motor_trajectories(trajectory: Any, component: str = "drives") -> Figure:
     return fig
 
 
-def link_vs_motor(trajectory: Any, joint: str | int = 0, *, reduction: float | None = None,
-                  component: str = "drives", drive: int | None = None) -> Figure:
+def link_vs_motor(
+    trajectory: Any,
+    joint: str | int = 0,
+    *,
+    reduction: float | None = None,
+    component: str = "drives",
+    drive: int | None = None,
+) -> Figure:
     """Link angle q and motor angle θ/N of one drive, and the transmission deflection.
 
     .. math:: \\delta = \\theta / N - q \\qquad \\text{(seed 000 (20.98))}
@@ -204,8 +215,14 @@ def _phase_bands(ax: Any, trajectory: Any) -> None:
     for phase in getattr(trajectory, "phases", []):
         first = phase.name not in colors
         color = colors.setdefault(phase.name, _PHASE_COLORS[len(colors) % len(_PHASE_COLORS)])
-        ax.axvspan(phase.t_start, phase.t_end, color=color, alpha=0.6, lw=0,
-                   label=f"phase: {phase.name}" if first else None)
+        ax.axvspan(
+            phase.t_start,
+            phase.t_end,
+            color=color,
+            alpha=0.6,
+            lw=0,
+            label=f"phase: {phase.name}" if first else None,
+        )
 
 
 def contact_force(trajectory: Any, component: str = "contact") -> Figure:
@@ -220,16 +237,27 @@ def contact_force(trajectory: Any, component: str = "contact") -> Figure:
     ax = axes[0]
     _phase_bands(ax, trajectory)
     for k in range(force.shape[1]):
-        ax.plot(trajectory.t, force[:, k], color=f"C{k}", lw=1.5,
-                label=f"force {k}" if force.shape[1] > 1 else "normal force F")
+        ax.plot(
+            trajectory.t,
+            force[:, k],
+            color=f"C{k}",
+            lw=1.5,
+            label=f"force {k}" if force.shape[1] > 1 else "normal force F",
+        )
     impacts = [e for e in trajectory.events if "impulse" in (e.info or {})]
     for e in impacts:
         impulse = float(np.sum(np.asarray(e.info["impulse"], dtype=float)))
         ax.axvline(e.t, color="k", ls=":", lw=1)
-        ax.plot([e.t], [0.0], marker="v", color="k", ms=8,
-                label="impact" if e is impacts[0] else None)
-        ax.annotate(f"P = {impulse:.3g} N.s", (e.t, 0.0), textcoords="offset points",
-                    xytext=(4, 8), fontsize=8)
+        ax.plot(
+            [e.t], [0.0], marker="v", color="k", ms=8, label="impact" if e is impacts[0] else None
+        )
+        ax.annotate(
+            f"P = {impulse:.3g} N.s",
+            (e.t, 0.0),
+            textcoords="offset points",
+            xytext=(4, 8),
+            fontsize=8,
+        )
     ax.set_xlabel("time t [s]")
     ax.set_ylabel("contact force F [N]")
     ax.set_title("Contact force")
@@ -263,9 +291,13 @@ def energy_audit(trajectory: Any) -> Figure:
     return fig
 
 
-def modal_convergence(sublinks: Sequence[int], frequencies: np.ndarray,
-                      reference: Sequence[float] | None = None, *,
-                      title: str = "Modal convergence") -> Figure:
+def modal_convergence(
+    sublinks: Sequence[int],
+    frequencies: np.ndarray,
+    reference: Sequence[float] | None = None,
+    *,
+    title: str = "Modal convergence",
+) -> Figure:
     """Natural frequencies against the number of sublinks ν, and their error to a reference.
 
     Args:
@@ -278,7 +310,8 @@ def modal_convergence(sublinks: Sequence[int], frequencies: np.ndarray,
     freqs = np.atleast_2d(np.asarray(frequencies, dtype=float))
     if freqs.shape[0] != nu.size:
         raise InvalidParameter(
-            f"frequencies must have one row per sublink count: {freqs.shape} vs {nu.size}")
+            f"frequencies must have one row per sublink count: {freqs.shape} vs {nu.size}"
+        )
     rows = 2 if reference is not None else 1
     fig, axes = _figure(rows, 1, height=2.8)
     for i in range(freqs.shape[1]):
@@ -301,22 +334,33 @@ def modal_convergence(sublinks: Sequence[int], frequencies: np.ndarray,
 def _beam_points(robot: Any, link: str) -> list[int]:
     model = robot.model
     frames = [f.name for f in model.frames]
-    sub = sorted((n for n in frames if n.startswith(f"{link}_sublink_")),
-                 key=lambda n: int(n.rsplit("_", 1)[1]))
+    sub = sorted(
+        (n for n in frames if n.startswith(f"{link}_sublink_")),
+        key=lambda n: int(n.rsplit("_", 1)[1]),
+    )
     if not sub:
         raise NameNotFound("flexible link", link, [getattr(f, "link", "") for f in robot.flexible])
     ids = [model.getFrameId(n) for n in sub]
     last = model.frames[ids[-1]].parentJoint
-    tips = [i for i, f in enumerate(model.frames)
-            if f.parentJoint == last and i not in ids and f.placement.translation.any()]
+    tips = [
+        i
+        for i, f in enumerate(model.frames)
+        if f.parentJoint == last and i not in ids and f.placement.translation.any()
+    ]
     if tips:
         ids.append(max(tips, key=lambda i: np.linalg.norm(model.frames[i].placement.translation)))
     return ids
 
 
-def mode_shapes(robot: Any, modes: Sequence[int] = (1, 2, 3), *, link: str | None = None,
-                result: Any = None, locked_joints: Sequence[str] = (),
-                q: np.ndarray | None = None) -> Figure:
+def mode_shapes(
+    robot: Any,
+    modes: Sequence[int] = (1, 2, 3),
+    *,
+    link: str | None = None,
+    result: Any = None,
+    locked_joints: Sequence[str] = (),
+    q: np.ndarray | None = None,
+) -> Figure:
     """Transverse mode shapes of a flexible link, drawn along the undeformed beam.
 
     Each shape is the displacement of the sublink nodes (and the tip) under a small motion
@@ -377,8 +421,13 @@ def mode_shapes(robot: Any, modes: Sequence[int] = (1, 2, 3), *, link: str | Non
     return fig
 
 
-def torque_speed(trajectory: Any, drives: Sequence[int] | None = None, *,
-                 motors: Mapping[int, Any] | None = None, component: str = "drives") -> Figure:
+def torque_speed(
+    trajectory: Any,
+    drives: Sequence[int] | None = None,
+    *,
+    motors: Mapping[int, Any] | None = None,
+    component: str = "drives",
+) -> Figure:
     """Operating points (motor velocity, motor torque) of the drives along a trajectory.
 
     Without drive outputs the joint velocities and torque inputs are used. With a
@@ -404,8 +453,9 @@ def torque_speed(trajectory: Any, drives: Sequence[int] | None = None, *,
         torque = _output(trajectory, "input")
         if torque.shape[1] != speed.shape[1]:
             raise InvalidParameter("the trajectory has neither drive outputs nor torque inputs")
-        labels = [c[0] for c in _joint_columns(trajectory, None)] or \
-            [f"joint {k}" for k in range(speed.shape[1])]
+        labels = [c[0] for c in _joint_columns(trajectory, None)] or [
+            f"joint {k}" for k in range(speed.shape[1])
+        ]
         xlabel, ylabel = "joint velocity v [rad/s]", "joint torque τ [N.m]"
     cols = range(speed.shape[1]) if drives is None else drives
     fig, axes = _figure(1, 1, height=3.6, width=6.0)
@@ -415,12 +465,20 @@ def torque_speed(trajectory: Any, drives: Sequence[int] | None = None, *,
         motor = (motors or {}).get(k)
         limit = getattr(motor, "voltage_limit", None)
         if motor is not None and limit:
-            w = np.linspace(-1.2, 1.2, 50) * max(np.abs(speed[:, k]).max(),
-                                                 limit / max(motor.back_emf_constant, 1e-12))
+            w = np.linspace(-1.2, 1.2, 50) * max(
+                np.abs(speed[:, k]).max(), limit / max(motor.back_emf_constant, 1e-12)
+            )
             for sign in (1.0, -1.0):
-                ax.plot(w, motor.torque_constant * (sign * limit - motor.back_emf_constant * w)
-                        / motor.resistance, "--", color=f"C{k % 10}", lw=0.8,
-                        label=f"{labels[k]}: ±u_max" if sign > 0 else None)
+                ax.plot(
+                    w,
+                    motor.torque_constant
+                    * (sign * limit - motor.back_emf_constant * w)
+                    / motor.resistance,
+                    "--",
+                    color=f"C{k % 10}",
+                    lw=0.8,
+                    label=f"{labels[k]}: ±u_max" if sign > 0 else None,
+                )
     ax.axhline(0.0, color="k", lw=0.5)
     ax.axvline(0.0, color="k", lw=0.5)
     ax.set_xlabel(xlabel)
