@@ -23,32 +23,9 @@ from pinext.dynamics import (
 )
 from pinext.dynamics.gibbs_appell import clear_cache
 from pinext.exceptions import ConstraintError, InvalidParameter, NameNotFound
+from tests.models import humanoid, panda, rel, state
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-# --------------------------------------------------------------------------- models and states
-def humanoid() -> pin.Model:
-    model = pin.buildSampleModelHumanoid()
-    model.lowerPositionLimit[:3] = -1.0
-    model.upperPositionLimit[:3] = 1.0
-    return model
-
-
-def panda(robots_dir: Path) -> pin.Model:
-    return pin.buildModelFromUrdf(str(robots_dir / "panda_description" / "urdf" / "panda.urdf"))
-
-
-def state(model: pin.Model, rng: np.random.Generator):
-    lo = np.where(np.isfinite(model.lowerPositionLimit), model.lowerPositionLimit, -1.0)
-    hi = np.where(np.isfinite(model.upperPositionLimit), model.upperPositionLimit, 1.0)
-    pin.seed(int(rng.integers(2**31)))  # Pinocchio's own generator, seeded from rng
-    q = pin.randomConfiguration(model, np.maximum(lo, -3.0), np.minimum(hi, 3.0))
-    return q, rng.standard_normal(model.nv), rng.standard_normal(model.nv)
-
-
-def rel(x, ref):
-    return np.max(np.abs(x - ref)) / (1.0 + np.max(np.abs(ref)))
 
 
 # --------------------------------------------------------------------------- 2TR, eq. (40)

@@ -18,31 +18,16 @@ from pinext.dynamics import (
     momentum_rhs,
 )
 from pinext.exceptions import InvalidParameter
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def humanoid() -> pin.Model:
-    model = pin.buildSampleModelHumanoid()
-    model.lowerPositionLimit[:3] = -1.0
-    model.upperPositionLimit[:3] = 1.0
-    return model
-
-
-def ur5(robots_dir: Path) -> pin.Model:
-    return pin.buildModelFromUrdf(str(robots_dir / "ur_description" / "urdf" / "ur5_robot.urdf"))
+from tests.models import humanoid, rel, ur5
+from tests.models import state as _state
 
 
 def state(model, rng):
-    lo = np.where(np.isfinite(model.lowerPositionLimit), model.lowerPositionLimit, -1.0)
-    hi = np.where(np.isfinite(model.upperPositionLimit), model.upperPositionLimit, 1.0)
-    pin.seed(int(rng.integers(2**31)))  # Pinocchio's own generator, seeded from rng
-    q = pin.randomConfiguration(model, np.maximum(lo, -3.0), np.minimum(hi, 3.0))
-    return q, rng.standard_normal(model.nv)
+    q, v, _ = _state(model, rng)
+    return q, v
 
 
-def rel(x, ref):
-    return np.max(np.abs(x - ref)) / (1.0 + np.max(np.abs(ref)))
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("which", ["twotr", "manipulator", "ur5"])
