@@ -21,7 +21,6 @@ from pinext.drives import (
 from pinext.exceptions import InvalidParameter, NameNotFound
 from pinext.simulation.component import Phase
 from pinext.simulation.controls import as_control
-from pinext.simulation.simulate import _Chart, _rhs
 from pinext.urdf_extensions import TransmissionSpec
 
 from .conftest import URDF, pendulum_urdf
@@ -29,11 +28,7 @@ from .conftest import URDF, pendulum_urdf
 
 def rhs(system: px.System, x: np.ndarray, u, phase: Phase | None = None, t: float = 0.0):
     """The simulator's right-hand side at (t, x) for a constant input u."""
-    law = as_control(np.asarray(u, dtype=float), system.n_inputs)
-    system.control = law
-    if phase is None:
-        phase = system.initial_phase(t, x)
-    return _rhs(system, phase, _Chart(system, x), law, None)(t, x.copy())
+    return system.derivative(t, x, np.asarray(u, dtype=float), phase)
 
 
 @pytest.fixture

@@ -165,6 +165,36 @@ class System:
         """Total stored energy at state x [J]."""
         return float(sum(self.energy_terms(x).values()))
 
+    def derivative(
+        self, t: float, x: np.ndarray, u: Any = None, phase: Phase | None = None
+    ) -> np.ndarray:
+        """The right-hand side that :func:`simulate` integrates, at (t, x).
+
+        Args:
+            t: Time [s].
+            x: Public state.
+            u: Inputs (constant vector, :class:`Schedule` or function of (t, x)); None is zero.
+            phase: The phase (default: the one a run from (t, x) starts in).
+
+        Returns:
+            ``dx/dt`` in the public layout, except that the configuration block is replaced by
+            the generalized velocity v (shape ``nx - nq + nv``): for Euclidean models exactly
+            ``dx/dt``.
+        """
+        from .controls import as_control
+        from .simulate import _Chart, _rhs
+
+        x = np.array(x, dtype=float)
+        law = as_control(u, self.n_inputs)
+        self.control = law
+        phase = self.initial_phase(t, x) if phase is None else phase
+        self.phase = phase
+        chart = _Chart(self, x)
+        out = _rhs(self, phase, chart, law, None)(t, chart.to_internal(x))
+        if not self.euclidean:
+            out[: self.model.nv] = x[self.layout["v"]]
+        return out
+
     def describe(self) -> list[tuple[str, str]]:
         """Rows (name, value) that summarize the system, used by ``pinext info``."""
         rows = [

@@ -1,0 +1,58 @@
+"""System: state layout, initial state, energy terms and the right-hand side."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.exceptions import InvalidParameter
+
+
+def test_layout_of_a_bare_model():
+    model = pin.buildSampleModelHumanoid()
+    system = px.System(model)
+    nq, nv = model.nq, model.nv
+    assert system.layout["q"] == slice(0, nq) and system.layout["v"] == slice(nq, nq + nv)
+    assert system.layout["input_work"] == slice(nq + nv, nq + nv + 1)
+    assert system.nx == nq + nv + 2 and system.n_inputs == nv and system.torque_inputs
+    x = system.initial_state()
+    assert np.array_equal(x[:nq], pin.neutral(model)) and not x[nq:].any()
+    with pytest.raises(InvalidParameter, match="shape"):
+        system.initial_state(np.zeros(3))
+
+
+@pytest.mark.parametrize("free_flyer", [False, True])
+def test_derivative_is_aba_and_the_power_terms(free_flyer, pendulum_path):
+    if free_flyer:
+        model = pin.buildSampleModelHumanoid()
+        robot = px.Robot.from_model(model)
+    else:
+        robot = px.load_urdf(pendulum_path)
+        model = robot.model
+    rng = np.random.default_rng(11)
+    pin.seed(11)
+    q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+    v, u = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    robot.joint_damping[:] = 0.3
+    system = px.System(robot)
+    x = system.initial_state(q, v)
+    dx = system.derivative(0.0, x, u)
+    nv = model.nv
+    tau = u - 0.3 * v
+    assert dx.shape == (system.nx - model.nq + nv,)
+    assert np.allclose(dx[:nv], v, atol=1e-14)
+    assert np.allclose(dx[nv : 2 * nv], pin.aba(model, model.createData(), q, v, tau), atol=1e-10)
+    assert dx[-2] == pytest.approx(u @ v) and dx[-1] == pytest.approx(0.3 * v @ v)
+
+
+def test_energy_terms_sum_to_energy(pendulum_path):
+    robot = px.load_urdf(pendulum_path)
+    robot.joint_stiffness[:] = 10.0
+    system = px.System(robot)
+    q, v = np.array([0.3, -0.2, 0.1]), np.array([1.0, 0.5, -0.5])
+    terms = system.energy_terms(system.initial_state(q, v))
+    data = robot.model.createData()
+    assert terms["kinetic"] == pytest.approx(0.5 * v @ pin.crba(robot.model, data, q) @ v)
+    assert terms["gravity"] == pytest.approx(pin.computePotentialEnergy(robot.model, data, q))
+    assert terms["elastic"] == pytest.approx(0.5 * 10.0 * q @ q)
+    assert system.energy(system.initial_state(q, v)) == pytest.approx(sum(terms.values()))
