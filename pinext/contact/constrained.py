@@ -70,6 +70,8 @@ def is_rank_deficient(jacobian: np.ndarray) -> bool:
         return False
     if jacobian.shape[0] > jacobian.shape[1]:
         return True
+    if jacobian.shape[0] == 1:  # one row: singular value |J|
+        return not bool(np.any(jacobian))
     sv = np.linalg.svd(jacobian, compute_uv=False)
     return bool(sv[0] == 0.0 or sv[-1] < RANK_TOLERANCE * sv[0])
 
