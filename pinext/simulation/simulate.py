@@ -111,6 +111,8 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
     aba = pin.aba
     identity = chart.identity
     momentum = chart.momentum
+    if identity and not modes and torque_inputs:
+        return _plain_rhs(system, control, progress)
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
         x = y if identity else chart.to_public(y)
@@ -173,6 +175,45 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
         if progress is not None and t > progress.n + progress.step:
             progress.update(min(t, progress.total) - progress.n)
         return dy
+
+    return rhs
+
+
+def _plain_rhs(system: System, control, progress) -> Any:
+    """The right-hand side of a bare mechanism (Euclidean, no components): the hot path.
+
+    ``[q, v, W_in, W_diss]' = [v, aba(q, v, u - K (q - q0) - D v), u.v, v.D v]`` with nothing
+    else in the loop; a non-finite acceleration makes the solver fail, which :func:`simulate`
+    reports as an :class:`IntegrationError`.
+    """
+    model, data = system.model, system.data
+    nv = model.nv
+    damping, stiffness = system.damping, system.stiffness
+    damped, elastic = bool(damping.any()), system.elastic.size > 0
+    q_rest = system.q_rest if system.q_rest.any() else None
+    zero = np.zeros(nv)
+    zero_control = getattr(control, "zero", False)
+    aba, concatenate = pin.aba, np.concatenate
+
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
+        q = y[:nv]
+        v = y[nv : 2 * nv]
+        if zero_control:
+            tau, p_in = zero, 0.0
+        else:
+            tau = control(t, y)
+            p_in = tau @ v
+        p_diss = 0.0
+        if damped:
+            dv = damping * v
+            tau = tau - dv
+            p_diss = v @ dv
+        if elastic:
+            tau = tau - stiffness * (q if q_rest is None else q - q_rest)
+        a = aba(model, data, q, v, tau)
+        if progress is not None and t > progress.n + progress.step:
+            progress.update(min(t, progress.total) - progress.n)
+        return concatenate((v, a, (p_in, p_diss)))
 
     return rhs
 
@@ -295,6 +336,7 @@ def simulate(
             )
             nfev += sol.nfev
             if sol.status == -1:
+                _raise_if_non_finite(system, phase, chart, law, sol)
                 raise IntegrationError(
                     f"solver failed ({sol.message})",
                     float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else t,
@@ -374,6 +416,20 @@ def simulate(
         "method": "momentum" if momentum else method,
     }
     return traj
+
+
+def _raise_if_non_finite(system: System, phase: Phase, chart: _Chart, law, sol) -> None:
+    """After a solver failure: report a non-finite right-hand side at the last state."""
+    t_last = float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else 0.0
+    y_last = np.asarray(sol.y)[:, -1] if np.asarray(sol.y).size else None
+    if y_last is None:
+        return
+    rhs = _rhs(system, phase, chart, law, None)
+    h = 1e-6
+    for t in (t_last, t_last + h, t_last + 10 * h):
+        with np.errstate(all="ignore"):
+            if not np.all(np.isfinite(rhs(t, y_last))):
+                raise IntegrationError("non-finite acceleration", t, chart.to_public(y_last))
 
 
 def _time_event(t_break: float):
