@@ -39,6 +39,7 @@ from .dynamics import (
 from .flexible import (
     FlexibleLink,
     ModalResult,
+    UndeformedKineticEnergy,
     expand_flexible,
     mode_shapes,
     natural_frequencies,
@@ -73,6 +74,7 @@ __all__ = [
     "Schedule",
     "System",
     "Trajectory",
+    "UndeformedKineticEnergy",
     "__version__",
     "acceleration_energy",
     "acceleration_energy_terms",

@@ -16,11 +16,13 @@ from .sublinks import (
     expand_flexible,
     rigid_configuration,
 )
+from .undeformed import UndeformedKineticEnergy
 
 __all__ = [
     "FlexibleExpansion",
     "FlexibleLink",
     "ModalResult",
+    "UndeformedKineticEnergy",
     "expand_configuration",
     "expand_flexible",
     "forward_dynamics",
