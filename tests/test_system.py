@@ -56,3 +56,20 @@ def test_energy_terms_sum_to_energy(pendulum_path):
     assert terms["gravity"] == pytest.approx(pin.computePotentialEnergy(robot.model, data, q))
     assert terms["elastic"] == pytest.approx(0.5 * 10.0 * q @ q)
     assert system.energy(system.initial_state(q, v)) == pytest.approx(sum(terms.values()))
+
+
+def test_contacts_and_environment_come_from_the_sidecar(tmp_path):
+    """URDF + sidecar -> Robot -> System: the file's contact and environment are assembled."""
+    from tests.conftest import URDF
+
+    urdf = tmp_path / "six_dof_arm.urdf"
+    urdf.write_text((URDF / "six_dof_arm.urdf").read_text())
+    (tmp_path / "six_dof_arm.pinext.toml").write_text(
+        '[[contacts]]\nframe = "pen_tip"\nsurface = "plane"\npoint = [0.0, 0.0, 0.2]\n'
+        "[environment]\nmass = 2.0\nstiffness = 2.0e4\ndamping = 100.0\n"
+    )
+    robot = px.load_urdf(urdf)
+    system = px.System(robot)
+    assert [c.name for c in system.components] == ["contact"]
+    assert any(k.startswith("contact.") for k in system.layout)  # environment states
+    assert not px.System(robot, contacts=(), environment=False).components

@@ -23,8 +23,10 @@ class System:
     Args:
         robot: The :class:`pinext.Robot` (or a bare ``pin.Model``).
         drives: Joint name -> drive; defaults to ``robot.drives``.
-        contacts: Contact tasks (``pinext.contact``).
-        environment: A dynamic environment for the contacts.
+        contacts: Contact tasks (``pinext.contact``); None takes the ``[[contacts]]`` of the
+            robot's extension files, ``()`` none.
+        environment: A dynamic environment for the contacts; None takes the robot's
+            ``[environment]``, False none.
         components: Further :class:`Component` objects.
 
     Attributes:
@@ -41,7 +43,7 @@ class System:
         robot: Robot | pin.Model,
         *,
         drives: dict[str, Any] | None = None,
-        contacts: Sequence[Any] = (),
+        contacts: Sequence[Any] | None = None,
         environment: Any = None,
         components: Sequence[Component] = (),
     ) -> None:
@@ -59,7 +61,11 @@ class System:
             from ..drives import drive_component
 
             self.components.append(drive_component(robot, self.drives))
-        if contacts or environment is not None:
+        if contacts is None:
+            contacts = robot.extensions.contacts
+        if environment is None:
+            environment = robot.extensions.environment
+        if contacts or environment:
             from ..contact import contact_component
 
             self.components.append(contact_component(robot, list(contacts), environment))
