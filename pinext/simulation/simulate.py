@@ -106,7 +106,7 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
     torque_inputs = system.torque_inputs
     zero_control = getattr(control, "zero", False)
     damping, stiffness = system.damping, system.stiffness
-    elastic = system.elastic.size > 0
+    damped, elastic = bool(damping.any()), system.elastic.size > 0
     q_rest = system.q_rest
     aba = pin.aba
     identity = chart.identity
@@ -118,11 +118,15 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
         x = y if identity else chart.to_public(y)
         q = x[:nq]
         v = x[nq : nq + nv]
-        dv = damping * v
-        tau = -dv
+        if damped:
+            dv = damping * v
+            tau = -dv
+            p_diss = v @ dv
+        else:
+            tau = np.zeros(nv)
+            p_diss = 0.0
         if elastic:
             tau -= stiffness * (q - q_rest if identity else system.deflection(q))
-        p_diss = v @ dv
         if zero_control:
             u = control.value
             p_in = 0.0
@@ -156,8 +160,6 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
             )
         elif a is None:
             a = aba(model, data, q, v, tau)
-        if not np.isfinite(a.sum()):
-            raise IntegrationError("non-finite acceleration", t, x)
         if modes:
             out = np.zeros(system.nx)
             for comp, mode in modes:
