@@ -181,6 +181,86 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
     return rhs
 
 
+class _Recorder:
+    """The samples, phases and events of a run, segment by segment.
+
+    A segment is what one ``solve_ivp`` call integrated. Its samples are the solver's output
+    plus, at a physical event, the state just before the map (the next segment starts with the
+    state after it, so an impact shows as two samples at the same time). A restart that does
+    not change the state (chart re-centring, control breakpoint) continues the phase without
+    duplicating samples.
+    """
+
+    def __init__(self) -> None:
+        self.times: list[np.ndarray] = []
+        self.states: list[np.ndarray] = []
+        self.phase_ids: list[np.ndarray] = []
+        self.phases: list[PhaseRecord] = []
+        self.events: list[EventRecord] = []
+
+    def segment(
+        self,
+        sol,
+        chart: _Chart,
+        t: float,
+        x: np.ndarray,
+        phase: Phase,
+        fired: int | None,
+        *,
+        physical: bool,
+        continuing: bool,
+    ):
+        """Record one solve_ivp segment; return (end time, public state at the end)."""
+        seg_t = list(np.atleast_1d(sol.t))
+        seg_y = [sol.y[:, i] for i in range(len(seg_t))]
+        if fired is not None:
+            t_end, y_end = float(sol.t_events[fired][0]), sol.y_events[fired][0]
+            if physical and (not seg_t or seg_t[-1] < t_end):
+                seg_t.append(t_end)  # the state just before the event's map
+                seg_y.append(y_end)
+        if continuing:
+            if seg_t and seg_t[0] == t:
+                del seg_t[0], seg_y[0]
+        elif not seg_t or seg_t[0] > t:
+            seg_t.insert(0, t)  # the state at the start of the phase (after a map)
+            seg_y.insert(0, chart.to_internal(x))
+        seg_x = np.array([chart.to_public(y) for y in seg_y]).reshape(len(seg_t), x.size)
+        if not np.all(np.isfinite(seg_x)):
+            bad = int(np.argmax(~np.all(np.isfinite(seg_x), axis=1)))
+            raise IntegrationError("non-finite state", seg_t[bad], seg_x[max(bad - 1, 0)])
+        if fired is None:
+            t_end, x_end = float(seg_t[-1]), seg_x[-1].copy()
+        else:
+            x_end = chart.to_public(y_end).copy()
+        if continuing:
+            self.phases[-1] = PhaseRecord(self.phases[-1].t_start, t_end, phase.name, phase.modes)
+        else:
+            self.phases.append(PhaseRecord(float(t), t_end, phase.name, phase.modes))
+        self.times.append(np.array(seg_t))
+        self.states.append(seg_x)
+        self.phase_ids.append(np.full(len(seg_t), len(self.phases) - 1))
+        return t_end, x_end
+
+    def point(self, t: float, x: np.ndarray, phase: Phase) -> None:
+        """Record a single state as a zero-length phase (a map at the final time)."""
+        self.phases.append(PhaseRecord(t, t, phase.name, phase.modes))
+        self.times.append(np.array([t]))
+        self.states.append(x[None, :].copy())
+        self.phase_ids.append(np.array([len(self.phases) - 1]))
+
+    def trajectory(self, system: System, law) -> Trajectory:
+        """The :class:`Trajectory` of everything recorded."""
+        return Trajectory.from_run(
+            system,
+            np.concatenate(self.times),
+            np.vstack(self.states),
+            np.concatenate(self.phase_ids),
+            self.phases,
+            self.events,
+            law,
+        )
+
+
 def _plain_rhs(system: System, control, progress) -> Any:
     """The right-hand side of a bare mechanism (Euclidean, no components): the hot path.
 
@@ -295,11 +375,7 @@ def simulate(
 
     t = 0.0
     phase = system.initial_phase(t, x)
-    times: list[np.ndarray] = []
-    states: list[np.ndarray] = []
-    phase_ids: list[np.ndarray] = []
-    phases: list[PhaseRecord] = []
-    events: list[EventRecord] = []
+    record = _Recorder()
     bar = tqdm(
         total=float(t_final),
         unit="s",
@@ -309,7 +385,7 @@ def simulate(
     )
     bar.step = t_final / 200  # type: ignore[attr-defined]
     stalled = 0
-    recentred = False  # the previous segment ended with a restart (chart, breakpoint): same state
+    restarted = False  # the previous segment ended with a restart (chart, breakpoint): same state
     breakpoints = np.asarray(getattr(law, "breakpoints", ()), dtype=float)
     nfev = 0
     started = time.perf_counter()
@@ -339,46 +415,27 @@ def simulate(
             nfev += sol.nfev
             if sol.status == -1:
                 _raise_if_non_finite(system, phase, chart, law, sol)
+                t_fail = np.atleast_1d(sol.t)
                 raise IntegrationError(
-                    f"solver failed ({sol.message})",
-                    float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else t,
-                    x,
+                    f"solver failed ({sol.message})", float(t_fail[-1]) if t_fail.size else t, x
                 )
-            seg_t = list(np.atleast_1d(sol.t))
-            seg_y = [sol.y[:, i] for i in range(len(seg_t))]
-            fired = None
-            if sol.status == 1:
-                fired = next(i for i, te in enumerate(sol.t_events) if te.size)
-                t_event, y_event = sol.t_events[fired][0], sol.y_events[fired][0]
-                physical = fired < len(evs)
-                if physical and (not seg_t or seg_t[-1] < t_event):
-                    seg_t.append(t_event)  # the state just before the event's map
-                    seg_y.append(y_event)
-            if recentred:
-                if seg_t and seg_t[0] == t:
-                    del seg_t[0], seg_y[0]
-            elif not seg_t or seg_t[0] > t:
-                seg_t.insert(0, t)  # the state at the start of the phase (after a map)
-                seg_y.insert(0, chart.to_internal(x))
-            seg_x = np.array([chart.to_public(y) for y in seg_y]).reshape(len(seg_t), system.nx)
-            if not np.all(np.isfinite(seg_x)):
-                bad = int(np.argmax(~np.all(np.isfinite(seg_x), axis=1)))
-                raise IntegrationError("non-finite state", seg_t[bad], seg_x[max(bad - 1, 0)])
-            t_end = float(t_event) if fired is not None else float(seg_t[-1])
-            x = chart.to_public(y_event).copy() if fired is not None else seg_x[-1].copy()
-            if recentred:
-                phases[-1] = PhaseRecord(phases[-1].t_start, t_end, phase.name, phase.modes)
-            else:
-                phases.append(PhaseRecord(float(t), t_end, phase.name, phase.modes))
-            times.append(np.array(seg_t))
-            states.append(seg_x)
-            phase_ids.append(np.full(len(seg_t), len(phases) - 1))
+            fired = next((i for i, te in enumerate(sol.t_events or ()) if te.size), None)
+            t_end, x_end = record.segment(
+                sol,
+                chart,
+                t,
+                x,
+                phase,
+                fired,
+                physical=fired is not None and fired < len(evs),
+                continuing=restarted,
+            )
             stalled = stalled + 1 if t_end - t < 1e-12 else 0
-            t = t_end
+            t, x = t_end, x_end
             if fired is None:
                 break
-            recentred = fired >= len(evs)
-            if recentred:  # chart re-centring or control breakpoint: restart, same state
+            restarted = fired >= len(evs)
+            if restarted:  # chart re-centring or control breakpoint: restart, same state
                 if t >= t_final:
                     break
                 continue
@@ -388,30 +445,22 @@ def simulate(
             if event.action is not None:
                 x, phase, info = event.action(t, x, phase)
             info = {**info, "energy_loss": energy_before - system.energy(x)}
-            events.append(EventRecord(t, event.name, info))
-            if len(events) > max_events or stalled > 50:
+            record.events.append(EventRecord(t, event.name, info))
+            if len(record.events) > max_events or stalled > 50:
                 raise IntegrationError(
-                    f"{len(events)} events, {stalled} of them without time advancing (Zeno?)", t, x
+                    f"{len(record.events)} events, {stalled} of them without time advancing "
+                    "(Zeno?)",
+                    t,
+                    x,
                 )
             if t >= t_final:  # an event exactly at the end: keep the state after its map
-                phases.append(PhaseRecord(t, t, phase.name, phase.modes))
-                times.append(np.array([t]))
-                states.append(x[None, :].copy())
-                phase_ids.append(np.array([len(phases) - 1]))
+                record.point(t, x, phase)
                 break
     finally:
         bar.update(max(bar.total - bar.n, 0) if t >= t_final else 0)
         bar.close()
     wall = time.perf_counter() - started
-    traj = Trajectory.from_run(
-        system,
-        np.concatenate(times),
-        np.vstack(states),
-        np.concatenate(phase_ids),
-        phases,
-        events,
-        law,
-    )
+    traj = record.trajectory(system, law)
     traj.meta["stats"] = {
         "nfev": int(nfev),
         "wall_time": wall,
