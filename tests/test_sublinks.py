@@ -330,3 +330,27 @@ def test_stiff_link_converges_to_the_rigid_one():
         errors.append(np.abs(run.q[:, 0] - theta).max() / theta[-1])
     assert errors[0] < 0.05 and errors[2] < 5e-4
     assert 5.0 < errors[0] / errors[1] < 40.0 and 5.0 < errors[1] / errors[2] < 40.0
+
+
+def test_joint_stiffness_1e12_moves_like_the_rigid_link():
+    """The issue's limit taken literally: K = 1e12 N.m/rad at every elastic joint. The run is
+    short (the elastic modes are near 1e6 rad/s and the integrator is explicit); the hub and
+    the tip follow the rigid model up to the elastic scale tau / K = 1e-12 rad."""
+    from pinext.robot import load_urdf
+    from pinext.simulation.simulate import simulate
+
+    nu = 2
+    young = 1e12 * LENGTH / (I_STEEL * nu)  # K = E I / (L / nu) = 1e12
+    robot = load_urdf(ARM, flexible=[FlexibleLink("bar", nu, young, I_STEEL)])
+    assert np.allclose(robot.joint_stiffness[1:], 1e12)
+    rigid = load_urdf(ARM, extensions=False)
+    flex = simulate(robot, 1.5e-3, control=np.r_[1.0, 0, 0], output_dt=5e-4, rtol=1e-8)
+    ref = simulate(rigid, 1.5e-3, control=np.array([1.0]), output_dt=5e-4)
+    assert ref.q[-1, 0] > 5e-7  # the arm moved ...
+    assert np.abs(flex.q[:, 0] - ref.q[:, 0]).max() < 1e-11  # ... like the rigid one
+    tips = []
+    for r, q in ((robot, flex.q[-1]), (rigid, ref.q[-1])):
+        data = r.model.createData()
+        pin.framesForwardKinematics(r.model, data, q)
+        tips.append(data.oMf[r.model.getFrameId("tip")].translation.copy())
+    assert np.abs(tips[0] - tips[1]).max() < 1e-11 * LENGTH
