@@ -231,6 +231,9 @@ class DriveComponent(Component):
         )
         self.all_elastic = self.el.size == n and n > 0
         self.invN = 1.0 / self.N
+        # index arrays that are contiguous ranges become slices (views, not gathers)
+        self.iv_fast = _as_slice(self.iv)
+        self.iq_fast = _as_slice(self.iq)
         self.invR = 1.0 / self.R if self.R.size == n else None
         self.invJm = 1.0 / np.where(self.Jm > 0, self.Jm, 1.0)
         self.system: System | None = None
@@ -401,15 +404,16 @@ class DriveComponent(Component):
         """:meth:`_evaluate` for DC motors without inductance on all drives (the common case)."""
         u = np.asarray(u, dtype=float)
         self._last_u = u
-        us = np.clip(u, -self.umax, self.umax) if self.saturating else u
+        us = np.minimum(np.maximum(u, -self.umax), self.umax) if self.saturating else u
         eff = np.zeros(v.size)
+        iv = self.iv_fast
         if self.all_elastic:
             omega = x[self.s_vel]
-            rel_v = omega * self.invN - v[self.iv]
-            spring = self.c * (x[self.s_angle] * self.invN - q[self.iq]) + self.dd * rel_v
+            rel_v = omega * self.invN - v[iv]
+            spring = self.c * (x[self.s_angle] * self.invN - q[self.iq_fast]) + self.dd * rel_v
             i = (us - self.KE * omega) * self.invR
             tau_s = self.KT * i - self.B * omega
-            eff[self.iv] = spring
+            eff[iv] = spring
             return {
                 "theta_dot": omega,
                 "u": u,
@@ -421,10 +425,10 @@ class DriveComponent(Component):
                 "rel_v": rel_v,
                 "effort": eff,
             }
-        td = self.N * v[self.iv]
+        td = self.N * v[iv]
         i = (us - self.KE * td) * self.invR
         tau_s = self.KT * i - self.B * td
-        eff[self.iv] = self.N * tau_s
+        eff[iv] = self.N * tau_s
         return {
             "theta_dot": td,
             "u": u,
@@ -828,6 +832,13 @@ class DriveComponent(Component):
 
     def __repr__(self) -> str:
         return f"DriveComponent({', '.join(self.joints)})"
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """A contiguous increasing index array as a slice (a view); other arrays unchanged."""
+    if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+        return slice(int(index[0]), int(index[0]) + index.size)
+    return index
 
 
 def drive_component(robot: Robot, drives: dict[str, Drive]) -> DriveComponent:
