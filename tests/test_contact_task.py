@@ -28,6 +28,9 @@ def test_rigid_task_phases_forces_and_energy(rigid):
     assert force[-1] == pytest.approx(10.0, rel=0.05)  # the prescribed pressure
     assert np.abs(rigid.outputs["contact.residual"][constrained]).max() < 1e-8
     assert rigid.energy_balance().max_relative() < 1e-6
+    residual = rigid.constraint_residual()
+    assert not residual[~constrained].any() and residual[constrained].max() < 1e-8
+    assert rigid.meta["contact_rows"] == [1]
 
 
 def test_approach_event_located_to_1e_12_s(rigid):

@@ -254,6 +254,13 @@ class ContactComponent(Component):
                 )
         return events
 
+    def metadata(self) -> dict[str, Any]:
+        """Contact names and their numbers of constrained rows (for the residual audit)."""
+        return {
+            "contact_names": [c.name for c in self.contacts],
+            "contact_rows": [int(c.constraint.m) for c in self.contacts],
+        }
+
     def outputs(self, t, x, q, v, u, mode):  # noqa: D102
         force = self._forces(t, x, q, v, u, mode)
         pin.computeAllTerms(self.model, self.data, q, v)

@@ -198,6 +198,26 @@ class Trajectory:
         residual = energy - energy[0] - work + dissipated + jumps
         return EnergyBalance(self.t, energy, work, dissipated, jumps, residual)
 
+    def constraint_residual(self, component: str = "contact") -> np.ndarray:
+        """Largest constraint residual |s^c| of the closed contacts at each sample, shape (N,).
+
+        Zero where no contact of ``component`` is in its ``constrained`` mode; read from the
+        recorded ``<component>.residual`` output and the phases' modes.
+        """
+        residual = np.abs(self.outputs[f"{component}.residual"]).reshape(len(self), -1)
+        bounds = np.concatenate(
+            [[0], np.cumsum(self.meta.get("contact_rows", [residual.shape[1]]))]
+        )
+        out = np.zeros(len(self))
+        for pid, phase in enumerate(self.phases):
+            mode = dict(phase.modes).get(component)
+            samples = self.phase_index == pid
+            for k, state in enumerate(str(mode or "").split(",")):
+                if state == "constrained" and samples.any():
+                    rows = residual[samples, bounds[k] : bounds[k + 1]].max(axis=1)
+                    out[samples] = np.maximum(out[samples], rows)
+        return out
+
     # -- files -----------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write the trajectory to a ``.npz`` file."""
