@@ -11,7 +11,7 @@ import numpy as np
 
 import pinext as px
 from pinext.drives import DCMotor, Drive, ElasticTransmission
-from pinext.planning import elastic_drive_feedforward, rest_to_rest
+from pinext.planning import rest_to_rest, track_rest_to_rest
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATION = 2.0
@@ -56,21 +56,13 @@ def main() -> None:
     system = px.System(robot, drives=drives)
     q0 = np.array([0.0, -1.2, 1.2, -1.5, -1.57, 0.0])
     dq = np.array([1.0, 0.5, -0.6, 0.8, 0.6, -1.0])
-    t_ref = np.linspace(0.0, DURATION, 2001)
-    ff = elastic_drive_feedforward(
-        robot, drives, t_ref, rest_to_rest(t_ref, q0, dq, 0.75 * DURATION)
-    )
-    # motor-side PD feedback [V/rad], [V.s/rad] around the feedforward
-    control = ff.control(
-        system.layout["drives.motor_angle"], system.layout["drives.motor_velocity"], kp=2.0, kd=0.05
-    )
-
-    x0 = system.initial_state(q0)  # springs pre-deflected to hold gravity at q0
-    traj = px.simulate(
+    traj, ff = track_rest_to_rest(
         system,
+        q0,
+        dq,
         DURATION,
-        x0=x0,
-        control=control,
+        move_time=0.75 * DURATION,
+        samples=2001,
         rtol=1e-8,
         atol=1e-10,
         output_dt=2e-3,
@@ -95,7 +87,7 @@ def main() -> None:
         axes[0].plot(traj.t, motor_angle[:, k], "--", color=line.get_color())
         axes[1].plot(traj.t, 1e3 * (motor_angle[:, k] - traj.q[:, k]), color=line.get_color())
         axes[2].plot(traj.t, spring[:, k], color=line.get_color())
-        axes[2].plot(t_ref, ff.joint_torque[:, k], ":", color=line.get_color())
+        axes[2].plot(ff.t, ff.joint_torque[:, k], ":", color=line.get_color())
     axes[0].set_ylabel("link q (solid), motor θ/N (dashed) [rad]")
     axes[0].legend(ncol=3, fontsize=8)
     axes[1].set_ylabel("spring deflection θ/N − q [mrad]")

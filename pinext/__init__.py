@@ -45,7 +45,7 @@ from .flexible import (
     natural_frequencies,
     static_deflection,
 )
-from .planning import elastic_drive_feedforward, rest_to_rest
+from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .robot import Robot, load_urdf
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
 
@@ -100,6 +100,7 @@ __all__ = [
     "rest_to_rest",
     "simulate",
     "static_deflection",
+    "track_rest_to_rest",
     "visualization",
 ]
 

@@ -93,9 +93,9 @@ def writing_task(out: Path, quick: bool) -> Section:
 def elastic_drives(out: Path, quick: bool) -> Section:
     """Seed 000 Fig. 20.10a: DC motors behind harmonic-drive springs track a motion."""
     from .drives import DCMotor, Drive, ElasticTransmission
-    from .planning import elastic_drive_feedforward, rest_to_rest
+    from .planning import rest_to_rest, track_rest_to_rest
     from .robot import load_urdf
-    from .simulation import System, simulate
+    from .simulation import System
 
     robot = load_urdf(URDF_DIR / "six_dof_arm.urdf", extensions=False)
     motor = DCMotor(
@@ -122,22 +122,7 @@ def elastic_drives(out: Path, quick: bool) -> Section:
     duration = 0.6 if quick else 1.5
     q0 = np.array([0.0, 0.6, -1.0, 0.0, 0.5, 0.0])
     dq = np.array([0.8, 0.3, -0.4, 0.6, 0.4, -0.8])
-    t_ref = np.linspace(0.0, duration, 1501)
-    ff = elastic_drive_feedforward(
-        robot, drives, t_ref, rest_to_rest(t_ref, q0, dq, 0.8 * duration)
-    )
-    control = ff.control(
-        system.layout["drives.motor_angle"], system.layout["drives.motor_velocity"], kp=2.0, kd=0.05
-    )
-    traj = simulate(
-        system,
-        duration,
-        x0=system.initial_state(q0),
-        control=control,
-        rtol=1e-8,
-        atol=1e-10,
-        output_dt=2e-3,
-    )
+    traj, _ = track_rest_to_rest(system, q0, dq, duration, rtol=1e-8, atol=1e-10, output_dt=2e-3)
     traj.save(out / "elastic_drives.npz")
     error = np.abs(traj.q - rest_to_rest(traj.t, q0, dq, 0.8 * duration)).max()
     spring = np.abs(traj.outputs["drives.spring_torque"]).max(axis=0)
