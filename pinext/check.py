@@ -46,19 +46,23 @@ DEFAULT_FUNCTIONS: dict[str, Callable] = {
 }
 
 #: Extra rows: name -> (callable(model, states, functions) -> error, tolerance).
-_EXTRA: dict[str, tuple[Callable, float]] = {}
+_EXTRA: dict[str, tuple[Callable, float, str]] = {}
 
 
-def register_check(name: str, func: Callable, tolerance: float) -> None:
+def register_check(
+    name: str, func: Callable, tolerance: float, reference: str = "registered"
+) -> None:
     """Add a row to every :func:`check_model` report.
 
     Args:
         name: Row name.
-        func: ``func(model, states) -> float``, the maximum (relative) error over ``states``, a
-            list of :class:`State`.
+        func: ``func(model, states) -> float | None``, the maximum (relative) error over
+            ``states``, a list of :class:`State`; None when the check does not apply to the
+            model (the row is then listed as skipped).
         tolerance: The row fails above this value.
+        reference: The Pinocchio algorithm compared with.
     """
-    _EXTRA[name] = (func, tolerance)
+    _EXTRA[name] = (func, tolerance, reference)
 
 
 class CheckRow(NamedTuple):
@@ -149,11 +153,12 @@ def random_state(model: pin.Model, rng: np.random.Generator) -> State:
     return State(q, rng.standard_normal(nv), rng.standard_normal(nv), rng.standard_normal(nv))
 
 
-def _rel(err: np.ndarray, ref: np.ndarray) -> float:
+def relative_error(err: np.ndarray, ref: np.ndarray) -> float:
+    """max |err| / (1 + max |ref|)."""
     return float(np.max(np.abs(err), initial=0.0) / (1.0 + np.max(np.abs(ref), initial=0.0)))
 
 
-def _contact_frame(model: pin.Model) -> str | None:
+def contact_frame(model: pin.Model) -> str | None:
     """Name of a body frame on the last joint (for the contact row)."""
     last = model.njoints - 1
     for f in reversed(model.frames):
@@ -200,35 +205,41 @@ def check_model(
     def record(key: str, value: float) -> None:
         errs[key] = max(errs.get(key, 0.0), value if np.isfinite(value) else np.inf)
 
-    frame = _contact_frame(model)
+    frame = contact_frame(model)
     skipped: list[str] = []
     contact_ok = frame is not None and model.nv >= 3
     for st in states:
         q, v, a, tau = st
         tau_ref = pin.rnea(model, ref, q, v, a)
-        record("id", _rel(fn["appell_inverse_dynamics"](model, data, q, v, a) - tau_ref, tau_ref))
+        record(
+            "id",
+            relative_error(fn["appell_inverse_dynamics"](model, data, q, v, a) - tau_ref, tau_ref),
+        )
         terms = fn["acceleration_energy_terms"](model, data, q, v)
         m_ref = pin.crba(model, ref, q)
         m_ref = np.triu(m_ref) + np.triu(m_ref, 1).T
-        record("crba", _rel(terms.mass_matrix - m_ref, m_ref))
+        record("crba", relative_error(terms.mass_matrix - m_ref, m_ref))
         nle = pin.nonLinearEffects(model, ref, q, v)
         b_ref = nle - pin.computeGeneralizedGravity(model, ref, q)
-        record("bias", _rel(terms.bias - b_ref, b_ref))
+        record("bias", relative_error(terms.bias - b_ref, b_ref))
         a_ref = pin.aba(model, ref, q, v, tau)
         res = fn["gauss_forward_dynamics"](model, data, q, v, tau)
-        record("aba", _rel(res.a - a_ref, a_ref))
+        record("aba", relative_error(res.a - a_ref, a_ref))
         c_ref = pin.computeCoriolisMatrix(model, ref, q, v)
         p = m_ref @ v
         rhs = fn["momentum_rhs"](model, data, q, p, tau)
         pdot_ref = (c_ref + c_ref.T) @ v + m_ref @ a_ref
-        record("momentum", max(_rel(rhs.p_dot - pdot_ref, pdot_ref), _rel(rhs.v - v, v)))
+        record(
+            "momentum",
+            max(relative_error(rhs.p_dot - pdot_ref, pdot_ref), relative_error(rhs.v - v, v)),
+        )
         hamel = _mom.hamel_term(model, q, v, p)
         ctv = c_ref.T @ v
         grad = fn["kinetic_energy_gradient"](model, data, q, v)
-        record("ctv", _rel(grad + hamel - ctv, ctv))
+        record("ctv", relative_error(grad + hamel - ctv, ctv))
         gam = fn["christoffel_symbols"](model, data, q)
         cv = c_ref @ v
-        record("christoffel", _rel(np.einsum("ijk,j,k->i", gam, v, v) - hamel - cv, cv))
+        record("christoffel", relative_error(np.einsum("ijk,j,k->i", gam, v, v) - hamel - cv, cv))
         if contact_ok:
             contact = _gauss.PointContact(model, frame, "3D")
             a_mat, _ = contact.acceleration_equation(model, data, q, v)
@@ -243,7 +254,7 @@ def check_model(
             prox = pin.ProximalSettings(1e-14, 1e-12, 1)
             ddq = pin.constraintDynamics(model, cdata, q, v, tau, rcm, rcd, prox)
             res = fn["gauss_forward_dynamics"](model, data, q, v, tau, constraints=[contact])
-            record("contact", _rel(res.a - ddq, ddq))
+            record("contact", relative_error(res.a - ddq, ddq))
     rows = [
         CheckRow("dS/da + g (Appell ID)", errs["id"], 1e-9, "rnea"),
         CheckRow("d2S/da2", errs["crba"], 1e-9, "crba"),
@@ -264,8 +275,12 @@ def check_model(
         CheckRow("dT/dq (+ Hamel term)", errs["ctv"], 1e-9, "C^T v (computeCoriolisMatrix)"),
         CheckRow("Christoffel G(v,v) (- Hamel)", errs["christoffel"], 1e-9, "C v"),
     ]
-    for key, (func, tol) in _EXTRA.items():
-        rows.append(CheckRow(key, float(func(model, states)), tol, "registered"))
+    for key, (func, tol, reference) in _EXTRA.items():
+        value = func(model, states)
+        if value is None:
+            skipped.append(f"{key} (does not apply to this model)")
+        else:
+            rows.append(CheckRow(key, float(value), tol, reference))
     return CheckReport(name or model.name, samples, seed, rows, skipped)
 
 

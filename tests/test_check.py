@@ -95,3 +95,24 @@ def test_random_states_are_seeded_and_finite():
     s2 = chk.random_state(model, np.random.default_rng(3))
     np.testing.assert_array_equal(s1.q, s2.q)
     assert np.all(np.isfinite(s1.q))
+
+
+def test_contact_rows_compare_with_pinocchio(monkeypatch):
+    """pinext.contact adds impact and constrained-motion rows; a broken impact law fails."""
+    import pinext.contact.checks as contact_checks
+
+    model = pin.buildModelFromUrdf(str(ROOT / "urdf" / "six_dof_arm.urdf"))
+    report = chk.check_model(model, seed=4, samples=3)
+    names = {r.name: r for r in report.rows}
+    assert names["plastic impact, 3D contact"].reference == "impulseDynamics"
+    assert names["plastic impact, 3D contact"].passed
+    assert names["constrained motion, 3D contact"].passed
+
+    from pinext.contact.impact import ImpactResult
+
+    monkeypatch.setattr(
+        contact_checks, "plastic_impact", lambda model, data, q, v, jac: ImpactResult(v, None)
+    )
+    report = chk.check_model(model, seed=4, samples=3)
+    assert not report.passed
+    assert [r.name for r in report.failed] == ["plastic impact, 3D contact"]
