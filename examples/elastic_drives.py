@@ -10,22 +10,13 @@ from pathlib import Path
 import numpy as np
 
 import pinext as px
-from pinext.drives import DCMotor, Drive, ElasticTransmission
+from pinext.drives import harmonic_drives
+from pinext.drives.presets import HARMONIC_DRIVE_TRANSMISSIONS
 from pinext.planning import rest_to_rest, track_rest_to_rest
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATION = 2.0
-RATIO = np.array([100.0, 100.0, 100.0, 80.0, 80.0, 80.0])
-STIFFNESS = np.array([2.0e4, 2.0e4, 1.5e4, 4.0e3, 4.0e3, 4.0e3])  # [N.m/rad]
-DAMPING = np.array([10.0, 10.0, 8.0, 2.0, 2.0, 2.0])  # [N.m.s/rad]
-MOTOR = DCMotor(
-    resistance=0.6,
-    torque_constant=0.06,
-    back_emf_constant=0.06,
-    rotor_inertia=3e-5,
-    viscous_friction=2e-6,
-    voltage_limit=48.0,
-)
+RATIO = np.array([n for n, _, _ in HARMONIC_DRIVE_TRANSMISSIONS])
 
 
 def load_arm() -> px.Robot:
@@ -49,10 +40,7 @@ def main() -> None:
 
     robot = load_arm()
     joints = list(robot.model.names)[1:7]
-    drives = {
-        j: Drive(MOTOR, ElasticTransmission(n, c, d))
-        for j, n, c, d in zip(joints, RATIO, STIFFNESS, DAMPING, strict=True)
-    }
+    drives = harmonic_drives(joints)
     system = px.System(robot, drives=drives)
     q0 = np.array([0.0, -1.2, 1.2, -1.5, -1.57, 0.0])
     dq = np.array([1.0, 0.5, -0.6, 0.8, 0.6, -1.0])

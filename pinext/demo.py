@@ -92,32 +92,13 @@ def writing_task(out: Path, quick: bool) -> Section:
 
 def elastic_drives(out: Path, quick: bool) -> Section:
     """Seed 000 Fig. 20.10a: DC motors behind harmonic-drive springs track a motion."""
-    from .drives import DCMotor, Drive, ElasticTransmission
+    from .drives import harmonic_drives
     from .planning import rest_to_rest, track_rest_to_rest
     from .robot import load_urdf
     from .simulation import System
 
     robot = load_urdf(URDF_DIR / "six_dof_arm.urdf", extensions=False)
-    motor = DCMotor(
-        resistance=0.6,
-        torque_constant=0.06,
-        back_emf_constant=0.06,
-        rotor_inertia=3e-5,
-        viscous_friction=2e-6,
-        voltage_limit=48.0,
-    )
-    springs = [
-        (100, 2e4, 10),
-        (100, 2e4, 10),
-        (100, 1.5e4, 8),
-        (80, 4e3, 2),
-        (80, 4e3, 2),
-        (80, 4e3, 2),
-    ]
-    joints = list(robot.model.names)[1:7]
-    drives = {
-        j: Drive(motor, ElasticTransmission(*p)) for j, p in zip(joints, springs, strict=True)
-    }
+    drives = harmonic_drives(list(robot.model.names)[1:7])
     system = System(robot, drives=drives)
     duration = 0.6 if quick else 1.5
     q0 = np.array([0.0, 0.6, -1.0, 0.0, 0.5, 0.0])

@@ -100,18 +100,24 @@ def test_section_rotary_inertia_explains_the_4th_digit_of_73():
     assert round(float(f[4]), 2) == 72.75
 
 
+def tip_jacobian(robot) -> np.ndarray:
+    """Jacobian of the tip frame in the undeformed configuration, LOCAL_WORLD_ALIGNED."""
+    model = robot.model
+    return pin.computeFrameJacobian(
+        model,
+        model.createData(),
+        pin.neutral(model),
+        model.getFrameId("tip"),
+        pin.LOCAL_WORLD_ALIGNED,
+    )
+
+
 @pytest.mark.parametrize("nu", [1, 2, 5, 10])
 def test_tip_couple_74_exact_for_every_nu(nu):
     robot = arm(nu)
     q = static_deflection(robot, None, frame="tip", wrench=[0, 0, 0, 0, 0, 1.0])
     alpha = q[1:].sum()
-    jac = pin.computeFrameJacobian(
-        robot.model,
-        robot.model.createData(),
-        pin.neutral(robot.model),
-        robot.model.getFrameId("tip"),
-        pin.LOCAL_WORLD_ALIGNED,
-    )
+    jac = tip_jacobian(robot)
     delta = (jac @ (q - pin.neutral(robot.model)))[1]  # linear kinematics
     np.testing.assert_allclose(alpha, L / EI, rtol=1e-12)
     np.testing.assert_allclose(delta, L**2 / (2 * EI), rtol=1e-12)
@@ -122,13 +128,7 @@ def test_tip_couple_74_exact_for_every_nu(nu):
 def test_tip_force_75_76_error_law(nu):
     robot = arm(nu)
     q = static_deflection(robot, None, frame="tip", wrench=[0, 1.0, 0, 0, 0, 0])
-    jac = pin.computeFrameJacobian(
-        robot.model,
-        robot.model.createData(),
-        pin.neutral(robot.model),
-        robot.model.getFrameId("tip"),
-        pin.LOCAL_WORLD_ALIGNED,
-    )
+    jac = tip_jacobian(robot)
     alpha = q[1:].sum()
     delta = (jac @ q)[1]
     np.testing.assert_allclose(alpha, L**2 / (2 * EI), rtol=1e-12)

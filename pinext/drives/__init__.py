@@ -18,6 +18,7 @@ from ..exceptions import InvalidParameter
 from .actuator import LinearActuator
 from .drive import Drive, DriveComponent, drive_component
 from .motor import DCMotor
+from .presets import HARMONIC_DRIVE_MOTOR, harmonic_drives
 from .transmission import ElasticTransmission, Gear, Transmission
 
 __all__ = [
@@ -26,10 +27,12 @@ __all__ = [
     "DriveComponent",
     "ElasticTransmission",
     "Gear",
+    "HARMONIC_DRIVE_MOTOR",
     "LinearActuator",
     "Transmission",
     "drive_component",
     "drive_from_spec",
+    "harmonic_drives",
 ]
 
 #: Parameters accepted in each part of a drive specification.

@@ -676,22 +676,15 @@ class DriveComponent(Component):
             i = int(self.lossy[k])
             joint = self.joints[i]
             if ch == "S":
-                events.append(
+                events += [
                     Event(
-                        f"{joint}.gear_slips_low",
-                        self._slip_function(i, True, mode),
+                        f"{joint}.gear_slips_{'low' if low else 'high'}",
+                        self._slip_function(i, low, mode),
                         -1.0,
-                        self._slip_action(k, True),
+                        self._slip_action(k, low),
                     )
-                )
-                events.append(
-                    Event(
-                        f"{joint}.gear_slips_high",
-                        self._slip_function(i, False, mode),
-                        -1.0,
-                        self._slip_action(k, False),
-                    )
-                )
+                    for low in (True, False)
+                ]
                 continue
             sigma = 1.0 if ch.isupper() else -1.0
             m = sigma if ch.upper() == "D" else -sigma
