@@ -1,4 +1,4 @@
-"""simulate: event-driven, phase-aware integration of a System with scipy's solve_ivp."""
+"""simulate: event-driven, phase-aware integration of a System with scipy's integrators."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ..dynamics.momentum import (
 )
 from ..exceptions import IntegrationError, InvalidParameter
 from ..robot import Robot
+from . import dop853
 from .component import Event, Phase
 from .controls import as_control
 from .system import System
@@ -318,7 +319,9 @@ def simulate(
 ) -> Trajectory:
     """Simulate a System from t = 0 to ``t_final``, phase by phase.
 
-    Each phase is integrated with :func:`scipy.integrate.solve_ivp`; the events of the
+    Each phase is integrated with scipy: the default DOP853 runs Hairer's compiled code
+    (:mod:`pinext.simulation.dop853`, through ``scipy.integrate.ode``), the other methods and
+    sampled output (``output_dt``) run :func:`scipy.integrate.solve_ivp`. The events of the
     components (contact, lift-off, gear efficiency switch, ...) end a phase, their map changes
     the state (impact) and the phase, and integration restarts. Configurations are integrated
     on the manifold (``pin.integrate`` on a local chart), never as ``q + v dt``. Without
@@ -341,7 +344,7 @@ def simulate(
             scheme of seed 001 Theorem 1 (state (q, p = M v)).
         rtol: Relative tolerance.
         atol: Absolute tolerance.
-        max_step: Largest step [s].
+        max_step: Largest step [s] (compiled DOP853 may stretch its last step by 1 %).
         output_dt: Sample period of the output [s]; None keeps the solver's steps.
         progress: Show a tqdm progress bar.
         max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
@@ -369,9 +372,14 @@ def simulate(
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = as_control(control, system.n_inputs)
     system.control = law  # components' events and initial modes may need u(t, x)
-    options: dict[str, Any] = {"method": method, "rtol": rtol, "atol": atol}
+    options: dict[str, Any] = {"rtol": rtol, "atol": atol}
     if max_step is not None:
         options["max_step"] = max_step
+    if method == "DOP853" and output_dt is None:  # the same method, stepped in compiled code
+        solver = dop853.solve
+    else:  # solve_ivp's dense output gives the samples
+        solver = solve_ivp
+        options["method"] = method
 
     t = 0.0
     phase = system.initial_phase(t, x)
@@ -400,15 +408,13 @@ def simulate(
             upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
             if upcoming.size:
                 functions.append(_time_event(float(upcoming[0])))
-            t_eval = None
             if output_dt is not None:
                 t_eval = np.arange(np.ceil(t / output_dt) * output_dt, t_final + 1e-12, output_dt)
-                t_eval = t_eval[(t_eval >= t) & (t_eval <= t_final)]
-            sol = solve_ivp(
+                options["t_eval"] = t_eval[(t_eval >= t) & (t_eval <= t_final)]
+            sol = solver(
                 _rhs(system, phase, chart, law, bar if progress else None),
                 (t, t_final),
                 chart.to_internal(x),
-                t_eval=t_eval,
                 events=functions or None,
                 **options,
             )
