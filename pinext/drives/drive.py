@@ -445,6 +445,11 @@ class DriveComponent(Component):
             theta[self.el] = x[self.s_angle]
         return theta
 
+    def linear(self, mode):
+        """Linear without efficiency modes, voltage limits, general actuators or continuous
+        joints: (20.64)–(20.69) and (20.98)–(20.99) are linear in the state and the voltage."""
+        return not mode and not self.saturating and not self.gen and not self.continuous.any()
+
     def effort(self, t, x, q, v, u, mode):
         return self._evaluate(t, x, q, v, u, mode)["effort"]
 

@@ -115,6 +115,13 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
     ) -> None:
         """Write the time derivatives of the extra states into ``out`` (public layout)."""
 
+    def linear(self, mode: Any) -> bool:
+        """Whether, in this mode, :meth:`effort` and :meth:`derivative` are affine and
+        :meth:`power` is quadratic in ``(q, v, states, u)``, independent of t and of the
+        accelerations, on a Euclidean model. :func:`simulate` then evaluates the phase through
+        matrices identified once (:mod:`pinext.simulation.linear`)."""
+        return False
+
     def constrained_acceleration(
         self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, mode: Any
     ) -> np.ndarray | None:

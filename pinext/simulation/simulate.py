@@ -21,6 +21,7 @@ from ..robot import Robot
 from . import dop853
 from .component import Event, Phase
 from .controls import as_control
+from .linear import fused_rhs
 from .system import System
 from .trajectory import EventRecord, PhaseRecord, Trajectory
 
@@ -114,6 +115,10 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
     momentum = chart.momentum
     if identity and not modes and torque_inputs:
         return _plain_rhs(system, control, progress)
+    if identity and not momentum and modes:
+        fused = fused_rhs(system, phase, control, progress)
+        if fused is not None:
+            return fused
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
         x = y if identity else chart.to_public(y)

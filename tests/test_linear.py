@@ -1,0 +1,81 @@
+"""The fused right-hand side of linear phases: the identified matrices reproduce the components'
+own efforts, state derivatives and powers at random states, and nonlinear phases are left to
+the generic path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.drives import DCMotor, Drive, ElasticTransmission, Gear
+from pinext.simulation import linear
+from pinext.simulation.component import Phase
+from pinext.simulation.controls import as_control
+
+from .conftest import pendulum_urdf
+
+
+def motor(**kw) -> DCMotor:
+    params = dict(resistance=1.2, torque_constant=0.05, back_emf_constant=0.06, rotor_inertia=2e-5)
+    return DCMotor(**{**params, **kw})
+
+
+@pytest.fixture
+def robot(tmp_path: Path) -> px.Robot:
+    path = tmp_path / "pendulum.urdf"
+    path.write_text(pendulum_urdf(n=3))
+    robot = px.load_urdf(path)
+    robot.joint_stiffness[:] = [0.0, 3.0, 0.0]
+    robot.joint_damping[:] = [0.1, 0.0, 0.2]
+    return robot
+
+
+def mixed_drives() -> dict[str, Drive]:
+    """A rigid gear with friction, an elastic transmission with damping, an inductive motor."""
+    return {
+        "j0": Drive(motor(viscous_friction=1e-5), Gear(50.0, input_inertia=1e-6)),
+        "j1": Drive(motor(), ElasticTransmission(30.0, 400.0, 0.3, input_inertia=1e-6)),
+        "j2": Drive(motor(inductance=1e-3), ElasticTransmission(20.0, 250.0)),
+    }
+
+
+def test_fused_rhs_equals_the_components_at_random_states(robot):
+    system = px.System(robot, drives=mixed_drives())
+    phase = Phase()
+    rng = np.random.default_rng(1)
+    law = as_control(lambda t, x: np.sin(t + np.arange(3.0)), system.n_inputs)
+    fused = linear.fused_rhs(system, phase, law, None)
+    assert fused is not None
+    model, data = system.model, system.model.createData()
+    nv, n_core = model.nv, system.nx - 2
+    for _ in range(5):
+        t = float(rng.uniform(0, 5))
+        y = rng.standard_normal(system.nx)
+        u = law(t, y)
+        f = linear.forces(system, phase, np.concatenate((y[:n_core], u, [1.0])))
+        q, v = y[:nv], y[nv : 2 * nv]
+        expected = np.concatenate((v, pin.aba(model, data, q, v, f[:nv]), f[nv:]))
+        np.testing.assert_allclose(fused(t, y), expected, rtol=1e-11, atol=1e-10)
+
+
+def test_simulation_through_the_fused_path_closes_its_energy_balance(robot):
+    system = px.System(robot, drives=mixed_drives())
+    traj = px.simulate(system, 0.5, q0=np.array([0.4, -0.3, 0.2]), control=np.array([2, -1, 1.0]))
+    assert traj.energy_balance().max_relative() < 1e-7
+
+
+@pytest.mark.parametrize(
+    "drive",
+    [
+        Drive(motor(voltage_limit=3.0), ElasticTransmission(30.0, 400.0)),  # saturation
+        Drive(motor(), Gear(50.0, efficiency=0.8)),  # efficiency modes
+    ],
+)
+def test_nonlinear_phases_use_the_generic_path(robot, drive):
+    system = px.System(robot, drives={"j1": drive})
+    phase = system.initial_phase(0.0, system.initial_state())
+    assert linear.fused_rhs(system, phase, as_control(None, system.n_inputs), None) is None
