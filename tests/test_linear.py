@@ -79,3 +79,33 @@ def test_nonlinear_phases_use_the_generic_path(robot, drive):
     system = px.System(robot, drives={"j1": drive})
     phase = system.initial_phase(0.0, system.initial_state())
     assert linear.fused_rhs(system, phase, as_control(None, system.n_inputs), None) is None
+
+
+@pytest.mark.parametrize("with_drives", [True, False])
+def test_jacobian_matches_finite_differences(robot, with_drives):
+    system = px.System(robot, drives=mixed_drives() if with_drives else {})
+    u = np.array([0.7, -0.2, 0.4])
+    fused = linear.fused_rhs(system, Phase(), as_control(u, system.n_inputs), None)
+    y = np.random.default_rng(2).standard_normal(system.nx)
+    jac = fused.jac(0.0, y)
+    h = 1e-6
+    numeric = np.array(
+        [(fused(0.0, y + h * e) - fused(0.0, y - h * e)) / (2 * h) for e in np.eye(system.nx)]
+    ).T
+    np.testing.assert_allclose(jac, numeric, rtol=1e-6, atol=1e-6 * np.abs(numeric).max())
+
+
+def test_radau_with_the_jacobian_follows_dop853_on_a_damped_flexible_arm():
+    from pinext.flexible import FlexibleLink
+
+    arm = Path(__file__).resolve().parents[1] / "urdf" / "flexible_arm.urdf"
+    bar = FlexibleLink("bar", 20, 1e11, 0.01**4 / 12, damping_ratio=0.02)
+    robot = px.load_urdf(arm, flexible=[bar])
+    torque = np.r_[0.5, np.zeros(20)]
+    with pytest.warns(RuntimeWarning, match="Radau"):  # DOP853 detects the stiffness, goes on
+        ref = px.simulate(robot, 0.02, control=torque, rtol=1e-11, atol=1e-13)
+        explicit = px.simulate(robot, 0.02, control=torque, rtol=1e-8, atol=1e-11)
+    stiff = px.simulate(robot, 0.02, control=torque, method="Radau", rtol=1e-8, atol=1e-11)
+    np.testing.assert_allclose(stiff.x[-1], ref.x[-1], rtol=1e-5, atol=1e-9)
+    assert stiff.meta["stats"]["nfev"] < explicit.meta["stats"]["nfev"] / 3  # stiffness-free steps
+    assert stiff.energy_balance().max_relative() < 1e-6

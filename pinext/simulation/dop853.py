@@ -109,7 +109,8 @@ def solve(
     Returns:
         A namespace like solve_ivp's result: ``t`` (every accepted step, and the event),
         ``y`` (n × k), ``t_events``, ``y_events``, ``status`` (0 end reached, 1 event,
-        -1 failure), ``message``, ``nfev``.
+        -1 failure), ``message``, ``nfev``; and ``stiff``: DOP853's stiffness test fired (the
+        run went on regardless).
     """
     t0, t1 = float(t_span[0]), float(t_span[1])
     y0 = np.array(y0, dtype=float)
@@ -138,9 +139,14 @@ def solve(
         ys.append(y.copy())
         return 0
 
-    r = run.integrator(solout)
-    r.set_initial_value(y0, t0)
-    code = run.advance(r, t1) if t1 - t0 > 4 * _EPS * max(abs(t1), 1.0) else 1
+    code, stiff = 1, False
+    while t1 - ts[-1] > 4 * _EPS * max(abs(t1), 1.0) and not crossing:
+        r = run.integrator(solout)
+        r.set_initial_value(ys[-1], ts[-1])
+        code = run.advance(r, t1)
+        if code != -4:
+            break
+        stiff = True  # DOP853's stiffness test stops the run; solve_ivp would go on: so do we
     status = -1 if code < 0 else 0
     t_events = [np.empty(0) for _ in events]
     y_events = [np.empty((0, y0.size)) for _ in events]
@@ -169,4 +175,5 @@ def solve(
         status=status,
         message=_MESSAGES.get(code, f"solver status {code}") if status == -1 else "success",
         nfev=run.nfev,
+        stiff=stiff,
     )

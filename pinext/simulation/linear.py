@@ -6,20 +6,24 @@ joint springs and dampers, act on the mechanism through efforts that are affine 
 power they take from the inputs and the power they dissipate are quadratic forms of z
 (seed 000, (20.78)–(20.82): ẋ = Ĉ(x) + D̂(x) u with an actuator part linear in x and u). When
 every component says so in the current phase (:meth:`Component.linear`), the whole non-inertial
-part of the right-hand side is two matrices,
+part of the right-hand side is
 
 .. math::
 
-    [\\tau;\\ \\dot s] = A z, \\qquad [p_{in};\\ p_{diss}] = [z^T Q_{in} z;\\ z^T Q_{diss} z],
+    [\\tau;\\ \\dot s] = A z, \\qquad
+    p_{in} = u^T v|_{\\text{torque inputs}} + z_c^T Q_{in} z_c, \\qquad
+    p_{diss} = v^T D v + z_c^T Q_{diss} z_c,
 
-identified once from the components' own ``effort``/``derivative``/``power`` (exact for affine
-and quadratic functions: first and second differences at unit steps), checked at a random
-point, and evaluated as a few matrix products around one ``pin.aba`` per call.
+where the System's springs, dampers and torque inputs enter A in closed form and the
+components' part is identified once from their own ``effort``/``derivative``/``power``: A by
+first differences at unit steps (exact for affine functions), Q by second differences over the
+few variables ``z_c`` the components' powers depend on (exact for quadratic forms). The result
+is checked at a random point and evaluated as a few matrix products around one ``pin.aba``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -28,19 +32,24 @@ from .component import Phase
 from .system import System
 
 
-def forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
-    """``[tau, component state derivatives, p_in, p_diss]`` at ``z = [x without the work
-    accumulators, u, 1]``, from the System's springs and dampers and its components' hooks."""
+class LinearForm(NamedTuple):
+    """The matrices of a linear phase (module docstring)."""
+
+    a: np.ndarray  # (nv + n_states, m): [tau; s_dot] = a z
+    active: np.ndarray  # indices into z of the variables of the components' powers
+    q: np.ndarray  # (2, n_active, n_active): the components' [p_in, p_diss] quadratic forms
+
+
+def component_forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
+    """The components' ``[tau, state derivatives, p_in, p_diss]`` at ``z = [x without the
+    work accumulators, u, 1]`` (without the System's own springs, dampers and torque inputs)."""
     model = system.model
     nq, nv, nx = model.nq, model.nv, system.nx
     x = np.concatenate((z[: nx - 2], (0.0, 0.0)))
     u = z[nx - 2 : -1]
     q, v = x[:nq], x[nq : nq + nv]
-    tau = -system.damping * v - system.stiffness * system.deflection(q)
-    p_in, p_diss = 0.0, float(v @ (system.damping * v))
-    if system.torque_inputs:
-        tau = tau + u
-        p_in += float(u @ v)
+    tau = np.zeros(nv)
+    p_in = p_diss = 0.0
     out = np.zeros(nx)
     for comp in system.components:
         mode = phase.get(comp.name)
@@ -54,58 +63,96 @@ def forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
     return np.concatenate((tau, out[nq + nv : nx - 2], (p_in, p_diss)))
 
 
-def identify(system: System, phase: Phase) -> tuple[np.ndarray, np.ndarray] | None:
-    """(A, Q) of the module docstring for this phase, or None when a component is not linear
-    in it, the model is not Euclidean, or the identified form fails its check."""
+def forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
+    """:func:`component_forces` plus the System's springs, dampers and torque inputs: the
+    whole ``[tau, state derivatives, p_in, p_diss]`` the fused right-hand side reproduces."""
+    nv, n_core = system.model.nv, system.nx - 2
+    v, u = z[nv : 2 * nv], z[n_core:-1]
+    f = component_forces(system, phase, z)
+    f[:-2] += _own_part(system, z.size) @ z
+    f[-1] += v @ (system.damping * v)
+    if system.torque_inputs:
+        f[-2] += u @ v
+    return f
+
+
+def _own_part(system: System, m: int) -> np.ndarray:
+    """The System's springs, dampers and torque inputs as rows of A (tau = -K (q - q0) - D v
+    [+ u])."""
+    nv, n_core = system.model.nv, system.nx - 2
+    a = np.zeros((n_core - nv, m))
+    idx = np.arange(nv)
+    a[idx, idx] = -system.stiffness
+    a[idx, nv + idx] = -system.damping
+    a[:nv, -1] = system.stiffness * system.q_rest
+    if system.torque_inputs:
+        a[idx, n_core + idx] = 1.0
+    return a
+
+
+def identify(system: System, phase: Phase) -> LinearForm | None:
+    """The :class:`LinearForm` of this phase, or None when a component is not linear in it,
+    the model is not Euclidean, or the identified form fails its check."""
     if not system.euclidean or not all(c.linear(phase.get(c.name)) for c in system.components):
         return None
-    m = system.nx - 2 + system.n_inputs + 1
-    n_lin = system.nx - 2 - system.model.nq  # tau and the component state derivatives
+    n_core = system.nx - 2
+    m = n_core + system.n_inputs + 1
+    n_lin = n_core - system.model.nv  # rows of A: tau and the component state derivatives
     base = np.zeros(m)
     base[-1] = 1.0
+    unit = np.eye(m)
 
-    def f(*steps: tuple[int, float]) -> np.ndarray:
-        z = base.copy()
-        for k, s in steps:
-            z[k] += s
-        return forces(system, phase, z)
+    def f(z: np.ndarray) -> np.ndarray:
+        return component_forces(system, phase, z)
 
-    f0 = f()
-    plus = [f((k, 1.0)) for k in range(m - 1)]
-    minus = [f((k, -1.0)) for k in range(m - 1)]
-    a = np.empty((n_lin, m))
-    a[:, -1] = f0[:n_lin]
-    q = np.empty((2, m, m))
+    f0 = f(base)
+    plus = np.array([f(base + unit[k]) for k in range(m - 1)])
+    minus = np.array([f(base - unit[k]) for k in range(m - 1)])
+    a = _own_part(system, m)
+    a[:, :-1] += (plus[:, :n_lin] - f0[:n_lin]).T
+    a[:, -1] += f0[:n_lin]
+    # the variables the components' powers depend on, seen from a random point
+    rng = np.random.default_rng(0)
+    zr = np.concatenate((rng.standard_normal(m - 1), [1.0]))
+    pr = f(zr)[n_lin:]
+    moved = [np.abs(f(zr + unit[k])[n_lin:] - pr) for k in range(m - 1)]
+    scale = 1e-13 * (1.0 + np.abs(pr).max())
+    active = np.array([k for k in range(m - 1) if moved[k].max() > scale] + [m - 1])
+    n_act = active.size
+    q = np.zeros((2, n_act, n_act))
     q[:, -1, -1] = f0[n_lin:]
-    for k in range(m - 1):
-        a[:, k] = plus[k][:n_lin] - f0[:n_lin]
-        q[:, k, k] = 0.5 * (plus[k][n_lin:] + minus[k][n_lin:]) - f0[n_lin:]
-        q[:, k, -1] = q[:, -1, k] = 0.25 * (plus[k][n_lin:] - minus[k][n_lin:])
-        for j in range(k):
-            q[:, k, j] = q[:, j, k] = 0.5 * (
-                f((k, 1.0), (j, 1.0))[n_lin:] - plus[k][n_lin:] - plus[j][n_lin:] + f0[n_lin:]
+    for i, k in enumerate(active[:-1]):
+        q[:, i, i] = 0.5 * (plus[k, n_lin:] + minus[k, n_lin:]) - f0[n_lin:]
+        q[:, i, -1] = q[:, -1, i] = 0.25 * (plus[k, n_lin:] - minus[k, n_lin:])
+        for j_, j in enumerate(active[:i]):
+            q[:, i, j_] = q[:, j_, i] = 0.5 * (
+                f(base + unit[k] + unit[j])[n_lin:] - plus[k, n_lin:] - plus[j, n_lin:] + f0[n_lin:]
             )
-    z = np.random.default_rng(0).standard_normal(m)
-    z[-1] = 1.0
-    exact = forces(system, phase, z)
-    fused = np.concatenate((a @ z, q @ z @ z))
+    exact = f(zr)
+    fused = np.concatenate((a @ zr - _own_part(system, m) @ zr, q @ zr[active] @ zr[active]))
     if not np.allclose(fused, exact, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(exact).max())):
         return None
-    return a, q
+    return LinearForm(a, active, q)
 
 
 def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
-    """The right-hand side ``[v, aba(q, v, A z), s', p_in, p_diss]`` of a linear phase, or None
-    when the phase is not linear (the caches of :func:`identify` live on the System)."""
+    """The right-hand side ``[v, aba(q, v, tau), s', p_in, p_diss]`` of a linear phase, or None
+    when the phase is not linear (the forms of :func:`identify` are cached on the System).
+
+    Its attribute ``jac(t, y)`` is the Jacobian for the implicit methods, from Pinocchio's
+    ``computeABADerivatives`` (∂a/∂q, ∂a/∂v, M⁻¹) and the identified matrices; it treats the
+    inputs as constant during a step (exact for open-loop controls)."""
     cache = system.__dict__.setdefault("_linear_forms", {})
     if phase.modes not in cache:
         cache[phase.modes] = identify(system, phase)
     form = cache[phase.modes]
     if form is None:
         return None
-    a_mat, q_mat = form
+    a_mat, active, q_mat = form
     model, data = system.model, system.data
-    nv, n_core = model.nv, system.nx - 2
+    nv, n_core, nx = model.nv, system.nx - 2, system.nx
+    damping = system.damping
+    torque_inputs = system.torque_inputs
     one = np.ones(1)
     zero_u = np.zeros(system.n_inputs) if getattr(control, "zero", False) else None
     aba, concatenate = pin.aba, np.concatenate
@@ -115,8 +162,37 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
         z = concatenate((y[:n_core], u, one))
         lin = a_mat @ z
         v = y[nv : 2 * nv]
+        zc = z[active]
+        p_in, p_diss = q_mat @ zc @ zc
+        p_diss += v @ (damping * v)
+        if torque_inputs:
+            p_in += u @ v
         if progress is not None and t > progress.n + progress.step:
             progress.update(min(t, progress.total) - progress.n)
-        return concatenate((v, aba(model, data, y[:nv], v, lin[:nv]), lin[nv:], q_mat @ z @ z))
+        return concatenate((v, aba(model, data, y[:nv], v, lin[:nv]), lin[nv:], (p_in, p_diss)))
 
+    a_tau, a_states = a_mat[:nv, :n_core], a_mat[nv:, :n_core]
+    core_active = active[active < n_core]
+    jacobian = np.zeros((nx, nx))
+    jacobian[:nv, nv : 2 * nv] = np.eye(nv)
+    jacobian[2 * nv : n_core, :n_core] = a_states
+
+    def jac(t: float, y: np.ndarray) -> np.ndarray:
+        u = zero_u if zero_u is not None else control(t, y)
+        z = concatenate((y[:n_core], u, one))
+        v = y[nv : 2 * nv]
+        da_dq, da_dv, m_inv = pin.computeABADerivatives(model, data, y[:nv], v, a_mat[:nv] @ z)
+        da = m_inv @ a_tau
+        da[:, :nv] += da_dq
+        da[:, nv : 2 * nv] += da_dv
+        jacobian[nv : 2 * nv, :n_core] = da
+        power = jacobian[n_core:]
+        power[:] = 0.0
+        power[:, core_active] = 2.0 * (q_mat @ z[active])[:, : core_active.size]
+        power[1, nv : 2 * nv] += 2.0 * damping * v
+        if torque_inputs:
+            power[0, nv : 2 * nv] += u
+        return jacobian.copy()
+
+    rhs.jac = jac  # type: ignore[attr-defined]
     return rhs

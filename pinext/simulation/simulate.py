@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,8 @@ from .trajectory import EventRecord, PhaseRecord, Trajectory
 
 #: Integration methods of :func:`scipy.integrate.solve_ivp` accepted by :func:`simulate`.
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
+#: The implicit ones, which receive an analytic Jacobian in linear phases.
+IMPLICIT = ("Radau", "BDF", "LSODA")
 #: Largest tangent-space excursion [rad or m] from the anchor before the chart is re-centred.
 _CHART_RADIUS = 1.0
 
@@ -94,11 +97,15 @@ def _event_wrapper(event: Event, chart: _Chart):
     return g
 
 
-def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
+def _rhs(
+    system: System, phase: Phase, chart: _Chart, control, progress, implicit: bool = False
+) -> Any:
     """The right-hand side of the ODE in one phase, on the chart's internal state.
 
     Written for speed: one ``pin.aba`` (or constrained solve) per call and a handful of numpy
-    operations; the component loops vanish when the system has no components.
+    operations. A bare mechanism takes :func:`_plain_rhs`, a linear phase the fused matrices of
+    :mod:`.linear` (which also give the Jacobian that implicit methods use: ``rhs.jac``), the
+    rest the component loops below.
     """
     model, data = system.model, system.data
     modes = [(comp, phase.get(comp.name)) for comp in system.components]
@@ -113,9 +120,9 @@ def _rhs(system: System, phase: Phase, chart: _Chart, control, progress) -> Any:
     aba = pin.aba
     identity = chart.identity
     momentum = chart.momentum
-    if identity and not modes and torque_inputs:
+    if identity and not modes and torque_inputs and not implicit:
         return _plain_rhs(system, control, progress)
-    if identity and not momentum and modes:
+    if identity and not momentum:
         fused = fused_rhs(system, phase, control, progress)
         if fused is not None:
             return fused
@@ -346,7 +353,10 @@ def simulate(
             ``u(t, x)``. Joint torques [N.m] for a robot without drives, else the drives'
             inputs (voltages [V], ...).
         method: A solve_ivp method among :data:`METHODS`, or ``"momentum"`` for the Celentano
-            scheme of seed 001 Theorem 1 (state (q, p = M v)).
+            scheme of seed 001 Theorem 1 (state (q, p = M v)). For stiff damped models (finely
+            split flexible links with ``damping_ratio``, very stiff transmissions) use
+            ``"Radau"``: in linear phases it gets the analytic Jacobian (Pinocchio's
+            ``computeABADerivatives``) and its steps no longer shrink with the stiffness.
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step [s] (compiled DOP853 may stretch its last step by 1 %).
@@ -401,6 +411,7 @@ def simulate(
     restarted = False  # the previous segment ended with a restart (chart, breakpoint): same state
     breakpoints = np.asarray(getattr(law, "breakpoints", ()), dtype=float)
     nfev = 0
+    stiff_warned = False
     started = time.perf_counter()
     try:
         while True:
@@ -416,14 +427,21 @@ def simulate(
             if output_dt is not None:
                 t_eval = np.arange(np.ceil(t / output_dt) * output_dt, t_final + 1e-12, output_dt)
                 options["t_eval"] = t_eval[(t_eval >= t) & (t_eval <= t_final)]
+            rhs = _rhs(system, phase, chart, law, bar if progress else None, method in IMPLICIT)
+            if method in IMPLICIT:
+                options["jac"] = getattr(rhs, "jac", None)
             sol = solver(
-                _rhs(system, phase, chart, law, bar if progress else None),
-                (t, t_final),
-                chart.to_internal(x),
-                events=functions or None,
-                **options,
+                rhs, (t, t_final), chart.to_internal(x), events=functions or None, **options
             )
             nfev += sol.nfev
+            if getattr(sol, "stiff", False) and not stiff_warned:
+                stiff_warned = True
+                warnings.warn(
+                    f"the run looks stiff from t = {t:.6g} s (DOP853's stiffness test); "
+                    "method='Radau' takes steps that do not shrink with the stiffness",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
             if sol.status == -1:
                 _raise_if_non_finite(system, phase, chart, law, sol)
                 t_fail = np.atleast_1d(sol.t)
