@@ -33,9 +33,9 @@ from .system import System
 
 
 class LinearForm(NamedTuple):
-    """The matrices of a linear phase (module docstring)."""
+    """The components' matrices in a linear phase (module docstring)."""
 
-    a: np.ndarray  # (nv + n_states, m): [tau; s_dot] = a z
+    a: np.ndarray  # (nv + n_states, m): the components' [tau; s_dot] = a z
     active: np.ndarray  # indices into z of the variables of the components' powers
     q: np.ndarray  # (2, n_active, n_active): the components' [p_in, p_diss] quadratic forms
 
@@ -91,8 +91,8 @@ def _own_part(system: System, m: int) -> np.ndarray:
 
 
 def identify(system: System, phase: Phase) -> LinearForm | None:
-    """The :class:`LinearForm` of this phase, or None when a component is not linear in it,
-    the model is not Euclidean, or the identified form fails its check."""
+    """The components' :class:`LinearForm` in this phase, or None when a component is not
+    linear in it, the model is not Euclidean, or the identified form fails its check."""
     if not system.euclidean or not all(c.linear(phase.get(c.name)) for c in system.components):
         return None
     n_core = system.nx - 2
@@ -108,9 +108,9 @@ def identify(system: System, phase: Phase) -> LinearForm | None:
     f0 = f(base)
     plus = np.array([f(base + unit[k]) for k in range(m - 1)])
     minus = np.array([f(base - unit[k]) for k in range(m - 1)])
-    a = _own_part(system, m)
-    a[:, :-1] += (plus[:, :n_lin] - f0[:n_lin]).T
-    a[:, -1] += f0[:n_lin]
+    a = np.empty((n_lin, m))
+    a[:, :-1] = (plus[:, :n_lin] - f0[:n_lin]).T
+    a[:, -1] = f0[:n_lin]
     # the variables the components' powers depend on, seen from a random point
     rng = np.random.default_rng(0)
     zr = np.concatenate((rng.standard_normal(m - 1), [1.0]))
@@ -129,7 +129,7 @@ def identify(system: System, phase: Phase) -> LinearForm | None:
                 f(base + unit[k] + unit[j])[n_lin:] - plus[k, n_lin:] - plus[j, n_lin:] + f0[n_lin:]
             )
     exact = f(zr)
-    fused = np.concatenate((a @ zr - _own_part(system, m) @ zr, q @ zr[active] @ zr[active]))
+    fused = np.concatenate((a @ zr, q @ zr[active] @ zr[active]))
     if not np.allclose(fused, exact, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(exact).max())):
         return None
     return LinearForm(a, active, q)
@@ -148,7 +148,8 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     form = cache[phase.modes]
     if form is None:
         return None
-    a_mat, active, q_mat = form
+    a_mat = form.a + _own_part(system, form.a.shape[1])  # the System's part: never stale
+    active, q_mat = form.active, form.q
     model, data = system.model, system.data
     nv, n_core, nx = model.nv, system.nx - 2, system.nx
     damping = system.damping
