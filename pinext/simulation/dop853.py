@@ -51,7 +51,7 @@ class _Run:
         self.nfev += 1
         try:
             return self.fun(t, y)
-        except BaseException as exc:  # noqa: BLE001 - re-raised by check()
+        except BaseException as exc:  # noqa: BLE001 - re-raised by advance()
             self.error = exc
             return self.nan
 
