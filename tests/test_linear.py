@@ -27,19 +27,21 @@ def motor(**kw) -> DCMotor:
 @pytest.fixture
 def robot(tmp_path: Path) -> px.Robot:
     path = tmp_path / "pendulum.urdf"
-    path.write_text(pendulum_urdf(n=3))
+    path.write_text(pendulum_urdf(n=4))
     robot = px.load_urdf(path)
-    robot.joint_stiffness[:] = [0.0, 3.0, 0.0]
-    robot.joint_damping[:] = [0.1, 0.0, 0.2]
+    robot.joint_stiffness[:] = [0.0, 3.0, 0.0, 0.0]
+    robot.joint_damping[:] = [0.1, 0.0, 0.2, 0.0]
     return robot
 
 
 def mixed_drives() -> dict[str, Drive]:
-    """A rigid gear with friction, an elastic transmission with damping, an inductive motor."""
+    """A rigid gear with friction, an elastic transmission with damping, an inductive motor, an
+    ideal torque source (whose input power u N q̇ is a pure cross term)."""
     return {
         "j0": Drive(motor(viscous_friction=1e-5), Gear(50.0, input_inertia=1e-6)),
         "j1": Drive(motor(), ElasticTransmission(30.0, 400.0, 0.3, input_inertia=1e-6)),
         "j2": Drive(motor(inductance=1e-3), ElasticTransmission(20.0, 250.0)),
+        "j3": Drive(None, Gear(20.0, input_inertia=1e-6)),
     }
 
 
@@ -47,7 +49,7 @@ def test_fused_rhs_equals_the_components_at_random_states(robot):
     system = px.System(robot, drives=mixed_drives())
     phase = Phase()
     rng = np.random.default_rng(1)
-    law = as_control(lambda t, x: np.sin(t + np.arange(3.0)), system.n_inputs)
+    law = as_control(lambda t, x: np.sin(t + np.arange(4.0)), system.n_inputs)
     fused = linear.fused_rhs(system, phase, law, None)
     assert fused is not None
     model, data = system.model, system.model.createData()
@@ -64,7 +66,8 @@ def test_fused_rhs_equals_the_components_at_random_states(robot):
 
 def test_simulation_through_the_fused_path_closes_its_energy_balance(robot):
     system = px.System(robot, drives=mixed_drives())
-    traj = px.simulate(system, 0.5, q0=np.array([0.4, -0.3, 0.2]), control=np.array([2, -1, 1.0]))
+    q0, u = np.array([0.4, -0.3, 0.2, 0.1]), np.array([2.0, -1.0, 1.0, 0.05])
+    traj = px.simulate(system, 0.5, q0=q0, control=u)
     assert traj.energy_balance().max_relative() < 1e-7
 
 
@@ -84,7 +87,7 @@ def test_nonlinear_phases_use_the_generic_path(robot, drive):
 @pytest.mark.parametrize("with_drives", [True, False])
 def test_jacobian_matches_finite_differences(robot, with_drives):
     system = px.System(robot, drives=mixed_drives() if with_drives else {})
-    u = np.array([0.7, -0.2, 0.4])
+    u = np.array([0.7, -0.2, 0.4, 0.1])
     fused = linear.fused_rhs(system, Phase(), as_control(u, system.n_inputs), None)
     y = np.random.default_rng(2).standard_normal(system.nx)
     jac = fused.jac(0.0, y)
