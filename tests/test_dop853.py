@@ -100,3 +100,32 @@ def test_max_step_is_respected():
     sol = dop853.solve(oscillator, (0.0, 1.0), [1.0, 0.0], max_step=0.01)
     assert np.diff(sol.t)[:-1].max() <= 0.01 + 1e-15
     assert np.diff(sol.t)[-1] <= 0.0101  # DOP853 may stretch its last step by 1 %
+
+
+def test_sampled_output_is_dop853s_dense_output():
+    t_eval = np.linspace(0.0, 10.0, 101)
+    sol = dop853.solve(oscillator, (0.0, 10.0), [1.0, 0.0], t_eval=t_eval, rtol=1e-11, atol=1e-13)
+    np.testing.assert_array_equal(sol.t, t_eval)
+    exact = np.array([np.cos(t_eval), -np.sin(t_eval)])
+    assert np.abs(sol.y - exact).max() < 1e-9  # a 7th-order interpolant, not a cubic one
+
+
+def test_sampled_output_matches_solve_ivp_on_a_nonlinear_pendulum():
+    def pendulum(t, y):
+        return np.array([y[1], -9.81 * np.sin(y[0])])
+
+    t_eval = np.linspace(0.0, 3.0, 31)
+    ours = dop853.solve(pendulum, (0.0, 3.0), [2.5, 0.0], t_eval=t_eval, rtol=1e-12, atol=1e-14)
+    ref = solve_ivp(
+        pendulum, (0.0, 3.0), [2.5, 0.0], "DOP853", t_eval=t_eval, rtol=1e-12, atol=1e-14
+    )
+    np.testing.assert_allclose(ours.y, ref.y, atol=1e-9)
+
+
+def test_sampled_output_stops_at_the_event():
+    t_eval = np.arange(0.0, 10.0, 0.1)
+    sol = dop853.solve(oscillator, (0.0, 10.0), [1.0, 0.0], t_eval=t_eval, events=[event(-1)])
+    assert sol.status == 1
+    root = sol.t_events[0][0]
+    np.testing.assert_array_equal(sol.t, t_eval[t_eval <= root])
+    assert np.abs(sol.y[0] - np.cos(sol.t)).max() < 1e-9

@@ -1,4 +1,4 @@
-"""Hairer's DOP853 through :class:`scipy.integrate.ode`, with solve_ivp's events.
+"""Hairer's DOP853 through :class:`scipy.integrate.ode`, with solve_ivp's events and output.
 
 :func:`scipy.integrate.solve_ivp` steps its Runge–Kutta methods in Python, which costs about
 10 µs per right-hand-side evaluation on top of the evaluation itself; for a robot whose
@@ -8,11 +8,11 @@ in compiled code and calls Python only for the right-hand side.
 
 :func:`solve` wraps it with the part of solve_ivp's interface :func:`pinext.simulate` uses:
 terminal events with directions (detected after every accepted step, located to machine
-precision by Brent's method on re-integrations from the last accepted step), the evaluation
-count, and a result with ``t``, ``y``, ``t_events``, ``y_events``, ``status``, ``message``,
-``nfev``. Output is every accepted step (sampled output, ``t_eval``, needs the dense output that
-only solve_ivp exposes). Exceptions raised in the right-hand side or in an event function
-propagate unchanged.
+precision by Brent's method on re-integrations from the last accepted step), output at given
+times (DOP853's dense output, built as solve_ivp builds it from the stages of the compiled
+step), the evaluation count, and a result with ``t``, ``y``, ``t_events``, ``y_events``,
+``status``, ``message``, ``nfev``. Exceptions raised in the right-hand side or in an event
+function propagate unchanged.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from types import SimpleNamespace
 
 import numpy as np
 from scipy.integrate import ode
+from scipy.integrate._ivp import dop853_coefficients as _COEF
+from scipy.integrate._ivp.rk import Dop853DenseOutput
 from scipy.optimize import brentq
 
 _MESSAGES = {
@@ -35,7 +37,8 @@ _EPS = np.finfo(float).eps
 
 
 class _Run:
-    """One integration: the wrapped right-hand side, the evaluation count, a pending error."""
+    """One integration: the wrapped right-hand side, the evaluation count, a pending error, and
+    (for sampled output) the derivatives since the last accepted step."""
 
     def __init__(self, fun, n: int, rtol: float, atol: float, max_step: float) -> None:
         self.fun = fun
@@ -43,6 +46,7 @@ class _Run:
         self.error: BaseException | None = None
         self.nan = np.full(n, np.nan)
         self.options = dict(rtol=rtol, atol=atol, nsteps=_MAX_STEPS, max_step=max_step)
+        self.history: list[np.ndarray] | None = None  # a list when stages are kept
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         # The compiled loop swallows exceptions; keep the first one and make the step fail.
@@ -50,10 +54,13 @@ class _Run:
             return self.nan
         self.nfev += 1
         try:
-            return self.fun(t, y)
+            f = self.fun(t, y)
         except BaseException as exc:  # noqa: BLE001 - re-raised by advance()
             self.error = exc
             return self.nan
+        if self.history is not None:
+            self.history.append(f)  # pinext's right-hand sides return a new array per call
+        return f
 
     def integrator(self, solout=None, first_step: float = 0.0) -> ode:
         r = ode(self.rhs).set_integrator("dop853", first_step=first_step, **self.options)
@@ -72,10 +79,35 @@ class _Run:
 
     def state_at(self, t0: float, y0: np.ndarray, t: float) -> np.ndarray:
         """The state at t from (t0, y0), t0 < t within one accepted step."""
+        history, self.history = self.history, None
         r = self.integrator(first_step=t - t0)
         r.set_initial_value(y0, t0)
         self.advance(r, t)
+        self.history = history
         return r.y.copy()
+
+    def dense_output(self, t_old: float, y_old: np.ndarray, t: float, y: np.ndarray):
+        """DOP853's 7th-order interpolant over the step just accepted (scipy's, as solve_ivp
+        builds it): the step's 12 stage derivatives are the last calls of the compiled loop
+        (its first is the derivative at the step's start, kept from the previous step), and
+        three more evaluations complete it."""
+        h = t - t_old
+        k = np.empty((_COEF.N_STAGES_EXTENDED, y.size))
+        k[0] = self.history[0]
+        k[1 : _COEF.N_STAGES + 1] = self.history[-_COEF.N_STAGES :]
+        history, self.history = self.history, None
+        for s in range(_COEF.N_STAGES + 1, _COEF.N_STAGES_EXTENDED):
+            k[s] = self.rhs(t_old + _COEF.C[s] * h, y_old + h * (_COEF.A[s, :s] @ k[:s]))
+        self.history = history
+        if self.error is not None:
+            raise self.error
+        delta = y - y_old
+        f = np.empty((_COEF.INTERPOLATOR_POWER, y.size))
+        f[0] = delta
+        f[1] = h * k[0] - delta
+        f[2] = 2 * delta - h * (k[_COEF.N_STAGES] + k[0])
+        f[3:] = h * (_COEF.D @ k)
+        return Dop853DenseOutput(t_old, t, y_old, f)
 
 
 def _active(g_old: float, g_new: float, direction: float) -> bool:
@@ -90,6 +122,7 @@ def solve(
     t_span: tuple[float, float],
     y0: np.ndarray,
     *,
+    t_eval: np.ndarray | None = None,
     events=None,
     rtol: float = 1e-10,
     atol: float = 1e-12,
@@ -98,30 +131,46 @@ def solve(
     """Integrate ``y' = fun(t, y)`` over ``t_span`` with DOP853, stopping at the first event.
 
     Args:
-        fun: Right-hand side ``fun(t, y) -> dy``.
+        fun: Right-hand side ``fun(t, y) -> dy``, returning a new array at each call.
         t_span: (t0, t1), t0 < t1.
         y0: Initial state.
+        t_eval: Sorted output times within t_span, interpolated with DOP853's dense output;
+            None outputs every accepted step.
         events: Event functions ``g(t, y)`` with a ``direction`` attribute; all are terminal.
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step (None: unbounded).
 
     Returns:
-        A namespace like solve_ivp's result: ``t`` (every accepted step, and the event),
-        ``y`` (n × k), ``t_events``, ``y_events``, ``status`` (0 end reached, 1 event,
-        -1 failure), ``message``, ``nfev``; and ``stiff``: DOP853's stiffness test fired (the
-        run went on regardless).
+        A namespace like solve_ivp's result: ``t`` (every accepted step and the event, or the
+        output times up to the event), ``y`` (n × k), ``t_events``, ``y_events``, ``status``
+        (0 end reached, 1 event, -1 failure), ``message``, ``nfev``; and ``stiff``: DOP853's
+        stiffness test fired (the run went on regardless).
     """
     t0, t1 = float(t_span[0]), float(t_span[1])
     y0 = np.array(y0, dtype=float)
     events = list(events or ())
     run = _Run(fun, y0.size, rtol, atol, float(max_step or 0.0))
-    ts, ys = [t0], [y0.copy()]
+    sampled = t_eval is not None
+    pending = [float(t) for t in t_eval if t0 < t <= t1] if sampled else []
+    ts, ys = ([t0], [y0.copy()]) if not sampled or (len(t_eval) and t_eval[0] == t0) else ([], [])
+    last = [t0, y0.copy()]  # the last accepted step's end
     g_last = [g(t0, y0) for g in events]
     crossing: list[int] = []
+    crossing_step: list = []  # (t, y) at the end of the step in which an event crossed
+
+    def sample(t_old: float, y_old: np.ndarray, t: float, y: np.ndarray, until: float) -> None:
+        """Output the pending times up to ``until`` from the step (t_old, t]."""
+        if not pending or pending[0] > until:
+            return
+        interpolant = run.dense_output(t_old, y_old, t, y)
+        while pending and pending[0] <= until:
+            tk = pending.pop(0)
+            ts.append(tk)
+            ys.append(y.copy() if tk == t else interpolant(tk))
 
     def solout(t: float, y: np.ndarray) -> int:
-        if t == ts[-1]:  # DOP853 reports the initial point too
+        if t == last[0]:  # DOP853 reports the initial point of every run
             return 0
         if events:
             try:
@@ -133,16 +182,27 @@ def solve(
                 if _active(old, new, getattr(g, "direction", 0)):
                     crossing.append(i)
             if crossing:
+                crossing_step[:] = [t, y.copy()]
                 return -1
             g_last[:] = g_new
-        ts.append(t)
-        ys.append(y.copy())
+        try:
+            sample(last[0], last[1], t, y, t)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by advance()
+            run.error = exc
+            return -1
+        if sampled:
+            run.history = run.history[-1:]  # the next step starts from this derivative
+        else:
+            ts.append(t)
+            ys.append(y.copy())
+        last[:] = [t, y.copy()]
         return 0
 
     code, stiff = 1, False
-    while t1 - ts[-1] > 4 * _EPS * max(abs(t1), 1.0) and not crossing:
+    while t1 - last[0] > 4 * _EPS * max(abs(t1), 1.0) and not crossing:
+        run.history = [] if sampled else None
         r = run.integrator(solout)
-        r.set_initial_value(ys[-1], ts[-1])
+        r.set_initial_value(last[1], last[0])
         code = run.advance(r, t1)
         if code != -4:
             break
@@ -152,7 +212,7 @@ def solve(
     y_events = [np.empty((0, y0.size)) for _ in events]
     if crossing:
         status = 1
-        ta, ya, tb = ts[-1], ys[-1], r.t
+        (ta, ya), tb = last, crossing_step[0]
 
         def state(t: float) -> np.ndarray:
             return run.state_at(ta, ya, t) if t > ta else ya
@@ -165,11 +225,18 @@ def solve(
         y_root = state(t_root).copy()
         t_events[i] = np.array([t_root])
         y_events[i] = y_root[None, :]
-        ts.append(t_root)
-        ys.append(y_root)
+        if sampled:
+            sample(ta, ya, *crossing_step, t_root)
+        else:
+            ts.append(t_root)
+            ys.append(y_root)
+    elif status == -1 and sampled and (not ts or ts[-1] < last[0]):
+        ts.append(last[0])  # the last good state, for the caller's diagnosis
+        ys.append(last[1])
+    y = np.array(ys).T if ys else np.empty((y0.size, 0))
     return SimpleNamespace(
         t=np.array(ts),
-        y=np.array(ys).T,
+        y=y,
         t_events=t_events if events else None,
         y_events=y_events if events else None,
         status=status,

@@ -332,8 +332,8 @@ def simulate(
     """Simulate a System from t = 0 to ``t_final``, phase by phase.
 
     Each phase is integrated with scipy: the default DOP853 runs Hairer's compiled code
-    (:mod:`pinext.simulation.dop853`, through ``scipy.integrate.ode``), the other methods and
-    sampled output (``output_dt``) run :func:`scipy.integrate.solve_ivp`. The events of the
+    (:mod:`pinext.simulation.dop853`, through ``scipy.integrate.ode``), the other methods run
+    :func:`scipy.integrate.solve_ivp`. The events of the
     components (contact, lift-off, gear efficiency switch, ...) end a phase, their map changes
     the state (impact) and the phase, and integration restarts. Configurations are integrated
     on the manifold (``pin.integrate`` on a local chart), never as ``q + v dt``. Without
@@ -390,9 +390,9 @@ def simulate(
     options: dict[str, Any] = {"rtol": rtol, "atol": atol}
     if max_step is not None:
         options["max_step"] = max_step
-    if method == "DOP853" and output_dt is None:  # the same method, stepped in compiled code
+    if method == "DOP853":  # the same method, stepped in compiled code
         solver = dop853.solve
-    else:  # solve_ivp's dense output gives the samples
+    else:
         solver = solve_ivp
         options["method"] = method
 
