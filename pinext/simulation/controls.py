@@ -63,4 +63,9 @@ def as_control(control: Any, n_inputs: int) -> ControlLaw:
     value = np.asarray(control, dtype=float).reshape(-1)
     if value.size != n_inputs:
         raise InvalidParameter(f"constant control has {value.size} entries, expected {n_inputs}")
-    return lambda t, x: value
+
+    def constant(t: float, x: np.ndarray) -> np.ndarray:
+        return value
+
+    constant.value = value  # type: ignore[attr-defined]
+    return constant

@@ -153,21 +153,28 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     model, data = system.model, system.data
     nv, n_core, nx = model.nv, system.nx - 2, system.nx
     damping = system.damping
-    torque_inputs = system.torque_inputs
+    damped, torque_inputs = bool(damping.any()), system.torque_inputs
     one = np.ones(1)
-    zero_u = np.zeros(system.n_inputs) if getattr(control, "zero", False) else None
+    constant = getattr(control, "value", None)  # None, or the inputs of a constant control
+    tail = None if constant is None else np.concatenate((constant, one))
+    whole = active.size == a_mat.shape[1]  # the components' powers involve every variable
     aba, concatenate = pin.aba, np.concatenate
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
-        u = zero_u if zero_u is not None else control(t, y)
-        z = concatenate((y[:n_core], u, one))
-        lin = a_mat @ z
+        if tail is None:
+            u = control(t, y)
+            z = concatenate((y[:n_core], u, one))
+        else:
+            u = constant
+            z = concatenate((y[:n_core], tail))
+        lin = a_mat.dot(z)
         v = y[nv : 2 * nv]
-        zc = z[active]
-        p_in, p_diss = q_mat @ zc @ zc
-        p_diss += v @ (damping * v)
+        zc = z if whole else z[active]
+        p_in, p_diss = q_mat.dot(zc).dot(zc)
+        if damped:
+            p_diss += v.dot(damping * v)
         if torque_inputs:
-            p_in += u @ v
+            p_in += u.dot(v)
         if progress is not None and t > progress.n + progress.step:
             progress.update(min(t, progress.total) - progress.n)
         return concatenate((v, aba(model, data, y[:nv], v, lin[:nv]), lin[nv:], (p_in, p_diss)))
@@ -179,7 +186,7 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     jacobian[2 * nv : n_core, :n_core] = a_states
 
     def jac(t: float, y: np.ndarray) -> np.ndarray:
-        u = zero_u if zero_u is not None else control(t, y)
+        u = control(t, y) if tail is None else constant
         z = concatenate((y[:n_core], u, one))
         v = y[nv : 2 * nv]
         da_dq, da_dv, m_inv = pin.computeABADerivatives(model, data, y[:nv], v, a_mat[:nv] @ z)
