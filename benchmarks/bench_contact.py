@@ -2,50 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-import pinocchio as pin
-from scipy.integrate import solve_ivp
-from scipy.optimize import brentq
-
-from pinext.contact import run_writing_task
-from pinext.contact.tasks import FRAME, ROTOR_INERTIA, URDF, WritingController
-
-
-def impact_time_reference(traj) -> float:
-    """The approach crossing by brentq on a tightly integrated (rtol 1e-13) free motion."""
-    import pinext as px
-
-    robot = px.load_urdf(URDF, extensions=False)
-    model = robot.model
-    for joint, inertia in ROTOR_INERTIA.items():
-        ratio = robot.transmissions[joint].reduction
-        model.armature[robot.velocity_index(joint)] = inertia * ratio**2
-    data = model.createData()
-    fid = model.getFrameId(FRAME)
-    pin.framesForwardKinematics(model, data, traj.q[0])
-    ctrl = WritingController(model, data.oMf[fid].copy(), 0.2, 10.0, 0.6, (0.8, 2.6), 0.2)
-
-    def f(t, y):
-        return np.concatenate([y[6:], pin.aba(model, data, y[:6], y[6:], ctrl(t, y))])
-
-    t_event = traj.events[0].t
-    sol = solve_ivp(
-        f,
-        (0.0, t_event + 0.01),
-        np.concatenate([traj.q[0], traj.v[0]]),
-        method="DOP853",
-        rtol=1e-13,
-        atol=1e-15,
-        dense_output=True,
-    )
-
-    def gap(t):
-        pin.framesForwardKinematics(model, data, sol.sol(t)[:6])
-        return data.oMf[fid].translation[2] - 0.2
-
-    return brentq(gap, t_event - 0.01, t_event + 0.01, xtol=1e-15, rtol=1e-15)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pinext.contact import run_writing_task  # noqa: E402
+from tests._contact_models import impact_time_reference  # noqa: E402
 
 
 def main() -> None:

@@ -1,9 +1,15 @@
-"""Shared models of the contact tests: the project's 6-DOF arm and a falling ball."""
+"""Shared models of the contact tests: the project's 6-DOF arm and a falling ball, and the
+independent reference of the writing task's contact time (also used by bench_contact)."""
 
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+import pinext as px
+from pinext.contact.tasks import FRAME, ROTOR_INERTIA, WritingController
 
 URDF = Path(__file__).resolve().parents[1] / "urdf" / "six_dof_arm.urdf"
 
@@ -46,3 +52,38 @@ def finite_difference_kinematics(constraint, model, q, v, t=0.0, eps=1e-6):
         return constraint.evaluate(model, data, t + tt).residual
 
     return s(0.0), (s(eps) - s(-eps)) / (2 * eps), (s(eps) - 2 * s(0.0) + s(-eps)) / eps**2
+
+
+def impact_time_reference(traj) -> float:
+    """The writing task's approach crossing, independently of pinext's simulator: the free
+    motion under the task's controller integrated by solve_ivp at rtol 1e-13, the table height
+    crossed by brentq."""
+    robot = px.load_urdf(URDF, extensions=False)
+    model = robot.model
+    for joint, inertia in ROTOR_INERTIA.items():
+        ratio = robot.transmissions[joint].reduction
+        model.armature[robot.velocity_index(joint)] = inertia * ratio**2
+    data = model.createData()
+    fid = model.getFrameId(FRAME)
+    pin.framesForwardKinematics(model, data, traj.q[0])
+    ctrl = WritingController(model, data.oMf[fid].copy(), 0.2, 10.0, 0.6, (0.8, 2.6), 0.2)
+
+    def f(t, y):
+        return np.concatenate([y[6:], pin.aba(model, data, y[:6], y[6:], ctrl(t, y))])
+
+    t_event = traj.events[0].t
+    sol = solve_ivp(
+        f,
+        (0.0, t_event + 0.01),
+        np.concatenate([traj.q[0], traj.v[0]]),
+        method="DOP853",
+        rtol=1e-13,
+        atol=1e-15,
+        dense_output=True,
+    )
+
+    def gap(t):
+        pin.framesForwardKinematics(model, data, sol.sol(t)[:6])
+        return data.oMf[fid].translation[2] - 0.2
+
+    return brentq(gap, t_event - 0.01, t_event + 0.01, xtol=1e-15, rtol=1e-15)
