@@ -26,6 +26,16 @@ def ur5(robots_dir: Path) -> pin.Model:
     return pin.buildModelFromUrdf(str(robots_dir / "ur_description" / "urdf" / "ur5_robot.urdf"))
 
 
+def named(which: str, request) -> pin.Model:
+    """``"twotr"`` (the project's 2TR robot), ``"manipulator"`` (Pinocchio's sample arm) or
+    ``"ur5"`` (example-robot-data; skips without it, through the ``robots_dir`` fixture)."""
+    if which == "twotr":
+        return pin.buildModelFromUrdf(str(Path(__file__).resolve().parents[1] / "urdf/twotr.urdf"))
+    if which == "manipulator":
+        return pin.buildSampleModelManipulator()
+    return ur5(request.getfixturevalue("robots_dir"))
+
+
 def state(model: pin.Model, rng: np.random.Generator):
     """A seeded random (q, v, a) within the joint limits (clipped to ±3)."""
     lo = np.where(np.isfinite(model.lowerPositionLimit), model.lowerPositionLimit, -1.0)

@@ -23,7 +23,7 @@ from pinext.dynamics import (
 )
 from pinext.dynamics.gibbs_appell import clear_cache
 from pinext.exceptions import ConstraintError, InvalidParameter, NameNotFound
-from tests.models import humanoid, panda, rel, state
+from tests.models import humanoid, named, panda, rel, state
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -293,13 +293,7 @@ def test_errors_name_what_exists():
 # --------------------------------------------------------------------------- Christoffel
 @pytest.mark.parametrize("which", ["twotr", "manipulator", "ur5"])
 def test_christoffel_gives_coriolis_and_skew_symmetry(which, request):
-    if which == "twotr":
-        model = pin.buildModelFromUrdf(str(ROOT / "urdf" / "twotr.urdf"))
-    elif which == "manipulator":
-        model = pin.buildSampleModelManipulator()
-    else:
-        robots = request.getfixturevalue("robots_dir")
-        model = pin.buildModelFromUrdf(str(robots / "ur_description" / "urdf" / "ur5_robot.urdf"))
+    model = named(which, request)
     data = model.createData()
     rng = np.random.default_rng(9)
     q, v, _ = state(model, rng)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -18,7 +16,7 @@ from pinext.dynamics import (
     momentum_rhs,
 )
 from pinext.exceptions import InvalidParameter
-from tests.models import humanoid, rel, ur5
+from tests.models import humanoid, named, rel
 from tests.models import state as _state
 
 
@@ -27,17 +25,9 @@ def state(model, rng):
     return q, v
 
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
 @pytest.mark.parametrize("which", ["twotr", "manipulator", "ur5"])
 def test_exact_gradient_equals_coriolis_transpose(which, request):
-    if which == "twotr":
-        model = pin.buildModelFromUrdf(str(ROOT / "urdf" / "twotr.urdf"))
-    elif which == "manipulator":
-        model = pin.buildSampleModelManipulator()
-    else:
-        model = ur5(request.getfixturevalue("robots_dir"))
+    model = named(which, request)
     data = model.createData()
     rng = np.random.default_rng(11)
     for _ in range(3):
