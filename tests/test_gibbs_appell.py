@@ -182,14 +182,47 @@ def test_panda_against_pinocchio(robots_dir):
 def test_armature_enters_like_pinocchio():
     model = pin.buildSampleModelManipulator()
     rng = np.random.default_rng(4)
-    model.armature = rng.uniform(0.1, 1.0, model.nv)
-    clear_cache()
     data, ref = model.createData(), model.createData()
     q, v, a = state(model, rng)
+    appell_inverse_dynamics(model, data, q, v, a)  # cache the model's constants first
+    model.armature = rng.uniform(0.1, 1.0, model.nv)  # read on every call: no clear_cache
     assert rel(appell_inverse_dynamics(model, data, q, v, a), pin.rnea(model, ref, q, v, a)) < 1e-10
     base = acceleration_energy_terms(model, data, q, v).mass_matrix
     assert rel(base, pin.crba(model, ref, q)) < 1e-10
+    model.inertias[2] = pin.Inertia.Random()  # inertias are cached: clear_cache after a change
     clear_cache()
+    assert rel(appell_inverse_dynamics(model, data, q, v, a), pin.rnea(model, ref, q, v, a)) < 1e-10
+
+
+def _single_joint_model() -> pin.Model:
+    model = pin.Model()
+    j = model.addJoint(0, pin.JointModelRY(), pin.SE3.Random(), "hinge")
+    model.appendBodyToJoint(j, pin.Inertia.Random(), pin.SE3.Identity())
+    return model
+
+
+def test_single_dof_and_massless_models_against_pinocchio():
+    """nv = 1 (Pinocchio hands out 6-vectors) and zero total mass (no static regressor)."""
+    pin.seed(11)
+    massless = pin.buildSampleModelManipulator()
+    for j in range(1, massless.njoints):
+        massless.inertias[j] = pin.Inertia.Zero()
+    massless.armature = np.linspace(0.1, 0.6, massless.nv)
+    for model in (_single_joint_model(), massless):
+        data, ref = model.createData(), model.createData()
+        rng = np.random.default_rng(5)
+        q, v, a = state(model, rng)
+        tau = pin.rnea(model, ref, q, v, a)
+        assert rel(appell_inverse_dynamics(model, data, q, v, a), tau) < 1e-12
+        terms = acceleration_energy_terms(model, data, q, v)
+        assert rel(terms.mass_matrix, pin.crba(model, ref, q)) < 1e-12
+        assert rel(terms.gravity, pin.computeGeneralizedGravity(model, ref, q)) < 1e-12
+    # massless: S is the rotor term alone, ½ Σ I_a a²
+    data = massless.createData()
+    q, v, a = state(massless, np.random.default_rng(6))
+    assert acceleration_energy(massless, data, q, v, a) == pytest.approx(
+        0.5 * massless.armature @ (a * a), rel=1e-14
+    )
 
 
 def _constraint_dynamics(model, q, v, tau, contacts):

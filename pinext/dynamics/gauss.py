@@ -22,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 import scipy.linalg
 
-from pinext.dynamics.gibbs_appell import _gravity, _kinematics, acceleration_energy_terms
+from pinext.dynamics.gibbs_appell import acceleration_energy_terms
 from pinext.exceptions import ConstraintError, InvalidParameter, NameNotFound
 
 __all__ = [
@@ -219,7 +219,7 @@ def gauss_forward_dynamics(
     if tau.shape != (model.nv,):
         raise InvalidParameter(f"expected tau of shape ({model.nv},), got {tau.shape}")
     terms = acceleration_energy_terms(model, data, q, v)
-    g = _gravity(_kinematics(model, data, q, np.zeros(model.nv)), model)
+    g = terms.gravity
     rhs_free = tau - g - terms.bias
     try:
         chol = scipy.linalg.cho_factor(terms.mass_matrix)

@@ -25,10 +25,11 @@ is quadratic in the accelerations (seed 004, eq. (35)):
 and the Gibbs–Appell equations (seed 004, eq. (39)) read :math:`\\partial S/\\partial a + g(q) =
 \\tau + \\sum_k J_k^T f_k`.
 
-Everything here is computed body by body from the kinematics (one Pinocchio call for the joint
-Jacobians and their time variation, then numpy over the stacked bodies); Pinocchio's ``rnea``,
-``crba`` and ``aba`` are never called, so that they remain independent references
-(:mod:`pinext.check`).
+Everything here is computed body by body from the kinematics: two Pinocchio calls (the joint
+Jacobians with their time variation, and the static regressor, which holds every body placement
+in one array), then compiled loops over the bodies (:mod:`pinext.dynamics._gibbs_kernels`).
+Pinocchio's ``rnea``, ``crba`` and ``aba`` are never called, so that they remain independent
+references (:mod:`pinext.check`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from pinext.dynamics import _gibbs_kernels as _k
 from pinext.exceptions import InvalidParameter
 
 __all__ = [
@@ -52,33 +54,16 @@ __all__ = [
     "mass_matrix_derivative",
 ]
 
-# Levi-Civita symbol: cross(a, b)_i = eps_ijk a_j b_k (batched through einsum).
-_EPS = np.zeros((3, 3, 3))
-_EPS[0, 1, 2] = _EPS[1, 2, 0] = _EPS[2, 0, 1] = 1.0
-_EPS[0, 2, 1] = _EPS[2, 1, 0] = _EPS[1, 0, 2] = -1.0
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross product of two (nb, 3) arrays."""
-    return np.einsum("ijk,bj,bk->bi", _EPS, a, b)
-
-
-def _mv(m: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Row-wise matrix-vector product (nb, 3, 3) x (nb, 3)."""
-    return np.einsum("bij,bj->bi", m, x)
-
 
 class _ModelStacks(NamedTuple):
-    """Per-model constant arrays (cached)."""
+    """Per-model constant arrays (cached), in the layout of :mod:`._gibbs_kernels`."""
 
     model: pin.Model  # kept to make the identity check safe
+    nq: int
     nv: int
-    njoints: int
-    mass: np.ndarray  # (nb,) [kg]
-    lever: np.ndarray  # (nb, 3) centre of mass in the joint frame [m]
-    inertia: np.ndarray  # (nb, 3, 3) rotational inertia about the centre of mass [kg.m^2]
-    support: np.ndarray  # (nb, nv) 1.0 where the dof moves body b
-    armature: np.ndarray  # (nv,) [kg.m^2 or kg]
+    tree: np.ndarray  # (nb, 3) int: parent body, first and one-past-last dof
+    body: np.ndarray  # (nb, 13): mass, centre of mass (3), inertia about it (9), joint frame
+    mass: float  # total mass of the bodies, the static regressor's normalisation [kg]
 
 
 _CACHE: OrderedDict[int, _ModelStacks] = OrderedDict()
@@ -88,8 +73,8 @@ _CACHE_SIZE = 32
 def clear_cache() -> None:
     """Forget the per-model constant stacks.
 
-    The masses, centres of mass and inertias of a model are read once and cached (keyed on the
-    model object). Call this after modifying ``model.inertias`` or ``model.armature`` in place.
+    The tree, masses, centres of mass and inertias of a model are read once and cached (keyed
+    on the model object). Call this after modifying ``model.inertias`` in place.
     """
     _CACHE.clear()
 
@@ -97,120 +82,62 @@ def clear_cache() -> None:
 def _stacks(model: pin.Model) -> _ModelStacks:
     key = id(model)
     st = _CACHE.get(key)
-    if (
-        st is not None
-        and st.model is model
-        and st.nv == model.nv
-        and st.njoints == model.njoints
-        and np.array_equal(st.armature, model.armature)
-    ):
+    if st is not None and st.model is model and st.nv == model.nv:
         return st
-    nb = model.njoints - 1
-    mass = np.empty(nb)
-    lever = np.empty((nb, 3))
-    inertia = np.empty((nb, 3, 3))
-    support = np.zeros((nb, model.nv))
-    for b in range(nb):
-        j = b + 1
-        y = model.inertias[j]
-        mass[b] = y.mass
-        lever[b] = y.lever
-        inertia[b] = y.inertia
-        for k in model.supports[j]:
-            if k == 0:
-                continue
-            jm = model.joints[k]
-            support[b, jm.idx_v : jm.idx_v + jm.nv] = 1.0
-    st = _ModelStacks(
-        model,
-        model.nv,
-        model.njoints,
-        mass,
-        lever,
-        inertia,
-        support,
-        np.array(model.armature, dtype=float).copy(),
-    )
+    joints = [model.joints[j] for j in range(1, model.njoints)]
+    inertias = [model.inertias[j] for j in range(1, model.njoints)]
+    tree = np.array(
+        [[model.parents[jm.id] - 1, jm.idx_v, jm.idx_v + jm.nv] for jm in joints], dtype=np.int64
+    ).reshape(-1, 3)
+    body = np.array(
+        [[y.mass, *y.lever, *np.ravel(y.inertia)] for y in inertias], dtype=float
+    ).reshape(-1, 13)
+    mass = 0.0
+    for y in inertias:  # summed as computeStaticRegressor sums it
+        mass += y.mass
+    st = _ModelStacks(model, model.nq, model.nv, tree, body, mass)
     _CACHE[key] = st
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
     return st
 
 
-class _BodyKinematics(NamedTuple):
-    st: _ModelStacks
+class _Kinematics(NamedTuple):
+    """Arguments of the compiled loops for one (q, v): kinematics plus the model constants."""
+
     jac: np.ndarray  # (6, nv) world joint Jacobian (velocities at the world origin)
-    c: np.ndarray  # (nb, 3) centres of mass, world [m]
-    inertia: np.ndarray  # (nb, 3, 3) inertia about the centre of mass, world axes
-    omega: np.ndarray  # (nb, 3) angular velocities [rad/s]
-    vc: np.ndarray  # (nb, 3) centre-of-mass velocities [m/s]
-    alpha0: np.ndarray  # (nb, 3) angular accelerations at a = 0 [rad/s^2]
-    ac0: np.ndarray  # (nb, 3) centre-of-mass accelerations at a = 0 [m/s^2]
+    djac: np.ndarray  # (6, nv) its time variation
+    place: np.ndarray  # (3, 4 nb) body placements [t | R], times `scale`
+    scale: float
+    tree: np.ndarray
+    body: np.ndarray
+    armature: np.ndarray
 
 
-def _kinematics(model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray) -> _BodyKinematics:
-    """World-frame body kinematics from one Pinocchio pass (Jacobians and their time variation)."""
-    st = _stacks(model)
-    q = np.asarray(q, dtype=float)
-    v = np.asarray(v, dtype=float)
-    if q.shape != (model.nq,) or v.shape != (model.nv,):
-        raise InvalidParameter(
-            f"expected q of shape ({model.nq},) and v of shape ({model.nv},), "
-            f"got {q.shape} and {v.shape}"
-        )
-    pin.computeJointJacobiansTimeVariation(model, data, q, v)
-    jac = np.asarray(data.J).reshape(6, model.nv)  # (6,) when nv == 1
-    djac = np.asarray(data.dJ).reshape(6, model.nv)
-    h = np.array([m.homogeneous for m in data.oMi.tolist()[1:]])
-    rot = h[:, :3, :3]
-    c = h[:, :3, 3] + _mv(rot, st.lever)
-    inertia = rot @ st.inertia @ rot.transpose(0, 2, 1)
-    sv = st.support * v  # (nb, nv)
-    twist = sv @ jac.T  # (nb, 6): [velocity of the point at the world origin, omega]
-    drift = sv @ djac.T  # (nb, 6): spatial acceleration at a = 0
-    omega = twist[:, 3:]
-    vc = twist[:, :3] + _cross(omega, c)
-    alpha0 = drift[:, 3:]
-    ac0 = drift[:, :3] + _cross(alpha0, c) + _cross(omega, vc)
-    return _BodyKinematics(st, jac, c, inertia, omega, vc, alpha0, ac0)
+def _vector(x, n: int, name: str) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.shape != (n,):
+        raise InvalidParameter(f"expected {name} of shape ({n},), got {x.shape}")
+    return x
 
 
-def _accelerations(kin: _BodyKinematics, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Body angular accelerations and centre-of-mass accelerations for joint accelerations a."""
-    sa = kin.st.support * a
-    acc = sa @ kin.jac.T
-    alpha = kin.alpha0 + acc[:, 3:]
-    ac = kin.ac0 + acc[:, :3] + _cross(acc[:, 3:], kin.c)
-    return alpha, ac
-
-
-def _project(kin: _BodyKinematics, force: np.ndarray, moment: np.ndarray) -> np.ndarray:
-    """Generalized forces of body wrenches given at the world origin: sum_b J_b^T w_b."""
-    g = kin.st.support.T @ np.hstack((force, moment))  # (nv, 6)
-    return np.einsum("kj,jk->j", kin.jac, g)
-
-
-def _check_a(model: pin.Model, a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=float)
-    if a.shape != (model.nv,):
-        raise InvalidParameter(f"expected a of shape ({model.nv},), got {a.shape}")
-    return a
-
-
-def _gibbs(kin: _BodyKinematics, alpha: np.ndarray, ac: np.ndarray, a: np.ndarray) -> float:
-    """Sum of the rigid-body Gibbs functions (and rotor terms) for given body accelerations."""
-    st = kin.st
-    iw = _mv(kin.inertia, kin.omega)
-    ia = _mv(kin.inertia, alpha)
-    gyro = _cross(kin.omega, iw)
-    w2 = np.einsum("bi,bi->b", kin.omega, kin.omega)
-    s = (
-        0.5 * np.dot(st.mass, np.einsum("bi,bi->b", ac, ac))
-        + np.einsum("bi,bi->", alpha, 0.5 * ia + gyro)
-        + 0.5 * np.dot(w2, np.einsum("bi,bi->b", kin.omega, iw))
-        + 0.5 * np.dot(st.armature, a * a)
-    )
-    return float(s)
+def _kinematics(
+    model: pin.Model, data: pin.Data, st: _ModelStacks, q: np.ndarray, v: np.ndarray
+) -> _Kinematics:
+    """Body kinematics from Pinocchio (Jacobians, their time variation, placements) for a
+    checked velocity v."""
+    q = _vector(q, st.nq, "q")
+    djac = pin.computeJointJacobiansTimeVariation(model, data, q, v)
+    jac = data.J
+    if st.nv == 1:  # Pinocchio hands out (6,) vectors
+        jac, djac = jac.reshape(6, 1), djac.reshape(6, 1)
+    if st.mass > 0.0:
+        # [t_i | R_i] / total mass for every body, in one array
+        place, scale = pin.computeStaticRegressor(model, data, q), st.mass
+    else:  # massless bodies: the regressor is undefined, read the placements one by one
+        place = np.hstack([m.homogeneous[:3] for m in data.oMi.tolist()[1:]] or [np.zeros((3, 0))])
+        place, scale = place.reshape(3, -1, 4)[:, :, [3, 0, 1, 2]].reshape(3, -1), 1.0
+    return _Kinematics(jac, djac, place, scale, st.tree, st.body, model.armature)
 
 
 def acceleration_energy(
@@ -235,14 +162,14 @@ def acceleration_energy(
     Returns:
         S [J/s^2 = kg.m^2/s^4].
     """
-    a = _check_a(model, a)
-    kin = _kinematics(model, data, q, v)
-    alpha, ac = _accelerations(kin, a)
-    return _gibbs(kin, alpha, ac, a)
+    st = _stacks(model)
+    v, a = _vector(v, st.nv, "v"), _vector(a, st.nv, "a")
+    return _k.gibbs(*_kinematics(model, data, st, q, v), v, a)
 
 
 class AccelerationEnergyTerms(NamedTuple):
-    """Decomposition of the Gibbs function, seed 004 eq. (35): S = ½ aᵀ M a + aᵀ b + S0."""
+    """Decomposition of the Gibbs function, seed 004 eq. (35): S = ½ aᵀ M a + aᵀ b + S0,
+    with the generalized gravity g of eq. (39)."""
 
     mass_matrix: np.ndarray
     """Shape (nv, nv): ∂²S/∂a², the joint-space inertia matrix M(q)."""
@@ -250,6 +177,8 @@ class AccelerationEnergyTerms(NamedTuple):
     """Shape (nv,): ∂S/∂a at a = 0, the Coriolis and centrifugal forces C(q, v) v."""
     s0: float
     """The part of S that does not depend on a [kg.m^2/s^4]."""
+    gravity: np.ndarray
+    """Shape (nv,): generalized gravity forces g(q) [N.m or N]."""
 
     def value(self, a: np.ndarray) -> float:
         """S(a) [kg.m^2/s^4]."""
@@ -261,16 +190,6 @@ class AccelerationEnergyTerms(NamedTuple):
         return self.mass_matrix @ np.asarray(a, dtype=float) + self.bias
 
 
-def _inertia_wrench(
-    kin: _BodyKinematics, alpha: np.ndarray, ac: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """∂S_b/∂(body spatial acceleration) as a wrench at the world origin."""
-    f = kin.st.mass[:, None] * ac
-    gyro = _cross(kin.omega, _mv(kin.inertia, kin.omega))
-    n = _cross(kin.c, f) + _mv(kin.inertia, alpha) + gyro
-    return f, n
-
-
 def acceleration_energy_terms(
     model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray
 ) -> AccelerationEnergyTerms:
@@ -278,12 +197,12 @@ def acceleration_energy_terms(
 
     .. math::
 
-        M = \\sum_i J_i^T \\mathcal{I}_i J_i + \\mathrm{diag}(I_a), \\quad
+        M = \\partial^2 S / \\partial a^2, \\quad
         b = \\partial S / \\partial a |_{a=0}, \\quad S_0 = S|_{a=0}
 
-    with :math:`J_i` the world Jacobian of body i and :math:`\\mathcal I_i` its spatial inertia at
-    the world origin. (The seed writes the bias as ½ aᵀ V + ½ aᵀ D a; in (35) that split is not
-    unique, here b is exactly C(q, v) v.)
+    Column k of M is ∂S/∂a at a = e_k without velocity or gravity; b and g are ∂S/∂a at a = 0
+    with velocity only and with gravity only. (The seed writes the bias as ½ aᵀ V + ½ aᵀ D a;
+    in (35) that split is not unique, here b is exactly C(q, v) v.)
 
     Args:
         model: Pinocchio model.
@@ -294,24 +213,16 @@ def acceleration_energy_terms(
     Returns:
         :class:`AccelerationEnergyTerms`.
     """
-    kin = _kinematics(model, data, q, v)
-    st = kin.st
-    f, n = _inertia_wrench(kin, kin.alpha0, kin.ac0)
-    bias = _project(kin, f, n)
-    # spatial inertia of each body at the world origin, [linear; angular] ordering
-    m = st.mass
-    cx = np.einsum("ijk,bj->bik", _EPS, kin.c)  # [c]x with [c]x y = c x y
-    nb = m.shape[0]
-    y = np.zeros((nb, 6, 6))
-    y[:, 0, 0] = y[:, 1, 1] = y[:, 2, 2] = m
-    y[:, :3, 3:] = -m[:, None, None] * cx
-    y[:, 3:, :3] = m[:, None, None] * cx
-    y[:, 3:, 3:] = kin.inertia - m[:, None, None] * (cx @ cx)
-    jb = st.support[:, None, :] * kin.jac[None, :, :]  # (nb, 6, nv)
-    mass_matrix = np.einsum("bkj,bkl,blm->jm", jb, y, jb, optimize=True)
-    mass_matrix[np.diag_indices_from(mass_matrix)] += st.armature
-    s0 = _gibbs(kin, kin.alpha0, kin.ac0, np.zeros(model.nv))
-    return AccelerationEnergyTerms(mass_matrix, bias, s0)
+    st = _stacks(model)
+    v = _vector(v, st.nv, "v")
+    kin = _kinematics(model, data, st, q, v)
+    nv = st.nv
+    zero, none = np.zeros(nv), np.zeros((1, nv))
+    m = _k.inertia_forces(*kin, zero, np.eye(nv), np.zeros(3))
+    bias = _k.inertia_forces(*kin, v, none, np.zeros(3))[0]
+    gravity = _k.inertia_forces(*kin, zero, none, np.asarray(model.gravity.linear))[0]
+    s0 = _k.gibbs(*kin, v, zero)
+    return AccelerationEnergyTerms(0.5 * (m + m.T), bias, s0, gravity)
 
 
 def generalized_gravity(model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
@@ -322,16 +233,13 @@ def generalized_gravity(model: pin.Model, data: pin.Data, q: np.ndarray) -> np.n
     Returns:
         Shape (nv,) [N.m or N].
     """
-    kin = _kinematics(model, data, q, np.zeros(model.nv))
-    return _gravity(kin, model)
+    st = _stacks(model)
+    zero = np.zeros(st.nv)
+    kin = _kinematics(model, data, st, q, zero)
+    return _k.inertia_forces(*kin, zero, zero[None], np.asarray(model.gravity.linear))[0]
 
 
-def _gravity(kin: _BodyKinematics, model: pin.Model) -> np.ndarray:
-    f = -kin.st.mass[:, None] * np.asarray(model.gravity.linear)[None, :]
-    return _project(kin, f, _cross(kin.c, f))
-
-
-def _external(model: pin.Model, data: pin.Data, fext) -> np.ndarray:
+def _external(model: pin.Model, kin: _Kinematics, fext) -> np.ndarray:
     """Σ J_kᵀ f_k for Pinocchio-style external forces (one pin.Force per joint, in the joint
     frame, as ``pin.rnea(model, data, q, v, a, fext)`` takes them)."""
     if len(fext) != model.njoints:
@@ -339,21 +247,18 @@ def _external(model: pin.Model, data: pin.Data, fext) -> np.ndarray:
             f"fext must hold one pin.Force per joint (model.njoints = {model.njoints}), "
             f"got {len(fext)}"
         )
-    st = _stacks(model)
     loc = np.array(
         [
             np.asarray(f.vector if isinstance(f, pin.Force) else f, dtype=float)
             for f in list(fext)[1:]
         ]
-    )
+    ).reshape(-1, 6)
     if not np.any(loc):
         return np.zeros(model.nv)
-    h = np.array([m.homogeneous for m in data.oMi.tolist()[1:]])
-    rot, p = h[:, :3, :3], h[:, :3, 3]
-    fw = _mv(rot, loc[:, :3])
-    nw = _mv(rot, loc[:, 3:]) + _cross(p, fw)
-    g = st.support.T @ np.hstack((fw, nw))
-    return np.einsum("kj,jk->j", np.asarray(data.J).reshape(6, model.nv), g)
+    tr = kin.scale * kin.place.reshape(3, -1, 4).transpose(1, 0, 2)  # (nb, 3, 4): [t | R]
+    fw = np.einsum("bij,bj->bi", tr[:, :, 1:], loc[:, :3])
+    nw = np.einsum("bij,bj->bi", tr[:, :, 1:], loc[:, 3:]) + np.cross(tr[:, :, 0], fw)
+    return _k.project(kin.jac, kin.tree, np.hstack((fw, nw)))
 
 
 def appell_inverse_dynamics(
@@ -370,10 +275,10 @@ def appell_inverse_dynamics(
 
         \\tau = \\frac{\\partial S}{\\partial \\ddot q} + g(q) - \\sum_k J_k^T f_k
 
-    One kinematic pass, vectorised over the bodies; the inertia wrench of body i is
+    One kinematic pass and one compiled loop over the bodies; the inertia wrench of body i is
     :math:`\\partial S_i/\\partial(\\text{body acceleration}) =
-    (m a_c,\\; c \\times m a_c + I\\alpha +
-    \\omega \\times I \\omega)`.
+    (m a_c,\\; c \\times m a_c + I\\alpha + \\omega \\times I \\omega)`, and gravity
+    enters as the acceleration −g of the world.
 
     Args:
         model: Pinocchio model.
@@ -389,14 +294,12 @@ def appell_inverse_dynamics(
     Returns:
         τ, shape (nv,) [N.m or N].
     """
-    a = _check_a(model, a)
-    kin = _kinematics(model, data, q, v)
-    alpha, ac = _accelerations(kin, a)
-    f, n = _inertia_wrench(kin, alpha, ac)
-    fg = -kin.st.mass[:, None] * np.asarray(model.gravity.linear)[None, :]
-    tau = _project(kin, f + fg, n + _cross(kin.c, fg)) + kin.st.armature * a
+    st = _stacks(model)
+    v, a = _vector(v, st.nv, "v"), _vector(a, st.nv, "a")
+    kin = _kinematics(model, data, st, q, v)
+    tau = _k.inertia_forces(*kin, v, a[None], np.asarray(model.gravity.linear))[0]
     if fext is not None:
-        tau -= _external(model, data, fext)
+        tau -= _external(model, kin, fext)
     return tau
 
 
