@@ -30,6 +30,26 @@ def per_call(func: Callable[[], object], min_time: float = 0.2) -> float:
     return sorted(samples)[2]
 
 
+def per_call_in_turn(
+    funcs: list[Callable[[], object]], number: int, repeat: int = 7
+) -> list[float]:
+    """Best-of-``repeat`` time of one call of each function [s].
+
+    Within every repeat the functions run one after the other (``number`` calls each), so that
+    the ratios between them are taken in the same state of the machine.
+    """
+    for func in funcs:
+        func()  # warm up (compilation, caches)
+    best = [float("inf")] * len(funcs)
+    for _ in range(repeat):
+        for i, func in enumerate(funcs):
+            start = time.perf_counter()
+            for _ in range(number):
+                func()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
+    return best
+
+
 def robots_dir() -> Path | None:
     """The example-robot-data ``robots`` folder, or None."""
     for base in [sysconfig.get_paths()["purelib"], *site.getsitepackages()]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import site
-import sysconfig
-import timeit
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,26 +16,18 @@ from pinext.dynamics import (
     momentum_rhs,
 )
 
-
-def per_call(fn, number: int = 2000, repeat: int = 5) -> float:
-    """Best-of-repeat time per call [s]."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import per_call_in_turn, robots_dir  # noqa: E402
 
 
 def arm() -> tuple[pin.Model, str]:
-    """Panda from example-robot-data (7 arm joints + 2 fingers) or Pinocchio's 6-DOF sample."""
-    for base in [sysconfig.get_paths()["purelib"], *site.getsitepackages()]:
-        p = (
-            Path(base)
-            / "cmeel.prefix/share/example-robot-data/robots/panda_description/urdf/panda.urdf"
-        )
-        if p.is_file():
-            model = pin.buildModelFromUrdf(str(p))
-            # lock the two fingers: a 7-DOF arm
-            locked = [model.getJointId(n) for n in ("panda_finger_joint1", "panda_finger_joint2")]
-            model = pin.buildReducedModel(model, locked, pin.neutral(model))
-            return model, "Panda (7 DOF)"
-    return pin.buildSampleModelManipulator(), "sample manipulator (6 DOF)"
+    """Panda from example-robot-data (7 arm joints, fingers locked) or Pinocchio's 6-DOF sample."""
+    robots = robots_dir()
+    if robots is None:
+        return pin.buildSampleModelManipulator(), "sample manipulator (6 DOF)"
+    model = pin.buildModelFromUrdf(str(robots / "panda_description/urdf/panda.urdf"))
+    locked = [model.getJointId(n) for n in ("panda_finger_joint1", "panda_finger_joint2")]
+    return pin.buildReducedModel(model, locked, pin.neutral(model)), "Panda (7 DOF)"
 
 
 def chain(n: int) -> pin.Model:
@@ -65,26 +55,27 @@ def main() -> None:
     data = model.createData()
     q = pin.randomConfiguration(model)
     v, a, tau = (rng.standard_normal(model.nv) for _ in range(3))
-    t_rnea = per_call(lambda: pin.rnea(model, data, q, v, a))
-    t_aba = per_call(lambda: pin.aba(model, data, q, v, tau))
+    t_rnea, t_energy, t_appell = per_call_in_turn(
+        [
+            lambda: pin.rnea(model, data, q, v, a),
+            lambda: acceleration_energy(model, data, q, v, a),
+            lambda: appell_inverse_dynamics(model, data, q, v, a),
+        ],
+        2000,
+    )
+    t_aba, t_gauss = per_call_in_turn(
+        [
+            lambda: pin.aba(model, data, q, v, tau),
+            lambda: gauss_forward_dynamics(model, data, q, v, tau),
+        ],
+        500,
+    )
     rows = [
         ("pin.rnea", t_rnea, "rnea"),
         ("pin.aba", t_aba, "aba"),
-        (
-            "acceleration_energy",
-            per_call(lambda: acceleration_energy(model, data, q, v, a)),
-            "rnea",
-        ),
-        (
-            "appell_inverse_dynamics",
-            per_call(lambda: appell_inverse_dynamics(model, data, q, v, a)),
-            "rnea",
-        ),
-        (
-            "gauss_forward_dynamics",
-            per_call(lambda: gauss_forward_dynamics(model, data, q, v, tau), 500),
-            "aba",
-        ),
+        ("acceleration_energy", t_energy, "rnea"),
+        ("appell_inverse_dynamics", t_appell, "rnea"),
+        ("gauss_forward_dynamics", t_gauss, "aba"),
     ]
     print(f"{label}: time per call, one run")
     print(f"{'function':26s} {'time [us]':>10s} {'ratio':>8s}  vs")
@@ -101,8 +92,13 @@ def main() -> None:
         v, tau = rng.standard_normal(n), rng.standard_normal(n)
         p = momentum_from_velocity(m, d, q, v)
         number = 2000 if n < 20 else 300
-        ta = per_call(lambda m=m, d=d, q=q, v=v, tau=tau: pin.aba(m, d, q, v, tau), number)
-        tm = per_call(lambda m=m, d=d, q=q, p=p, tau=tau: momentum_rhs(m, d, q, p, tau), number)
+        ta, tm = per_call_in_turn(
+            [
+                lambda m=m, d=d, q=q, v=v, tau=tau: pin.aba(m, d, q, v, tau),
+                lambda m=m, d=d, q=q, p=p, tau=tau: momentum_rhs(m, d, q, p, tau),
+            ],
+            number,
+        )
         print(f"{n:3d} {ta * 1e6:9.2f} {tm * 1e6:18.2f} {tm / ta:7.1f}")
 
 

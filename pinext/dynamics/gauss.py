@@ -221,22 +221,22 @@ def gauss_forward_dynamics(
     terms = acceleration_energy_terms(model, data, q, v)
     g = terms.gravity
     rhs_free = tau - g - terms.bias
-    try:
-        chol = scipy.linalg.cho_factor(terms.mass_matrix)
-    except np.linalg.LinAlgError as exc:
-        raise ConstraintError(f"mass matrix is not positive definite: {exc}") from exc
-    a0 = scipy.linalg.cho_solve(chol, rhs_free)
-    mats, rhss = [], []
+    mats, rhss = [np.zeros((0, model.nv))], [np.zeros(0)]
     for c in constraints or ():
         a_mat, r = c.acceleration_equation(model, data, q, v)
         mats.append(np.atleast_2d(np.asarray(a_mat, dtype=float)))
         rhss.append(np.atleast_1d(np.asarray(r, dtype=float)))
-    if not mats:
+    a_mat, r = np.vstack(mats), np.concatenate(rhss)
+    try:
+        chol = scipy.linalg.cho_factor(terms.mass_matrix, check_finite=False)
+    except np.linalg.LinAlgError as exc:
+        raise ConstraintError(f"mass matrix is not positive definite: {exc}") from exc
+    # M⁻¹ [τ − g − b, Aᵀ] in one solve
+    sol = scipy.linalg.cho_solve(chol, np.column_stack((rhs_free, a_mat.T)), check_finite=False)
+    a0, minv_at = sol[:, 0], sol[:, 1:]
+    if not a_mat.shape[0]:
         z = 0.5 * a0 @ terms.mass_matrix @ a0 + a0 @ terms.bias + terms.s0 - (tau - g) @ a0
-        return GaussResult(a0, np.zeros(0), np.zeros((0, model.nv)), np.zeros(0), float(z))
-    a_mat = np.vstack(mats)
-    r = np.concatenate(rhss)
-    minv_at = scipy.linalg.cho_solve(chol, a_mat.T)
+        return GaussResult(a0, np.zeros(0), a_mat, r, float(z))
     schur = a_mat @ minv_at
     lam, *_ = scipy.linalg.lstsq(schur, r - a_mat @ a0, cond=1e-12)
     a = a0 + minv_at @ lam
