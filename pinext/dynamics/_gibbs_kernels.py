@@ -19,22 +19,22 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _rot(place, scale, b, x, transpose):
     """R_b x (or R_bᵀ x) with R_b read from the placement array."""
     o = 4 * b + 1
@@ -51,7 +51,7 @@ def _rot(place, scale, b, x, transpose):
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _inertia(body, b, x):
     """I_b x, rotational inertia about the centre of mass in the joint frame."""
     return (
@@ -80,7 +80,7 @@ def _chain(jac, djac, tree, v, a):
     return twist, accel
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _body(place, scale, body, b, twist, accel):
     """Centre of mass c, local ω and α, and centre-of-mass acceleration a_c of body b."""
     o = 4 * b

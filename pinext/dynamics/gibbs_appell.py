@@ -102,31 +102,24 @@ def _stacks(model: pin.Model) -> _ModelStacks:
     return st
 
 
-class _Kinematics(NamedTuple):
-    """Arguments of the compiled loops for one (q, v): kinematics plus the model constants."""
-
-    jac: np.ndarray  # (6, nv) world joint Jacobian (velocities at the world origin)
-    djac: np.ndarray  # (6, nv) its time variation
-    place: np.ndarray  # (3, 4 nb) body placements [t | R], times `scale`
-    scale: float
-    tree: np.ndarray
-    body: np.ndarray
-    armature: np.ndarray
-
-
-def _vector(x, n: int, name: str) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    if x.shape != (n,):
-        raise InvalidParameter(f"expected {name} of shape ({n},), got {x.shape}")
-    return x
-
-
 def _kinematics(
-    model: pin.Model, data: pin.Data, st: _ModelStacks, q: np.ndarray, v: np.ndarray
-) -> _Kinematics:
-    """Body kinematics from Pinocchio (Jacobians, their time variation, placements) for a
-    checked velocity v."""
-    q = _vector(q, st.nq, "q")
+    model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray, a: np.ndarray | None = None
+) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """Checked inputs, and the body kinematics from Pinocchio for (q, v).
+
+    Returns:
+        ``(args, v, a)``: ``args`` are the leading arguments of the compiled loops — world
+        Jacobian (6, nv), its time variation (6, nv), body placements [t | R] (3, 4 nb) and their
+        scale, the model's tree and body constants, and ``model.armature`` (read on every call).
+        ``a`` is zero when not given.
+    """
+    st = _stacks(model)
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    a = np.zeros(st.nv) if a is None else np.asarray(a, dtype=float)
+    if q.shape != (st.nq,) or v.shape != (st.nv,) or a.shape != (st.nv,):
+        for name, x, n in (("q", q, st.nq), ("v", v, st.nv), ("a", a, st.nv)):
+            if x.shape != (n,):
+                raise InvalidParameter(f"expected {name} of shape ({n},), got {x.shape}")
     djac = pin.computeJointJacobiansTimeVariation(model, data, q, v)
     jac = data.J
     if st.nv == 1:  # Pinocchio hands out (6,) vectors
@@ -137,7 +130,7 @@ def _kinematics(
     else:  # massless bodies: the regressor is undefined, read the placements one by one
         place = np.hstack([m.homogeneous[:3] for m in data.oMi.tolist()[1:]] or [np.zeros((3, 0))])
         place, scale = place.reshape(3, -1, 4)[:, :, [3, 0, 1, 2]].reshape(3, -1), 1.0
-    return _Kinematics(jac, djac, place, scale, st.tree, st.body, model.armature)
+    return (jac, djac, place, scale, st.tree, st.body, model.armature), v, a
 
 
 def acceleration_energy(
@@ -162,9 +155,8 @@ def acceleration_energy(
     Returns:
         S [J/s^2 = kg.m^2/s^4].
     """
-    st = _stacks(model)
-    v, a = _vector(v, st.nv, "v"), _vector(a, st.nv, "a")
-    return _k.gibbs(*_kinematics(model, data, st, q, v), v, a)
+    args, v, a = _kinematics(model, data, q, v, a)
+    return _k.gibbs(*args, v, a)
 
 
 class AccelerationEnergyTerms(NamedTuple):
@@ -213,15 +205,13 @@ def acceleration_energy_terms(
     Returns:
         :class:`AccelerationEnergyTerms`.
     """
-    st = _stacks(model)
-    v = _vector(v, st.nv, "v")
-    kin = _kinematics(model, data, st, q, v)
-    nv = st.nv
-    zero, none = np.zeros(nv), np.zeros((1, nv))
-    m = _k.inertia_forces(*kin, zero, np.eye(nv), np.zeros(3))
-    bias = _k.inertia_forces(*kin, v, none, np.zeros(3))[0]
-    gravity = _k.inertia_forces(*kin, zero, none, np.asarray(model.gravity.linear))[0]
-    s0 = _k.gibbs(*kin, v, zero)
+    args, v, zero = _kinematics(model, data, q, v)
+    nv = v.shape[0]
+    none = np.zeros((1, nv))
+    m = _k.inertia_forces(*args, zero, np.eye(nv), np.zeros(3))
+    bias = _k.inertia_forces(*args, v, none, np.zeros(3))[0]
+    gravity = _k.inertia_forces(*args, zero, none, np.array(model.gravity.linear))[0]
+    s0 = _k.gibbs(*args, v, zero)
     return AccelerationEnergyTerms(0.5 * (m + m.T), bias, s0, gravity)
 
 
@@ -233,13 +223,11 @@ def generalized_gravity(model: pin.Model, data: pin.Data, q: np.ndarray) -> np.n
     Returns:
         Shape (nv,) [N.m or N].
     """
-    st = _stacks(model)
-    zero = np.zeros(st.nv)
-    kin = _kinematics(model, data, st, q, zero)
-    return _k.inertia_forces(*kin, zero, zero[None], np.asarray(model.gravity.linear))[0]
+    args, zero, _ = _kinematics(model, data, q, np.zeros(model.nv))
+    return _k.inertia_forces(*args, zero, zero[None], np.array(model.gravity.linear))[0]
 
 
-def _external(model: pin.Model, kin: _Kinematics, fext) -> np.ndarray:
+def _external(model: pin.Model, args: tuple, fext) -> np.ndarray:
     """Σ J_kᵀ f_k for Pinocchio-style external forces (one pin.Force per joint, in the joint
     frame, as ``pin.rnea(model, data, q, v, a, fext)`` takes them)."""
     if len(fext) != model.njoints:
@@ -255,10 +243,11 @@ def _external(model: pin.Model, kin: _Kinematics, fext) -> np.ndarray:
     ).reshape(-1, 6)
     if not np.any(loc):
         return np.zeros(model.nv)
-    tr = kin.scale * kin.place.reshape(3, -1, 4).transpose(1, 0, 2)  # (nb, 3, 4): [t | R]
+    jac, _, place, scale, tree = args[:5]
+    tr = scale * place.reshape(3, -1, 4).transpose(1, 0, 2)  # (nb, 3, 4): [t | R]
     fw = np.einsum("bij,bj->bi", tr[:, :, 1:], loc[:, :3])
     nw = np.einsum("bij,bj->bi", tr[:, :, 1:], loc[:, 3:]) + np.cross(tr[:, :, 0], fw)
-    return _k.project(kin.jac, kin.tree, np.hstack((fw, nw)))
+    return _k.project(jac, tree, np.hstack((fw, nw)))
 
 
 def appell_inverse_dynamics(
@@ -294,12 +283,10 @@ def appell_inverse_dynamics(
     Returns:
         τ, shape (nv,) [N.m or N].
     """
-    st = _stacks(model)
-    v, a = _vector(v, st.nv, "v"), _vector(a, st.nv, "a")
-    kin = _kinematics(model, data, st, q, v)
-    tau = _k.inertia_forces(*kin, v, a[None], np.asarray(model.gravity.linear))[0]
+    args, v, a = _kinematics(model, data, q, v, a)
+    tau = _k.inertia_forces(*args, v, a[None], np.array(model.gravity.linear))[0]
     if fext is not None:
-        tau -= _external(model, kin, fext)
+        tau -= _external(model, args, fext)
     return tau
 
 
