@@ -340,7 +340,8 @@ def test_undeformed_kinetic_energy_in_the_simulator():
     q, v = rng.normal(scale=0.05, size=robot.nv), rng.normal(size=robot.nv)
     dx = system.derivative(0.0, system.initial_state(q, v))
     expected = forward_dynamics(robot, q, v, kinetic_energy="undeformed")
-    assert np.abs(dx[robot.nv : 2 * robot.nv] - expected).max() < 1e-10
+    # relative: M(q̄) of stiff sublinks is ill-conditioned, two solvers differ by cond(M) eps
+    assert np.abs(dx[robot.nv : 2 * robot.nv] - expected).max() < 1e-12 * np.abs(expected).max()
     q0 = np.r_[0.0, 0.02 * np.ones(robot.nv - 1)]
     v0 = np.r_[1.0, np.zeros(robot.nv - 1)]
     approx = px.simulate(system, 0.25, q0=q0, v0=v0, output_dt=0.05)

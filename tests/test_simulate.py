@@ -108,14 +108,14 @@ class Wall(px.Component):
         super().__init__()
         self.limit, self.e = limit, restitution
 
-    def initial_mode(self, t, x):
+    def initial_mode(self, t, x, trial):
         return "approach"
 
     def events(self, mode):
-        def hit(t, x, phase):
+        def hit(t, x, mode, trial):
             x = x.copy()
             x[1] *= -self.e
-            return x, phase.replace("wall", "rebound"), {"impulse": 1.0}
+            return x, "rebound", {"impulse": 1.0}
 
         return [px.Event("impact", lambda t, x: self.limit - x[0], -1.0, hit)]
 

@@ -1,6 +1,7 @@
 """ContactComponent: the three-phase contact task inside :func:`pinext.simulate`.
 
-Phases (the component's mode, one word per contact joined by ``","``):
+Phases (the component's mode, a :class:`ContactModes` with one :class:`ContactState` per
+contact, shown joined by ``","``):
 
 * ``"free"`` — approach (or flight after a bounce / lift-off): ``pin.aba``; the event
   ``contact:<name>`` is the downward zero crossing of the approach gap, located by
@@ -14,29 +15,26 @@ Phases (the component's mode, one word per contact joined by ``","``):
 
 Recorded outputs (``Trajectory.outputs["contact.<name>"]``): ``force`` (reactions of all
 contacts, zero when free) [N or N.m], ``gap`` (approach gaps) [m], ``residual`` (s^c of every
-contact) [m or rad], and with an environment ``deformation`` (s_e) [m], ``deformation_rate``
-[m/s] and ``layer`` (w, model (d)) [m]. Event infos hold ``impulse`` [N.s], ``approach_velocity``
-[m/s], ``bounce``, ``force``.
+contact) [m or rad], ``closed`` (1 for a closed contact, else 0), and with an environment
+``deformation`` (s_e) [m], ``deformation_rate`` [m/s] and ``layer`` (w, model (d)) [m]. Event
+infos hold ``impulse`` [N.s], ``approach_velocity`` [m/s], ``bounce``, ``force``.
 """
 
 from __future__ import annotations
 
+import enum
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 
 from ..exceptions import ConstraintError, InvalidParameter
-from ..simulation.component import Component, Event, Phase
-from .constrained import (
-    InconsistentInitialConditionsWarning,
-    baumgarte,
-    project_consistent,
-    solve_constrained,
-    stack,
-)
+from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.system import register_builder
+from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
 from .coordinates import Constraint
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
@@ -45,11 +43,49 @@ from .unilateral import Contact, bounces, pulls
 if TYPE_CHECKING:
     from ..simulation.system import System
 
-FREE, CONSTRAINED, SPRING = "free", "constrained", "spring"
 #: Position tolerance [m] for a contact to count as closed at the start of a run.
 GAP_TOLERANCE = 1e-9
 #: Velocity tolerance [m/s] for a closed contact at the start of a run.
 VELOCITY_TOLERANCE = 1e-9
+
+
+class ContactState(enum.Enum):
+    """The state of one contact in a phase."""
+
+    FREE = "free"
+    """Approach, flight after a bounce, or after lift-off."""
+    CLOSED = "constrained"
+    """Constrained motion (20.88)–(20.89), or coupled with the environment mass (model c)."""
+    SPRING = "spring"
+    """Model (d): the massless layer pushes."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class ContactModes:
+    """The mode of a :class:`ContactComponent`: one :class:`ContactState` per contact."""
+
+    states: tuple[ContactState, ...]
+
+    def replace(self, i: int, state: ContactState) -> ContactModes:
+        """A copy with contact i in ``state``."""
+        states = list(self.states)
+        states[i] = state
+        return ContactModes(tuple(states))
+
+    def __getitem__(self, i: int) -> ContactState:
+        return self.states[i]
+
+    def __contains__(self, state: object) -> bool:
+        return state in self.states
+
+    def __str__(self) -> str:
+        return ",".join(s.value for s in self.states)
+
+
+FREE, CLOSED, SPRING = ContactState.FREE, ContactState.CLOSED, ContactState.SPRING
 
 
 def _as_contact(spec: Any) -> Contact:
@@ -66,6 +102,11 @@ def _as_contact(spec: Any) -> Contact:
 
 class ContactComponent(Component):
     """Contacts of a robot with rigid surfaces or one dynamic environment.
+
+    A closed contact adds its constraint rows (with Baumgarte stabilisation) to the System's
+    acceleration step; with a dynamic environment of model (c) its row is coupled to the
+    environment mass (compliance ``1/m_e``, Vukobratović & Potkonjak (20.92)–(20.94)). The
+    reactions come back in the step and drive the lift-off events and the environment states.
 
     Args:
         contacts: :class:`Contact` objects (or constraints / dicts, see
@@ -100,8 +141,7 @@ class ContactComponent(Component):
             )
         self.layered = environment is not None and environment.model == "d"
         self.rows = np.cumsum([0] + [c.constraint.m for c in self.contacts])
-        self._cache: tuple | None = None
-        self.system: System | None = None
+        self.moving = any(c.constraint.__dict__.get("law") is not None for c in self.contacts)
 
     # -- Component interface -----------------------------------------------------------------
     def states(self) -> list[tuple[str, int]]:
@@ -110,7 +150,6 @@ class ContactComponent(Component):
         return [("environment", 3 if self.layered else 2)]
 
     def bind(self, system: System) -> None:
-        self.system = system
         self.model = system.model
         self.data = self.model.createData()
         for c in self.contacts:
@@ -128,17 +167,17 @@ class ContactComponent(Component):
         s = x[self.layout.slices["environment"]]
         return float(s[0]), float(s[1]), float(s[2]) if self.layered else 0.0
 
-    def initial_mode(self, t: float, x: np.ndarray) -> str:
+    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> ContactModes:
         q, v = self._split(x)
         pin.computeAllTerms(self.model, self.data, q, v)
-        modes = []
+        states = []
         for c in self.contacts:
             gap = self._gap(c, t, x)
             if gap > GAP_TOLERANCE:
-                modes.append(FREE)
+                states.append(FREE)
                 continue
             if self.layered:
-                modes.append(SPRING)
+                states.append(SPRING)
                 continue
             kin = c.constraint.evaluate(self.model, self.data, t)
             rate = kin.rate(v)
@@ -146,11 +185,11 @@ class ContactComponent(Component):
                 rate = rate - self._env(x)[1]
             residual = kin.residual - (self._env(x)[0] if self.environment is not None else 0.0)
             if c.unilateral and float(rate[0]) > VELOCITY_TOLERANCE and gap > -GAP_TOLERANCE:
-                modes.append(FREE)  # leaving the surface
+                states.append(FREE)  # leaving the surface
             elif (
                 np.abs(residual).max() <= GAP_TOLERANCE and np.abs(rate).max() <= VELOCITY_TOLERANCE
             ):
-                modes.append(CONSTRAINED)
+                states.append(CLOSED)
             else:
                 raise ConstraintError(
                     f"inconsistent initial conditions for contact '{c.name}': residual "
@@ -158,55 +197,68 @@ class ContactComponent(Component):
                     "(start above the surface, or project with "
                     "pinext.contact.consistent_initial_state)"
                 )
-        mode = ",".join(modes)
-        # a unilateral contact that would pull at the start is free
-        if CONSTRAINED in modes:
-            force = self._force_at(t, x, mode)
-            for i, c in enumerate(self.contacts):
-                if modes[i] == CONSTRAINED and pulls(c, force[self.rows[i] : self.rows[i + 1]]):
-                    modes[i] = FREE
-        return ",".join(modes)
+        mode = ContactModes(tuple(states))
+        return self._release_pulling(x, mode, trial)
+
+    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> ContactModes:
+        return self._release_pulling(x, mode, trial)
+
+    def _release_pulling(self, x: np.ndarray, mode: ContactModes, trial: Trial) -> ContactModes:
+        """The mode with every closed unilateral contact that would pull set free."""
+        if CLOSED not in mode:
+            return mode
+        force = self._forces(x, mode, trial(x, mode))
+        for i, c in enumerate(self.contacts):
+            if mode[i] is CLOSED and pulls(c, force[self.rows[i] : self.rows[i + 1]]):
+                mode = mode.replace(i, FREE)
+        return mode
 
     def effort(self, t, x, q, v, u, mode):  # noqa: D102
-        if not self.layered or mode != SPRING:
+        if not self.layered or mode is None or mode[0] is not SPRING:
             return None
         force, J = self._layer(t, x, q, v)
         return J[0] * force
 
-    def constrained_acceleration(self, t, x, q, v, tau, mode):  # noqa: D102
-        if CONSTRAINED not in mode:
-            return None
-        a, force, sdd = self._solve(t, x, q, v, tau, mode.split(","))
-        self._cache = (t, v.copy(), force, sdd)
-        return a
+    def is_constrained(self, mode: ContactModes) -> bool:  # noqa: D102
+        return mode is not None and CLOSED in mode
 
-    def _cached(self, t: float, v: np.ndarray):
-        if self._cache is not None and self._cache[0] == t and np.array_equal(self._cache[1], v):
-            return self._cache[2], self._cache[3]
-        return None
+    def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
+        closed = [i for i, state in enumerate(mode.states) if state is CLOSED]
+        kins, drifts = [], []
+        for i in closed:
+            c = self.contacts[i]
+            kin = c.constraint.evaluate(self.model, data, t)
+            kins.append(kin)
+            drifts.append(kin.drift - baumgarte(kin, v, c.stabilization))
+        kin = stack(kins)
+        unilateral = all(self.contacts[i].unilateral for i in closed)
+        kind = RowKind.UNILATERAL if unilateral else RowKind.BILATERAL
+        if self.environment is None:
+            return ConstraintRows(kin.jacobian, np.concatenate(drifts), None, kind)
+        # model (c): the tip moves with the mass, s^c(q) = s_e, with m_e s_e'' = -F + spring
+        env, c = self.environment, self.contacts[0]
+        s_e, sd_e, _ = self._env(x)
+        gap = kin.residual[0] - s_e
+        gap_rate = kin.rate(v)[0] - sd_e
+        omega = c.stabilization or 0.0
+        reference = -2.0 * omega * gap_rate - omega * omega * gap
+        drift = kin.drift - reference - env.spring_force(s_e, sd_e) * env.inverse_mass
+        return ConstraintRows(kin.jacobian, drift, np.array([env.inverse_mass]), kind)
 
-    def derivative(self, t, x, q, v, u, mode, out):  # noqa: D102
+    def derivative(self, t, x, q, v, u, mode, out, step):  # noqa: D102
         if self.environment is None:
             return
         env = self.environment
         s_e, sd_e, w = self._env(x)
         sl = self.layout.slices["environment"]
-        force = 0.0
-        wdot = 0.0
-        if mode == CONSTRAINED:
-            cached = self._cached(t, v)
-            if cached is None:
-                tau = self._tau(t, x, q, v, u)
-                _, f, sdd = self._solve(t, x, q, v, tau, [mode])
-            else:
-                f, sdd = cached
-            out[sl.start] = sd_e
-            out[sl.start + 1] = sdd
+        out[sl.start] = sd_e
+        if mode[0] is CLOSED:
+            out[sl.start + 1] = env.acceleration(s_e, sd_e, float(step.force(self.name)[0]))
             return
+        force = 0.0
         if self.layered:
             force, wdot = self._layer_rates(t, x, q, v, mode)
             out[sl.start + 2] = wdot
-        out[sl.start] = sd_e
         out[sl.start + 1] = env.acceleration(s_e, sd_e, force)
 
     def energy(self, x, q, v):  # noqa: D102
@@ -214,10 +266,10 @@ class ContactComponent(Component):
             return 0.0
         return self.environment.energy(*self._env(x))
 
-    def power(self, t, x, q, v, u, mode):  # noqa: D102
+    def power(self, t, x, q, v, u, mode, step):  # noqa: D102
         p_in = 0.0
-        if any(c.constraint.__dict__.get("law") is not None for c in self.contacts):
-            force = self._forces(t, x, q, v, u, mode)
+        if self.moving:
+            force = self._forces(x, mode, step)
             pin.computeAllTerms(self.model, self.data, q, v)
             bias = np.concatenate(
                 [c.constraint.evaluate(self.model, self.data, t).bias for c in self.contacts]
@@ -229,24 +281,24 @@ class ContactComponent(Component):
         wdot = self._layer_rates(t, x, q, v, mode)[1] if self.layered else 0.0
         return p_in, self.environment.dissipation(sd_e, wdot)
 
-    def events(self, mode) -> list[Event]:  # noqa: D102
-        modes = mode.split(",")
+    def events(self, mode: ContactModes) -> list[Event]:  # noqa: D102
         events = []
         for i, c in enumerate(self.contacts):
-            if modes[i] == FREE:
+            if mode[i] is FREE:
                 events.append(
                     Event(f"contact:{c.name}", self._gap_function(c), -1.0, self._impact_action(i))
                 )
-            elif modes[i] == CONSTRAINED and c.unilateral:
+            elif mode[i] is CLOSED and c.unilateral:
                 events.append(
                     Event(
                         f"lift-off:{c.name}",
                         self._force_function(i, mode),
                         -1.0,
                         self._lift_off_action(i),
+                        dynamic=True,
                     )
                 )
-            elif modes[i] == SPRING:
+            elif mode[i] is SPRING:
                 events.append(
                     Event(
                         f"lift-off:{c.name}", self._layer_function(), -1.0, self._lift_off_action(i)
@@ -261,8 +313,8 @@ class ContactComponent(Component):
             "contact_rows": [int(c.constraint.m) for c in self.contacts],
         }
 
-    def outputs(self, t, x, q, v, u, mode):  # noqa: D102
-        force = self._forces(t, x, q, v, u, mode)
+    def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
+        force = self._forces(x, mode, step)
         pin.computeAllTerms(self.model, self.data, q, v)
         out = {
             "force": force,
@@ -270,6 +322,7 @@ class ContactComponent(Component):
             "residual": np.concatenate(
                 [c.constraint.evaluate(self.model, self.data, t).residual for c in self.contacts]
             ),
+            "closed": np.array([float(state is CLOSED) for state in mode.states]),
         }
         if self.environment is not None:
             s_e, sd_e, w = self._env(x)
@@ -292,66 +345,22 @@ class ContactComponent(Component):
             gap = gap - s_e + w
         return gap
 
-    def _tau(
-        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, u: np.ndarray | None = None
-    ) -> np.ndarray:
-        """Everything but the reactions, as simulate's right-hand side forms it."""
-        system = self.system
-        if u is None:
-            law = getattr(system, "control", None)
-            u = law(t, x) if law is not None else np.zeros(system.n_inputs)
-        tau = system.joint_effort(q, v)
-        if system.torque_inputs:
-            tau = tau + u
-        phase: Phase | None = getattr(system, "phase", None)
-        for comp in system.components:
-            mode = phase.get(comp.name) if phase is not None else None
-            if comp is self:
-                continue
-            effort = comp.effort(t, x, q, v, u, mode)
-            if effort is not None:
-                tau = tau + effort
-        return tau
-
-    def _solve(self, t, x, q, v, tau, modes):
-        """(a, forces of all contacts, s̈_e) in a phase with constrained contacts."""
-        model, data = self.model, self.data
-        pin.computeAllTerms(model, data, q, v)
-        active = [i for i, m in enumerate(modes) if m == CONSTRAINED]
+    def _forces(self, x: np.ndarray, mode: ContactModes, step: Step) -> np.ndarray:
+        """The reactions of every contact (zero when free) from a step."""
         force = np.zeros(self.rows[-1])
-        if self.environment is not None:
-            env = self.environment
-            c = self.contacts[0]
-            kin = c.constraint.evaluate(model, data, t)
-            s_e, sd_e, _ = self._env(x)
-            M = np.triu(data.M) + np.triu(data.M, 1).T
-            J = kin.jacobian
-            Minv_JT = np.linalg.solve(M, J.T)
-            a_free = np.linalg.solve(M, tau - data.nle)
-            gap = kin.residual[0] - s_e
-            gap_rate = kin.rate(v)[0] - sd_e
-            omega = c.stabilization or 0.0
-            ref = -2.0 * omega * gap_rate - omega * omega * gap
-            f = env.coupled_force(
-                (J @ Minv_JT).item(), (J @ a_free).item(), float(kin.drift[0]), s_e, sd_e, ref
-            )
-            force[0] = f
-            return a_free + Minv_JT[:, 0] * f, force, env.acceleration(s_e, sd_e, f)
-        kins = []
-        gammas = []
-        for i in active:
-            c = self.contacts[i]
-            kin = c.constraint.evaluate(model, data, t)
-            kins.append(kin)
-            gammas.append(kin.drift - baumgarte(kin, v, c.stabilization))
-        kin = stack(kins)
-        a, f = solve_constrained(model, data, tau, kin.jacobian, np.concatenate(gammas))
+        if self.layered:
+            if mode[0] is SPRING:
+                q, v = self._split(x)
+                force[0] = self._layer(0.0, x, q, v)[0]
+            return force
+        reactions = step.force(self.name)
         k = 0
-        for i in active:
-            m = self.contacts[i].constraint.m
-            force[self.rows[i] : self.rows[i + 1]] = f[k : k + m]
-            k += m
-        return a, force, 0.0
+        for i, state in enumerate(mode.states):
+            if state is CLOSED:
+                m = self.contacts[i].constraint.m
+                force[self.rows[i] : self.rows[i + 1]] = reactions[k : k + m]
+                k += m
+        return force
 
     def _layer(self, t, x, q, v) -> tuple[float, np.ndarray]:
         """Model (d): layer force and J (calls computeAllTerms)."""
@@ -364,7 +373,7 @@ class ContactComponent(Component):
     def _layer_rates(self, t, x, q, v, mode) -> tuple[float, float]:
         env = self.environment
         _, sd_e, w = self._env(x)
-        if mode == SPRING:
+        if mode[0] is SPRING:
             pin.computeAllTerms(self.model, self.data, q, v)
             kin = self.contacts[0].constraint.evaluate(self.model, self.data, t)
             wdot = -(kin.rate(v)[0] - sd_e)
@@ -372,19 +381,6 @@ class ContactComponent(Component):
         if env.contact_damping > 0:
             return 0.0, -env.contact_stiffness * w / env.contact_damping
         return 0.0, 0.0
-
-    def _force_at(self, t: float, x: np.ndarray, mode: str) -> np.ndarray:
-        q, v = self._split(x)
-        return self._forces(t, x, q, v, None, mode)
-
-    def _forces(self, t, x, q, v, u, mode) -> np.ndarray:
-        if mode is None:
-            return np.zeros(self.rows[-1])
-        if CONSTRAINED in mode:
-            return self._solve(t, x, q, v, self._tau(t, x, q, v, u), mode.split(","))[1]
-        if self.layered and mode == SPRING:
-            return np.array([self._layer(t, x, q, v)[0]])
-        return np.zeros(self.rows[-1])
 
     # -- events ------------------------------------------------------------------------------
     def _gap_function(self, c: Contact):
@@ -394,9 +390,9 @@ class ContactComponent(Component):
 
         return g
 
-    def _force_function(self, i: int, mode: str):
-        def g(t: float, x: np.ndarray) -> float:
-            return float(self._force_at(t, x, mode)[self.rows[i]])
+    def _force_function(self, i: int, mode: ContactModes):
+        def g(t: float, x: np.ndarray, step: Step) -> float:
+            return float(self._forces(x, mode, step)[self.rows[i]])
 
         return g
 
@@ -410,20 +406,17 @@ class ContactComponent(Component):
     def _impact_action(self, i: int):
         contact = self.contacts[i]
 
-        def action(t: float, x: np.ndarray, phase: Phase):
-            modes = phase.get(self.name).split(",")
+        def action(t: float, x: np.ndarray, mode: ContactModes, trial: Trial):
             x = x.copy()
             q, v = self._split(x)
             if self.layered:  # model (d): no impact, the layer starts to push
-                modes[i] = SPRING
-                return x, phase.replace(self.name, ",".join(modes)), {"contact": contact.name}
+                return x, mode.replace(i, SPRING), {"contact": contact.name}
             model, data = self.model, self.data
             pin.computeAllTerms(model, data, q, v)
-            engaged = [k for k, m in enumerate(modes) if m == CONSTRAINED] + [i]
+            engaged = [k for k, state in enumerate(mode.states) if state is CLOSED] + [i]
             kins = [self.contacts[k].constraint.evaluate(model, data, t) for k in engaged]
             kin = stack(kins)
-            kin_i = kins[-1]
-            rel = kin_i.rate(v)
+            rel = kins[-1].rate(v)
             env_velocity = -kin.bias
             env_mass = None
             if self.environment is not None:
@@ -448,38 +441,30 @@ class ContactComponent(Component):
                 sl = self.layout.slices["environment"]
                 x[sl.start + 1] = sd_e - float(result.impulse[-1]) * self.environment.inverse_mass
             if not bounce:
-                modes[i] = CONSTRAINED
-                mode = ",".join(modes)
-                self._sync_phase(phase.replace(self.name, mode))
-                force = self._force_at(t, x, mode)
-                if pulls(contact, force[self.rows[i] : self.rows[i + 1]]):
-                    modes[i] = FREE
+                closed = mode.replace(i, CLOSED)
+                force = self._forces(x, closed, trial(x, closed))
+                if not pulls(contact, force[self.rows[i] : self.rows[i + 1]]):
+                    mode = closed
             info = {
                 "contact": contact.name,
                 "impulse": np.asarray(result.impulse[-contact.constraint.m :]),
                 "approach_velocity": approach,
                 "bounce": bounce,
             }
-            return x, phase.replace(self.name, ",".join(modes)), info
+            return x, mode, info
 
         return action
 
     def _lift_off_action(self, i: int):
         contact = self.contacts[i]
 
-        def action(t: float, x: np.ndarray, phase: Phase):
-            modes = phase.get(self.name).split(",")
-            modes[i] = FREE
+        def action(t: float, x: np.ndarray, mode: ContactModes, trial: Trial):
             x = x.copy()
             if self.layered and self.environment.contact_damping == 0.0:
                 x[self.layout.slices["environment"].start + 2] = 0.0  # w = 0 when F = k_c w = 0
-            return x, phase.replace(self.name, ",".join(modes)), {"contact": contact.name}
+            return x, mode.replace(i, FREE), {"contact": contact.name}
 
         return action
-
-    def _sync_phase(self, phase: Phase) -> None:
-        if self.system is not None:
-            self.system.phase = phase
 
 
 def contact_component(
@@ -502,6 +487,19 @@ def contact_component(
     if isinstance(environment, dict):
         environment = DynamicEnvironment.from_dict(environment)
     return ContactComponent(contacts, environment)
+
+
+@register_builder(rank=20)
+def _build(robot: Any, options: dict[str, Any]) -> ContactComponent | None:
+    """The System's contacts: its ``contacts``/``environment`` arguments or the robot's files."""
+    contacts, environment = options.get("contacts"), options.get("environment")
+    if contacts is None:
+        contacts = robot.extensions.contacts
+    if environment is None:
+        environment = robot.extensions.environment
+    if not contacts and not environment:
+        return None
+    return contact_component(robot, list(contacts), environment or None)
 
 
 def consistent_initial_state(

@@ -3,6 +3,7 @@ of seed 000 (20.78)–(20.82) and (20.98)–(20.99) around Pinocchio's mechanism
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter, NameNotFound
-from ..simulation.component import Component, Event, Phase
+from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.system import register_builder
 from .actuator import LinearActuator
 from .motor import DCMotor
 from .transmission import Gear, Transmission
@@ -95,7 +97,72 @@ class Drive:
         return self.motor_side_inertia * self.ratio**2 + out
 
 
-_GEAR_CHARS = "DdBbS"
+class GearMode(enum.Enum):
+    """The state of one gear with an efficiency below one (Vukobratović & Potkonjak, after
+    (20.69)): which side drives, and the direction of the motor shaft."""
+
+    DRIVING = "D"
+    """The motor drives the joint, θ̇ > 0: the joint receives η' N M."""
+    DRIVING_BACK = "d"
+    """The motor drives the joint, θ̇ < 0."""
+    BACKDRIVEN = "B"
+    """The load drives the motor, θ̇ > 0: the joint receives N M / η''."""
+    BACKDRIVEN_BACK = "b"
+    """The load drives the motor, θ̇ < 0."""
+    STUCK = "S"
+    """θ̇ = 0: the gear holds the joint (a constraint row), like dry friction."""
+    HELD = "H"
+    """θ̇ = 0, the joint held by other constraints (a closed contact): the gear transmits
+    η' N M, no power flows; it chooses again when those constraints change."""
+
+    @property
+    def driving(self) -> bool:
+        """Whether the motor side drives."""
+        return self in (GearMode.DRIVING, GearMode.DRIVING_BACK, GearMode.HELD)
+
+    @property
+    def sign(self) -> float:
+        """+1 or -1: the sign of θ̇ in a moving mode (0 when stuck)."""
+        if self in (GearMode.STUCK, GearMode.HELD):
+            return 0.0
+        return 1.0 if self in (GearMode.DRIVING, GearMode.BACKDRIVEN) else -1.0
+
+    @classmethod
+    def moving(cls, driving: bool, sign: float) -> GearMode:
+        """The moving mode with this power flow and direction."""
+        if driving:
+            return cls.DRIVING if sign > 0 else cls.DRIVING_BACK
+        return cls.BACKDRIVEN if sign > 0 else cls.BACKDRIVEN_BACK
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class GearModes:
+    """The mode of a :class:`DriveComponent`: one :class:`GearMode` per lossy gear, in
+    :attr:`DriveComponent.lossy_joints` order."""
+
+    gears: tuple[GearMode, ...]
+
+    def replace(self, k: int, gear: GearMode) -> GearModes:
+        """A copy with lossy gear k in mode ``gear``."""
+        gears = list(self.gears)
+        gears[k] = gear
+        return GearModes(tuple(gears))
+
+    def __getitem__(self, k: int) -> GearMode:
+        return self.gears[k]
+
+    def __len__(self) -> int:
+        return len(self.gears)
+
+    def __str__(self) -> str:
+        return "".join(g.value for g in self.gears)
+
+
+#: Relative size of a joint acceleration that counts as zero (the joint is held).
+_HELD = 1e-9
 
 
 class DriveComponent(Component):
@@ -236,11 +303,8 @@ class DriveComponent(Component):
         self.iq_fast = _as_slice(self.iq)
         self.invR = 1.0 / self.R if self.R.size == n else None
         self.invJm = 1.0 / np.where(self.Jm > 0, self.Jm, 1.0)
-        self.system: System | None = None
+        self.model: pin.Model | None = None
         self._cache: tuple | None = None
-        self._acc_cache: tuple | None = None
-        self._mode_models: dict[str, tuple[pin.Model, pin.Data]] = {}
-        self._last_u = np.zeros(n)
 
     # -- names -----------------------------------------------------------------------------
     @property
@@ -264,7 +328,8 @@ class DriveComponent(Component):
 
     def bind(self, system: System) -> None:
         """Reflect rigid drives' rotor and gear inertia into ``system.model.armature``."""
-        self.system = system
+        self.model = system.model
+        self.nq = system.model.nq
         armature = np.array(system.model.armature, dtype=float)
         for i in self.rig:
             armature[self.iv[i]] += self.drives[i].reflected_inertia()
@@ -289,7 +354,7 @@ class DriveComponent(Component):
         """Motors at θ = N (q + g/c) (the spring holds gravity), θ̇ = N q̇; currents zero."""
         parts = []
         if self.el.size:
-            model = self.system.model if self.system is not None else None
+            model = self.model
             gravity = np.zeros(len(v))
             if model is not None:
                 gravity = pin.computeGeneralizedGravity(model, model.createData(), q)
@@ -302,26 +367,18 @@ class DriveComponent(Component):
         return np.concatenate(parts) if parts else np.zeros(0)
 
     # -- evaluation ------------------------------------------------------------------------
-    def _control(self, t: float, x: np.ndarray) -> np.ndarray:
-        law = getattr(self.system, "control", None)
-        if law is None:
-            return self._last_u
-        return np.asarray(law(t, x), dtype=float)
-
-    def _factors(self, mode: str | None) -> tuple[np.ndarray, np.ndarray]:
-        """(e, stuck indices among drives) for a mode string."""
+    def _factors(self, mode: GearModes | None) -> tuple[np.ndarray, np.ndarray]:
+        """(e per drive, indices of the stuck drives) in a mode."""
         e = np.ones(len(self.drives))
         if not mode:
             return e, np.zeros(0, dtype=int)
         stuck = []
-        for i, ch in zip(self.lossy, mode, strict=True):
-            if ch in "Dd":
-                e[i] = self.eta_d[i]
-            elif ch in "Bb":
-                e[i] = 1.0 / self.eta_b[i]
-            else:
+        for i, gear in zip(self.lossy, mode.gears, strict=True):
+            if gear is GearMode.STUCK:
                 e[i] = 0.0
                 stuck.append(i)
+            else:
+                e[i] = self.eta_d[i] if gear.driving else 1.0 / self.eta_b[i]
         return e, np.array(stuck, dtype=int)
 
     def _evaluate(self, t, x, q, v, u, mode):
@@ -341,7 +398,6 @@ class DriveComponent(Component):
             return r
         n = len(self.drives)
         u = np.asarray(u, dtype=float)
-        self._last_u = u
         theta_dot = np.empty(n)
         theta_dot[self.rig] = self.Nrig * v[self.iv_rig]
         eff = np.zeros(v.size)
@@ -403,7 +459,6 @@ class DriveComponent(Component):
     def _evaluate_fast(self, x, q, v, u):
         """:meth:`_evaluate` for DC motors without inductance on all drives (the common case)."""
         u = np.asarray(u, dtype=float)
-        self._last_u = u
         us = np.minimum(np.maximum(u, -self.umax), self.umax) if self.saturating else u
         eff = np.zeros(v.size)
         iv = self.iv_fast
@@ -453,7 +508,7 @@ class DriveComponent(Component):
     def effort(self, t, x, q, v, u, mode):
         return self._evaluate(t, x, q, v, u, mode)["effort"]
 
-    def derivative(self, t, x, q, v, u, mode, out):
+    def derivative(self, t, x, q, v, u, mode, out, step):
         r = self._evaluate(t, x, q, v, u, mode)
         if self.all_elastic and self.fast:
             out[self.s_angle] = r["theta_dot"]
@@ -474,7 +529,7 @@ class DriveComponent(Component):
                 block[self.gen_offsets[k] : self.gen_offsets[k + 1]] = act.z_derivative(xa, uj)
             out[self.s_gen] = block
 
-    def _losses(self, t, x, q, v, u, mode, a=None) -> dict[str, np.ndarray]:
+    def _losses(self, t, x, q, v, u, mode, step: Step | None) -> dict[str, np.ndarray]:
         """Per-drive powers [W]: input, copper, friction, efficiency and conversion losses."""
         r = self._evaluate(t, x, q, v, u, mode)
         n = len(self.drives)
@@ -496,10 +551,8 @@ class DriveComponent(Component):
         if self.el.size:
             friction[self.el] += self.dd * r["rel_v"] ** 2
         if mode:
-            if a is None:
-                a = self._acceleration(t, x, mode)
             e = r["e"]
-            M = r["tau_s"] - self.Jm * self.N * a[self.iv]
+            M = r["tau_s"] - self.Jm * self.N * step.a[self.iv]
             moving = self.lossy[e[self.lossy] > 0]
             efficiency[moving] = (1.0 - e[moving]) * M[moving] * td[moving]
         return {
@@ -510,7 +563,7 @@ class DriveComponent(Component):
             "conversion": conversion,
         }
 
-    def power(self, t, x, q, v, u, mode):
+    def power(self, t, x, q, v, u, mode, step):
         if not mode and not self.gen and not self.ideal.size:  # fast path: DC motors only
             r = self._evaluate(t, x, q, v, u, mode)
             p_diss = 0.0
@@ -527,11 +580,7 @@ class DriveComponent(Component):
             if self.has_tdamping:
                 p_diss += float(np.dot(self.dd, r["rel_v"] ** 2))
             return p_in, p_diss
-        a = None
-        if mode:
-            cached = self._acc_cache
-            a = cached[2] if cached is not None and cached[0] is x and cached[1] == t else None
-        p = self._losses(t, x, q, v, u, mode, a)
+        p = self._losses(t, x, q, v, u, mode, step)
         return (
             float(p["input"].sum()),
             float(
@@ -556,226 +605,193 @@ class DriveComponent(Component):
         return total
 
     # -- gear efficiency modes -------------------------------------------------------------
-    def _mode_model(self, mode: str) -> tuple[pin.Model, pin.Data]:
-        e, _ = self._factors(mode)
-        key = "".join("S" if c == "S" else c.upper() for c in mode)
-        if key not in self._mode_models:
-            model = self.system.model.copy()
-            armature = self._base_armature.copy()
-            for i in self.lossy:
-                if e[i] > 0:
-                    armature[self.iv[i]] += (e[i] - 1.0) * self.Jm[i] * self.N[i] ** 2
-            model.armature = armature
-            self._mode_models[key] = (model, model.createData())
-        return self._mode_models[key]
-
-    def constrained_acceleration(self, t, x, q, v, tau, mode):
-        """Accelerations with the lossy gears' effective inertia; stuck gears hold θ̇ = 0."""
+    def added_inertia(self, mode: GearModes | None) -> np.ndarray | None:
+        """A moving lossy gear reflects ``e (J + I') N²`` instead of ``(J + I') N²``."""
         if not mode:
             return None
-        model, data = self._mode_model(mode)
+        e, _ = self._factors(mode)
+        added = np.zeros(self.model.nv)
+        for i in self.lossy:
+            if e[i] > 0:
+                added[self.iv[i]] += (e[i] - 1.0) * self.Jm[i] * self.N[i] ** 2
+        return added
+
+    def is_constrained(self, mode: GearModes | None) -> bool:
+        return bool(mode) and GearMode.STUCK in mode.gears
+
+    def constraint_rows(self, t, x, q, v, mode, data):
+        """A stuck gear holds its joint: the row ``a_i = 0``; its reaction is the joint torque
+        the gear supplies."""
         _, stuck = self._factors(mode)
-        if stuck.size == 0:
-            a = pin.aba(model, data, q, v, tau)
-        else:
-            H = pin.crba(model, data, q)
-            H = np.triu(H) + np.triu(H, 1).T
-            h = pin.nonLinearEffects(model, data, q, v)
-            free = np.ones(v.size, dtype=bool)
-            free[self.iv[stuck]] = False
-            a = np.zeros(v.size)
-            a[free] = np.linalg.solve(H[np.ix_(free, free)], (tau - h)[free])
-        self._acc_cache = (x, t, a)
-        return a
+        jacobian = np.zeros((stuck.size, self.model.nv))
+        jacobian[np.arange(stuck.size), self.iv[stuck]] = 1.0
+        return ConstraintRows(jacobian, np.zeros(stuck.size), None, RowKind.MODAL)
 
-    def _acceleration(self, t: float, x: np.ndarray, mode: str | None) -> np.ndarray:
-        """The System's acceleration at (t, x) in this mode (others in ``system.phase``)."""
-        cached = self._acc_cache
-        if cached is not None and cached[0] is x and cached[1] == t and cached[3:4] == (mode,):
-            return cached[2]
-        system = self.system
-        q, v = system.split(x)
-        u = self._control(t, x)
-        tau = system.joint_effort(q, v)
-        phase = getattr(system, "phase", None) or Phase()
-        for comp in system.components:
-            effort = comp.effort(t, x, q, v, u, mode if comp is self else phase.get(comp.name))
-            if effort is not None:
-                tau = tau + effort
-        a = self.constrained_acceleration(t, x, q, v, tau, mode)
-        if a is None:
-            a = pin.aba(system.model, system.data, q, v, tau)
-        self._acc_cache = (x, t, a, mode, tau)
-        return a
-
-    def _gear_torque(self, t, x, mode) -> tuple[np.ndarray, np.ndarray]:
-        """(M entering each gear [N.m], joint torque each drive needs to hold a stuck joint)."""
-        a = self._acceleration(t, x, mode)
-        tau = self._acc_cache[4]
-        q, v = self.system.split(x)
-        r = self._evaluate(t, x, q, v, self._control(t, x), mode)
-        M = r["tau_s"] - self.Jm * self.N * a[self.iv]
+    def _gear_torque(self, x: np.ndarray, mode: GearModes, step: Step) -> tuple:
+        """(M entering each gear [N.m], joint torque each stuck gear supplies [N.m], active
+        torques τ_s [N.m]) in a step."""
+        q, v = x[: self.nq], x[self.nq : self.nq + self.model.nv]
+        r = self._evaluate(np.nan, x, q, v, step.u, mode)  # NaN time: not cached
+        M = r["tau_s"] - self.Jm * self.N * step.a[self.iv]
         held = np.zeros(len(self.drives))
         _, stuck = self._factors(mode)
         if stuck.size:
-            model, data = self._mode_model(mode)
-            rnea = pin.rnea(model, data, q, v, a)
-            held[stuck] = rnea[self.iv[stuck]] - tau[self.iv[stuck]]
-        return M, held
+            held[stuck] = step.force(self.name, stuck.size)
+        return M, held, r["tau_s"]
 
     def _bounds(self, tau_s: float, i: int) -> tuple[float, float]:
         ends = (self.eta_d[i] * self.N[i] * tau_s, self.N[i] * tau_s / self.eta_b[i])
         return min(ends), max(ends)
 
-    def _slip(self, t: float, x: np.ndarray, mode: str, k: int, low: bool, tau_s: float) -> str:
-        """Mode character of lossy gear k when its held joint slips past the low / high bound.
+    def _slip(self, x: np.ndarray, mode: GearModes, k: int, low: bool, trial: Trial) -> GearMode:
+        """Mode of lossy gear k when its held joint slips past the low / high bound.
 
-        The joint then moves towards ``sign(N)`` (low) or ``-sign(N)`` (high); the letter is
-        the one whose torque M entering the gear gives a consistent power flow (at a bound
-        crossing M = tau_s, away from one M follows from the accelerations)."""
+        The joint then moves towards ``sign(N)`` (low) or ``-sign(N)`` (high); the mode is
+        the one whose torque M entering the gear gives a consistent power flow."""
         i = self.lossy[k]
         sigma = np.sign(self.N[i]) * (1 if low else -1)
-        for letter in ("D", "B"):
-            ch = letter if sigma > 0 else letter.lower()
-            M, _ = self._gear_torque(t, x, mode[:k] + ch + mode[k + 1 :])
-            if M[i] * sigma * (1 if letter == "D" else -1) > 0:
-                return ch
-        n_tau = self.N[i] * tau_s
-        letter = ("D" if n_tau > 0 else "B") if low else ("B" if n_tau > 0 else "D")
-        return letter if sigma > 0 else letter.lower()
+        for driving in (True, False):
+            candidate = mode.replace(k, GearMode.moving(driving, sigma))
+            M, _, _ = self._gear_torque(x, candidate, trial(x, candidate))
+            if M[i] * sigma * (1 if driving else -1) > 0:
+                return candidate[k]
+        _, _, tau_s = self._gear_torque(x, mode, trial(x, mode))
+        n_tau = self.N[i] * tau_s[i]
+        driving = (n_tau > 0) if low else (n_tau <= 0)
+        return GearMode.moving(driving, sigma)
 
-    def _from_rest(self, t: float, x: np.ndarray, mode: str, k: int) -> str:
-        """Mode of lossy gear k when its joint is at rest: held if it can, else slipping."""
+    def _from_rest(self, x: np.ndarray, mode: GearModes, k: int, trial: Trial) -> GearMode:
+        """Mode of lossy gear k when its joint is at rest: carried by the other constraints,
+        held by the gear if it can, else slipping."""
         i = self.lossy[k]
-        held_mode = mode[:k] + "S" + mode[k + 1 :]
-        _, held = self._gear_torque(t, x, held_mode)
-        q, v = self.system.split(x)
-        tau_s = self._evaluate(t, x, q, v, self._control(t, x), held_mode)["tau_s"][i]
-        lo, hi = self._bounds(tau_s, i)
+        free = mode.replace(k, GearMode.DRIVING)
+        step = trial(x, free)
+        if abs(step.a[self.iv[i]]) <= _HELD * (1.0 + np.abs(step.a).max()):
+            return GearMode.HELD  # the other constraints hold the joint
+        held_mode = mode.replace(k, GearMode.STUCK)
+        _, held, tau_s = self._gear_torque(x, held_mode, trial(x, held_mode))
+        lo, hi = self._bounds(tau_s[i], i)
         slack = 1e-12 * (1.0 + abs(hi) + abs(lo))
         if lo - slack <= held[i] <= hi + slack:
-            return "S"
-        return self._slip(t, x, mode, k, held[i] < lo, tau_s)
+            return GearMode.STUCK
+        return self._slip(x, mode, k, held[i] < lo, trial)
 
-    def initial_mode(self, t: float, x: np.ndarray) -> str | None:
+    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> GearModes | None:
         if not self.lossy.size:
             return None
-        q, v = self.system.split(x)
-        mode = ["D"] * self.lossy.size
+        v = x[self.nq : self.nq + self.model.nv]
+        mode = GearModes((GearMode.DRIVING,) * self.lossy.size)
         for _ in range(2):
             for k, i in enumerate(self.lossy):
                 td = self.N[i] * v[self.iv[i]]
                 if td == 0:
-                    mode[k] = self._from_rest(t, x, "".join(mode), k)
+                    mode = mode.replace(k, self._from_rest(x, mode, k, trial))
                     continue
-                M, _ = self._gear_torque(t, x, "".join(mode))
-                letter = "D" if M[i] * td >= 0 else "B"
-                mode[k] = letter if td > 0 else letter.lower()
-        return "".join(mode)
+                M, _, _ = self._gear_torque(x, mode, trial(x, mode))
+                mode = mode.replace(k, GearMode.moving(M[i] * td >= 0, td))
+        return mode
 
-    def events(self, mode: str | None) -> list[Event]:
+    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> GearModes | None:
+        """After another component's event: a gear whose joint is at rest chooses again."""
+        if not mode:
+            return mode
+        v = x[self.nq : self.nq + self.model.nv]
+        for k, i in enumerate(self.lossy):
+            if v[self.iv[i]] == 0:
+                mode = mode.replace(k, self._from_rest(x, mode, k, trial))
+        return mode
+
+    def events(self, mode: GearModes | None) -> list[Event]:
         if not mode:
             return []
         events = []
-        for k, ch in enumerate(mode):
+        for k, gear in enumerate(mode.gears):
             i = int(self.lossy[k])
             joint = self.joints[i]
-            if ch == "S":
+            if gear is GearMode.HELD:
+                continue
+            if gear is GearMode.STUCK:
                 events += [
                     Event(
                         f"{joint}.gear_slips_{'low' if low else 'high'}",
                         self._slip_function(i, low, mode),
                         -1.0,
                         self._slip_action(k, low),
+                        dynamic=True,
                     )
                     for low in (True, False)
                 ]
                 continue
-            sigma = 1.0 if ch.isupper() else -1.0
-            m = sigma if ch.upper() == "D" else -sigma
+            m = gear.sign if gear.driving else -gear.sign
             events.append(
                 Event(
                     f"{joint}.gear_torque_zero",
                     self._torque_function(i, mode),
                     -m,
                     self._flip_action(k),
+                    dynamic=True,
                 )
             )
             events.append(
                 Event(
-                    f"{joint}.motor_stops", self._velocity_function(i), -sigma, self._stop_action(k)
+                    f"{joint}.motor_stops",
+                    self._velocity_function(i),
+                    -gear.sign,
+                    self._stop_action(k),
                 )
             )
         return events
 
-    def _current_mode(self, phase: Phase) -> str:
-        return phase.get(self.name)
-
-    def _torque_function(self, i: int, mode: str):
-        def g(t: float, x: np.ndarray) -> float:
-            return float(self._gear_torque(t, x, mode)[0][i])
+    def _torque_function(self, i: int, mode: GearModes):
+        def g(t: float, x: np.ndarray, step: Step) -> float:
+            return float(self._gear_torque(x, mode, step)[0][i])
 
         return g
 
     def _velocity_function(self, i: int):
-        iv, N = int(self.iv[i]), float(self.N[i])
-        nq = self.system.model.nq if self.system is not None else 0
+        index, N = self.nq + int(self.iv[i]), float(self.N[i])
 
         def g(t: float, x: np.ndarray) -> float:
-            return N * float(x[nq + iv])
+            return N * float(x[index])
 
         return g
 
-    def _slip_function(self, i: int, low: bool, mode: str):
-        def g(t: float, x: np.ndarray) -> float:
-            _, held = self._gear_torque(t, x, mode)
-            q, v = self.system.split(x)
-            tau_s = self._evaluate(t, x, q, v, self._control(t, x), mode)["tau_s"][i]
-            lo, hi = self._bounds(tau_s, i)
+    def _slip_function(self, i: int, low: bool, mode: GearModes):
+        def g(t: float, x: np.ndarray, step: Step) -> float:
+            _, held, tau_s = self._gear_torque(x, mode, step)
+            lo, hi = self._bounds(tau_s[i], i)
             slack = 1e-12 * (1.0 + abs(hi) + abs(lo))
             return float(held[i] - lo + slack) if low else float(hi - held[i] + slack)
 
         return g
 
     def _flip_action(self, k: int):
-        def action(t, x, phase):
-            mode = self._current_mode(phase)
-            ch = mode[k]
-            new = {"D": "B", "B": "D", "d": "b", "b": "d"}[ch]
-            mode = mode[:k] + new + mode[k + 1 :]
-            return (
-                x,
-                phase.replace(self.name, mode),
-                {"joint": self.joints[self.lossy[k]], "mode": mode},
-            )
+        def action(t, x, mode, trial):
+            gear = mode[k]
+            mode = mode.replace(k, GearMode.moving(not gear.driving, gear.sign))
+            return x, mode, {"joint": self.joints[self.lossy[k]], "mode": str(mode)}
 
         return action
 
     def _stop_action(self, k: int):
-        def action(t, x, phase):
+        def action(t, x, mode, trial):
             x = x.copy()
             i = self.lossy[k]
-            x[self.system.model.nq + self.iv[i]] = 0.0
-            mode = self._current_mode(phase)
-            new = self._from_rest(t, x, mode, k)
-            mode = mode[:k] + new + mode[k + 1 :]
-            return x, phase.replace(self.name, mode), {"joint": self.joints[i], "mode": mode}
+            x[self.nq + self.iv[i]] = 0.0
+            mode = mode.replace(k, self._from_rest(x, mode, k, trial))
+            return x, mode, {"joint": self.joints[i], "mode": str(mode)}
 
         return action
 
     def _slip_action(self, k: int, low: bool):
-        def action(t, x, phase):
-            i = self.lossy[k]
-            mode = self._current_mode(phase)
-            q, v = self.system.split(x)
-            tau_s = self._evaluate(t, x, q, v, self._control(t, x), mode)["tau_s"][i]
-            mode = mode[:k] + self._slip(t, x, mode, k, low, tau_s) + mode[k + 1 :]
-            return x, phase.replace(self.name, mode), {"joint": self.joints[i], "mode": mode}
+        def action(t, x, mode, trial):
+            mode = mode.replace(k, self._slip(x, mode, k, low, trial))
+            return x, mode, {"joint": self.joints[self.lossy[k]], "mode": str(mode)}
 
         return action
 
     # -- outputs ---------------------------------------------------------------------------
-    def outputs(self, t, x, q, v, u, mode):
+    def outputs(self, t, x, q, v, u, mode, step):
         """Per drive (shape (n_drives,)): ``motor_angle`` [rad], ``motor_velocity`` [rad/s],
         ``voltage`` [V] (after saturation; NaN without motor), ``current`` [A] (NaN without
         motor), ``motor_torque`` [N.m] (C_M i, or the input/active torque), ``joint_torque``
@@ -786,8 +802,8 @@ class DriveComponent(Component):
         r = self._evaluate(t, x, q, v, u, mode)
         n = len(self.drives)
         nan = np.full(n, np.nan)
-        a = self._acceleration(t, x, mode)
-        losses = self._losses(t, x, q, v, u, mode, a)
+        a = step.a
+        losses = self._losses(t, x, q, v, u, mode, step)
         voltage, current, torque = nan.copy(), nan.copy(), r["tau_s"].copy()
         if self.mot.size:
             voltage[self.mot] = r["us"]
@@ -805,10 +821,9 @@ class DriveComponent(Component):
             ]
         )
         joint_torque[self.rig] = (e * self.N * M - out_inertia * a[self.iv])[self.rig]
-        if mode:
-            _, held = self._gear_torque(t, x, mode)
-            _, stuck = self._factors(mode)
-            joint_torque[stuck] = held[stuck]
+        _, stuck = self._factors(mode)
+        if stuck.size:
+            joint_torque[stuck] = step.force(self.name, stuck.size)
         spring = nan.copy()
         if self.el.size:
             spring[self.el] = r["spring"]
@@ -842,3 +857,10 @@ def _as_slice(index: np.ndarray) -> slice | np.ndarray:
 def drive_component(robot: Robot, drives: dict[str, Drive]) -> DriveComponent:
     """The :class:`DriveComponent` that :class:`pinext.System` assembles for ``drives``."""
     return DriveComponent(robot, drives)
+
+
+@register_builder(rank=10)
+def _build(robot: Robot, options: dict[str, Any]) -> DriveComponent | None:
+    """The System's drives (its ``drives`` argument, or the robot's)."""
+    drives = options.get("drives")
+    return drive_component(robot, drives) if drives else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -40,12 +41,16 @@ class UndeformedKineticEnergy(Component):
     def bind(self, system: Any) -> None:
         self.model = system.model
         self.data = system.model.createData()
+        # the System's model: its armature (reflected rotor inertia of drives) is included
+        self.mechanism_model = SimpleNamespace(model=system.model, joint_stiffness=system.stiffness)
 
-    def constrained_acceleration(self, t, x, q, v, tau, mode):
-        mass = mass_matrix(self.robot, q, kinetic_energy="undeformed")
+    def mechanism(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(M(q̄), b̄(q, v) + g(q))`` of (65) in place of the exact ``(M(q), h(q, v))``."""
+        mass = mass_matrix(self.mechanism_model, q, kinetic_energy="undeformed")
         gravity = pin.computeGeneralizedGravity(self.model, self.data, q)
-        return np.linalg.solve(mass, tau - undeformed_bias(self.robot, q, v) - gravity)
+        return mass, undeformed_bias(self.mechanism_model, q, v) + gravity
 
     def energy(self, x, q, v):
         exact = pin.computeKineticEnergy(self.model, self.data, q, v)
-        return 0.5 * v @ mass_matrix(self.robot, q, kinetic_energy="undeformed") @ v - exact
+        approximate = mass_matrix(self.mechanism_model, q, kinetic_energy="undeformed")
+        return 0.5 * v @ approximate @ v - exact

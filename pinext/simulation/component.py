@@ -1,8 +1,27 @@
-"""Component: what a System assembles around the mechanism (drives, contacts, environment)."""
+"""Component: what a System assembles around the mechanism (drives, contacts, environment).
+
+A component says what it *is* and never computes accelerations itself. In each phase it
+contributes to the one acceleration step that :class:`pinext.System` solves
+(:mod:`pinext.simulation.step`):
+
+* generalized efforts on the mechanism (:meth:`Component.effort`),
+* added inertia on the diagonal of the mass matrix (:meth:`Component.added_inertia`),
+* constraint rows ``J a + C λ + γ = 0`` with their reactions λ
+  (:meth:`Component.constraint_rows`),
+* or, at most one component, the mechanism's mass matrix and bias themselves
+  (:meth:`Component.mechanism`).
+
+The solved :class:`Step` (accelerations, efforts, inputs and every component's reactions) is
+then handed to :meth:`Component.derivative`, :meth:`Component.power`,
+:meth:`Component.outputs` and to the functions of dynamic events. Components read no
+mutable global state: what they need comes in as arguments, and what they would like to try
+(a mode switch) they ask for through a ``trial(x, mode) -> Step`` callable.
+"""
 
 from __future__ import annotations
 
 import abc
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -10,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    import pinocchio as pin
+
     from .system import System
 
 
@@ -18,7 +39,8 @@ class Phase:
     """The discrete mode of a hybrid system: one mode per component that has modes.
 
     Attributes:
-        modes: Pairs (component name, mode), e.g. ``(("contact", "constrained"),)``.
+        modes: Pairs (component name, mode), sorted by name. A mode is any hashable value
+            whose ``str`` reads well (an enum, a small frozen dataclass).
     """
 
     modes: tuple[tuple[str, Any], ...] = ()
@@ -35,9 +57,71 @@ class Phase:
 
     @property
     def name(self) -> str:
-        """A readable name: the modes joined, or ``"free"``."""
-        named = [str(m) for _, m in self.modes if m not in (None, "")]
+        """A readable name: the modes joined with ``+``, or ``"free"``."""
+        named = [str(m) for _, m in self.modes if m is not None and str(m)]
         return "+".join(named) if named else "free"
+
+
+class RowKind(enum.Enum):
+    """How a constraint row acts (McClamroch (1986) §6; Vukobratović & Potkonjak §20.5)."""
+
+    BILATERAL = "bilateral"
+    """An equality in both directions: a closed point or loop, a prescribed joint."""
+    UNILATERAL = "unilateral"
+    """Closed contact of a surface: the reaction may only push; the component lifts off."""
+    MODAL = "modal"
+    """A row that exists in one mode of a mode-dependent law (a gear that holds its joint)."""
+
+
+@dataclass(frozen=True)
+class ConstraintRows:
+    """Constraint rows a component adds to the acceleration step.
+
+    The rows read ``J a + C λ + γ = 0`` with the reactions λ acting on the mechanism as the
+    generalized force ``Jᵀ λ``; a nonzero compliance ``C`` couples a row to a body outside
+    the mechanism (the environment mass of model (c), Vukobratović & Potkonjak (20.94)).
+
+    Attributes:
+        jacobian: Shape (m, nv).
+        drift: Shape (m,). γ [m/s^2 or rad/s^2] (including any stabilisation).
+        compliance: Shape (m,) or None. Diagonal of C [1/kg or 1/(kg.m^2)].
+        kind: The :class:`RowKind` (one for all the rows).
+    """
+
+    jacobian: np.ndarray
+    drift: np.ndarray
+    compliance: np.ndarray | None = None
+    kind: RowKind = RowKind.BILATERAL
+
+    @property
+    def m(self) -> int:
+        """Number of rows."""
+        return int(self.jacobian.shape[0])
+
+
+@dataclass(frozen=True)
+class Step:
+    """The solution of one acceleration step at (t, x) in a phase.
+
+    Attributes:
+        a: Shape (nv,). Accelerations [rad/s^2 or m/s^2].
+        tau: Shape (nv,). Every generalized force except the reactions [N.m or N].
+        u: The inputs used (after the control law).
+        forces: Component name -> reactions λ of its constraint rows, in row order.
+    """
+
+    a: np.ndarray
+    tau: np.ndarray
+    u: np.ndarray
+    forces: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def force(self, component: str, size: int = 0) -> np.ndarray:
+        """The reactions of a component (zeros of ``size`` when it has no rows)."""
+        return self.forces.get(component, np.zeros(size))
+
+
+#: ``trial(x, mode) -> Step``: the step at state x with the asking component's mode replaced.
+Trial = Callable[[np.ndarray, Any], Step]
 
 
 @dataclass(frozen=True)
@@ -46,16 +130,20 @@ class Event:
 
     Attributes:
         name: Recorded in :attr:`Trajectory.events`.
-        function: ``g(t, x) -> float`` on the public state x; the event is where g crosses 0.
+        function: ``g(t, x) -> float`` on the public state x, or ``g(t, x, step)`` when
+            ``dynamic`` (the function needs the accelerations or reactions of the step).
         direction: As in :func:`scipy.integrate.solve_ivp` (+1 rising, -1 falling, 0 both).
-        action: ``(t, x, phase) -> (x_new, phase_new, info)``: the map applied at the event;
-            ``info`` is a dict recorded with the event (impulse, ...).
+        action: ``(t, x, mode, trial) -> (x_new, mode_new, info)``: the map applied at the
+            event to the state and the owning component's mode; ``trial`` evaluates the step
+            for a candidate (state, mode); ``info`` is a dict recorded with the event.
+        dynamic: Whether ``function`` takes the step as third argument.
     """
 
     name: str
-    function: Callable[[float, np.ndarray], float]
+    function: Callable[..., float]
     direction: float = 0.0
-    action: Callable[[float, np.ndarray, Phase], tuple[np.ndarray, Phase, dict]] | None = None
+    action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
+    dynamic: bool = False
 
 
 @dataclass
@@ -67,14 +155,14 @@ class ComponentState:
 
 
 class Component(abc.ABC):  # noqa: B024 - every hook is optional
-    """Something that adds states, efforts, energy, inputs and events to a System.
+    """Something that adds states, efforts, inertia, constraints, inputs and events to a System.
 
     A component sees the public state ``x = [q, v, extra states..., work accumulators]`` and
     the slices of its own states in ``self.layout``. Every method has a neutral default, so a
-    component overrides only what it models.
+    component overrides only what it models (as a Task in pink).
     """
 
-    #: Unique name; used for its states and phase mode.
+    #: Unique name; used for its states, outputs, reactions and phase mode.
     name: str = "component"
     #: Number of control inputs it takes (voltages, torques, ...).
     n_inputs: int = 0
@@ -93,14 +181,43 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         """Initial values of the extra states (concatenated in :meth:`states` order)."""
         return np.zeros(sum(n for _, n in self.states()))
 
-    def initial_mode(self, t: float, x: np.ndarray) -> Any:
-        """Initial phase mode (None when the component has no modes)."""
+    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> Any:
+        """Initial phase mode (None when the component has no modes).
+
+        ``trial(x, mode)`` gives the step with this component in ``mode`` and the others in
+        the modes chosen so far."""
         return None
+
+    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> Any:
+        """The mode after another component's event changed the state or the phase
+        (default: unchanged). A mode that depends on the other constraints re-checks here."""
+        return mode
 
     def effort(
         self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, u: np.ndarray, mode: Any
     ) -> np.ndarray | None:
         """Generalized force on the mechanism [N.m or N], shape (nv,), or None."""
+        return None
+
+    def added_inertia(self, mode: Any) -> np.ndarray | None:
+        """Inertia added to the diagonal of the mass matrix in this mode, shape (nv,), or None
+        (beyond ``model.armature``, which :meth:`bind` may set once) [kg.m^2 or kg]."""
+        return None
+
+    def is_constrained(self, mode: Any) -> bool:
+        """Whether :meth:`constraint_rows` has rows in this mode."""
+        return False
+
+    def constraint_rows(
+        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, mode: Any, data: pin.Data
+    ) -> ConstraintRows | None:
+        """The constraint rows in this mode; ``data`` holds ``computeAllTerms(q, v)`` of the
+        System's model (placements, Jacobians, mass matrix)."""
+        return None
+
+    def mechanism(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Replace the mechanism's ``(M, h)`` (mass matrix with armature, nonlinear effects
+        with gravity), or None. At most one component of a System may do so."""
         return None
 
     def derivative(  # noqa: B027 - optional hook
@@ -112,28 +229,34 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         u: np.ndarray,
         mode: Any,
         out: np.ndarray,
+        step: Step | None,
     ) -> None:
-        """Write the time derivatives of the extra states into ``out`` (public layout)."""
+        """Write the time derivatives of the extra states into ``out`` (public layout).
+
+        ``step`` is None only in a linear phase (:meth:`linear`), where the derivatives may
+        not depend on the accelerations."""
 
     def linear(self, mode: Any) -> bool:
         """Whether, in this mode, :meth:`effort` and :meth:`derivative` are affine and
         :meth:`power` is quadratic in ``(q, v, states, u)``, independent of t and of the
-        accelerations, on a Euclidean model. :func:`simulate` then evaluates the phase through
-        matrices identified once (:mod:`pinext.simulation.linear`)."""
+        accelerations, on a Euclidean model, without rows or added inertia. :func:`simulate`
+        then evaluates the phase through matrices identified once
+        (:mod:`pinext.simulation.linear`)."""
         return False
-
-    def constrained_acceleration(
-        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray, mode: Any
-    ) -> np.ndarray | None:
-        """Accelerations under this component's constraints in this mode, or None if free."""
-        return None
 
     def energy(self, x: np.ndarray, q: np.ndarray, v: np.ndarray) -> float:
         """Energy stored in the component (rotor kinetic, spring, ...) [J]."""
         return 0.0
 
     def power(
-        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, u: np.ndarray, mode: Any
+        self,
+        t: float,
+        x: np.ndarray,
+        q: np.ndarray,
+        v: np.ndarray,
+        u: np.ndarray,
+        mode: Any,
+        step: Step | None,
     ) -> tuple[float, float]:
         """(power supplied by the inputs, power dissipated) [W]."""
         return 0.0, 0.0
@@ -142,8 +265,18 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         """Events that end the current phase."""
         return []
 
+    def impose(self, t: float, x: np.ndarray) -> None:  # noqa: B027 - optional hook
+        """Overwrite, in place, states that are known functions of time (prescribed joints)."""
+
     def outputs(
-        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, u: np.ndarray, mode: Any
+        self,
+        t: float,
+        x: np.ndarray,
+        q: np.ndarray,
+        v: np.ndarray,
+        u: np.ndarray,
+        mode: Any,
+        step: Step,
     ) -> dict[str, np.ndarray]:
         """Named signals recorded in :attr:`Trajectory.outputs` at every sample."""
         return {}
@@ -151,3 +284,8 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
     def metadata(self) -> dict[str, Any]:
         """JSON-serialisable entries for :attr:`Trajectory.meta` (what a viewer needs)."""
         return {}
+
+
+def overrides(comp: Component, hook: str) -> bool:
+    """Whether a component overrides one of :class:`Component`'s hooks."""
+    return getattr(type(comp), hook) is not getattr(Component, hook)

@@ -23,13 +23,15 @@ is checked at a random point and evaluated as a few matrix products around one `
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
 from .component import Phase
-from .system import System
+
+if TYPE_CHECKING:
+    from .system import System
 
 
 class LinearForm(NamedTuple):
@@ -56,8 +58,8 @@ def component_forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
         effort = comp.effort(0.0, x, q, v, u, mode)
         if effort is not None:
             tau = tau + effort
-        comp.derivative(0.0, x, q, v, u, mode, out)
-        p = comp.power(0.0, x, q, v, u, mode)
+        comp.derivative(0.0, x, q, v, u, mode, out, None)
+        p = comp.power(0.0, x, q, v, u, mode, None)
         p_in += p[0]
         p_diss += p[1]
     return np.concatenate((tau, out[nq + nv : nx - 2], (p_in, p_diss)))
@@ -94,6 +96,9 @@ def identify(system: System, phase: Phase) -> LinearForm | None:
     """The components' :class:`LinearForm` in this phase, or None when a component is not
     linear in it, the model is not Euclidean, or the identified form fails its check."""
     if not system.euclidean or not all(c.linear(phase.get(c.name)) for c in system.components):
+        return None
+    step = system.acceleration_step(phase)
+    if step.dense or step.added is not None or system.imposing:
         return None
     n_core = system.nx - 2
     m = n_core + system.n_inputs + 1

@@ -1,8 +1,8 @@
-"""System: robots with their drives, contacts and environment, and the state layout."""
+"""System: robots with the components around them, the state layout and the acceleration step."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,7 +10,26 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..robot import Robot
-from .component import Component, Phase
+from .component import Component, Phase, Step, overrides
+from .controls import as_control
+from .step import AccelerationStep
+
+#: Builders ``(robot, options) -> Component | None`` that turn a System's keyword arguments
+#: (``drives``, ``contacts``, ``environment``, ...) into components, with their rank in the
+#: state layout. Plug-in packages register theirs on import (:func:`register_builder`), so the
+#: core never names them.
+BUILDERS: list[tuple[int, Callable[[Robot, dict[str, Any]], Component | None]]] = []
+
+
+def register_builder(rank: int) -> Callable:
+    """Decorator registering a component builder; builders run by increasing ``rank``."""
+
+    def register(builder: Callable[[Robot, dict[str, Any]], Component | None]) -> Callable:
+        BUILDERS.append((rank, builder))
+        BUILDERS.sort(key=lambda item: item[0])
+        return builder
+
+    return register
 
 
 class System:
@@ -27,15 +46,13 @@ class System:
             robot's extension files, ``()`` none.
         environment: A dynamic environment for the contacts; None takes the robot's
             ``[environment]``, False none.
-        components: Further :class:`Component` objects.
+        components: Further :class:`Component` objects (prescribed joints, custom effects).
 
     Attributes:
         model: The model used for simulation (a copy of ``robot.model``; drives may set its
             ``armature``).
         layout: Name -> slice of the public state.
         components: The assembled components, in layout order.
-        control: The control law of the current run (set by :func:`simulate`).
-        phase: The phase being integrated (set by :func:`simulate`).
     """
 
     def __init__(
@@ -56,19 +73,12 @@ class System:
         if (self.stiffness < 0).any() or (self.damping < 0).any():
             raise InvalidParameter("joint stiffness and damping must be non-negative")
         self.drives = dict(robot.drives if drives is None else drives)
+        options = {"drives": self.drives, "contacts": contacts, "environment": environment}
         self.components: list[Component] = []
-        if self.drives:
-            from ..drives import drive_component
-
-            self.components.append(drive_component(robot, self.drives))
-        if contacts is None:
-            contacts = robot.extensions.contacts
-        if environment is None:
-            environment = robot.extensions.environment
-        if contacts or environment:
-            from ..contact import contact_component
-
-            self.components.append(contact_component(robot, list(contacts), environment))
+        for _, build in BUILDERS:
+            comp = build(robot, options)
+            if comp is not None:
+                self.components.append(comp)
         self.components.extend(components)
         names = [c.name for c in self.components]
         if len(set(names)) != len(names):
@@ -99,8 +109,9 @@ class System:
         self.q_rest = pin.neutral(self.model)
         self.euclidean = nq == nv
         self.elastic = np.flatnonzero(self.stiffness)
-        self.control: Any = None
-        self.phase = Phase()
+        self.imposing = [c for c in self.components if overrides(c, "impose")]
+        self._steps: dict[Phase, AccelerationStep] = {}
+        self._inertia_models: dict[bytes, tuple[pin.Model, pin.Data]] = {}
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
@@ -123,14 +134,37 @@ class System:
                 x[first:last] = comp.initial_state(q, v)
         return x
 
-    def initial_phase(self, t: float, x: np.ndarray) -> Phase:
-        """The phase in which a run from (t, x) starts."""
+    def initial_phase(self, t: float, x: np.ndarray, control: Any = None) -> Phase:
+        """The phase in which a run from (t, x) under ``control`` starts.
+
+        Each component chooses its mode seeing the modes chosen before it (through trial
+        steps); then every component settles its mode once with all the others known."""
+        law = as_control(control, self.n_inputs)
         phase = Phase()
         for comp in self.components:
-            mode = comp.initial_mode(t, x)
+            mode = comp.initial_mode(t, x, self.trial(t, phase, comp, law))
             if mode is not None:
                 phase = phase.replace(comp.name, mode)
+        return self.settle(t, x, phase, law)
+
+    def settle(self, t: float, x: np.ndarray, phase: Phase, control: Any, skip: Any = None):
+        """The phase after the state or another mode changed: every component but ``skip``
+        re-checks its mode (:meth:`Component.settle_mode`)."""
+        for comp in self.components:
+            if comp is skip or comp.name not in dict(phase.modes):
+                continue
+            mode = comp.settle_mode(t, x, phase.get(comp.name), self.trial(t, phase, comp, control))
+            phase = phase.replace(comp.name, mode)
         return phase
+
+    def trial(self, t: float, phase: Phase, comp: Component, control: Any):
+        """``trial(x, mode) -> Step``: the step at time t with ``comp`` in ``mode``."""
+
+        def trial(x: np.ndarray, mode: Any) -> Step:
+            candidate = phase if mode is None else phase.replace(comp.name, mode)
+            return self.step(t, x, control, candidate)
+
+        return trial
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(q, v) views of a public state."""
@@ -171,10 +205,52 @@ class System:
         """Total stored energy at state x [J]."""
         return float(sum(self.energy_terms(x).values()))
 
+    # -- the acceleration step -------------------------------------------------------------
+    def acceleration_step(self, phase: Phase) -> AccelerationStep:
+        """The :class:`AccelerationStep` of a phase (built once per phase, then cached)."""
+        step = self._steps.get(phase)
+        if step is None:
+            step = self._steps[phase] = AccelerationStep(self, phase)
+        return step
+
+    def model_with_inertia(self, added: np.ndarray) -> tuple[pin.Model, pin.Data]:
+        """A copy of the model whose armature carries ``added`` more (cached per value)."""
+        key = added.tobytes()
+        if key not in self._inertia_models:
+            model = self.model.copy()
+            model.armature = np.asarray(self.model.armature) + added
+            self._inertia_models[key] = (model, model.createData())
+        return self._inertia_models[key]
+
+    def impose(self, t: float, x: np.ndarray) -> np.ndarray:
+        """x with the states that are known functions of time set (a copy when any is)."""
+        if not self.imposing:
+            return x
+        x = np.array(x, dtype=float)
+        for comp in self.imposing:
+            comp.impose(t, x)
+        return x
+
+    def step(
+        self, t: float, x: np.ndarray, control: Any = None, phase: Phase | None = None
+    ) -> Step:
+        """Accelerations and every reaction at (t, x) (:mod:`pinext.simulation.step`).
+
+        Args:
+            t: Time [s].
+            x: Public state.
+            control: Inputs (None, a constant vector, a :class:`Schedule` or ``u(t, x)``).
+            phase: The phase (default: the one a run from (t, x) starts in).
+        """
+        law = as_control(control, self.n_inputs)
+        x = self.impose(t, np.asarray(x, dtype=float))
+        phase = self.initial_phase(t, x, law) if phase is None else phase
+        return self.acceleration_step(phase)(t, x, np.asarray(law(t, x), dtype=float))
+
     def derivative(
         self, t: float, x: np.ndarray, u: Any = None, phase: Phase | None = None
     ) -> np.ndarray:
-        """The right-hand side that :func:`simulate` integrates, at (t, x).
+        """The right-hand side that :func:`simulate` integrates, at (t, x); no side effects.
 
         Args:
             t: Time [s].
@@ -187,18 +263,16 @@ class System:
             the generalized velocity v (shape ``nx - nq + nv``): for Euclidean models exactly
             ``dx/dt``.
         """
-        from .controls import as_control
-        from .simulate import _Chart, _rhs
+        from .chart import Chart
+        from .rhs import make_rhs
 
         x = np.array(x, dtype=float)
         law = as_control(u, self.n_inputs)
-        self.control = law
-        phase = self.initial_phase(t, x) if phase is None else phase
-        self.phase = phase
-        chart = _Chart(self, x)
-        out = _rhs(self, phase, chart, law, None)(t, chart.to_internal(x))
+        phase = self.initial_phase(t, x, law) if phase is None else phase
+        chart = Chart(self, x)
+        out = make_rhs(self, phase, chart, law, None)(t, chart.to_internal(x))
         if not self.euclidean:
-            out[: self.model.nv] = x[self.layout["v"]]
+            out[: self.model.nv] = self.impose(t, x)[self.layout["v"]]
         return out
 
     def describe(self) -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ..exceptions import FileFormatError
+from .component import Phase
 
 if TYPE_CHECKING:
     from .system import System
@@ -74,7 +75,9 @@ def _jsonable(value: Any) -> Any:
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    return value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)  # a mode (enum, small dataclass): its readable form
 
 
 @dataclass
@@ -107,7 +110,8 @@ class Trajectory:
         """Build a trajectory and compute its outputs from the System (used by simulate)."""
         model = system.model
         outputs: dict[str, list] = {}
-        modes = {}
+        modes: dict[int, dict[str, Any]] = {}
+        steps: dict[int, Any] = {}
         for i, (ti, xi) in enumerate(zip(t, x, strict=True)):
             q, v = system.split(xi)
             for name, value in system.energy_terms(xi).items():
@@ -117,8 +121,12 @@ class Trajectory:
             pid = int(phase_index[i])
             if pid not in modes:
                 modes[pid] = {k: m for k, m in phases[pid].modes}
+                steps[pid] = system.acceleration_step(Phase(phases[pid].modes))
+            if system.components:
+                step = steps[pid](ti, xi, u)
             for comp in system.components:
-                for name, value in comp.outputs(ti, xi, q, v, u, modes[pid].get(comp.name)).items():
+                mode = modes[pid].get(comp.name)
+                for name, value in comp.outputs(ti, xi, q, v, u, mode, step).items():
                     outputs.setdefault(f"{comp.name}.{name}", []).append(value)
         robot = system.robot
         sidecar = robot.extensions.sources[-1] if robot.extensions.sources else None
@@ -201,22 +209,14 @@ class Trajectory:
     def constraint_residual(self, component: str = "contact") -> np.ndarray:
         """Largest constraint residual |s^c| of the closed contacts at each sample, shape (N,).
 
-        Zero where no contact of ``component`` is in its ``constrained`` mode; read from the
-        recorded ``<component>.residual`` output and the phases' modes.
+        Zero where no contact of ``component`` is closed; read from the recorded
+        ``<component>.residual`` and ``<component>.closed`` outputs.
         """
         residual = np.abs(self.outputs[f"{component}.residual"]).reshape(len(self), -1)
-        bounds = np.concatenate(
-            [[0], np.cumsum(self.meta.get("contact_rows", [residual.shape[1]]))]
-        )
-        out = np.zeros(len(self))
-        for pid, phase in enumerate(self.phases):
-            mode = dict(phase.modes).get(component)
-            samples = self.phase_index == pid
-            for k, state in enumerate(str(mode or "").split(",")):
-                if state == "constrained" and samples.any():
-                    rows = residual[samples, bounds[k] : bounds[k + 1]].max(axis=1)
-                    out[samples] = np.maximum(out[samples], rows)
-        return out
+        closed = self.outputs[f"{component}.closed"].reshape(len(self), -1)
+        rows = np.asarray(self.meta.get("contact_rows", [residual.shape[1]]), dtype=int)
+        closed_rows = np.repeat(closed, rows, axis=1) > 0
+        return np.where(closed_rows, residual, 0.0).max(axis=1, initial=0.0)
 
     # -- files -----------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
@@ -225,7 +225,7 @@ class Trajectory:
         path.parent.mkdir(parents=True, exist_ok=True)
         header = {
             "layout": self.layout,
-            "phases": [dataclasses.asdict(p) for p in self.phases],
+            "phases": [_jsonable(dataclasses.asdict(p)) for p in self.phases],
             "events": [_jsonable(dataclasses.asdict(e)) for e in self.events],
             "meta": _jsonable(self.meta),
             "format": "pinext-trajectory-1",

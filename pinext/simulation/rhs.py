@@ -1,0 +1,136 @@
+"""The right-hand side of the ODE in one phase, on a chart's internal state."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..dynamics.momentum import hamel_term, kinetic_energy_gradient
+from ..exceptions import InvalidParameter
+from .chart import Chart
+from .component import Phase
+from .linear import fused_rhs
+
+if TYPE_CHECKING:
+    from .system import System
+
+
+def make_rhs(
+    system: System, phase: Phase, chart: Chart, control, progress, implicit: bool = False
+) -> Any:
+    """The right-hand side ``dy/dt = f(t, y)`` of a phase.
+
+    Written for speed: one acceleration step (one ``pin.aba``, or one constrained solve) per
+    call and a handful of numpy operations. A bare mechanism takes :func:`plain_rhs`, a linear
+    phase the fused matrices of :mod:`.linear` (which also give the Jacobian that implicit
+    methods use: ``rhs.jac``), the rest the System's :class:`AccelerationStep` and the
+    components' derivatives and powers.
+    """
+    model, data = system.model, system.data
+    components = system.components
+    nq, nv, shift = model.nq, model.nv, chart.shift
+    v_block = slice(nq - shift, nq - shift + nv)
+    n_internal = system.nx - shift
+    identity, momentum = chart.identity, chart.momentum
+    if identity and not components and system.torque_inputs and not implicit:
+        return plain_rhs(system, control, progress)
+    if identity and not momentum:
+        fused = fused_rhs(system, phase, control, progress)
+        if fused is not None:
+            return fused
+    step = system.acceleration_step(phase)
+    if momentum and (step.dense or step.added is not None):
+        raise InvalidParameter(
+            "the momentum method does not support constrained phases, added inertia or a "
+            "replaced mechanism; use a solve_ivp method"
+        )
+    modes = step.modes
+    torque_inputs = system.torque_inputs
+    zero_control = getattr(control, "zero", False)
+    damping = system.damping
+    damped = bool(damping.any())
+    impose = system.impose if system.imposing else None
+
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
+        x = y if identity else chart.to_public(y)
+        if impose is not None:
+            x = impose(t, x)
+        q = x[:nq]
+        v = x[nq : nq + nv]
+        u = control.value if zero_control else control(t, x)
+        tau = step.efforts(t, x, u)
+        p_in = float(u @ v) if torque_inputs and not zero_control else 0.0
+        p_diss = float(v @ (damping * v)) if damped else 0.0
+        if momentum:
+            # Celentano (2008) Theorem 1: p_dot = dT/dq + ad*_v p + tau - g(q), p = M v
+            p = y[v_block]
+            a = (
+                kinetic_energy_gradient(model, data, q, v)
+                + hamel_term(model, q, v, p)
+                + tau
+                - pin.computeGeneralizedGravity(model, data, q)
+            )
+            solved = None
+        else:
+            solved = step.solve(t, x, tau, u)
+            a = solved.a
+        if modes:
+            out = np.zeros(system.nx)
+            for comp, mode in modes:
+                comp.derivative(t, x, q, v, u, mode, out, solved)
+                p = comp.power(t, x, q, v, u, mode, solved)
+                p_in += p[0]
+                p_diss += p[1]
+            dy = out[shift:]
+        else:
+            dy = np.empty(n_internal)
+        dy[-2] = p_in
+        dy[-1] = p_diss
+        dy[: nq - shift] = v if identity else chart.q_rate(y, v)
+        dy[v_block] = a
+        if progress is not None and t > progress.n + progress.step:
+            progress.update(min(t, progress.total) - progress.n)
+        return dy
+
+    return rhs
+
+
+def plain_rhs(system: System, control, progress) -> Any:
+    """The right-hand side of a bare mechanism (Euclidean, no components): the hot path.
+
+    ``[q, v, W_in, W_diss]' = [v, aba(q, v, u - K (q - q0) - D v), u.v, v.D v]`` with nothing
+    else in the loop; a non-finite acceleration makes the solver fail, which :func:`simulate`
+    reports as an :class:`IntegrationError`.
+    """
+    model, data = system.model, system.data
+    nv = model.nv
+    damping, stiffness = system.damping, system.stiffness
+    damped, elastic = bool(damping.any()), system.elastic.size > 0
+    q_rest = system.q_rest if system.q_rest.any() else None
+    zero = np.zeros(nv)
+    zero_control = getattr(control, "zero", False)
+    aba, concatenate = pin.aba, np.concatenate
+
+    def rhs(t: float, y: np.ndarray) -> np.ndarray:
+        q = y[:nv]
+        v = y[nv : 2 * nv]
+        if zero_control:
+            tau, p_in = zero, 0.0
+        else:
+            tau = control(t, y)
+            p_in = tau @ v
+        p_diss = 0.0
+        if damped:
+            dv = damping * v
+            tau = tau - dv
+            p_diss = v @ dv
+        if elastic:
+            tau = tau - stiffness * (q if q_rest is None else q - q_rest)
+        a = aba(model, data, q, v, tau)
+        if progress is not None and t > progress.n + progress.step:
+            progress.update(min(t, progress.total) - progress.n)
+        return concatenate((v, a, (p_in, p_diss)))
+
+    return rhs
