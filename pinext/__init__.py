@@ -9,7 +9,8 @@ torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``); 
 these the other way round.
 """
 
-from . import contact, exceptions, planning
+from . import constraints, contact, exceptions, planning  # noqa: F401 - subpackages
+from .constraints import Prescribed
 from .contact import (
     Contact,
     DynamicEnvironment,
@@ -69,6 +70,7 @@ __all__ = [
     "ModalResult",
     "PfaffianConstraint",
     "Phase",
+    "Prescribed",
     "PointContact",
     "Robot",
     "Schedule",

@@ -15,9 +15,10 @@ contact, shown joined by ``","``):
 
 Recorded outputs (``Trajectory.outputs["contact.<name>"]``): ``force`` (reactions of all
 contacts, zero when free) [N or N.m], ``gap`` (approach gaps) [m], ``residual`` (s^c of every
-contact) [m or rad], ``closed`` (1 for a closed contact, else 0), and with an environment
-``deformation`` (s_e) [m], ``deformation_rate`` [m/s] and ``layer`` (w, model (d)) [m]. Event
-infos hold ``impulse`` [N.s], ``approach_velocity`` [m/s], ``bounce``, ``force``.
+contact; s^c − s_e with an environment of model (c)) [m or rad], ``closed`` (1 for a closed
+contact, else 0), and with an environment ``deformation`` (s_e) [m], ``deformation_rate`` [m/s]
+and ``layer`` (w, model (d)) [m]. Event infos hold ``impulse`` [N.s], ``approach_velocity``
+[m/s], ``bounce``, ``force``.
 """
 
 from __future__ import annotations
@@ -316,12 +317,15 @@ class ContactComponent(Component):
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
         force = self._forces(x, mode, step)
         pin.computeAllTerms(self.model, self.data, q, v)
+        residual = np.concatenate(
+            [c.constraint.evaluate(self.model, self.data, t).residual for c in self.contacts]
+        )
+        if self.environment is not None and not self.layered:
+            residual = residual - self._env(x)[0]  # model (c): the tip moves with the mass
         out = {
             "force": force,
             "gap": np.array([self._gap(c, t, x) for c in self.contacts]),
-            "residual": np.concatenate(
-                [c.constraint.evaluate(self.model, self.data, t).residual for c in self.contacts]
-            ),
+            "residual": residual,
             "closed": np.array([float(state is CLOSED) for state in mode.states]),
         }
         if self.environment is not None:

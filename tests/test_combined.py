@@ -1,0 +1,242 @@
+"""Effects combined in one System: the acceleration step where drives, contacts, environment,
+flexible links, prescribed motion and a replaced mechanism meet (Vukobratović & Potkonjak
+§20.5, the complete model)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.contact import Contact, DynamicEnvironment, plane, point_contact
+from pinext.drives import DCMotor, Drive, Gear, harmonic_drives
+from pinext.flexible import UndeformedKineticEnergy
+from pinext.flexible.modal import forward_dynamics
+
+from .conftest import URDF
+
+G = 9.81
+MASS = 2.0
+JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+SLIDER = f"""<robot name="slider"><link name="base"/>
+<joint name="z" type="prismatic"><parent link="base"/><child link="body"/><axis xyz="0 0 1"/>
+<limit lower="-5" upper="5" effort="100" velocity="10"/></joint>
+<link name="body"><inertial><mass value="{MASS}"/>
+<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+<joint name="tip_joint" type="fixed"><parent link="body"/><child link="tip"/>
+<origin xyz="0 0 -0.1"/></joint><link name="tip"/></robot>"""
+MOTOR = DCMotor(resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5)
+RATIO = 10.0
+
+
+def _slider_on_table(tmp_path, efficiency: float) -> px.System:
+    path = tmp_path / "slider.urdf"
+    path.write_text(SLIDER)
+    robot = px.load_urdf(path)
+    drives = {"z": Drive(MOTOR, Gear(RATIO, efficiency=efficiency))}
+    return px.System(robot, drives=drives, contacts=[Contact(plane("tip", (0.0, 0.0, 0.0)))])
+
+
+@pytest.mark.parametrize("efficiency", [1.0, 0.8, 0.5])
+@pytest.mark.parametrize("voltage", [-3.0, 3.0])
+def test_lossy_gear_keeps_the_body_on_the_table(tmp_path, efficiency, voltage):
+    """The body rests on the table behind a gear with losses, pulled down or pushed up."""
+    system = _slider_on_table(tmp_path, efficiency)
+    q0 = np.array([0.1])  # the tip touches the table
+    traj = px.simulate(system, 0.5, q0=q0, control=[voltage], output_dt=0.05)
+    assert traj.outputs["contact.closed"].min() == 1.0
+    assert traj.constraint_residual().max() < 1e-9
+    assert traj.outputs["contact.gap"].min() > -1e-9  # no penetration
+    assert np.abs(traj.q[:, 0] - q0[0]).max() < 1e-9
+    assert traj.energy_balance().max_relative() < 1e-9
+    # statics: table + gear carry the weight; a gear at rest transmits at most its driving
+    # efficiency of the motor torque N C_M u / R
+    force = traj.outputs["contact.force"][:, 0]
+    motor = RATIO * MOTOR.torque_constant * voltage / MOTOR.resistance
+    assert force == pytest.approx(MASS * G - efficiency * motor, rel=1e-9)
+
+
+@pytest.mark.parametrize("efficiency", [0.8, 0.5])
+def test_lossy_gear_drops_the_body_onto_the_table(tmp_path, efficiency):
+    """Backdriven by gravity, the body falls, hits the table plastically and stays."""
+    system = _slider_on_table(tmp_path, efficiency)
+    traj = px.simulate(system, 0.6, q0=np.array([0.15]), control=[2.0], output_dt=0.01)
+    assert [e.name for e in traj.events].count("contact:tip") == 1
+    first = dict(traj.phases[0].modes)
+    assert str(first["contact"]) == "free"
+    assert str(first["drives"]) in ("b", "d")  # the gear moves down
+    after = traj.t > traj.events[0].t
+    assert traj.outputs["contact.closed"][after].min() == 1.0
+    assert traj.outputs["contact.gap"].min() > -1e-9
+    assert traj.constraint_residual().max() < 1e-9
+    assert traj.energy_balance().max_relative() < 1e-9
+
+
+def test_lossy_gear_lifts_the_body_off_the_table(tmp_path):
+    """A motor stronger than the weight lifts the body at once: free, driving, no pulling."""
+    system = _slider_on_table(tmp_path, 0.8)
+    traj = px.simulate(system, 0.2, q0=np.array([0.1]), control=[60.0], output_dt=0.01)
+    assert traj.outputs["contact.closed"].max() == 0.0
+    assert str(dict(traj.phases[0].modes)["drives"]) == "D"
+    assert traj.q[-1, 0] > 0.1
+    assert traj.energy_balance().max_relative() < 1e-9
+
+
+def _flexible_six_dof_arm() -> tuple[px.Robot, np.ndarray]:
+    robot = px.load_urdf(
+        URDF / "six_dof_arm.urdf", flexible=[px.FlexibleLink("forearm_link", 2, 7e10, 2e-8)]
+    )
+    q0 = pin.neutral(robot.model)
+    for joint, angle in (("shoulder_lift", -0.6), ("elbow", 1.2), ("wrist_1", -2.1)):
+        q0[robot.model.joints[robot.model.getJointId(joint)].idx_q] = angle
+    return robot, q0
+
+
+def _tip(robot: px.Robot, q: np.ndarray) -> np.ndarray:
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    return data.oMf[robot.model.getFrameId("pen_tip")].translation.copy()
+
+
+def test_complete_model_elastic_drives_flexible_forearm_compliant_environment():
+    """The writing task's complete model: elastic DC drives, a flexible forearm and a pen on a
+    compliant, massive table (model (c)) in one System."""
+    robot, q0 = _flexible_six_dof_arm()
+    env = DynamicEnvironment(mass=2.0, stiffness=2.0e4, damping=100.0)
+    system = px.System(
+        robot,
+        drives=harmonic_drives(JOINTS),
+        contacts=[Contact(plane("pen_tip", _tip(robot, q0)))],
+        environment=env,
+    )
+    traj = px.simulate(system, 0.3, q0=q0, control=np.full(6, 1.0), output_dt=0.01)
+    closed = traj.outputs["contact.closed"][:, 0] == 1.0
+    assert closed.mean() > 0.9  # the pen lands at once and presses on
+    assert traj.constraint_residual().max() < 1e-9
+    assert traj.energy_balance().max_relative() < 1e-9
+    # the table's mass moves with the tip: its reaction matches its own dynamics
+    deformation = traj.outputs["contact.deformation"][closed, 0]
+    assert deformation.min() < -1e-4  # pressed into the compliant table
+
+
+def _pin_contacts(model, frames, q, v, tau):
+    """Accelerations and forces of bilateral 3D point contacts by pin.constraintDynamics."""
+    data = model.createData()
+    models = pin.StdVec_RigidConstraintModel()
+    pin.framesForwardKinematics(model, data, q)
+    for name in frames:
+        frame = model.frames[model.getFrameId(name)]
+        models.append(
+            pin.RigidConstraintModel(
+                pin.ContactType.CONTACT_3D,
+                model,
+                frame.parentJoint,
+                frame.placement,
+                0,
+                data.oMf[model.getFrameId(name)],
+                pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
+            )
+        )
+    datas = pin.StdVec_RigidConstraintData()
+    for cm in models:
+        datas.append(cm.createData())
+    pin.initConstraintDynamics(model, data, models, datas)
+    settings = pin.ProximalSettings(1e-14, 0.0, 1)
+    a = pin.constraintDynamics(model, data, q, v, tau, models, datas, settings)
+    return a, np.concatenate([d.contact_force.vector[:3] for d in datas])
+
+
+def test_bilateral_contacts_with_elastic_drives_match_pin_constraint_dynamics():
+    """Two closed point contacts (pen tip, and the flexible forearm's end) behind elastic
+    drives: the step equals pin.constraintDynamics with two RigidConstraintModels."""
+    robot, q0 = _flexible_six_dof_arm()
+    model = robot.model
+    q0[[0, -2, -1]] = 0.4, 0.7, 0.3  # out of the plane: the six rows are independent
+    second = "wrist_1_link"
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q0)
+    contacts = [
+        Contact(
+            point_contact(
+                frame, pin.SE3(np.eye(3), data.oMf[model.getFrameId(frame)].translation), dim=3
+            ),
+            stabilization=0,
+        )
+        for frame in ("pen_tip", second)
+    ]
+    system = px.System(robot, drives=harmonic_drives(JOINTS), contacts=contacts)
+    rng = np.random.default_rng(3)
+    x = system.initial_state(q0, np.zeros(model.nv))
+    x[system.layout["drives.motor_velocity"]] = rng.normal(size=6)
+    step = system.step(0.0, x, rng.normal(size=6))
+    a_ref, f_ref = _pin_contacts(
+        system.model, ["pen_tip", second], q0, np.zeros(model.nv), step.tau
+    )
+    assert np.abs(step.a - a_ref).max() < 1e-9 * (1 + np.abs(a_ref).max())
+    assert np.abs(step.forces["contact"] - f_ref).max() < 1e-9 * (1 + np.abs(f_ref).max())
+
+
+def test_undeformed_kinetic_energy_with_a_drive():
+    """Remark 5's mechanism behind a geared DC motor: the rotor's reflected inertia joins
+    M(q̄), and the approximate model's own energy is conserved."""
+    robot = px.load_urdf(URDF / "flexible_arm.urdf")
+    drive = Drive(MOTOR, Gear(20.0))
+    system = px.System(robot, drives={"hub": drive}, components=[UndeformedKineticEnergy(robot)])
+    rng = np.random.default_rng(5)
+    q, v = rng.normal(scale=0.05, size=robot.nv), rng.normal(size=robot.nv)
+    u = np.array([4.0])
+    step = system.step(0.0, system.initial_state(q, v), u)
+    reference = SimpleNamespace(model=system.model, joint_stiffness=system.stiffness)
+    motor_torque = (
+        drive.ratio
+        * MOTOR.torque_constant
+        * (u[0] - MOTOR.back_emf_constant * drive.ratio * v[0])
+        / MOTOR.resistance
+    )
+    tau = np.zeros(robot.nv)
+    tau[0] = motor_torque
+    expected = forward_dynamics(reference, q, v, tau, kinetic_energy="undeformed")
+    assert np.abs(step.a - expected).max() < 1e-12 * np.abs(expected).max()
+    traj = px.simulate(system, 0.2, q0=q, v0=v, control=u, output_dt=0.02)
+    assert traj.energy_balance().max_relative() < 1e-9
+
+
+def test_prescribed_hub_turns_a_flexible_bar_with_its_tip_in_a_slot():
+    """A prescribed hub turns a flexible bar whose tip slides in a frictionless slot (a
+    bilateral plane contact): the bar bends, the slot reacts, the hub follows its law."""
+    robot = px.load_urdf(URDF / "flexible_arm.urdf")
+    q0 = pin.neutral(robot.model)
+    alpha = 0.4  # constant hub acceleration [rad/s^2]
+    hub = px.Prescribed("hub", lambda t: 0.5 * alpha * t * t, lambda t: alpha * t, lambda t: alpha)
+    slot = Contact(plane("tip", _tip_frame(robot, q0), (0.0, 1.0, 0.0)), unilateral=False)
+    system = px.System(robot, contacts=[slot], components=[hub])
+    traj = px.simulate(system, 0.5, q0=q0, output_dt=0.01)
+    reference = 0.5 * alpha * traj.t**2
+    assert np.abs(traj.q[:, 0] - reference).max() < 1e-12
+    assert traj.outputs["contact.closed"].min() == 1.0
+    assert np.abs(traj.outputs["contact.force"]).max() > 1e-3  # the slot holds the tip
+    assert traj.constraint_residual().max() < 1e-9
+    assert traj.energy_balance().max_relative() < 1e-9
+
+
+def _tip_frame(robot: px.Robot, q: np.ndarray) -> np.ndarray:
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    return data.oMf[robot.model.getFrameId("tip")].translation.copy()
+
+
+def _spin_up(omega: float, period: float):
+    """ω(t) = (Ω/T)(t − (T/2π) sin(2πt/T)): rest to Ω in T with zero jerk at both ends."""
+    c, w = omega / period, 2 * np.pi / period
+
+    def law(t: float) -> tuple[float, float, float]:
+        return (
+            c * (t * t / 2 + (np.cos(w * t) - 1) / w**2),
+            c * (t - np.sin(w * t) / w),
+            c * (1 - np.cos(w * t)),
+        )
+
+    return law
