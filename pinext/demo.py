@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .cli import table
+from ._format import table
 
 #: A section of the summary: title, column names, rows.
 Section = tuple[str, list[str], list[list[str]]]

@@ -10,8 +10,10 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..robot import Robot
+from .chart import Chart
 from .component import Component, Phase, Step, overrides
 from .controls import as_control
+from .rhs import make_rhs
 from .step import AccelerationStep
 
 #: Builders ``(robot, options) -> Component | None`` that turn a System's keyword arguments
@@ -263,9 +265,6 @@ class System:
             the generalized velocity v (shape ``nx - nq + nv``): for Euclidean models exactly
             ``dx/dt``.
         """
-        from .chart import Chart
-        from .rhs import make_rhs
-
         x = np.array(x, dtype=float)
         law = as_control(u, self.n_inputs)
         phase = self.initial_phase(t, x, law) if phase is None else phase
