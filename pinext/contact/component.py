@@ -232,10 +232,11 @@ class ContactComponent(Component):
             kins.append(kin)
             drifts.append(kin.drift - baumgarte(kin, v, c.stabilization))
         kin = stack(kins)
+        drift = drifts[0] if len(drifts) == 1 else np.concatenate(drifts)
         unilateral = all(self.contacts[i].unilateral for i in closed)
         kind = RowKind.UNILATERAL if unilateral else RowKind.BILATERAL
         if self.environment is None:
-            return ConstraintRows(kin.jacobian, np.concatenate(drifts), None, kind)
+            return ConstraintRows(kin.jacobian, drift, None, kind)
         # model (c): the tip moves with the mass, s^c(q) = s_e, with m_e s_e'' = -F + spring
         env, c = self.environment, self.contacts[0]
         s_e, sd_e, _ = self._env(x)

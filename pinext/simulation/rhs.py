@@ -10,7 +10,7 @@ import pinocchio as pin
 from ..dynamics.momentum import hamel_term, kinetic_energy_gradient
 from ..exceptions import InvalidParameter
 from .chart import Chart
-from .component import Phase
+from .component import Phase, overrides
 from .linear import fused_rhs
 
 if TYPE_CHECKING:
@@ -46,7 +46,9 @@ def make_rhs(
             "the momentum method does not support constrained phases, added inertia or a "
             "replaced mechanism; use a solve_ivp method"
         )
-    modes = step.modes
+    evolving = [
+        (c, m) for c, m in step.modes if overrides(c, "derivative") or overrides(c, "power")
+    ]
     torque_inputs = system.torque_inputs
     zero_control = getattr(control, "zero", False)
     damping = system.damping
@@ -76,9 +78,9 @@ def make_rhs(
         else:
             solved = step.solve(t, x, tau, u)
             a = solved.a
-        if modes:
+        if evolving:
             out = np.zeros(system.nx)
-            for comp, mode in modes:
+            for comp, mode in evolving:
                 comp.derivative(t, x, q, v, u, mode, out, solved)
                 p = comp.power(t, x, q, v, u, mode, solved)
                 p_in += p[0]

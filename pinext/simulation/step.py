@@ -10,9 +10,9 @@ McClamroch (1986) (23)–(28)):
     (M + \\Delta)\\, a + h = \\tau + J^T \\lambda, \\qquad J a + C \\lambda + \\gamma = 0
 
 with ``τ = u - K (q - q_0) - D v + Σ τ_c``. Without rows, added inertia or a replaced
-mechanism it is one ``pin.aba``; with added inertia only, ``pin.aba`` on a copy of the model
-whose armature carries it; otherwise the mass matrix and bias of ``pin.computeAllTerms`` (which
-also gives the components their Jacobians) and one Cholesky solve of M, then of the Delassus
+mechanism it is one ``pin.aba``; with added inertia, on a copy of the model whose armature
+carries it. With rows, Pinocchio's ``computeAllTerms`` (which also gives the components their
+Jacobians), its sparse Cholesky factorisation of M and ``M⁻¹``, then one solve of the Delassus
 matrix ``J M⁻¹ Jᵀ + C``. Redundant rows get the minimum-norm reactions.
 """
 
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
-from scipy.linalg import cho_factor, cho_solve
 
 from ..exceptions import InvalidParameter
 from .component import Phase, Step, overrides
@@ -50,6 +49,8 @@ class AccelerationStep:
         self.phase = phase
         model = system.model
         self.modes = [(comp, phase.get(comp.name)) for comp in system.components]
+        self.acting = [(c, m) for c, m in self.modes if overrides(c, "effort")]
+        self.q_block, self.v_block = system.layout["q"], system.layout["v"]
         self.constrained = [(c, m) for c, m in self.modes if c.is_constrained(m)]
         overriding = [c for c in system.components if overrides(c, "mechanism")]
         if len(overriding) > 1:
@@ -66,17 +67,17 @@ class AccelerationStep:
         self.added = added if added.any() else None
         self.dense = bool(self.constrained) or self.mechanism is not None
         self.model, self.data = model, system.data
-        if self.added is not None and not self.dense:
+        if self.added is not None and self.mechanism is None:
             self.model, self.data = system.model_with_inertia(self.added)
 
     def efforts(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Every generalized force but the reactions: the System's own and the components'."""
         system = self.system
-        q, v = system.split(x)
+        q, v = x[self.q_block], x[self.v_block]
         tau = system.joint_effort(q, v)
         if system.torque_inputs:
             tau = tau + u
-        for comp, mode in self.modes:
+        for comp, mode in self.acting:
             effort = comp.effort(t, x, q, v, u, mode)
             if effort is not None:
                 tau = tau + effort
@@ -88,55 +89,84 @@ class AccelerationStep:
 
     def solve(self, t: float, x: np.ndarray, tau: np.ndarray, u: Any) -> Step:
         """The accelerations and reactions for the efforts ``tau`` at (t, x)."""
-        system = self.system
-        q, v = system.split(x)
-        if not self.dense:
-            return Step(pin.aba(self.model, self.data, q, v, tau), tau, u, {})
+        q, v = x[self.q_block], x[self.v_block]
         model, data = self.model, self.data
+        if not self.dense:
+            return Step(pin.aba(model, data, q, v, tau), tau, u, {})
         if self.constrained:
             pin.computeAllTerms(model, data, q, v)
+        rows = []
+        for comp, mode in self.constrained:
+            r = comp.constraint_rows(t, x, q, v, mode, data)
+            if r is not None and r.m:
+                rows.append((comp, r))
+        if len(rows) == 1:
+            r = rows[0][1]
+            jacobian, drift, compliance = r.jacobian, r.drift, r.compliance
+        elif rows:
+            jacobian = np.vstack([r.jacobian for _, r in rows])
+            drift = np.concatenate([r.drift for _, r in rows])
+            compliance = None
+            if any(r.compliance is not None for _, r in rows):
+                compliance = np.concatenate(
+                    [np.zeros(r.m) if r.compliance is None else r.compliance for _, r in rows]
+                )
+        if rows and compliance is None and self.mechanism is None and jacobian.shape[0] == 1:
+            if jacobian.any():  # one row: Pinocchio's C++ (Cholesky of M and of J M⁻¹ Jᵀ)
+                a = pin.forwardDynamics(model, data, tau, jacobian, drift)
+                return Step(np.array(a), tau, u, _split_forces(rows, np.array(data.lambda_c)))
         if self.mechanism is not None:
             mass, bias = self.mechanism.mechanism(q, v)
             mass = np.array(mass, dtype=float)
+            if self.added is not None:
+                mass[np.diag_indices_from(mass)] += self.added
+            inverse = np.linalg.inv(mass)
         else:
             if not self.constrained:
                 pin.crba(model, data, q)
                 pin.nonLinearEffects(model, data, q, v)
-            mass = np.triu(data.M) + np.triu(data.M, 1).T
             bias = data.nle
-        if self.added is not None:
-            mass[np.diag_indices_from(mass)] += self.added
-        factor = cho_factor(mass)
-        a_free = cho_solve(factor, tau - bias)
-        if not self.constrained:
-            return Step(a_free, tau, u, {})
-        rows = [(c, c.constraint_rows(t, x, q, v, m, data)) for c, m in self.constrained]
-        rows = [(c, r) for c, r in rows if r is not None and r.m]
+            pin.cholesky.decompose(model, data)
+            inverse = pin.cholesky.computeMinv(model, data)
+        a_free = inverse @ (tau - bias)
         if not rows:
             return Step(a_free, tau, u, {})
-        jacobian = np.vstack([r.jacobian for _, r in rows])
-        drift = np.concatenate([r.drift for _, r in rows])
-        minv_jt = cho_solve(factor, jacobian.T)
+        minv_jt = inverse @ jacobian.T
         delassus = jacobian @ minv_jt
-        if any(r.compliance is not None for _, r in rows):
-            delassus[np.diag_indices_from(delassus)] += np.concatenate(
-                [np.zeros(r.m) if r.compliance is None else r.compliance for _, r in rows]
-            )
+        if compliance is not None:
+            delassus[np.diag_indices_from(delassus)] += compliance
         lam = _solve_delassus(delassus, -(jacobian @ a_free + drift))
-        forces: dict[str, np.ndarray] = {}
-        k = 0
-        for comp, r in rows:
-            forces[comp.name] = lam[k : k + r.m]
-            k += r.m
+        forces = _split_forces(rows, lam)
         return Step(a_free + minv_jt @ lam, tau, u, forces)
 
 
-def _solve_delassus(delassus: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """λ of ``G λ = rhs``: Cholesky for a positive-definite G, else the minimum-norm solution."""
+def _split_forces(rows: list, lam: np.ndarray) -> dict[str, np.ndarray]:
+    """Component name -> its block of the reactions λ."""
+    if len(rows) == 1:
+        return {rows[0][0].name: lam}
+    forces, k = {}, 0
+    for comp, r in rows:
+        forces[comp.name] = lam[k : k + r.m]
+        k += r.m
+    return forces
+
+
+def _well_conditioned(delassus: np.ndarray) -> bool:
+    """Whether the rows are independent: the Cholesky pivots of G stay above
+    :data:`RANK_TOLERANCE` relative to its diagonal."""
     try:
-        factor = cho_factor(delassus)
-        if np.min(np.abs(np.diag(factor[0]))) ** 2 > RANK_TOLERANCE * np.max(np.diag(delassus)):
-            return cho_solve(factor, rhs)
+        pivots = np.linalg.cholesky(delassus).diagonal()
     except np.linalg.LinAlgError:
-        pass
+        return False
+    return bool(pivots.min() ** 2 > RANK_TOLERANCE * delassus.diagonal().max())
+
+
+def _solve_delassus(delassus: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """λ of ``G λ = rhs``: a direct solve for independent rows, else the minimum-norm
+    least-squares solution (redundant rows)."""
+    if delassus.shape[0] == 1:
+        g = delassus[0, 0]
+        return rhs / g if g > 0.0 else np.zeros(1)
+    if _well_conditioned(delassus):
+        return np.linalg.solve(delassus, rhs)
     return np.linalg.lstsq(delassus, rhs, rcond=RANK_TOLERANCE)[0]
