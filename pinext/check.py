@@ -187,7 +187,14 @@ def check_model(
 
     Returns:
         :class:`CheckReport`; ``report.passed`` is False when a row exceeds its tolerance.
+
+    Raises:
+        InvalidParameter: ``samples`` is not a whole number >= 1.
     """
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        from pinext.exceptions import InvalidParameter
+
+        raise InvalidParameter(f"samples must be a whole number >= 1 of states, got {samples!r}")
     fn = dict(DEFAULT_FUNCTIONS)
     unknown = set(functions or {}) - set(fn)
     if unknown:

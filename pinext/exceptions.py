@@ -73,3 +73,25 @@ class IntegrationError(PinextError):
 
 class ConstraintError(PinextError):
     """Inconsistent or degenerate constraints (contact tasks, Gauss's principle)."""
+
+
+class ExtensionError(FileFormatError, InvalidParameter):
+    """A value in a URDF's ``<pinext>`` block or sidecar that is out of range or not a number.
+
+    Both a :class:`FileFormatError` (it names the file and the table) and an
+    :class:`InvalidParameter` (what the same value given in Python raises).
+    """
+
+
+class RobotNotFound(NameNotFound):
+    """A robot name that :func:`pinext.load_robot` does not know.
+
+    Attributes:
+        hint: How to get more robots (the optional ``[robots]`` extra).
+    """
+
+    def __init__(self, name: str, available: Iterable[str], hint: str = "") -> None:
+        super().__init__("robot", name, available)
+        self.hint = hint
+        if hint:
+            self.args = (f"{self.args[0]}. {hint}",)

@@ -12,7 +12,10 @@ from .actuator import LinearActuator
 
 
 def _check(name: str, value: float, *, positive: bool = False) -> float:
-    value = float(value)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
         raise InvalidParameter(
             f"{name} must be {'positive' if positive else 'non-negative'} and finite, got {value}"

@@ -47,7 +47,7 @@ class System:
         environment: Any = None,
         components: Sequence[Component] = (),
     ) -> None:
-        if isinstance(robot, pin.Model):
+        if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
         self.robot = robot
         self.model = robot.model.copy()

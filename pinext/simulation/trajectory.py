@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -228,7 +229,7 @@ class Trajectory:
             "phases": [dataclasses.asdict(p) for p in self.phases],
             "events": [_jsonable(dataclasses.asdict(e)) for e in self.events],
             "meta": _jsonable(self.meta),
-            "format": "pinext-trajectory-1",
+            "format": FORMAT,
         }
         arrays = {f"out:{k}": v for k, v in self.outputs.items()}
         np.savez_compressed(
@@ -243,25 +244,139 @@ class Trajectory:
 
     @classmethod
     def load(cls, path: str | Path) -> Trajectory:
-        """Read a trajectory written by :meth:`save`."""
+        """Read a trajectory written by :meth:`save`.
+
+        Raises:
+            FileFormatError: The file is missing, not a ``.npz`` archive (a URDF, a ``.npy``
+                array, a truncated download), or not a pinext trajectory: another format tag,
+                missing arrays or header keys, inconsistent sizes, non-finite samples, or a
+                layout pointing outside ``x``. The message names the file and what is wrong.
+        """
+        path = Path(path)
+        try:
+            with open(path, "rb") as stream:
+                magic = stream.read(6)
+        except OSError as err:
+            raise FileFormatError(str(path), "file", str(err)) from None
+        if not magic.startswith(b"PK"):
+            raise FileFormatError(str(path), "file", _not_npz(magic))
         try:
             with np.load(path, allow_pickle=False) as npz:
-                header = json.loads(str(npz["header"]))
                 arrays = {k: npz[k] for k in npz.files}
-        except (OSError, ValueError, KeyError) as err:
-            raise FileFormatError(str(path), "npz", f"not a pinext trajectory ({err})") from None
-        return cls(
-            t=arrays["t"],
-            x=arrays["x"],
-            layout={k: tuple(v) for k, v in header["layout"].items()},
-            phase_index=arrays["phase_index"],
-            phases=[
-                PhaseRecord(
-                    p["t_start"], p["t_end"], p["name"], tuple(tuple(m) for m in p["modes"])
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+            raise FileFormatError(
+                str(path), "npz", f"unreadable archive, truncated or damaged? ({err})"
+            ) from None
+        missing = [k for k in ("header", "t", "x", "phase_index") if k not in arrays]
+        if missing:
+            raise FileFormatError(
+                str(path),
+                "npz",
+                f"not a pinext trajectory: missing array(s) {', '.join(missing)} (found: "
+                f"{', '.join(arrays) or 'none'}); write one with Trajectory.save or "
+                "pinext simulate ROBOT --out result.npz",
+            )
+        try:
+            header = json.loads(str(arrays["header"]))
+        except ValueError as err:
+            raise FileFormatError(str(path), "header", f"not JSON ({err})") from None
+        if not isinstance(header, dict):
+            raise FileFormatError(str(path), "header", "expected a JSON object")
+        if header.get("format") != FORMAT:
+            raise FileFormatError(
+                str(path),
+                "header.format",
+                f"format {header.get('format')!r}; this pinext reads {FORMAT!r}",
+            )
+        missing = [k for k in ("layout", "phases", "events", "meta") if k not in header]
+        if missing:
+            raise FileFormatError(str(path), "header", f"missing key(s) {', '.join(missing)}")
+        try:
+            trajectory = cls(
+                t=arrays["t"],
+                x=arrays["x"],
+                layout={k: tuple(int(i) for i in v) for k, v in header["layout"].items()},
+                phase_index=arrays["phase_index"],
+                phases=[
+                    PhaseRecord(
+                        p["t_start"], p["t_end"], p["name"], tuple(tuple(m) for m in p["modes"])
+                    )
+                    for p in header["phases"]
+                ],
+                events=[EventRecord(**e) for e in header["events"]],
+                outputs={k[4:]: v for k, v in arrays.items() if k.startswith("out:")},
+                meta=header["meta"],
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
+            raise FileFormatError(
+                str(path), "header", f"malformed layout, phases or events ({err!r})"
+            ) from None
+        trajectory._check(str(path))
+        return trajectory
+
+    def _check(self, path: str) -> None:
+        """Check that the arrays fit together; errors name the file and the array."""
+        n = self.t.shape[0] if self.t.ndim == 1 else -1
+        if n < 1:
+            raise FileFormatError(path, "t", f"expected shape (N,), N >= 1; got {self.t.shape}")
+        if self.x.ndim != 2 or self.x.shape[0] != n:
+            raise FileFormatError(
+                path, "x", f"expected shape ({n}, nx) to match t ({n} samples); got {self.x.shape}"
+            )
+        if self.phase_index.shape != (n,):
+            raise FileFormatError(
+                path, "phase_index", f"expected shape ({n},); got {self.phase_index.shape}"
+            )
+        if not (np.all(np.isfinite(self.t)) and np.all(np.diff(self.t) >= 0)):
+            raise FileFormatError(path, "t", "times must be finite and non-decreasing")
+        if not np.all(np.isfinite(self.x)):
+            row, col = np.argwhere(~np.isfinite(self.x))[0]
+            raise FileFormatError(
+                path,
+                "x",
+                f"non-finite value at sample {row} (t = {self.t[row]:.6g} s), entry {col}",
+            )
+        if self.phase_index.size and (
+            self.phase_index.min() < 0 or self.phase_index.max() >= len(self.phases)
+        ):
+            raise FileFormatError(
+                path, "phase_index", f"indices outside the {len(self.phases)} phases"
+            )
+        nx = self.x.shape[1]
+        for name in ("q", "v", "input_work", "dissipated_energy"):
+            if name not in self.layout:
+                raise FileFormatError(
+                    path, "header.layout", f"no '{name}' block; blocks: {', '.join(self.layout)}"
                 )
-                for p in header["phases"]
-            ],
-            events=[EventRecord(**e) for e in header["events"]],
-            outputs={k[4:]: v for k, v in arrays.items() if k.startswith("out:")},
-            meta=header["meta"],
-        )
+        for name, bounds in self.layout.items():
+            if len(bounds) != 2 or not 0 <= bounds[0] <= bounds[1] <= nx:
+                raise FileFormatError(
+                    path,
+                    f"header.layout.{name}",
+                    f"{list(bounds)} points outside x, which has {nx} columns",
+                )
+        for name, value in self.outputs.items():
+            if value.shape[:1] != (n,):
+                raise FileFormatError(
+                    path, f"out:{name}", f"expected {n} samples; got shape {value.shape}"
+                )
+
+
+#: Format tag written by :meth:`Trajectory.save` and required by :meth:`Trajectory.load`.
+FORMAT = "pinext-trajectory-1"
+
+
+def _not_npz(magic: bytes) -> str:
+    """Why a file that does not start like a zip archive is not a trajectory."""
+    if magic.startswith(b"\x93NUMPY"):
+        kind = "a single .npy array"
+    elif magic.lstrip().startswith(b"<"):
+        kind = "an XML file (a URDF?)"
+    elif not magic:
+        kind = "an empty file"
+    else:
+        kind = "not a .npz archive"
+    return (
+        f"{kind}, not a pinext trajectory (.npz); write one with "
+        "pinext simulate ROBOT --duration T --out result.npz (or Trajectory.save)"
+    )
