@@ -47,6 +47,7 @@ from .flexible import (
 )
 from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .robot import Robot, load_urdf
+from .robots import load_robot
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
 
 __version__ = "0.1.0"
@@ -88,6 +89,7 @@ __all__ = [
     "expand_flexible",
     "gauss_forward_dynamics",
     "kinetic_energy_gradient",
+    "load_robot",
     "load_urdf",
     "mode_shapes",
     "natural_frequencies",

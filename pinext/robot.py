@@ -101,6 +101,11 @@ class Robot:
             collision_model=collision_model or pin.GeometryModel(),
         )
 
+    def __repr__(self) -> str:
+        from .summary import robot_repr
+
+        return robot_repr(self)
+
     @property
     def name(self) -> str:
         """The URDF robot name."""

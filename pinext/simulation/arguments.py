@@ -147,14 +147,6 @@ def state_sizes(system: System) -> dict[str, int]:
     return sizes
 
 
-def state_size_text(system: System) -> str:
-    """One line describing the state size for ``pinext info``, matching its layout rows."""
-    nq, nv, nx = system.model.nq, system.model.nv, system.nx
-    extra = nx - 2 - nq - nv
-    parts = [f"q {nq}", f"v {nv}"] + ([f"components {extra}"] if extra else [])
-    return f"{nx} = {' + '.join(parts)} + 2 energy entries (x0 may omit the last 2)"
-
-
 def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = None) -> np.ndarray:
     """The public initial state of a run from ``x0`` or from ``q0`` and ``v0``.
 

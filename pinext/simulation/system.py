@@ -213,3 +213,8 @@ class System:
         ]
         rows += [(f"state {k}", f"[{s.start}:{s.stop}]") for k, s in self.layout.items()]
         return rows
+
+    def __repr__(self) -> str:
+        from ..summary import system_repr
+
+        return system_repr(self)

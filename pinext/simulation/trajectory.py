@@ -78,6 +78,102 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+#: Joint kind (Pinocchio's shortname, without the axis) -> (q labels and units, v ...).
+_JOINT_COORDINATES: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
+    "JointModelFreeFlyer": (
+        [("x", "m"), ("y", "m"), ("z", "m"), ("qx", "-"), ("qy", "-"), ("qz", "-"), ("qw", "-")],
+        [("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s"), ("wx", "rad/s"), ("wy", "rad/s")]
+        + [("wz", "rad/s")],
+    ),
+    "JointModelPlanar": (
+        [("x", "m"), ("y", "m"), ("cos", "-"), ("sin", "-")],
+        [("vx", "m/s"), ("vy", "m/s"), ("wz", "rad/s")],
+    ),
+    "JointModelSpherical": (
+        [("qx", "-"), ("qy", "-"), ("qz", "-"), ("qw", "-")],
+        [("wx", "rad/s"), ("wy", "rad/s"), ("wz", "rad/s")],
+    ),
+    "JointModelSphericalZYX": (
+        [("z", "rad"), ("y", "rad"), ("x", "rad")],
+        [("wz", "rad/s"), ("wy", "rad/s"), ("wx", "rad/s")],
+    ),
+    "JointModelTranslation": (
+        [("x", "m"), ("y", "m"), ("z", "m")],
+        [("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s")],
+    ),
+}
+#: Units of the component state blocks, by block name.
+_STATE_UNITS = {
+    "motor_angle": "rad",
+    "motor_velocity": "rad/s",
+    "current": "A",
+    "input_work": "J",
+    "dissipated_energy": "J",
+}
+
+
+def _joint_labels(kind: str, nq: int, nv: int) -> tuple[list[str], list[str]]:
+    """Per-coordinate suffixes with units of one joint, e.g. (['[rad]'], ['[rad/s]'])."""
+    if kind in _JOINT_COORDINATES:
+        q, v = _JOINT_COORDINATES[kind]
+        return [f".{n} [{u}]" for n, u in q], [f".{n} [{u}]" for n, u in v]
+    if "Prismatic" in kind or kind.startswith("JointModelP"):
+        unit_q, unit_v = "m", "m/s"
+    elif "Revolute" in kind or kind.startswith("JointModelR"):
+        unit_q, unit_v = "rad", "rad/s"
+    else:
+        unit_q, unit_v = "-", "-"
+    if nq == 2 and nv == 1:  # unbounded revolute: (cos, sin)
+        return [".cos [-]", ".sin [-]"], [f" [{unit_v}]"]
+    if nq == 1 and nv == 1:
+        return [f" [{unit_q}]"], [f" [{unit_v}]"]
+    return [f".{i} [{unit_q}]" for i in range(nq)], [f".{i} [{unit_v}]" for i in range(nv)]
+
+
+def state_columns(system: System) -> list[str]:
+    """A label with its unit for each entry of the public state of ``system``."""
+    model = system.model
+    labels = [""] * system.nx
+    for jid in range(1, model.njoints):
+        joint = model.joints[jid]
+        q_suffix, v_suffix = _joint_labels(joint.shortname(), joint.nq, joint.nv)
+        name = model.names[jid]
+        for k, suffix in enumerate(q_suffix):
+            labels[joint.idx_q + k] = f"q.{name}{suffix}"
+        for k, suffix in enumerate(v_suffix):
+            labels[model.nq + joint.idx_v + k] = f"v.{name}{suffix}"
+    joints = list(system.drives)
+    for key, block in system.layout.items():
+        if key in ("q", "v"):
+            continue
+        size = block.stop - block.start
+        unit = _STATE_UNITS.get(key.rsplit(".", 1)[-1], "-")
+        for k in range(size):
+            index = "" if size == 1 else f".{joints[k] if size == len(joints) else k}"
+            labels[block.start + k] = f"{key}{index} [{unit}]"
+    return labels
+
+
+def input_columns(system: System) -> list[str]:
+    """A label with its unit for each input: joint torques, or the drives' inputs."""
+    if system.torque_inputs:
+        model = system.model
+        labels = []
+        for jid in range(1, model.njoints):
+            joint = model.joints[jid]
+            unit = "N" if "Prismatic" in joint.shortname() else "N.m"
+            for k in range(joint.nv):
+                suffix = "" if joint.nv == 1 else f".{k}"
+                labels.append(f"input.{model.names[jid]}{suffix} [{unit}]")
+        return labels
+    labels = []
+    for joint, drive in system.drives.items():
+        actuator = getattr(drive, "actuator", None)
+        unit = "V" if type(actuator).__name__ == "DCMotor" else "-"
+        labels.append(f"input.{joint} [{unit}]")
+    return labels[: system.n_inputs]
+
+
 @dataclass
 class Trajectory:
     """The samples of a simulation.
@@ -140,6 +236,8 @@ class Trajectory:
         }
         for comp in system.components:
             meta.update(comp.metadata())
+        meta["state_columns"] = state_columns(system)
+        meta["input_columns"] = input_columns(system)
         return cls(
             t=np.asarray(t, dtype=float),
             x=np.asarray(x, dtype=float),
@@ -173,6 +271,69 @@ class Trajectory:
 
     def __len__(self) -> int:
         return self.t.size
+
+    def __repr__(self) -> str:
+        from ..summary import trajectory_repr
+
+        return trajectory_repr(self)
+
+    # -- tables ----------------------------------------------------------------------------
+    def columns(self) -> dict[str, np.ndarray]:
+        """The samples as named columns, units in the names: time, phase, every entry of the
+        state, the stored energies and the inputs.
+
+        Example names: ``t [s]``, ``q.elbow_joint [rad]``, ``v.root_joint.vx [m/s]``,
+        ``drives.current.j0 [A]``, ``energy.kinetic [J]``, ``input.j0 [N.m]``.
+        """
+        n = len(self)
+        labels = self.meta.get("state_columns") or [f"x{i} [-]" for i in range(self.x.shape[1])]
+        columns: dict[str, np.ndarray] = {"t [s]": self.t}
+        names = [p.name for p in self.phases]
+        columns["phase"] = np.array([names[i] for i in self.phase_index], dtype=object)
+        for i, label in enumerate(labels):
+            columns[label] = self.x[:, i]
+        for name, value in self.energy_terms().items():
+            columns[f"energy.{name} [J]"] = np.asarray(value, dtype=float).reshape(n)
+        if "input" in self.outputs:
+            inputs = np.asarray(self.outputs["input"], dtype=float).reshape(n, -1)
+            labels = self.meta.get("input_columns") or [
+                f"input{i} [-]" for i in range(inputs.shape[1])
+            ]
+            for i, label in enumerate(labels[: inputs.shape[1]]):
+                columns[label] = inputs[:, i]
+        return columns
+
+    def to_dataframe(self) -> Any:
+        """The samples as a :class:`pandas.DataFrame` (columns of :meth:`columns`).
+
+        Raises:
+            PinextError: pandas is not installed (``pip install pandas``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            from ..exceptions import PinextError
+
+            raise PinextError(
+                "Trajectory.to_dataframe needs pandas: pip install pandas "
+                "(Trajectory.to_csv and Trajectory.columns work without it)"
+            ) from None
+        return pd.DataFrame(self.columns())
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write the samples as CSV, one row per sample, units in the header (no pandas
+        needed): the columns of :meth:`columns`."""
+        import csv
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        columns = self.columns()
+        with open(path, "w", newline="", encoding="utf-8") as stream:
+            writer = csv.writer(stream)
+            writer.writerow(list(columns))
+            for row in zip(*columns.values(), strict=True):
+                writer.writerow([v if isinstance(v, str) else repr(float(v)) for v in row])
+        return path
 
     # -- energy ----------------------------------------------------------------------------
     def energy_terms(self) -> dict[str, np.ndarray]:
