@@ -102,3 +102,18 @@ def test_project_urdfs_parse():
     assert all(isinstance(ext, Extensions) for ext in extensions.values())
     # the flexible arm carries its <pinext> block: at least one file contributes extensions
     assert extensions["flexible_arm.urdf"].flexible
+
+
+@pytest.mark.parametrize(
+    ("block", "sidecar"),
+    [('<pinext><root_joint type="freeflyer"/></pinext>', None), ("", 'root_joint = "freeflyer"\n')],
+    ids=["pinext block", "sidecar"],
+)
+def test_floating_base_from_the_extension_format(tmp_path, block, sidecar):
+    path = _urdf(tmp_path, block)
+    if sidecar:
+        default_sidecar(path).write_text(sidecar)
+    robot = px.load_urdf(path)
+    assert robot.model.joints[1].shortname() == "JointModelFreeFlyer"
+    assert robot.nq == 7 + 2 and robot.nv == 6 + 2
+    assert px.load_urdf(path, root_joint="fixed").nv == 2  # the argument wins
