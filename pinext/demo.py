@@ -131,11 +131,15 @@ def run_demo(out: Path, quick: bool = False) -> int:
     """Run every scenario, print the summary table, write results to ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    for scenario in (writing_task, flexible_arm, elastic_drives):
+    scenarios = (writing_task, flexible_arm, elastic_drives)
+    for i, scenario in enumerate(scenarios, 1):
+        # progress first: a scenario takes seconds (the first one also compiles kernels)
+        print(f"[{i}/{len(scenarios)}] {scenario.__name__.replace('_', ' ')} ...", flush=True)
         title, header, rows = scenario(out, quick)
-        print(f"{title}\n{table(rows, header)}\n")
+        print(f"{title}\n{table(rows, header)}\n", flush=True)
     from .visualization import demo_outputs
 
+    print("writing plots and the browser playback ...", flush=True)
     for path in demo_outputs(out) or ():
         print(f"wrote {path}")
     print(f"written to {out.resolve()} in {time.perf_counter() - started:.1f} s")
