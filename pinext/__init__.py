@@ -5,8 +5,8 @@ formulation, flexible links as rigid sublinks, DC motors and elastic transmissio
 tasks with impacts, an event-driven simulator and browser playback.
 
 A word on vocabulary: pinext uses Pinocchio's words. *Inverse dynamics* maps motion to
-torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``); seed 000 calls
-these the other way round.
+torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``);
+Vukobratović & Potkonjak call these the other way round.
 """
 
 from . import contact, exceptions, planning

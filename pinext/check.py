@@ -11,7 +11,7 @@ pinext                                    Pinocchio reference
 ∂S/∂a at a = 0 (bias b)                   ``nonLinearEffects − computeGeneralizedGravity``
 Gauss's principle, unconstrained          ``aba``
 Gauss's principle, 3D point contact       ``constraintDynamics``
-momentum scheme ṗ (seed 001 Theorem 1)    (C + Cᵀ) v + M ``aba`` (C: ``computeCoriolisMatrix``)
+momentum scheme ṗ, Celentano (2008)       (C + Cᵀ) v + M ``aba`` (C: ``computeCoriolisMatrix``)
 ∂T/∂q (+ Hamel term)                      Cᵀ v
 Christoffel Γ(v, v) (− Hamel term)        C v
 ========================================  ==========================================

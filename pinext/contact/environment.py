@@ -1,4 +1,4 @@
-"""Dynamic environment, seed 000 §20.5.3 (20.92)–(20.97) and Fig. 20.15 (c), (d).
+"""Dynamic environment, Vukobratović & Potkonjak §20.5.3 (20.92)–(20.97) and Fig. 20.15 (c), (d).
 
 Model (c): the surface belongs to an equivalent mass m_e on a spring k and damper b. Its
 displacement s_e along the constrained coordinate (negative into the environment, measured

@@ -1,5 +1,5 @@
 """Drives: DC motors, gears with efficiency, elastic transmissions and general linear actuators
-(seed 000 §20.3, (20.62)–(20.82); §20.5.4, (20.98)–(20.99)).
+(Vukobratović & Potkonjak, §20.3, (20.62)–(20.82); §20.5.4, (20.98)–(20.99)).
 
 A :class:`Drive` is an actuator (:class:`DCMotor`, :class:`LinearActuator` or None for an ideal
 torque source) followed by a transmission (:class:`Gear`, :class:`ElasticTransmission` or None).

@@ -1,4 +1,4 @@
-"""Permanent-magnet DC motor (seed 000 §20.3.1, eqs. (20.62)–(20.67))."""
+"""Permanent-magnet DC motor (Vukobratović & Potkonjak, §20.3.1, eqs. (20.62)–(20.67))."""
 
 from __future__ import annotations
 
