@@ -28,7 +28,8 @@ def table(rows: Sequence[Sequence[object]], header: Sequence[str] | None = None)
 
 
 def _looks_like_path(text: str) -> bool:
-    return Path(text).exists() or "/" in text or "\\" in text or Path(text).suffix != ""
+    suffix = Path(text).suffix.lower()
+    return Path(text).exists() or "/" in text or "\\" in text or suffix in (".urdf", ".xml")
 
 
 def _load(args: argparse.Namespace):
