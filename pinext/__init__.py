@@ -5,8 +5,8 @@ formulation, flexible links as rigid sublinks, DC motors and elastic transmissio
 tasks with impacts, an event-driven simulator and browser playback.
 
 A word on vocabulary: pinext uses Pinocchio's words. *Inverse dynamics* maps motion to
-torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``); seed 000 calls
-these the other way round.
+torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``);
+Vukobratović & Potkonjak call these the other way round.
 """
 
 from . import constraints, contact, exceptions, planning  # noqa: F401 - subpackages
@@ -48,6 +48,7 @@ from .flexible import (
 )
 from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .robot import Robot, load_urdf
+from .robots import load_robot
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
 
 __version__ = "0.1.0"
@@ -90,6 +91,7 @@ __all__ = [
     "expand_flexible",
     "gauss_forward_dynamics",
     "kinetic_energy_gradient",
+    "load_robot",
     "load_urdf",
     "mode_shapes",
     "natural_frequencies",

@@ -11,7 +11,7 @@ pinext                                    Pinocchio reference
 ∂S/∂a at a = 0 (bias b)                   ``nonLinearEffects − computeGeneralizedGravity``
 Gauss's principle, unconstrained          ``aba``
 Gauss's principle, 3D point contact       ``constraintDynamics``
-momentum scheme ṗ (seed 001 Theorem 1)    (C + Cᵀ) v + M ``aba`` (C: ``computeCoriolisMatrix``)
+momentum scheme ṗ, Celentano (2008)       (C + Cᵀ) v + M ``aba`` (C: ``computeCoriolisMatrix``)
 ∂T/∂q (+ Hamel term)                      Cᵀ v
 Christoffel Γ(v, v) (− Hamel term)        C v
 ========================================  ==========================================
@@ -187,7 +187,14 @@ def check_model(
 
     Returns:
         :class:`CheckReport`; ``report.passed`` is False when a row exceeds its tolerance.
+
+    Raises:
+        InvalidParameter: ``samples`` is not a whole number >= 1.
     """
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+        from pinext.exceptions import InvalidParameter
+
+        raise InvalidParameter(f"samples must be a whole number >= 1 of states, got {samples!r}")
     fn = dict(DEFAULT_FUNCTIONS)
     unknown = set(functions or {}) - set(fn)
     if unknown:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -13,10 +16,56 @@ from ._format import table
 from .exceptions import PinextError
 
 
-def _load(args: argparse.Namespace):
-    from .robot import load_urdf
+def _looks_like_path(text: str) -> bool:
+    suffix = Path(text).suffix.lower()
+    return Path(text).exists() or "/" in text or "\\" in text or suffix in (".urdf", ".xml")
 
-    return load_urdf(args.urdf, extensions=args.extensions)
+
+def _load(args: argparse.Namespace):
+    """The robot of a command: a URDF path, or an example-robot-data name (``ur5``)."""
+    from .robot import load_urdf
+    from .robots import load_robot
+
+    options = dict(package_dirs=args.package_dirs, root_joint=args.root_joint)
+    if _looks_like_path(args.robot):
+        return load_urdf(args.robot, extensions=args.extensions, **options)
+    return load_robot(args.robot, extensions=args.extensions, **options)
+
+
+def _torques(robot, system, pairs: Sequence[str]) -> np.ndarray | None:
+    """Constant joint torques from ``JOINT=VALUE`` pairs (other joints: zero)."""
+    from .exceptions import InvalidParameter, NameNotFound
+
+    if not pairs:
+        return None
+    if not system.torque_inputs:
+        raise InvalidParameter(
+            f"--torque sets joint torques, but robot '{robot.name}' has drives "
+            f"({', '.join(system.drives)}) whose inputs are voltages; simulate it in Python "
+            "with control=..."
+        )
+    tau = np.zeros(system.n_inputs)
+    model = robot.model
+    joints = [n for j, n in enumerate(model.names) if j > 0 and model.joints[j].nv > 0]
+    for pair in pairs:
+        joint, sep, text = pair.partition("=")
+        if not sep:
+            raise InvalidParameter(f"--torque expects JOINT=VALUE [N.m or N], got {pair!r}")
+        if joint not in joints:
+            raise NameNotFound("joint", joint, joints)
+        jid = model.getJointId(joint)
+        try:
+            values = [float(w) for w in text.replace(",", " ").split()]
+        except ValueError:
+            values = []
+        nv = model.joints[jid].nv
+        if len(values) != nv:
+            raise InvalidParameter(
+                f"--torque {joint}= expects {nv} number(s) [N.m or N], got {text!r}"
+            )
+        start = model.joints[jid].idx_v
+        tau[start : start + nv] = values
+    return tau
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -27,7 +76,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     robot = _load(args)
     model = robot.model
-    print(f"robot {model.name}: {args.urdf}")
+    print(f"robot {model.name}: {robot.path or args.robot}")
     rows = []
     for jid in range(1, model.njoints):
         joint = model.joints[jid]
@@ -71,25 +120,31 @@ def cmd_info(args: argparse.Namespace) -> int:
         )
     )
     print(f"total mass: {pin.computeTotalMass(model):.6g} kg")
-    print(table(System(robot).describe(), ["system", "value"]))
+    system = System(robot)
+    print(table(system.describe(), ["system", "value"]))
     return 0
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    """Simulate a URDF from rest (or a given q0) under gravity and save the trajectory."""
-    from .simulation import simulate
+    """Simulate a robot from rest (or a given q0) under gravity and constant torques; save the
+    trajectory (.npz for pinext view, .csv for a spreadsheet)."""
+    from .simulation import System, simulate
 
     robot = _load(args)
-    q0 = np.array(args.q0, dtype=float) if args.q0 else None
+    system = System(robot)
     traj = simulate(
-        robot,
+        system,
         args.duration,
-        q0=q0,
+        q0=args.q0,
+        control=_torques(robot, system, args.torque),
         method=args.method,
         progress=not args.quiet,
         output_dt=args.output_dt,
     )
-    path = traj.save(args.out)
+    if Path(args.out).suffix.lower() == ".csv":
+        path = traj.to_csv(args.out)
+    else:
+        path = traj.save(args.out if Path(args.out).suffix else f"{args.out}.npz")
     balance = traj.energy_balance()
     print(
         table(
@@ -131,38 +186,100 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out), quick=args.quick)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with suggestions: a misspelled command, option or choice gets the closest
+    valid ones (``--durration`` -> did you mean ``--duration``?)."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        # A misspelled option is reported before a missing required one (argparse's order is
+        # the reverse: "--durration 1" would say "--duration is required").
+        words = sys.argv[1:] if args is None else list(args)
+        if not any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            valid = {s for a in self._actions for s in a.option_strings}
+            for word in words:
+                if word == "--":
+                    break
+                if word.startswith("--") and word.split("=")[0] not in valid:
+                    self.error(f"unrecognized arguments: {word}")
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        valid_options = [s for a in self._actions for s in a.option_strings]
+        hint = ""
+        wrong = re.search(r"unrecognized arguments: (.*)", message)
+        choice = re.search(r"invalid choice: '?([^' ]*)'? \(choose from (.*)\)", message)
+        if wrong:
+            guesses = []
+            for word in wrong.group(1).split():
+                flag = word.split("=")[0]
+                if flag.startswith("-"):
+                    guesses += difflib.get_close_matches(flag, valid_options, n=1, cutoff=0.6)
+            hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+        elif choice:
+            options = [c.strip(" '\"") for c in choice.group(2).split(",")]
+            guesses = difflib.get_close_matches(choice.group(1), options, n=2, cutoff=0.5)
+            hint = f" (did you mean {' or '.join(guesses)}?)" if guesses else ""
+        super().error(message + hint)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``pinext`` command."""
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog="pinext", description=__doc__)
+    parser = _Parser(prog="pinext", description=__doc__, allow_abbrev=False)
     parser.add_argument("--version", action="version", version=f"pinext {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    demo = sub.add_parser("demo", help=cmd_demo.__doc__)
+    demo = sub.add_parser("demo", help=cmd_demo.__doc__, allow_abbrev=False)
     demo.add_argument("--out", default="out", help="output folder (default: ./out)")
     demo.add_argument("--quick", action="store_true", help="shorter runs (for tests)")
     demo.set_defaults(func=cmd_demo)
 
+    from .simulation.simulate import METHODS
+    from .urdf_extensions import ROOT_JOINTS
+
     for name, func in (("info", cmd_info), ("simulate", cmd_simulate), ("check", cmd_check)):
-        p = sub.add_parser(name, help=func.__doc__)
-        p.add_argument("urdf", help="the URDF file")
+        p = sub.add_parser(name, help=func.__doc__, allow_abbrev=False)
+        p.add_argument(
+            "robot", help="a URDF file, or an example-robot-data name (ur5, panda, talos, ...)"
+        )
         p.add_argument(
             "--extensions", default=None, help="sidecar TOML file (default: <stem>.pinext.toml)"
+        )
+        p.add_argument(
+            "--package-dirs", nargs="+", default=None, help="folders of package:// meshes"
+        )
+        p.add_argument(
+            "--root-joint",
+            choices=ROOT_JOINTS,
+            default=None,
+            help="joint between world and root link (default: the file's, else fixed)",
         )
         p.set_defaults(func=func)
         if name == "simulate":
             p.add_argument("--duration", type=float, required=True, help="simulated time [s]")
-            p.add_argument("--out", required=True, help="output .npz file")
+            p.add_argument("--out", required=True, help="output file: .npz, or .csv for a table")
             p.add_argument("--q0", type=float, nargs="+", help="initial configuration")
-            p.add_argument("--method", default="DOP853", help="integration method")
+            p.add_argument(
+                "--torque",
+                action="append",
+                default=[],
+                metavar="JOINT=VALUE",
+                help="constant joint torque [N.m or N] (repeat for several joints)",
+            )
+            p.add_argument(
+                "--method",
+                default="DOP853",
+                choices=(*METHODS, "momentum"),
+                help="integration method (Radau for stiff models)",
+            )
             p.add_argument("--output-dt", type=float, default=None, help="sample period [s]")
             p.add_argument("--quiet", action="store_true", help="no progress bar")
         if name == "check":
             p.add_argument("--seed", type=int, default=0, help="random seed of the states")
             p.add_argument("--samples", type=int, default=5, help="number of random states")
 
-    view = sub.add_parser("view", help=cmd_view.__doc__)
+    view = sub.add_parser("view", help=cmd_view.__doc__, allow_abbrev=False)
     view.add_argument("result", help="a .npz trajectory written by pinext")
     view.add_argument("--html", default=None, help="write a self-contained HTML file instead")
     view.set_defaults(func=cmd_view)

@@ -1,5 +1,6 @@
-"""``pinext demo``: the flexible arm of seed 001, the writing task of seed 000 against three
-environments, and elastic DC drives; results, plots and a browser animation in ``./out/``."""
+"""``pinext demo``: the flexible arm of Celentano (2008), the writing task of
+Vukobratović & Potkonjak against three environments, and elastic DC drives; results, plots and a
+browser animation in ``./out/``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ URDF_DIR = Path(__file__).resolve().parents[1] / "urdf"
 
 
 def flexible_arm(out: Path, quick: bool) -> Section:
-    """Seed 001 §5.2: frequencies for nu = 5, 10 against Euler-Bernoulli theory, then a slew."""
+    """Celentano (2008) §5.2: frequencies for nu = 5, 10 against Euler-Bernoulli theory, then a
+    slew."""
     from .flexible import FlexibleLink, natural_frequencies
     from .robot import load_urdf
     from .simulation import Schedule, simulate
@@ -46,11 +48,12 @@ def flexible_arm(out: Path, quick: bool) -> Section:
         ]
     )
     header = ["model", "f1 [Hz]", "f2 [Hz]", "f3 [Hz]", "f4 [Hz]", "f5 [Hz]"]
-    return "Flexible arm (seed 001 §5.2): 2 m steel bar, natural frequencies", header, rows
+    return "Flexible arm (Celentano 2008, §5.2): 2 m steel bar, natural frequencies", header, rows
 
 
 def writing_task(out: Path, quick: bool) -> Section:
-    """Seed 000 §20.5: approach, impact, write with a prescribed pressure; three environments."""
+    """Vukobratović & Potkonjak §20.5: approach, impact, write with a prescribed pressure; three
+    environments."""
     from .contact import run_writing_task
 
     rows = []
@@ -87,11 +90,16 @@ def writing_task(out: Path, quick: bool) -> Section:
         "impact loss [J]",
         "energy balance",
     ]
-    return "Writing task (seed 000 §20.5): approach, impact, write at 10 N", header, rows
+    return (
+        "Writing task (Vukobratović & Potkonjak, §20.5): approach, impact, write at 10 N",
+        header,
+        rows,
+    )
 
 
 def elastic_drives(out: Path, quick: bool) -> Section:
-    """Seed 000 Fig. 20.10a: DC motors behind harmonic-drive springs track a motion."""
+    """Vukobratović & Potkonjak Fig. 20.10a: DC motors behind harmonic-drive springs track a
+    motion."""
     from .drives import harmonic_drives
     from .planning import rest_to_rest, track_rest_to_rest
     from .robot import load_urdf
@@ -124,18 +132,26 @@ def elastic_drives(out: Path, quick: bool) -> Section:
         "copper losses [J]",
         "energy balance",
     ]
-    return "Elastic DC drives (seed 000 Fig. 20.10a), six_dof_arm, feedforward + PD", header, rows
+    return (
+        "Elastic DC drives (Vukobratović & Potkonjak, Fig. 20.10a), six_dof_arm, feedforward + PD",
+        header,
+        rows,
+    )
 
 
 def run_demo(out: Path, quick: bool = False) -> int:
     """Run every scenario, print the summary table, write results to ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    for scenario in (writing_task, flexible_arm, elastic_drives):
+    scenarios = (writing_task, flexible_arm, elastic_drives)
+    for i, scenario in enumerate(scenarios, 1):
+        # progress first: a scenario takes seconds (the first one also compiles kernels)
+        print(f"[{i}/{len(scenarios)}] {scenario.__name__.replace('_', ' ')} ...", flush=True)
         title, header, rows = scenario(out, quick)
-        print(f"{title}\n{table(rows, header)}\n")
+        print(f"{title}\n{table(rows, header)}\n", flush=True)
     from .visualization import demo_outputs
 
+    print("writing plots and the browser playback ...", flush=True)
     for path in demo_outputs(out) or ():
         print(f"wrote {path}")
     print(f"written to {out.resolve()} in {time.perf_counter() - started:.1f} s")

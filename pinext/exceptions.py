@@ -6,6 +6,7 @@ expected and, for names, which ones exist.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 import numpy as np
@@ -22,15 +23,22 @@ class NameNotFound(PinextError, KeyError):
         kind: What was looked up ("link", "joint", "frame", ...).
         name: The name asked for.
         available: The names that do exist.
+        suggestions: The closest of them (``difflib``), at most three.
     """
 
     def __init__(self, kind: str, name: str, available: Iterable[str]) -> None:
         self.kind = kind
         self.name = name
         self.available = list(available)
-        super().__init__(
-            f"unknown {kind} '{name}'. Available {kind} names: {', '.join(self.available)}"
+        close = difflib.get_close_matches(str(name), [str(a) for a in self.available], n=3)
+        self.suggestions = close
+        guess = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        listing = (
+            f" Available {kind} names: {', '.join(map(str, self.available))}"
+            if self.available
+            else ""
         )
+        super().__init__(f"unknown {kind} '{name}'.{guess}{listing}")
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
@@ -73,3 +81,25 @@ class IntegrationError(PinextError):
 
 class ConstraintError(PinextError):
     """Inconsistent or degenerate constraints (contact tasks, Gauss's principle)."""
+
+
+class ExtensionError(FileFormatError, InvalidParameter):
+    """A value in a URDF's ``<pinext>`` block or sidecar that is out of range or not a number.
+
+    Both a :class:`FileFormatError` (it names the file and the table) and an
+    :class:`InvalidParameter` (what the same value given in Python raises).
+    """
+
+
+class RobotNotFound(NameNotFound):
+    """A robot name that :func:`pinext.load_robot` does not know.
+
+    Attributes:
+        hint: How to get more robots (the optional ``[robots]`` extra).
+    """
+
+    def __init__(self, name: str, available: Iterable[str], hint: str = "") -> None:
+        super().__init__("robot", name, available)
+        self.hint = hint
+        if hint:
+            self.args = (f"{self.args[0]}. {hint}",)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,15 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .exceptions import FileFormatError, InvalidParameter, NameNotFound
-from .urdf_extensions import Extensions, TransmissionSpec, read_extensions
+from .exceptions import ExtensionError, FileFormatError, InvalidParameter, NameNotFound
+from .urdf_extensions import (
+    ROOT_JOINTS,
+    Extensions,
+    TransmissionSpec,
+    check_inertial_elements,
+    parse_urdf_xml,
+    read_extensions,
+)
 
 
 @dataclass
@@ -61,17 +69,42 @@ class Robot:
     @classmethod
     def from_model(
         cls,
-        model: pin.Model,
+        model: pin.Model | pin.RobotWrapper,
         visual_model: pin.GeometryModel | None = None,
         collision_model: pin.GeometryModel | None = None,
     ) -> Robot:
-        """Wrap a Pinocchio model built elsewhere (no flexible links, no drives)."""
+        """Wrap a Pinocchio model built elsewhere (no flexible links, no drives).
+
+        Args:
+            model: A ``pin.Model``, or a ``pin.RobotWrapper`` (its model and geometry models
+                are taken; the wrapper itself is not kept).
+            visual_model: Visual geometries; default: the wrapper's, or none.
+            collision_model: Collision geometries; default: the wrapper's, or none.
+
+        Raises:
+            InvalidParameter: ``model`` is neither a Pinocchio model nor a RobotWrapper.
+        """
+        if isinstance(model, pin.RobotWrapper):
+            visual_model = visual_model or model.visual_model
+            collision_model = collision_model or model.collision_model
+            model = model.model
+        if not isinstance(model, pin.Model):
+            raise InvalidParameter(
+                f"expected a pinext.Robot, a pin.Model or a pin.RobotWrapper, got "
+                f"{type(model).__name__}; load a URDF with pinext.load_urdf(path) or "
+                "pinext.load_robot(name)"
+            )
         return cls(
             model=model,
             rigid_model=model.copy(),
             visual_model=visual_model or pin.GeometryModel(),
             collision_model=collision_model or pin.GeometryModel(),
         )
+
+    def __repr__(self) -> str:
+        from .summary import robot_repr
+
+        return robot_repr(self)
 
     @property
     def name(self) -> str:
@@ -168,21 +201,30 @@ def load_urdf(
         extensions: Sidecar TOML file; None looks for ``<stem>.pinext.toml`` beside the URDF;
             False ignores every pinext extension (the URDF's ``<transmission>`` elements are
             still read).
-        root_joint: Optional Pinocchio root joint, e.g. ``pin.JointModelFreeFlyer()``.
+        root_joint: A joint between the world and the URDF's root link: a Pinocchio joint
+            model (``pin.JointModelFreeFlyer()``) or one of ``"freeflyer"``, ``"planar"``,
+            ``"fixed"``; default: the extensions' ``root_joint``, else fixed.
 
     Returns:
         The :class:`Robot`.
 
     Raises:
-        FileFormatError: The URDF or sidecar is malformed (the message names file and element).
+        FileFormatError: The URDF or sidecar is malformed (the message names file and element),
+            an ``<inertial>`` value is not a finite number, or an extension value is invalid
+            (:class:`pinext.exceptions.ExtensionError`, also an ``InvalidParameter``).
+        InvalidParameter: A negative mass, an inertia tensor that is not positive
+            semi-definite, or a joint that moves no mass (its link and subtree are massless).
         NameNotFound: An extension names a link or joint that the URDF does not have.
     """
     path = Path(path)
     if not path.is_file():
         raise FileFormatError(str(path), "file", "URDF file not found")
     ext = read_extensions(path, extensions)
+    check_inertial_elements(parse_urdf_xml(path), path)
+    if root_joint is None:
+        root_joint = ext.root_joint
     model, visual_model, collision_model = _build_models(
-        path, _package_dirs(path, package_dirs), root_joint
+        path, _package_dirs(path, package_dirs), _root_joint_model(root_joint)
     )
     _check_inertias(model, path)
     robot = Robot(
@@ -198,6 +240,12 @@ def load_urdf(
     for joint in list(ext.drives) + list(drives or {}):
         if joint not in joints:
             raise NameNotFound("joint", joint, joints)
+
+    if ext.environment is not None:
+        from .contact.environment import DynamicEnvironment
+
+        with _naming_source(ext, "environment"):
+            DynamicEnvironment.from_dict(ext.environment)
 
     links = _flexible_links(ext, flexible)
     if links:
@@ -218,9 +266,92 @@ def load_urdf(
         from .drives import drive_from_spec
 
         for joint, parts in ext.drives.items():
-            robot.drives[joint] = drive_from_spec(joint, parts, ext.transmissions.get(joint))
+            with _naming_source(ext, f"drives.{joint}"):
+                robot.drives[joint] = drive_from_spec(joint, parts, ext.transmissions.get(joint))
         robot.drives.update(drives or {})
+    _check_moving_mass(robot, path)
     return robot
+
+
+@contextmanager
+def _naming_source(ext: Extensions, table: str):
+    """Re-raise a parameter error of an extension table naming the file it came from."""
+    try:
+        yield
+    except ExtensionError:
+        raise
+    except (InvalidParameter, TypeError, ValueError) as err:
+        source = ext.origins.get(table) or (ext.sources[-1] if ext.sources else "extensions")
+        raise ExtensionError(source, table, str(err)) from None
+
+
+def _root_joint_model(root_joint: Any) -> Any:
+    """A Pinocchio joint model for ``root_joint`` (None or "fixed": no root joint)."""
+    if (
+        root_joint is None
+        or isinstance(root_joint, pin.JointModel)
+        or not isinstance(root_joint, str)
+    ):
+        return root_joint
+    kind = root_joint.lower().replace("_", "").replace("-", "")
+    if kind == "fixed":
+        return None
+    if kind in ("freeflyer", "floating", "free"):
+        return pin.JointModelFreeFlyer()
+    if kind == "planar":
+        return pin.JointModelPlanar()
+    raise InvalidParameter(
+        f"unknown root_joint {root_joint!r}; valid: {', '.join(ROOT_JOINTS)} or a Pinocchio "
+        "joint model such as pin.JointModelFreeFlyer()"
+    )
+
+
+def massless_joints(model: pin.Model, q: np.ndarray | None = None) -> list[tuple[str, str]]:
+    """The joints that move nothing: their link and everything after it are massless.
+
+    Such a joint has a zero diagonal entry in the mass matrix (with ``model.armature``), so
+    Pinocchio's ``aba`` returns NaN or infinite accelerations. Massless links on fixed joints
+    are usual in URDFs and fine.
+
+    Args:
+        model: The model.
+        q: Configuration, shape (nq,); default neutral.
+
+    Returns:
+        (joint name, link name) of each such joint, in model order.
+    """
+    q = pin.neutral(model) if q is None else q
+    diagonal = np.diag(pin.crba(model, model.createData(), q)).copy()
+    diagonal += np.asarray(model.armature, dtype=float)
+    scale = max(float(np.abs(diagonal).max(initial=0.0)), 1e-300)
+    found = []
+    for jid in range(1, model.njoints):
+        joint = model.joints[jid]
+        if joint.nv == 0 or diagonal[joint.idx_v : joint.idx_v + joint.nv].min() > 1e-14 * scale:
+            continue
+        bodies = [
+            f.name for f in model.frames if f.parentJoint == jid and f.type == pin.FrameType.BODY
+        ]
+        found.append((model.names[jid], bodies[0] if bodies else model.names[jid]))
+    return found
+
+
+def massless_message(joint: str, link: str) -> str:
+    """What is wrong with a joint of :func:`massless_joints`, and what to do."""
+    return (
+        f"link '{link}' has zero mass and inertia, and so has everything after it: joint "
+        f"'{joint}' moves nothing (its mass-matrix entry is 0), so its acceleration is "
+        "undefined; give the link a <mass> and <inertia>, a drive with rotor inertia, or make "
+        "the joint fixed"
+    )
+
+
+def _check_moving_mass(robot: Robot, path: Path) -> None:
+    """Warn about joints that move nothing (fine for kinematics; :func:`pinext.simulate`
+    rejects them, naming the link)."""
+    for joint, link in massless_joints(robot.model):
+        if joint not in robot.drives:
+            warnings.warn(f"{path}: {massless_message(joint, link)}", RuntimeWarning, stacklevel=3)
 
 
 def _check_inertias(model: pin.Model, path: Path) -> None:
@@ -247,6 +378,9 @@ def _flexible_links(ext: Extensions, given: Sequence[Any]) -> list[Any]:
         return []
     from .flexible.sublinks import FlexibleLink
 
-    by_link = {spec["link"]: FlexibleLink.from_dict(spec) for spec in ext.flexible}
+    by_link = {}
+    for spec in ext.flexible:
+        with _naming_source(ext, f"flexible.{spec['link']}"):
+            by_link[spec["link"]] = FlexibleLink.from_dict(spec)
     by_link.update({link.link: link for link in given})
     return list(by_link.values())

@@ -53,8 +53,10 @@ evaluated.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +70,9 @@ else:  # pragma: no cover
 from .exceptions import FileFormatError
 
 #: Top-level tables of the pinext extension format.
-SECTIONS = ("flexible", "drives", "contacts", "environment")
+SECTIONS = ("flexible", "drives", "contacts", "environment", "root_joint")
+#: Values of ``root_joint``: a joint between the world and the URDF's root link.
+ROOT_JOINTS = ("fixed", "freeflyer", "planar")
 #: Parts of a drive table.
 DRIVE_PARTS = ("motor", "gear", "elastic_transmission", "actuator")
 
@@ -103,6 +107,10 @@ class Extensions:
         contacts: One dict of parameters per contact.
         environment: Parameters of the dynamic environment, or None.
         sources: The files that contributed, in order.
+        origins: Table (``"drives.<joint>"``, ``"flexible.<link>"``, ``"environment"``,
+            ``"root_joint"``) -> the file it was last read from, for error messages.
+        root_joint: ``"freeflyer"``, ``"planar"`` or None: a joint between the world and the
+            URDF's root link (``root_joint = "freeflyer"`` / ``<root_joint type="freeflyer"/>``).
     """
 
     transmissions: dict[str, TransmissionSpec] = field(default_factory=dict)
@@ -111,19 +119,27 @@ class Extensions:
     contacts: list[dict[str, Any]] = field(default_factory=list)
     environment: dict[str, Any] | None = None
     sources: list[str] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)
+    root_joint: str | None = None
 
     def merge(self, tables: dict[str, Any], source: str) -> None:
         """Merge pinext tables read from ``source`` (later sources win, key by key)."""
         for entry in tables.get("flexible", []):
             self.flexible = [f for f in self.flexible if f.get("link") != entry.get("link")]
             self.flexible.append(dict(entry))
+            self.origins[f"flexible.{entry.get('link')}"] = source
         for joint, parts in tables.get("drives", {}).items():
+            self.origins[f"drives.{joint}"] = source
             mine = self.drives.setdefault(joint, {})
             for part, params in parts.items():
                 mine.setdefault(part, {}).update(params)
         self.contacts.extend(dict(c) for c in tables.get("contacts", []))
         if tables.get("environment") is not None:
             self.environment = {**(self.environment or {}), **tables["environment"]}
+            self.origins["environment"] = source
+        if tables.get("root_joint") is not None:
+            self.root_joint = tables["root_joint"]
+            self.origins["root_joint"] = source
         self.sources.append(source)
 
 
@@ -174,6 +190,11 @@ def _check_tables(tables: dict[str, Any], path: str) -> dict[str, Any]:
     env = tables.get("environment")
     if env is not None and not isinstance(env, dict):
         raise FileFormatError(path, "environment", "expected a table")
+    root = tables.get("root_joint")
+    if root is not None and root not in ROOT_JOINTS:
+        raise FileFormatError(
+            path, "root_joint", f"unknown root joint {root!r}; valid: {', '.join(ROOT_JOINTS)}"
+        )
     return tables
 
 
@@ -188,6 +209,8 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
             tables.setdefault("contacts", []).append(params)
         elif child.tag == "environment":
             tables["environment"] = params
+        elif child.tag == "root_joint":
+            tables["root_joint"] = child.get("type")
         elif child.tag == "drive":
             joint = child.get("joint")
             if not joint:
@@ -199,7 +222,8 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
             raise FileFormatError(
                 path,
                 f"<pinext><{child.tag}>",
-                "unknown element; valid elements: flexible, drive, contact, environment",
+                "unknown element; valid elements: flexible, drive, contact, environment, "
+                "root_joint",
             )
     return _check_tables(tables, path)
 
@@ -240,6 +264,75 @@ def _transmissions(root: ET.Element, path: str) -> dict[str, TransmissionSpec]:
     return found
 
 
+#: Numeric attributes of a URDF ``<inertial>`` element: (child, attribute, unit).
+_INERTIAL_NUMBERS = (
+    ("mass", "value", "[kg]"),
+    *(("inertia", a, "[kg.m^2]") for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")),
+)
+
+
+def check_inertial_elements(root: ET.Element, path: str | Path) -> None:
+    """Reject ``<inertial>`` values that are not finite numbers, naming link and attribute.
+
+    Pinocchio's URDF parser turns a value it cannot read (``izz="nan"``, ``mass="abc"``) into a
+    zero mass or a zero inertia tensor with only a message on the console; a robot would then
+    load with the wrong dynamics.
+
+    Raises:
+        FileFormatError: A missing or non-finite ``<mass value>`` or ``<inertia>`` attribute,
+            or a ``<origin xyz/rpy>`` that is not three finite numbers. A zero mass with
+            nonzero moments of inertia is only warned about (some real robots' files have it).
+    """
+    for link in root.iter("link"):
+        inertial = link.find("inertial")
+        if inertial is None:
+            continue
+        name = link.get("name", "?")
+        values = {}
+        for child, attribute, unit in _INERTIAL_NUMBERS:
+            element = inertial.find(child)
+            where = f"<link name='{name}'><inertial><{child} {attribute}>"
+            if element is None:
+                if child == "inertia":
+                    break  # urdfdom's rule: no <inertia> means zero inertia (point mass)
+                raise FileFormatError(str(path), f"<link name='{name}'><inertial>", "no <mass>")
+            text = element.get(attribute)
+            if text is None and child == "inertia":
+                text = "0"  # urdfdom reads a missing off-diagonal entry as 0
+            try:
+                value = float(text) if text is not None else math.nan
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise FileFormatError(
+                    str(path), where, f"{text!r} is not a finite number; expected {unit}"
+                )
+            values[attribute] = value
+        moments = [abs(values.get(a, 0.0)) for a in ("ixx", "iyy", "izz")]
+        if values.get("value") == 0.0 and max(moments) > 0.0:
+            warnings.warn(  # physically inconsistent, but Pinocchio uses it as given
+                f"{path}: <link name='{name}'><inertial>: zero mass with a nonzero <inertia> "
+                "(a body without mass has no rotational inertia)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        origin = inertial.find("origin")
+        for attribute in ("xyz", "rpy"):
+            text = origin.get(attribute) if origin is not None else None
+            if text is None:
+                continue
+            try:
+                values = [float(w) for w in text.split()]
+            except ValueError:
+                values = []
+            if len(values) != 3 or not all(math.isfinite(v) for v in values):
+                raise FileFormatError(
+                    str(path),
+                    f"<link name='{name}'><inertial><origin {attribute}>",
+                    f"{text!r} is not three finite numbers",
+                )
+
+
 def parse_urdf_xml(path: str | Path) -> ET.Element:
     """Parse a URDF file; syntax errors name the file and line."""
     try:
@@ -258,6 +351,10 @@ def read_sidecar(path: str | Path) -> dict[str, Any]:
             tables = tomllib.load(stream)
     except tomllib.TOMLDecodeError as err:
         raise FileFormatError(str(path), "TOML", str(err)) from None
+    except UnicodeDecodeError as err:
+        raise FileFormatError(
+            str(path), "TOML", f"not a UTF-8 text file ({err.reason} at byte {err.start})"
+        ) from None
     except OSError as err:
         raise FileFormatError(str(path), "file", str(err)) from None
     return _check_tables(tables, str(path))

@@ -58,3 +58,43 @@ def test_python_dash_m_entry_point():
         [sys.executable, "-m", "pinext", "--version"], capture_output=True, text=True, check=True
     )
     assert result.stdout.startswith("pinext ")
+
+
+def test_simulate_a_named_robot_with_torques_to_csv(robots_dir, tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    argv = ["simulate", "ur5", "--duration", "0.2", "--output-dt", "0.1", "--out", str(out)]
+    assert main([*argv, "--torque", "shoulder_lift_joint=2", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        f"written                    {out}" in printed
+        and "final time [s]             0.2" in printed
+    )
+    header = out.read_text().splitlines()[0].split(",")
+    assert "q.shoulder_lift_joint [rad]" in header and "input.shoulder_lift_joint [N.m]" in header
+    assert not (tmp_path / "r.csv.npz").exists()
+
+
+def test_root_joint_and_package_dirs_flags(tmp_path, capsys):
+    argv = ["info", str(URDF / "planar3r.urdf"), "--root-joint", "freeflyer"]
+    assert main([*argv, "--package-dirs", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "JointModelFreeFlyer" in out and "21 = q 10 + v 9 + 2 energy entries" in out
+
+
+def test_misspellings_get_suggestions(capsys):
+    import pytest
+
+    for argv, hint in [
+        (["simulte", "ur5"], "did you mean simulate?"),
+        (["simulate", "ur5", "--durration", "1", "--out", "x.npz"], "did you mean --duration?"),
+        (["simulate", "ur5", "--duration", "1", "--out", "x", "--method", "radau"], "Radau"),
+    ]:
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert hint in capsys.readouterr().err
+
+
+def test_unknown_joint_in_torque_suggests(robots_dir, tmp_path, capsys):
+    argv = ["simulate", "ur5", "--duration", "0.1", "--out", str(tmp_path / "r.npz")]
+    assert main([*argv, "--torque", "elbow=1", "--quiet"]) == 2
+    assert "Did you mean 'elbow_joint'" in capsys.readouterr().err

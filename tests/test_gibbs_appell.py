@@ -381,3 +381,34 @@ def test_chaplygin_sleigh_keeps_constraint_and_energy():
         model, model.createData(), q[50], v[50], np.zeros(3), constraints=[sleigh.knife_edge()]
     )
     assert res.constraint_residual() < 1e-12
+
+
+def test_first_kernel_call_announces_compilation_once(monkeypatch, capsys):
+    """A slow first call prints one line; the kernel is then called directly (no wrapper)."""
+    import threading
+    import types
+
+    from pinext.dynamics import gibbs_appell as ga
+
+    announced = threading.Event()
+    real_notice = ga._compiling_notice
+
+    def notice():
+        real_notice()
+        announced.set()
+
+    def slow_kernel(x):  # stands for a kernel that numba is compiling
+        assert announced.wait(timeout=60)  # returns once the notice has fired
+        return 2 * x
+
+    fake = types.SimpleNamespace(slow_kernel=slow_kernel)
+    monkeypatch.setattr(ga, "_kernels", fake)
+    monkeypatch.setattr(ga, "_compiling_notice", notice)
+    monkeypatch.setattr(ga, "_notice_printed", False)
+    monkeypatch.setattr(ga, "NOTICE_AFTER", 0.0)
+    kernels = ga._FirstCallNotice()
+    assert kernels.slow_kernel(3) == 6
+    assert kernels.slow_kernel is slow_kernel  # later calls go straight to the kernel
+    assert kernels.slow_kernel(4) == 8
+    err = capsys.readouterr().err
+    assert err.count("compiling Gibbs-Appell kernels (first call, cached afterwards)") == 1

@@ -4,7 +4,7 @@ import pytest
 
 import pinext as px
 from pinext.exceptions import FileFormatError, NameNotFound
-from pinext.urdf_extensions import default_sidecar, read_extensions
+from pinext.urdf_extensions import Extensions, default_sidecar, read_extensions
 from tests.conftest import URDF, pendulum_urdf
 
 TRANSMISSION = """
@@ -96,5 +96,24 @@ def test_no_eval_of_file_content(tmp_path):
 
 
 def test_project_urdfs_parse():
-    for path in URDF.glob("*.urdf"):
-        read_extensions(path)
+    paths = sorted(URDF.glob("*.urdf"))
+    assert len(paths) >= 4, f"the project's URDFs were not found in {URDF}"
+    extensions = {path.name: read_extensions(path) for path in paths}
+    assert all(isinstance(ext, Extensions) for ext in extensions.values())
+    # the flexible arm carries its <pinext> block: at least one file contributes extensions
+    assert extensions["flexible_arm.urdf"].flexible
+
+
+@pytest.mark.parametrize(
+    ("block", "sidecar"),
+    [('<pinext><root_joint type="freeflyer"/></pinext>', None), ("", 'root_joint = "freeflyer"\n')],
+    ids=["pinext block", "sidecar"],
+)
+def test_floating_base_from_the_extension_format(tmp_path, block, sidecar):
+    path = _urdf(tmp_path, block)
+    if sidecar:
+        default_sidecar(path).write_text(sidecar)
+    robot = px.load_urdf(path)
+    assert robot.model.joints[1].shortname() == "JointModelFreeFlyer"
+    assert robot.nq == 7 + 2 and robot.nv == 6 + 2
+    assert px.load_urdf(path, root_joint="fixed").nv == 2  # the argument wins

@@ -1,4 +1,5 @@
-"""pinext.contact: contact tasks of seed 000 §20.5.2–§20.5.3 and seed 003 §2, §4.
+"""pinext.contact: contact tasks of Vukobratović & Potkonjak §20.5.2–§20.5.3 and McClamroch (1986)
+§2, §4.
 
 Functional coordinates s(q) (20.83)–(20.86), constrained motion (20.88)–(20.89), impact
 (20.90)–(20.91) and its environment-mass form, a dynamic environment (models (c) and (d) of

@@ -1,4 +1,4 @@
-"""Constrained motion, seed 000 (20.88)–(20.89) and seed 003 §4 (33)–(35).
+"""Constrained motion, Vukobratović & Potkonjak (20.88)–(20.89) and McClamroch (1986) §4 (33)–(35).
 
 .. math::
 
@@ -14,7 +14,7 @@ term (a critically damped constraint error, natural frequency ω [1/s])
 
     J_c \\ddot q + A_c = -2\\omega\\, \\dot s^c - \\omega^2 s^c
 
-and consistent initial conditions (seed 003 (32), (35)) are obtained by projecting q (Gauss–
+and consistent initial conditions (McClamroch 1986, (32), (35)) are obtained by projecting q (Gauss–
 Newton on s^c(q) = 0) and v (the kinetic-metric projection onto J_c v + b_c = 0, the plastic
 impact of (20.90)–(20.91)) with :func:`project_consistent`.
 
@@ -175,7 +175,7 @@ def project_consistent(
     tol: float = 1e-13,
     max_iter: int = 50,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Project (q, v) onto the constraint manifold (seed 003 (32), (35)).
+    """Project (q, v) onto the constraint manifold (McClamroch 1986, (32), (35)).
 
     q: Gauss–Newton steps ``q ← integrate(q, -J_c⁺ s^c)`` until ``|s^c| < tol``;
     v: the kinetic-metric projection ``v ← v - M⁻¹J_cᵀ (J_c M⁻¹ J_cᵀ)⁻¹ (J_c v + b_c)``

@@ -1,4 +1,4 @@
-"""Functional coordinates s(q) of a contact task, seed 000 §20.5.2 (20.83)–(20.86).
+"""Functional coordinates s(q) of a contact task, Vukobratović & Potkonjak §20.5.2 (20.83)–(20.86).
 
 The functional coordinates are the pose of a robot frame E (the tool) relative to a frame O
 fixed to the object being processed, which may move by a given law (the non-stationary case
@@ -33,7 +33,7 @@ Surfaces:
 * :func:`plane` — the writing task of Fig. 20.13a: z normal to the plane, m = 1;
 * :func:`peg_in_hole` — Fig. 20.13b: x, y, roll, pitch constrained, m = 4, approach along z;
 * :func:`point_contact` — 3D (x, y, z) or 6D (all) point constraints;
-* :class:`ImplicitSurface` — any surface Φ(p) = 0 with its gradient (seed 003 (7)–(10)).
+* :class:`ImplicitSurface` — any surface Φ(p) = 0 with its gradient (McClamroch 1986, (7)–(10)).
 """
 
 from __future__ import annotations
@@ -321,7 +321,7 @@ class FunctionalCoordinates(Constraint):
 
 
 class ImplicitSurface(Constraint):
-    """A point of the robot on a surface Φ(p) = 0, seed 003 (7)–(10), m = 1.
+    """A point of the robot on a surface Φ(p) = 0, McClamroch (1986) (7)–(10), m = 1.
 
     .. math::
 

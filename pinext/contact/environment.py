@@ -1,4 +1,4 @@
-"""Dynamic environment, seed 000 §20.5.3 (20.92)–(20.97) and Fig. 20.15 (c), (d).
+"""Dynamic environment, Vukobratović & Potkonjak §20.5.3 (20.92)–(20.97) and Fig. 20.15 (c), (d).
 
 Model (c): the surface belongs to an equivalent mass m_e on a spring k and damper b. Its
 displacement s_e along the constrained coordinate (negative into the environment, measured
@@ -58,14 +58,26 @@ class DynamicEnvironment:
     contact_damping: float = 0.0
 
     def __post_init__(self) -> None:
-        if not self.mass > 0:
-            raise InvalidParameter(f"environment mass must be positive, got {self.mass} kg")
-        if self.stiffness < 0 or self.damping < 0 or self.contact_damping < 0:
-            raise InvalidParameter("environment stiffness and dampings must be non-negative")
-        if self.contact_stiffness is not None and not self.contact_stiffness > 0:
+        if not self.mass > 0:  # NaN fails too; inf is an immobile surface
             raise InvalidParameter(
-                f"contact_stiffness must be positive (or None for model c), got "
-                f"{self.contact_stiffness}"
+                f"environment mass must be positive [kg] (inf: immobile), got {self.mass}"
+            )
+        for name, unit in (
+            ("stiffness", "[N/m]"),
+            ("damping", "[N.s/m]"),
+            ("contact_damping", "[N.s/m]"),
+        ):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise InvalidParameter(
+                    f"environment {name} must be a finite number >= 0 {unit}, got {value}"
+                )
+        if self.contact_stiffness is not None and not (
+            np.isfinite(self.contact_stiffness) and self.contact_stiffness > 0
+        ):
+            raise InvalidParameter(
+                f"environment contact_stiffness must be a finite positive number [N/m] (or "
+                f"None for model c), got {self.contact_stiffness}"
             )
 
     @classmethod
@@ -79,12 +91,30 @@ class DynamicEnvironment:
                 f"unknown environment keys {sorted(unknown)}; "
                 f"valid keys: {', '.join(sorted(known))}"
             )
+        if "mass" not in spec:
+            raise InvalidParameter(
+                f"environment needs a 'mass' [kg]; valid keys: {', '.join(sorted(known))}"
+            )
+
+        def number(key: str, default: float | None) -> float | None:
+            value = spec.get(key, default)
+            if value is None:
+                return None
+            try:
+                if isinstance(value, bool):
+                    raise TypeError
+                return float(value)
+            except (TypeError, ValueError):
+                raise InvalidParameter(
+                    f"environment {key} must be a number, got {value!r}"
+                ) from None
+
         return cls(
-            float(spec["mass"]),
-            float(spec.get("stiffness", 0.0)),
-            float(spec.get("damping", 0.0)),
-            None if spec.get("contact_stiffness") is None else float(spec["contact_stiffness"]),
-            float(spec.get("contact_damping", 0.0)),
+            number("mass", None),
+            number("stiffness", 0.0),
+            number("damping", 0.0),
+            number("contact_stiffness", None),
+            number("contact_damping", 0.0),
         )
 
     @property

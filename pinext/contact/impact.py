@@ -1,4 +1,5 @@
-"""Impact: the instantaneous velocity jump at contact, seed 000 (20.90)–(20.91), (20.95)–(20.97).
+"""Impact: the instantaneous velocity jump at contact, Vukobratović & Potkonjak (20.90)–(20.91),
+(20.95)–(20.97).
 
 Against a rigid (geometric) constraint, integrating (20.88)–(20.89) over an impact interval
 Δt → 0 gives
@@ -146,7 +147,8 @@ def seed_impact_as_printed(
     jacobian: np.ndarray,
     environment_mass: float,
 ) -> ImpactResult:
-    """Seed 000 (20.95)–(20.97) solved literally, for the record: the impulse is always zero.
+    """Vukobratović & Potkonjak (20.95)–(20.97) solved literally, for the record: the impulse is
+    always zero.
 
     Unknowns (Δq̇, Δṡ_6, P)::
 

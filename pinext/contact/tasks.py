@@ -1,4 +1,4 @@
-"""The three-phase writing task of seed 000 Fig. 20.13a on the project's 6-DOF arm.
+"""The three-phase writing task of Vukobratović & Potkonjak Fig. 20.13a on the project's 6-DOF arm.
 
 The arm holds a pen pointing down above a table, descends (approach), hits the table
 (impact), and draws a 0.2 m line along y while pressing with a prescribed force (constrained
@@ -39,7 +39,7 @@ ENVIRONMENTS = {
 URDF = Path(__file__).resolve().parents[2] / "urdf" / "six_dof_arm.urdf"
 FRAME = "pen_tip"
 #: Rotor inertias of the gear motors [kg.m^2]; reflected through the URDF's transmission
-#: ratios N they give the joints' armature J_r N^2 (seed 000 (20.69)).
+#: ratios N they give the joints' armature J_r N^2 (Vukobratović & Potkonjak, (20.69)).
 ROTOR_INERTIA = {
     "shoulder_pan": 1.2e-4,
     "shoulder_lift": 1.2e-4,

@@ -1,4 +1,5 @@
-"""Unilateral contact: impact, bouncing, resting and lift-off (seed 003 §6, seed 000 §20.5.2).
+"""Unilateral contact: impact, bouncing, resting and lift-off (McClamroch 1986, §6;
+Vukobratović & Potkonjak, §20.5.2).
 
 A :class:`Contact` is one constraint of the robot with its hybrid behaviour:
 

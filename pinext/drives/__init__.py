@@ -1,5 +1,5 @@
 """Drives: DC motors, gears with efficiency, elastic transmissions and general linear actuators
-(seed 000 §20.3, (20.62)–(20.82); §20.5.4, (20.98)–(20.99)).
+(Vukobratović & Potkonjak, §20.3, (20.62)–(20.82); §20.5.4, (20.98)–(20.99)).
 
 A :class:`Drive` is an actuator (:class:`DCMotor`, :class:`LinearActuator` or None for an ideal
 torque source) followed by a transmission (:class:`Gear`, :class:`ElasticTransmission` or None).
@@ -52,13 +52,38 @@ SPEC_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Units of the scalar parameters, for messages.
+SPEC_UNITS = {
+    "resistance": "[Ohm]",
+    "torque_constant": "[N.m/A]",
+    "back_emf_constant": "[V.s/rad]",
+    "rotor_inertia": "[kg.m^2]",
+    "inductance": "[H]",
+    "viscous_friction": "[N.m.s/rad]",
+    "voltage_limit": "[V]",
+    "ratio": "[-]",
+    "efficiency": "[-]",
+    "backdrive_efficiency": "[-]",
+    "input_inertia": "[kg.m^2]",
+    "output_inertia": "[kg.m^2]",
+    "stiffness": "[N.m/rad]",
+    "damping": "[N.m.s/rad]",
+}
+
+
 def _kwargs(joint: str, part: str, params: Mapping[str, Any]) -> dict[str, Any]:
     valid = SPEC_KEYS[part]
-    for key in params:
+    for key, value in params.items():
         if key not in valid:
             raise InvalidParameter(
                 f"drive of joint '{joint}': unknown {part} parameter '{key}'; "
                 f"valid parameters: {', '.join(valid)}"
+            )
+        if isinstance(value, (str, bool)):  # the file's numbers are already numbers
+            unit = SPEC_UNITS.get(key, "")
+            raise InvalidParameter(
+                f"drive of joint '{joint}': {part} parameter '{key}' must be a number "
+                f"{unit} without units in the text, got {value!r}".replace("  ", " ")
             )
     return dict(params)
 

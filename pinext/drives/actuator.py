@@ -1,4 +1,4 @@
-"""General linear actuator (seed 000 §20.3.2, eq. (20.74))."""
+"""General linear actuator (Vukobratović & Potkonjak, §20.3.2, eq. (20.74))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Permanent-magnet DC motor (seed 000 §20.3.1, eqs. (20.62)–(20.67))."""
+"""Permanent-magnet DC motor (Vukobratović & Potkonjak, §20.3.1, eqs. (20.62)–(20.67))."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from .actuator import LinearActuator
 
 
 def _check(name: str, value: float, *, positive: bool = False) -> float:
-    value = float(value)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(value) or value < 0 or (positive and value == 0):
         raise InvalidParameter(
             f"{name} must be {'positive' if positive else 'non-negative'} and finite, got {value}"

@@ -50,8 +50,8 @@ class Transmission(abc.ABC):
 class Gear(Transmission):
     """A rigid gear: q = θ / N (20.68), τ = N M (20.69), with efficiency.
 
-    The efficiency depends on the direction of the power flow through the teeth (seed 000 after
-    (20.69)): with motor-side torque M and speed θ̇,
+    The efficiency depends on the direction of the power flow through the teeth
+    (Vukobratović & Potkonjak, after (20.69)): with motor-side torque M and speed θ̇,
 
     .. math::
 

@@ -1,4 +1,5 @@
-"""Gauss's principle of least constraint on the Gibbs function (seed 004 §4, seed 002).
+"""Gauss's principle of least constraint on the Gibbs function (Negrean et al. 2009, §4;
+Lynch & Park, ch. 8).
 
 The accelerations minimise Appell's function
 
@@ -7,8 +8,8 @@ The accelerations minimise Appell's function
     Z(a) = S(q, v, a) - (\\tau - g(q))^T a = \\tfrac12 a^T M a + a^T b + S_0 - (\\tau - g)^T a
 
 subject to linear acceleration-level constraints :math:`A a = r`: holonomic constraints
-differentiated twice (point contacts), or Pfaffian constraints :math:`A(q) v = 0` (seed 002,
-nonholonomic allowed) differentiated once, :math:`A \\dot v = -\\dot A v`. The stationarity
+differentiated twice (point contacts), or Pfaffian constraints :math:`A(q) v = 0` (Lynch & Park,
+ch. 8, nonholonomic allowed) differentiated once, :math:`A \\dot v = -\\dot A v`. The stationarity
 conditions are :math:`M a + b + g = \\tau + A^T \\lambda`: λ are the constraint forces in the
 sign convention of Pinocchio's ``constraintDynamics`` (``M a + nle = τ + Jᵀλ``).
 """
@@ -63,7 +64,7 @@ class AccelerationConstraint:
 
 
 class PfaffianConstraint:
-    """Pfaffian velocity constraint A(q) v = 0 (holonomic or not), seed 002.
+    """Pfaffian velocity constraint A(q) v = 0 (holonomic or not), Lynch & Park (ch. 8).
 
     Differentiated once: A(q) a = −Ȧ(q, v) v.
 

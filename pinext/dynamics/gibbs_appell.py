@@ -3,7 +3,8 @@
 For a rigid body of mass :math:`m`, centre of mass :math:`c`, rotational inertia :math:`I_c`
 about the centre of mass, angular velocity :math:`\\omega` and angular acceleration
 :math:`\\alpha`, the acceleration of the material point :math:`c + r` is
-:math:`a_c + \\alpha \\times r + \\omega \\times (\\omega \\times r)`, so that (seed 004, eq. (34))
+:math:`a_c + \\alpha \\times r + \\omega \\times (\\omega \\times r)`, so that
+(Negrean et al. 2009, eq. (34))
 
 .. math::
 
@@ -16,14 +17,14 @@ The last term follows from the second moments :math:`\\int r r^T dm = \\tfrac12 
 \\mathbf 1 - I_c`; it does not depend on the accelerations but belongs to the complete Gibbs
 function. Summed over the bodies of a Pinocchio model (plus :math:`\\tfrac12 I_a \\ddot q^2` for the
 rotor inertias ``model.armature``, as Pinocchio's ``crba``/``rnea`` treat them), the Gibbs function
-is quadratic in the accelerations (seed 004, eq. (35)):
+is quadratic in the accelerations (Negrean et al. 2009, eq. (35)):
 
 .. math::
 
     S(q, v, a) = \\tfrac12 a^T M(q) a + a^T b(q, v) + S_0(q, v),
 
-and the Gibbs–Appell equations (seed 004, eq. (39)) read :math:`\\partial S/\\partial a + g(q) =
-\\tau + \\sum_k J_k^T f_k`.
+and the Gibbs–Appell equations (Negrean et al. 2009, eq. (39)) read
+:math:`\\partial S/\\partial a + g(q) = \\tau + \\sum_k J_k^T f_k`.
 
 Everything here is computed body by body from the kinematics: two Pinocchio calls (the joint
 Jacobians with their time variation, and the static regressor, which holds every body placement
@@ -34,14 +35,61 @@ references (:mod:`pinext.check`).
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 
-from pinext.dynamics import _gibbs_kernels as _k
+from pinext.dynamics import _gibbs_kernels as _kernels
 from pinext.exceptions import InvalidParameter
+
+#: Seconds a first kernel call may take before the compilation notice is printed.
+NOTICE_AFTER = 0.5
+_notice_printed = False
+
+
+def _compiling_notice() -> None:
+    global _notice_printed
+    if not _notice_printed:
+        _notice_printed = True
+        print(
+            "pinext: compiling Gibbs-Appell kernels (first call, cached afterwards)...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+class _FirstCallNotice:
+    """The compiled kernels, each wrapped for its first call only.
+
+    Numba compiles a kernel at its first call (about 10 s for all of them; later runs load
+    them from numba's disk cache). A first call still running after :data:`NOTICE_AFTER`
+    seconds prints one line, once per process, so that the wait is not silent. After its first
+    call a kernel is stored on this object and called directly: no cost on later calls.
+    """
+
+    def __getattr__(self, name: str):
+        kernel = getattr(_kernels, name)
+        if not callable(kernel):
+            return kernel
+
+        def first_call(*args):
+            timer = threading.Timer(NOTICE_AFTER, _compiling_notice)
+            timer.daemon = True
+            timer.start()
+            try:
+                return kernel(*args)
+            finally:
+                timer.cancel()
+                setattr(self, name, kernel)
+
+        return first_call
+
+
+_k = _FirstCallNotice()
 
 __all__ = [
     "AccelerationEnergyTerms",
@@ -136,7 +184,7 @@ def _kinematics(
 def acceleration_energy(
     model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray, a: np.ndarray
 ) -> float:
-    """Complete Gibbs function (acceleration energy) of the model, seed 004 eq. (34).
+    """Complete Gibbs function (acceleration energy) of the model, Negrean et al. (2009) eq. (34).
 
     .. math::
 
@@ -160,8 +208,8 @@ def acceleration_energy(
 
 
 class AccelerationEnergyTerms(NamedTuple):
-    """Decomposition of the Gibbs function, seed 004 eq. (35): S = ½ aᵀ M a + aᵀ b + S0,
-    with the generalized gravity g of eq. (39)."""
+    """Decomposition of the Gibbs function, Negrean et al. (2009) eq. (35): S = ½ aᵀ M a + aᵀ b +
+    S0, with the generalized gravity g of eq. (39)."""
 
     mass_matrix: np.ndarray
     """Shape (nv, nv): ∂²S/∂a², the joint-space inertia matrix M(q)."""
@@ -185,7 +233,8 @@ class AccelerationEnergyTerms(NamedTuple):
 def acceleration_energy_terms(
     model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray
 ) -> AccelerationEnergyTerms:
-    """Mass matrix, bias and acceleration-free part of the Gibbs function, seed 004 eq. (35).
+    """Mass matrix, bias and acceleration-free part of the Gibbs function, Negrean et al. (2009)
+    eq. (35).
 
     .. math::
 
@@ -216,7 +265,7 @@ def acceleration_energy_terms(
 
 
 def generalized_gravity(model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-    """Generalized gravity forces g(q) = −Σ J_ciᵀ m_i g, seed 004 eq. (39) (Q_g).
+    """Generalized gravity forces g(q) = −Σ J_ciᵀ m_i g, Negrean et al. (2009) eq. (39) (Q_g).
 
     Computed body by body (not with Pinocchio's ``computeGeneralizedGravity``).
 
@@ -258,7 +307,7 @@ def appell_inverse_dynamics(
     a: np.ndarray,
     fext=None,
 ) -> np.ndarray:
-    """Joint forces from the Gibbs–Appell equations, seed 004 eq. (39).
+    """Joint forces from the Gibbs–Appell equations, Negrean et al. (2009) eq. (39).
 
     .. math::
 
@@ -313,7 +362,9 @@ def mass_matrix_derivative(model: pin.Model, data: pin.Data, q: np.ndarray) -> n
 
 
 def christoffel_symbols(model: pin.Model, data: pin.Data, q: np.ndarray) -> np.ndarray:
-    """Christoffel symbols of the first kind of the mass matrix (seed 002), shape (nv, nv, nv).
+    """Christoffel symbols of the first kind of the mass matrix (Lynch & Park, ch. 8).
+
+    Shape (nv, nv, nv).
 
     .. math::
 

@@ -1,6 +1,6 @@
-"""Kinetic-energy gradient and the Celentano momentum scheme (seed 001 §2, Theorem 1).
+"""Kinetic-energy gradient and the Celentano momentum scheme (Celentano 2008, §2, Theorem 1).
 
-The Euler–Lagrange equations rearranged as (seed 001, eqs. (6)–(7))
+The Euler–Lagrange equations rearranged as (Celentano 2008, eqs. (6)–(7))
 
 .. math::
 
@@ -70,7 +70,7 @@ def _sym(m: np.ndarray) -> np.ndarray:
 
 
 def _default_step(method: str) -> float:
-    # seed 001 after Lemma 1: Δ = 1e-3...1e-4 (two points), 1e-2...1e-3 (three points)
+    # Celentano (2008) after Lemma 1: Δ = 1e-3...1e-4 (two points), 1e-2...1e-3 (three points)
     return 1e-6 if method == "forward" else 1e-4
 
 
@@ -83,21 +83,21 @@ def kinetic_energy_gradient(
     method: str = "exact",
     step: float | None = None,
 ) -> np.ndarray:
-    """Gradient of the kinetic energy ∂T/∂q at fixed v (seed 001 eq. (7), Lemma 1).
+    """Gradient of the kinetic energy ∂T/∂q at fixed v (Celentano 2008, eq. (7), Lemma 1).
 
     ``"exact"``:
     :math:`\\partial T/\\partial q = \\tfrac12 v^T \\partial(M(q) w)/\\partial q|_{w=v}`,
     with ∂(M w)/∂q from Pinocchio's RNEA derivatives at (q, 0, w) minus the gravity derivatives.
 
-    ``"forward"`` / ``"central"``: finite differences of the mass matrix (seed 001 eq. (8)),
+    ``"forward"`` / ``"central"``: finite differences of the mass matrix (Celentano 2008, eq. (8)),
 
     .. math::
 
         \\frac{\\partial T}{\\partial q_k} \\approx \\frac{T(q \\oplus h e_k) - T(q)}{h}
         \\quad\\text{or}\\quad \\frac{T(q \\oplus h e_k) - T(q \\ominus h e_k)}{2h},
 
-    with nv + 1 (forward) or 2 nv (central) evaluations of M. Their error (seed 001 eq. (9)): along
-    one coordinate T is a trigonometric polynomial of degree 2 for rotations,
+    with nv + 1 (forward) or 2 nv (central) evaluations of M. Their error (Celentano 2008, eq.
+    (9)): along one coordinate T is a trigonometric polynomial of degree 2 for rotations,
     :math:`T = c_0 + \\sum_{f=1,2} (a_f \\cos f q_k + b_f \\sin f q_k)`, and a polynomial of degree
     2 for translations. Lemma 1 applied to each harmonic gives
 
@@ -184,7 +184,8 @@ def kinetic_energy_gradient_error_bound(
     method: str,
     step: float | None = None,
 ) -> np.ndarray:
-    """Bound on the finite-difference error of :func:`kinetic_energy_gradient` (seed 001 eq. (9)).
+    """Bound on the finite-difference error of :func:`kinetic_energy_gradient` (Celentano 2008, eq.
+    (9)).
 
     Along a rotation direction k, T(q ⊕ δ e_k) is a trigonometric polynomial of degree 2 in δ
     (the child subtree's twist is linear in cos δ, sin δ and T is quadratic in it); its five
@@ -272,7 +273,7 @@ def hamel_term(model: pin.Model, q: np.ndarray, v: np.ndarray, p: np.ndarray) ->
 
 
 class MomentumRHS(NamedTuple):
-    """Right-hand side of the momentum scheme (seed 001 Fig. 1, function F)."""
+    """Right-hand side of the momentum scheme (Celentano 2008, Fig. 1, function F)."""
 
     v: np.ndarray
     """Shape (nv,): velocity M⁻¹ p (step 2)."""
@@ -305,7 +306,7 @@ def momentum_rhs(
     *,
     gradient: Callable[..., np.ndarray] | None = None,
 ) -> MomentumRHS:
-    """Celentano's function F (seed 001 Theorem 1): (q, p, τ) ↦ (v, ṗ).
+    """Celentano's function F (Celentano 2008, Theorem 1): (q, p, τ) ↦ (v, ṗ).
 
     .. math::
 
@@ -313,8 +314,8 @@ def momentum_rhs(
             + \\mathrm{ad}^*_v p + \\tau - g(q)
 
     ``tau`` collects every generalized force other than gravity (actuation, elasticity,
-    damping, ...; seed 001 eq. (6): γ is gravity, the rest η + u_a + u). For Lie-group joints
-    q̇ means v integrated with ``pin.integrate``.
+    damping, ...; Celentano (2008) eq. (6): γ is gravity, the rest η + u_a + u). For Lie-group
+    joints q̇ means v integrated with ``pin.integrate``.
 
     Args:
         model: Pinocchio model.

@@ -1,4 +1,4 @@
-"""Flexible links: rigid sublinks joined by elastic joints (seed 001 §5), modal analysis."""
+"""Flexible links: rigid sublinks joined by elastic joints (Celentano 2008, §5), modal analysis."""
 
 from .modal import (
     ModalResult,

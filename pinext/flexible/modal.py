@@ -7,10 +7,10 @@ The linearised equations about a configuration :math:`q_0` are
     M(q_0)\\,\\ddot{x} + \\Big(K + \\frac{\\partial g}{\\partial q}(q_0)\\Big)\\, x = 0,
 
 with :math:`M` from Pinocchio's CRBA (it includes ``model.armature``), :math:`K` the diagonal
-joint stiffness (seed 001 (67)–(69)) and the gravity Hessian only with ``gravity=True``. The natural
-frequencies solve :math:`K x = \\omega^2 M x` (seed 001 §5.2, (72)–(73)).
+joint stiffness (Celentano 2008, (67)–(69)) and the gravity Hessian only with ``gravity=True``. The
+natural frequencies solve :math:`K x = \\omega^2 M x` (Celentano 2008, §5.2, (72)–(73)).
 
-Kinetic energy models (seed 001 Remark 5 and (65)): ``kinetic_energy="exact"`` uses the
+Kinetic energy models (Celentano 2008, Remark 5 and (65)): ``kinetic_energy="exact"`` uses the
 sublink chain as it is; ``"undeformed"`` evaluates the mass matrix with every elastic angle set to
 zero, i.e. it neglects the deformation angles in the kinetic energy, so that :math:`M` depends on
 the angles of motion only, as in (65)–(66).
@@ -135,7 +135,7 @@ def mass_matrix(
         M(q) = \\mathrm{CRBA}(q) \\;(\\text{Pinocchio adds } \\mathrm{diag}(\\text{armature})),
         \\qquad M_\\text{undeformed}(q) = M(\\bar q),
 
-    where :math:`\\bar q` is ``q`` with the elastic angles set to zero (seed 001 (65)).
+    where :math:`\\bar q` is ``q`` with the elastic angles set to zero (Celentano 2008, (65)).
 
     Args:
         robot: Object with ``model`` and ``joint_stiffness``.
@@ -191,7 +191,7 @@ def mode_shapes(
         locked_joints: Joint names whose DOFs are held (removed from the problem), e.g. the
             hub joint for a clamped-free beam.
         gravity: Add the gravity Hessian ∂g/∂q (Pinocchio's gravity derivatives) to K.
-        kinetic_energy: ``"exact"`` or ``"undeformed"`` (seed 001 Remark 5, (65)).
+        kinetic_energy: ``"exact"`` or ``"undeformed"`` (Celentano 2008, Remark 5, (65)).
 
     Returns:
         :class:`ModalResult`.
@@ -223,7 +223,7 @@ def natural_frequencies(
     gravity: bool = False,
     kinetic_energy: str = "exact",
 ) -> np.ndarray:
-    """Natural frequencies [Hz], ascending, rigid-body modes as 0 (seed 001 (72)–(73)).
+    """Natural frequencies [Hz], ascending, rigid-body modes as 0 (Celentano 2008, (72)–(73)).
 
     See :func:`mode_shapes` for the arguments.
 
@@ -264,7 +264,8 @@ def static_deflection(
     tol: float = 1e-12,
     max_iterations: int = 50,
 ) -> np.ndarray:
-    """Equilibrium configuration under a wrench, with the rigid joints held (seed 001 (74)–(76)).
+    """Equilibrium configuration under a wrench, with the rigid joints held (Celentano 2008,
+    (74)–(76)).
 
     Linear (``linear=True``): :math:`\\Delta q_e = K_e^{-1}\\,(J^T w - g)_e` with the Jacobian at
     ``q`` (gravity only if ``gravity=True``). Nonlinear: Newton iterations on the elastic DOFs
@@ -364,7 +365,7 @@ def _wrench_torque(
 
 
 def undeformed_bias(robot: Any, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Velocity terms of the kinetic energy with undeformed geometry (seed 001 (65)–(66)).
+    """Velocity terms of the kinetic energy with undeformed geometry (Celentano 2008, (65)–(66)).
 
     With :math:`\\bar T(q, v) = \\tfrac12 v^T M(\\bar q) v` and :math:`\\bar q = P q` (elastic
     angles zeroed, :math:`P` the diagonal selector of the other coordinates), Lagrange's
@@ -416,8 +417,8 @@ def forward_dynamics(
         M \\dot v + b + g(q) = \\tau - K (q - q_0) - D v,
 
     exact: Pinocchio's ABA (with ``model.armature``); ``"undeformed"``:
-    :math:`M(\\bar q)` and :func:`undeformed_bias` (seed 001 Remark 5, (65)–(66)); the elastic and
-    gravity forces always use the actual ``q``.
+    :math:`M(\\bar q)` and :func:`undeformed_bias` (Celentano 2008, Remark 5, (65)–(66)); the
+    elastic and gravity forces always use the actual ``q``.
 
     Args:
         robot: Object with ``model``, ``joint_stiffness`` and optionally ``joint_damping``.

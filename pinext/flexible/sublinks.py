@@ -1,8 +1,8 @@
-"""Flexible links as chains of rigid sublinks joined by elastic joints (seed 001 §5).
+"""Flexible links as chains of rigid sublinks joined by elastic joints (Celentano 2008, §5).
 
 A URDF link of length :math:`L` becomes :math:`\\nu + 1` rigid sublinks: the two end ones of
 length :math:`L/2\\nu`, the inner ones of length :math:`L/\\nu`, joined by :math:`\\nu` elastic
-joints (seed 001 §5.1, Fig. 12). The elastic energy of the link is (67)–(68)
+joints (Celentano 2008, §5.1, Fig. 12). The elastic energy of the link is (67)–(68)
 
 .. math::
 
@@ -96,7 +96,7 @@ def _positive(name: str, value: Any, *, link: str) -> float:
 
 @dataclass(frozen=True)
 class FlexibleLink:
-    """A URDF link to model as an Euler–Bernoulli beam (seed 001 §5, (67)–(68)).
+    """A URDF link to model as an Euler–Bernoulli beam (Celentano 2008, §5, (67)–(68)).
 
     Attributes:
         link: Name of the URDF link.
@@ -455,7 +455,7 @@ def expand_flexible(
     collision_model: pin.GeometryModel,
     links: Sequence[FlexibleLink],
 ) -> FlexibleExpansion:
-    """Split links into rigid sublinks joined by elastic joints (seed 001 §5, (67)–(69)).
+    """Split links into rigid sublinks joined by elastic joints (Celentano 2008, §5, (67)–(69)).
 
     Args:
         model: The rigid Pinocchio model (left unchanged).

@@ -1,4 +1,5 @@
-"""Seed 001 Remark 5 in the simulator: the kinetic energy of the undeformed geometry (65)."""
+"""Celentano (2008) Remark 5 in the simulator: the kinetic energy of the undeformed geometry
+(65)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from .modal import mass_matrix, undeformed_bias
 class UndeformedKineticEnergy(Component):
     """Simulate a flexible robot with the deformation angles neglected in the kinetic energy.
 
-    Seed 001 (65): the inertia matrix is evaluated at :math:`\\bar q` (every elastic angle set to
-    zero) while elasticity and gravity use the actual :math:`q`:
+    Celentano (2008), (65): the inertia matrix is evaluated at :math:`\\bar q` (every elastic angle
+    set to zero) while elasticity and gravity use the actual :math:`q`:
 
     .. math::
 

@@ -1,4 +1,5 @@
-"""Computed-torque feedforward through elastic DC drives (seed 000 §20.4, Fig. 20.10a)."""
+"""Computed-torque feedforward through elastic DC drives (Vukobratović & Potkonjak, §20.4, Fig.
+20.10a)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ class Feedforward(NamedTuple):
 def elastic_drive_feedforward(
     robot: Robot, drives: Mapping[str, Drive], t: np.ndarray, q: np.ndarray
 ) -> Feedforward:
-    """Motor angles and voltages that make the links follow ``q(t)`` (seed 000 Fig. 20.10a).
+    """Motor angles and voltages that make the links follow ``q(t)`` (Vukobratović & Potkonjak,
+    Fig. 20.10a).
 
     Links: :math:`\\tau = \\mathrm{rnea}(q, \\dot q, \\ddot q)` (Pinocchio's inverse dynamics).
     Springs (20.99) without damping: :math:`\\theta = N (q + \\tau / c)`. Motors (20.98) with
@@ -128,7 +130,8 @@ def track_rest_to_rest(
     samples: int = 1501,
     **simulate_options,
 ) -> tuple[Trajectory, Feedforward]:
-    """Track ``q0 -> q0 + dq`` through the System's elastic DC drives (seed 000 Fig. 20.10a).
+    """Track ``q0 -> q0 + dq`` through the System's elastic DC drives (Vukobratović & Potkonjak,
+    Fig. 20.10a).
 
     The feedforward of :func:`elastic_drive_feedforward` along :func:`rest_to_rest`, plus
     motor-side PD feedback; the run starts at rest with the springs deflected to hold gravity.

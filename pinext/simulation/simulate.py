@@ -13,9 +13,9 @@ from tqdm.auto import tqdm
 from ..exceptions import IntegrationError, InvalidParameter
 from ..robot import Robot
 from . import dop853
+from .arguments import as_initial_state, check_options, checked_control, output_times
 from .chart import Chart, chart_event
 from .component import Event, Phase
-from .controls import as_control
 from .recorder import Recorder
 from .rhs import make_rhs
 from .system import System
@@ -76,7 +76,9 @@ def simulate(
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (wrapped in a System).
         t_final: End time [s].
-        x0: Initial public state; default from ``q0``, ``v0``.
+        x0: Initial state: ``[q, v]``, ``[q, v, component states]`` or the full public
+            state (see :func:`pinext.simulation.arguments.as_initial_state`); default from
+            ``q0``, ``v0``.
         q0: Initial configuration (default: neutral).
         v0: Initial velocity (default: zero).
         control: Inputs: None (zero), a constant vector, a :class:`Schedule`, or a function
@@ -90,7 +92,8 @@ def simulate(
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step [s] (compiled DOP853 may stretch its last step by 1 %).
-        output_dt: Sample period of the output [s]; None keeps the solver's steps.
+        output_dt: Sample period of the output [s]; None keeps the solver's steps. The last
+            sample is at ``t_final`` even when ``output_dt`` does not divide it.
         progress: Show a tqdm progress bar.
         max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
 
@@ -108,14 +111,11 @@ def simulate(
         raise InvalidParameter(
             f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum"
         )
-    if not t_final > 0:
-        raise InvalidParameter(f"t_final must be positive, got {t_final}")
-    x = system.initial_state(q0, v0) if x0 is None else np.array(x0, dtype=float)
-    if x.shape != (system.nx,):
-        raise InvalidParameter(f"x0 must have shape ({system.nx},), got {x.shape}")
+    t_final = check_options(t_final, rtol=rtol, atol=atol, max_step=max_step, output_dt=output_dt)
+    x = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
-    law = as_control(control, system.n_inputs)
+    law = checked_control(control, system, x)
     options: dict[str, Any] = {"rtol": rtol, "atol": atol}
     if max_step is not None:
         options["max_step"] = max_step
@@ -155,8 +155,7 @@ def simulate(
             if upcoming.size:
                 functions.append(_time_event(float(upcoming[0])))
             if output_dt is not None:
-                t_eval = np.arange(np.ceil(t / output_dt) * output_dt, t_final + 1e-12, output_dt)
-                options["t_eval"] = t_eval[(t_eval >= t) & (t_eval <= t_final)]
+                options["t_eval"] = output_times(t, t_final, output_dt)
             rhs = make_rhs(system, phase, chart, law, bar if progress else None, method in IMPLICIT)
             if method in IMPLICIT:
                 options["jac"] = getattr(rhs, "jac", None)
@@ -175,8 +174,11 @@ def simulate(
             if sol.status == -1:
                 _raise_if_non_finite(system, phase, chart, law, sol)
                 t_fail = np.atleast_1d(sol.t)
+                y_fail = np.asarray(sol.y)  # the last state the solver accepted, not the start
                 raise IntegrationError(
-                    f"solver failed ({sol.message})", float(t_fail[-1]) if t_fail.size else t, x
+                    f"solver failed ({sol.message})",
+                    float(t_fail[-1]) if t_fail.size else t,
+                    chart.to_public(y_fail[:, -1]) if y_fail.size else x,
                 )
             fired = next((i for i, te in enumerate(sol.t_events or ()) if te.size), None)
             t_end, x_end = record.segment(

@@ -66,7 +66,7 @@ class System:
         environment: Any = None,
         components: Sequence[Component] = (),
     ) -> None:
-        if isinstance(robot, pin.Model):
+        if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
         self.robot = robot
         self.model = robot.model.copy()
@@ -276,13 +276,20 @@ class System:
 
     def describe(self) -> list[tuple[str, str]]:
         """Rows (name, value) that summarize the system, used by ``pinext info``."""
+        from ..summary import state_size_text
+
         rows = [
             ("robot", self.model.name),
             ("joints", str(self.model.njoints - 1)),
             ("nq / nv", f"{self.model.nq} / {self.model.nv}"),
             ("elastic DOFs", str(self.elastic.size)),
-            ("state size", str(self.nx - 2)),
+            ("state size", state_size_text(self)),
             ("inputs", f"{self.n_inputs} ({'joint torques' if self.torque_inputs else 'drives'})"),
         ]
         rows += [(f"state {k}", f"[{s.start}:{s.stop}]") for k, s in self.layout.items()]
         return rows
+
+    def __repr__(self) -> str:
+        from ..summary import system_repr
+
+        return system_repr(self)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -80,6 +81,102 @@ def _jsonable(value: Any) -> Any:
     return str(value)  # a mode (enum, small dataclass): its readable form
 
 
+#: Joint kind (Pinocchio's shortname, without the axis) -> (q labels and units, v ...).
+_JOINT_COORDINATES: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
+    "JointModelFreeFlyer": (
+        [("x", "m"), ("y", "m"), ("z", "m"), ("qx", "-"), ("qy", "-"), ("qz", "-"), ("qw", "-")],
+        [("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s"), ("wx", "rad/s"), ("wy", "rad/s")]
+        + [("wz", "rad/s")],
+    ),
+    "JointModelPlanar": (
+        [("x", "m"), ("y", "m"), ("cos", "-"), ("sin", "-")],
+        [("vx", "m/s"), ("vy", "m/s"), ("wz", "rad/s")],
+    ),
+    "JointModelSpherical": (
+        [("qx", "-"), ("qy", "-"), ("qz", "-"), ("qw", "-")],
+        [("wx", "rad/s"), ("wy", "rad/s"), ("wz", "rad/s")],
+    ),
+    "JointModelSphericalZYX": (
+        [("z", "rad"), ("y", "rad"), ("x", "rad")],
+        [("wz", "rad/s"), ("wy", "rad/s"), ("wx", "rad/s")],
+    ),
+    "JointModelTranslation": (
+        [("x", "m"), ("y", "m"), ("z", "m")],
+        [("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s")],
+    ),
+}
+#: Units of the component state blocks, by block name.
+_STATE_UNITS = {
+    "motor_angle": "rad",
+    "motor_velocity": "rad/s",
+    "current": "A",
+    "input_work": "J",
+    "dissipated_energy": "J",
+}
+
+
+def _joint_labels(kind: str, nq: int, nv: int) -> tuple[list[str], list[str]]:
+    """Per-coordinate suffixes with units of one joint, e.g. (['[rad]'], ['[rad/s]'])."""
+    if kind in _JOINT_COORDINATES:
+        q, v = _JOINT_COORDINATES[kind]
+        return [f".{n} [{u}]" for n, u in q], [f".{n} [{u}]" for n, u in v]
+    if "Prismatic" in kind or kind.startswith("JointModelP"):
+        unit_q, unit_v = "m", "m/s"
+    elif "Revolute" in kind or kind.startswith("JointModelR"):
+        unit_q, unit_v = "rad", "rad/s"
+    else:
+        unit_q, unit_v = "-", "-"
+    if nq == 2 and nv == 1:  # unbounded revolute: (cos, sin)
+        return [".cos [-]", ".sin [-]"], [f" [{unit_v}]"]
+    if nq == 1 and nv == 1:
+        return [f" [{unit_q}]"], [f" [{unit_v}]"]
+    return [f".{i} [{unit_q}]" for i in range(nq)], [f".{i} [{unit_v}]" for i in range(nv)]
+
+
+def state_columns(system: System) -> list[str]:
+    """A label with its unit for each entry of the public state of ``system``."""
+    model = system.model
+    labels = [""] * system.nx
+    for jid in range(1, model.njoints):
+        joint = model.joints[jid]
+        q_suffix, v_suffix = _joint_labels(joint.shortname(), joint.nq, joint.nv)
+        name = model.names[jid]
+        for k, suffix in enumerate(q_suffix):
+            labels[joint.idx_q + k] = f"q.{name}{suffix}"
+        for k, suffix in enumerate(v_suffix):
+            labels[model.nq + joint.idx_v + k] = f"v.{name}{suffix}"
+    joints = list(system.drives)
+    for key, block in system.layout.items():
+        if key in ("q", "v"):
+            continue
+        size = block.stop - block.start
+        unit = _STATE_UNITS.get(key.rsplit(".", 1)[-1], "-")
+        for k in range(size):
+            index = "" if size == 1 else f".{joints[k] if size == len(joints) else k}"
+            labels[block.start + k] = f"{key}{index} [{unit}]"
+    return labels
+
+
+def input_columns(system: System) -> list[str]:
+    """A label with its unit for each input: joint torques, or the drives' inputs."""
+    if system.torque_inputs:
+        model = system.model
+        labels = []
+        for jid in range(1, model.njoints):
+            joint = model.joints[jid]
+            unit = "N" if "Prismatic" in joint.shortname() else "N.m"
+            for k in range(joint.nv):
+                suffix = "" if joint.nv == 1 else f".{k}"
+                labels.append(f"input.{model.names[jid]}{suffix} [{unit}]")
+        return labels
+    labels = []
+    for joint, drive in system.drives.items():
+        actuator = getattr(drive, "actuator", None)
+        unit = "V" if type(actuator).__name__ == "DCMotor" else "-"
+        labels.append(f"input.{joint} [{unit}]")
+    return labels[: system.n_inputs]
+
+
 @dataclass
 class Trajectory:
     """The samples of a simulation.
@@ -147,6 +244,8 @@ class Trajectory:
         }
         for comp in system.components:
             meta.update(comp.metadata())
+        meta["state_columns"] = state_columns(system)
+        meta["input_columns"] = input_columns(system)
         return cls(
             t=np.asarray(t, dtype=float),
             x=np.asarray(x, dtype=float),
@@ -180,6 +279,69 @@ class Trajectory:
 
     def __len__(self) -> int:
         return self.t.size
+
+    def __repr__(self) -> str:
+        from ..summary import trajectory_repr
+
+        return trajectory_repr(self)
+
+    # -- tables ----------------------------------------------------------------------------
+    def columns(self) -> dict[str, np.ndarray]:
+        """The samples as named columns, units in the names: time, phase, every entry of the
+        state, the stored energies and the inputs.
+
+        Example names: ``t [s]``, ``q.elbow_joint [rad]``, ``v.root_joint.vx [m/s]``,
+        ``drives.current.j0 [A]``, ``energy.kinetic [J]``, ``input.j0 [N.m]``.
+        """
+        n = len(self)
+        labels = self.meta.get("state_columns") or [f"x{i} [-]" for i in range(self.x.shape[1])]
+        columns: dict[str, np.ndarray] = {"t [s]": self.t}
+        names = [p.name for p in self.phases]
+        columns["phase"] = np.array([names[i] for i in self.phase_index], dtype=object)
+        for i, label in enumerate(labels):
+            columns[label] = self.x[:, i]
+        for name, value in self.energy_terms().items():
+            columns[f"energy.{name} [J]"] = np.asarray(value, dtype=float).reshape(n)
+        if "input" in self.outputs:
+            inputs = np.asarray(self.outputs["input"], dtype=float).reshape(n, -1)
+            labels = self.meta.get("input_columns") or [
+                f"input{i} [-]" for i in range(inputs.shape[1])
+            ]
+            for i, label in enumerate(labels[: inputs.shape[1]]):
+                columns[label] = inputs[:, i]
+        return columns
+
+    def to_dataframe(self) -> Any:
+        """The samples as a :class:`pandas.DataFrame` (columns of :meth:`columns`).
+
+        Raises:
+            PinextError: pandas is not installed (``pip install pandas``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            from ..exceptions import PinextError
+
+            raise PinextError(
+                "Trajectory.to_dataframe needs pandas: pip install pandas "
+                "(Trajectory.to_csv and Trajectory.columns work without it)"
+            ) from None
+        return pd.DataFrame(self.columns())
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write the samples as CSV, one row per sample, units in the header (no pandas
+        needed): the columns of :meth:`columns`."""
+        import csv
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        columns = self.columns()
+        with open(path, "w", newline="", encoding="utf-8") as stream:
+            writer = csv.writer(stream)
+            writer.writerow(list(columns))
+            for row in zip(*columns.values(), strict=True):
+                writer.writerow([v if isinstance(v, str) else repr(float(v)) for v in row])
+        return path
 
     # -- energy ----------------------------------------------------------------------------
     def energy_terms(self) -> dict[str, np.ndarray]:
@@ -228,7 +390,7 @@ class Trajectory:
             "phases": [_jsonable(dataclasses.asdict(p)) for p in self.phases],
             "events": [_jsonable(dataclasses.asdict(e)) for e in self.events],
             "meta": _jsonable(self.meta),
-            "format": "pinext-trajectory-1",
+            "format": FORMAT,
         }
         arrays = {f"out:{k}": v for k, v in self.outputs.items()}
         np.savez_compressed(
@@ -243,25 +405,139 @@ class Trajectory:
 
     @classmethod
     def load(cls, path: str | Path) -> Trajectory:
-        """Read a trajectory written by :meth:`save`."""
+        """Read a trajectory written by :meth:`save`.
+
+        Raises:
+            FileFormatError: The file is missing, not a ``.npz`` archive (a URDF, a ``.npy``
+                array, a truncated download), or not a pinext trajectory: another format tag,
+                missing arrays or header keys, inconsistent sizes, non-finite samples, or a
+                layout pointing outside ``x``. The message names the file and what is wrong.
+        """
+        path = Path(path)
+        try:
+            with open(path, "rb") as stream:
+                magic = stream.read(6)
+        except OSError as err:
+            raise FileFormatError(str(path), "file", str(err)) from None
+        if not magic.startswith(b"PK"):
+            raise FileFormatError(str(path), "file", _not_npz(magic))
         try:
             with np.load(path, allow_pickle=False) as npz:
-                header = json.loads(str(npz["header"]))
                 arrays = {k: npz[k] for k in npz.files}
-        except (OSError, ValueError, KeyError) as err:
-            raise FileFormatError(str(path), "npz", f"not a pinext trajectory ({err})") from None
-        return cls(
-            t=arrays["t"],
-            x=arrays["x"],
-            layout={k: tuple(v) for k, v in header["layout"].items()},
-            phase_index=arrays["phase_index"],
-            phases=[
-                PhaseRecord(
-                    p["t_start"], p["t_end"], p["name"], tuple(tuple(m) for m in p["modes"])
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+            raise FileFormatError(
+                str(path), "npz", f"unreadable archive, truncated or damaged? ({err})"
+            ) from None
+        missing = [k for k in ("header", "t", "x", "phase_index") if k not in arrays]
+        if missing:
+            raise FileFormatError(
+                str(path),
+                "npz",
+                f"not a pinext trajectory: missing array(s) {', '.join(missing)} (found: "
+                f"{', '.join(arrays) or 'none'}); write one with Trajectory.save or "
+                "pinext simulate ROBOT --out result.npz",
+            )
+        try:
+            header = json.loads(str(arrays["header"]))
+        except ValueError as err:
+            raise FileFormatError(str(path), "header", f"not JSON ({err})") from None
+        if not isinstance(header, dict):
+            raise FileFormatError(str(path), "header", "expected a JSON object")
+        if header.get("format") != FORMAT:
+            raise FileFormatError(
+                str(path),
+                "header.format",
+                f"format {header.get('format')!r}; this pinext reads {FORMAT!r}",
+            )
+        missing = [k for k in ("layout", "phases", "events", "meta") if k not in header]
+        if missing:
+            raise FileFormatError(str(path), "header", f"missing key(s) {', '.join(missing)}")
+        try:
+            trajectory = cls(
+                t=arrays["t"],
+                x=arrays["x"],
+                layout={k: tuple(int(i) for i in v) for k, v in header["layout"].items()},
+                phase_index=arrays["phase_index"],
+                phases=[
+                    PhaseRecord(
+                        p["t_start"], p["t_end"], p["name"], tuple(tuple(m) for m in p["modes"])
+                    )
+                    for p in header["phases"]
+                ],
+                events=[EventRecord(**e) for e in header["events"]],
+                outputs={k[4:]: v for k, v in arrays.items() if k.startswith("out:")},
+                meta=header["meta"],
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
+            raise FileFormatError(
+                str(path), "header", f"malformed layout, phases or events ({err!r})"
+            ) from None
+        trajectory._check(str(path))
+        return trajectory
+
+    def _check(self, path: str) -> None:
+        """Check that the arrays fit together; errors name the file and the array."""
+        n = self.t.shape[0] if self.t.ndim == 1 else -1
+        if n < 1:
+            raise FileFormatError(path, "t", f"expected shape (N,), N >= 1; got {self.t.shape}")
+        if self.x.ndim != 2 or self.x.shape[0] != n:
+            raise FileFormatError(
+                path, "x", f"expected shape ({n}, nx) to match t ({n} samples); got {self.x.shape}"
+            )
+        if self.phase_index.shape != (n,):
+            raise FileFormatError(
+                path, "phase_index", f"expected shape ({n},); got {self.phase_index.shape}"
+            )
+        if not (np.all(np.isfinite(self.t)) and np.all(np.diff(self.t) >= 0)):
+            raise FileFormatError(path, "t", "times must be finite and non-decreasing")
+        if not np.all(np.isfinite(self.x)):
+            row, col = np.argwhere(~np.isfinite(self.x))[0]
+            raise FileFormatError(
+                path,
+                "x",
+                f"non-finite value at sample {row} (t = {self.t[row]:.6g} s), entry {col}",
+            )
+        if self.phase_index.size and (
+            self.phase_index.min() < 0 or self.phase_index.max() >= len(self.phases)
+        ):
+            raise FileFormatError(
+                path, "phase_index", f"indices outside the {len(self.phases)} phases"
+            )
+        nx = self.x.shape[1]
+        for name in ("q", "v", "input_work", "dissipated_energy"):
+            if name not in self.layout:
+                raise FileFormatError(
+                    path, "header.layout", f"no '{name}' block; blocks: {', '.join(self.layout)}"
                 )
-                for p in header["phases"]
-            ],
-            events=[EventRecord(**e) for e in header["events"]],
-            outputs={k[4:]: v for k, v in arrays.items() if k.startswith("out:")},
-            meta=header["meta"],
-        )
+        for name, bounds in self.layout.items():
+            if len(bounds) != 2 or not 0 <= bounds[0] <= bounds[1] <= nx:
+                raise FileFormatError(
+                    path,
+                    f"header.layout.{name}",
+                    f"{list(bounds)} points outside x, which has {nx} columns",
+                )
+        for name, value in self.outputs.items():
+            if value.shape[:1] != (n,):
+                raise FileFormatError(
+                    path, f"out:{name}", f"expected {n} samples; got shape {value.shape}"
+                )
+
+
+#: Format tag written by :meth:`Trajectory.save` and required by :meth:`Trajectory.load`.
+FORMAT = "pinext-trajectory-1"
+
+
+def _not_npz(magic: bytes) -> str:
+    """Why a file that does not start like a zip archive is not a trajectory."""
+    if magic.startswith(b"\x93NUMPY"):
+        kind = "a single .npy array"
+    elif magic.lstrip().startswith(b"<"):
+        kind = "an XML file (a URDF?)"
+    elif not magic:
+        kind = "an empty file"
+    else:
+        kind = "not a .npz archive"
+    return (
+        f"{kind}, not a pinext trajectory (.npz); write one with "
+        "pinext simulate ROBOT --duration T --out result.npz (or Trajectory.save)"
+    )

@@ -7,15 +7,16 @@ Every function returns a :class:`matplotlib.figure.Figure` whose axes carry labe
 * :func:`joint_trajectories` — q and v of chosen joints [rad, rad/s or m, m/s];
 * :func:`motor_trajectories` — motor angles, velocities, currents, voltages of the drives;
 * :func:`link_vs_motor` — link angle against motor angle / N and their difference (the
-  deflection of an elastic transmission, seed 000 (20.98));
+  deflection of an elastic transmission, Vukobratović & Potkonjak (20.98));
 * :func:`contact_force` — contact forces with one colour band per phase and impact markers;
 * :func:`energy_audit` — stored energy, input work, dissipation, impact losses and the
   residual of ``Trajectory.energy_balance()``;
 * :func:`modal_convergence` — natural frequencies against the number of sublinks, with a
-  reference (seed 001 §5.2, (70));
+  reference (Celentano 2008, §5.2, (70));
 * :func:`mode_shapes` — transverse mode shapes of a flexible link along the beam;
 * :func:`torque_speed` — motor operating points in the torque–speed plane with the voltage
-  limit lines :math:`\\tau = C_M (\\pm u_{max} - C_E \\omega)/R` (seed 000 (20.62)–(20.64)).
+  limit lines :math:`\\tau = C_M (\\pm u_{max} - C_E \\omega)/R` (Vukobratović & Potkonjak,
+  (20.62)–(20.64)).
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def link_vs_motor(
 ) -> Figure:
     """Link angle q and motor angle θ/N of one drive, and the transmission deflection.
 
-    .. math:: \\delta = \\theta / N - q \\qquad \\text{(seed 000 (20.98))}
+    .. math:: \\delta = \\theta / N - q \\qquad \\text{(Vukobratović \\& Potkonjak, (20.98))}
 
     Args:
         trajectory: A :class:`pinext.Trajectory` of a System with drives.
@@ -435,7 +436,7 @@ def torque_speed(
 
     .. math:: \\tau = C_M (\\pm u_{max} - C_E\\,\\omega) / R
 
-    are drawn (seed 000 (20.62)–(20.64), steady state, L i̇ = 0).
+    are drawn (Vukobratović & Potkonjak, (20.62)–(20.64), steady state, L i̇ = 0).
 
     Args:
         trajectory: A :class:`pinext.Trajectory`.

@@ -1,0 +1,299 @@
+"""Checks and conversions of :func:`pinext.simulate`'s arguments.
+
+Kept apart from the integration loop so that every argument error is raised before anything
+runs, names the argument and says what is valid:
+
+- :func:`check_options`: ``t_final``, ``rtol``, ``atol``, ``max_step``, ``output_dt``;
+- :func:`output_times`: the sample times of a phase for ``output_dt`` (the last sample is
+  ``t_final`` itself, even when ``output_dt`` does not divide it);
+- :func:`as_initial_state`: ``x0`` in the full layout, as ``[q, v]`` (Pinocchio's state) or as
+  ``[q, v, component states]``, or ``q0``/``v0``;
+- :func:`checked_control`: the control law called once at the initial state, its signature and
+  the shape of what it returns checked.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..exceptions import InvalidParameter
+from ..robot import massless_joints, massless_message
+from .controls import ControlLaw, as_control
+
+if TYPE_CHECKING:
+    from .system import System
+
+#: Relative tolerance under which two sample times are the same sample.
+_SAME_TIME = 1e-9
+
+
+def _real(name: str, value: Any, unit: str, expected: str) -> float:
+    """``value`` as a float; anything else (text, arrays, None, bool) names the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidParameter(
+            f"{name} must be {expected} {unit}, got {value!r} ({type(value).__name__})"
+        )
+    return float(value)
+
+
+def check_options(
+    t_final: Any,
+    *,
+    rtol: Any = 1e-10,
+    atol: Any = 1e-12,
+    max_step: Any = None,
+    output_dt: Any = None,
+) -> float:
+    """Check the numerical options of :func:`pinext.simulate`.
+
+    Args:
+        t_final: End time [s]: finite and positive.
+        rtol: Relative tolerance [-]: finite, >= 0.
+        atol: Absolute tolerance: a finite number >= 0, or an array of them (per state entry).
+        max_step: Largest step [s]: None or > 0 (``inf`` is unbounded).
+        output_dt: Sample period [s]: None or finite and positive.
+
+    Returns:
+        ``t_final`` as a float [s].
+
+    Raises:
+        InvalidParameter: The first argument out of its range; the message names it, gives the
+            value and the valid range.
+    """
+    t_final = _real("t_final", t_final, "[s]", "a finite positive time")
+    if not (math.isfinite(t_final) and t_final > 0):
+        raise InvalidParameter(f"t_final must be a finite positive time [s], got {t_final}")
+    rtol = _real("rtol", rtol, "[-]", "a finite number >= 0")
+    if not (math.isfinite(rtol) and rtol >= 0):
+        raise InvalidParameter(f"rtol must be a finite number >= 0 [-], got {rtol}")
+    try:
+        atol_array = np.asarray(atol, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameter(
+            f"atol must be a finite number >= 0 or an array of them, got {atol!r}"
+        ) from None
+    if atol_array.size == 0 or not np.all(np.isfinite(atol_array) & (atol_array >= 0)):
+        raise InvalidParameter(
+            f"atol must be a finite number >= 0 or an array of them, got {atol!r}"
+        )
+    if rtol == 0 and not atol_array.any():
+        raise InvalidParameter("rtol and atol are both 0: at least one must be positive")
+    if max_step is not None:
+        max_step = _real("max_step", max_step, "[s]", "None or a positive step")
+        if not max_step > 0:  # also rejects NaN
+            raise InvalidParameter(
+                f"max_step must be None or a positive step [s] (inf: unbounded), got {max_step}"
+            )
+    if output_dt is not None:
+        output_dt = _real("output_dt", output_dt, "[s]", "None or a finite positive period")
+        if not (math.isfinite(output_dt) and output_dt > 0):
+            raise InvalidParameter(
+                f"output_dt must be None (the solver's steps) or a finite positive sample "
+                f"period [s], got {output_dt}"
+            )
+    return t_final
+
+
+def output_times(t_start: float, t_final: float, output_dt: float) -> np.ndarray:
+    """The sample times in ``[t_start, t_final]`` for a sample period ``output_dt``.
+
+    The grid is ``k * output_dt`` (the same grid in every phase), computed by multiplication so
+    that it does not drift, and it always ends with ``t_final``: ``output_dt = 0.3`` and
+    ``t_final = 1`` give 0, 0.3, 0.6, 0.9, 1.
+
+    Args:
+        t_start: Start of the phase [s].
+        t_final: End of the run [s].
+        output_dt: Sample period [s], > 0.
+
+    Returns:
+        Shape (k,), increasing times [s].
+    """
+    first = math.ceil(t_start / output_dt - _SAME_TIME)
+    last = math.floor(t_final / output_dt + _SAME_TIME)
+    times = np.arange(first, last + 1) * output_dt
+    times = times[(times >= t_start) & (times <= t_final)]
+    if times.size and t_final - times[-1] <= _SAME_TIME * output_dt:
+        times[-1] = t_final  # k * output_dt within rounding of t_final: t_final exactly
+    else:
+        times = np.append(times, t_final)
+    return times
+
+
+def _vector(name: str, value: Any, size: int, what: str) -> np.ndarray:
+    """A float vector of the given size; the error names the argument."""
+    try:
+        vector = np.array(value, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InvalidParameter(
+            f"{name} must be numbers ({what}, shape ({size},)), got {value!r} ({err})"
+        ) from None
+    if vector.shape != (size,):
+        raise InvalidParameter(f"{name} must have shape ({size},) ({what}), got {vector.shape}")
+    return vector
+
+
+def state_sizes(system: System) -> dict[str, int]:
+    """The sizes of the initial states :func:`as_initial_state` accepts, by layout."""
+    nq, nv, nx = system.model.nq, system.model.nv, system.nx
+    sizes = {"[q, v]": nq + nv}
+    if nx - 2 != nq + nv:
+        sizes["[q, v, component states]"] = nx - 2
+    sizes["[q, v, component states, input_work, dissipated_energy]"] = nx
+    return sizes
+
+
+def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = None) -> np.ndarray:
+    """The public initial state of a run from ``x0`` or from ``q0`` and ``v0``.
+
+    ``x0`` may be given in three layouts: Pinocchio's ``[q, v]`` (component states, e.g. motor
+    angles, start from the components' rest state for that q, v), ``[q, v, component
+    states]``, or the full public state, which also has the energy-bookkeeping entries
+    ``input_work`` and ``dissipated_energy`` [J]; they are zero-filled when omitted.
+
+    Args:
+        system: The system.
+        x0: Initial state, or None.
+        q0: Initial configuration (default: neutral); only without x0.
+        v0: Initial velocity (default: zero); only without x0.
+
+    Returns:
+        Shape (nx,), the full public state.
+
+    Raises:
+        InvalidParameter: Non-numeric values, wrong sizes (the message lists the accepted
+            ones), x0 given together with q0 or v0, or a joint that moves no mass (see
+            :func:`pinext.robot.massless_joints`): its acceleration would be undefined.
+    """
+    x = _initial_state(system, x0, q0, v0)
+    q = x[: system.model.nq]
+    if np.all(np.isfinite(q)):
+        massless = massless_joints(system.model, q)
+        if massless:
+            raise InvalidParameter(massless_message(*massless[0]))
+    return x
+
+
+def _initial_state(system: System, x0: Any, q0: Any, v0: Any) -> np.ndarray:
+    nq, nv, nx = system.model.nq, system.model.nv, system.nx
+    if x0 is None:
+        q = None if q0 is None else _vector("q0", q0, nq, "the configuration")
+        v = None if v0 is None else _vector("v0", v0, nv, "the generalized velocity")
+        return system.initial_state(q, v)
+    if q0 is not None or v0 is not None:
+        raise InvalidParameter("give either x0 or q0/v0, not both")
+    try:
+        x = np.array(x0, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise InvalidParameter(f"x0 must be numbers, got {x0!r} ({err})") from None
+    sizes = state_sizes(system)
+    if x.ndim != 1 or x.size not in sizes.values():
+        accepted = ", ".join(f"{size} {name}" for name, size in sizes.items())
+        raise InvalidParameter(f"x0 has shape {x.shape}; accepted sizes: {accepted}")
+    if x.size == nq + nv:
+        full = system.initial_state(x[:nq], x[nq:])
+        if not np.all(np.isfinite(x)):  # initial_state may mix NaN; keep the given entries
+            full[: nq + nv] = x
+        return full
+    if x.size == nx - 2:
+        return np.concatenate([x, np.zeros(2)])
+    return x
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if np.isscalar(value):
+        return f"a scalar ({type(value).__name__} {value!r})"
+    return (
+        f"a {type(value).__name__} of length {len(value)}"
+        if hasattr(value, "__len__")
+        else (f"a {type(value).__name__}")
+    )
+
+
+def _inputs_text(system: System) -> str:
+    if system.torque_inputs:
+        return f"joint torques/forces [N.m or N], one per DOF (nv = {system.model.nv})"
+    return f"the drives' inputs ({', '.join(system.drives)}; voltages [V] for DC motors)"
+
+
+def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.0) -> ControlLaw:
+    """The control law of a run, checked once at the initial state.
+
+    A callable must accept ``(t, x)`` and return an array of shape ``(n_inputs,)``. A list or
+    tuple of the right length, or a scalar for a single input, is converted (the law is then
+    wrapped with ``np.asarray``); anything else is an error before the run starts.
+
+    Args:
+        control: None, a constant vector, a :class:`pinext.Schedule` or a function ``u(t, x)``.
+        system: The system (gives the number and meaning of the inputs).
+        x0: The initial public state, passed to the law once.
+        t0: The initial time [s].
+
+    Returns:
+        The control law (see :func:`pinext.simulation.controls.as_control`).
+
+    Raises:
+        InvalidParameter: The signature does not take (t, x), or the returned value has the
+            wrong shape or non-finite entries.
+    """
+    n = system.n_inputs
+    if control is not None and not callable(control):
+        try:
+            value = np.asarray(control, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InvalidParameter(
+                f"control must be None, a vector of {n} numbers, a Schedule or a function "
+                f"u(t, x); got {control!r}"
+            ) from None
+        if value.size != n:
+            raise InvalidParameter(
+                f"control has {value.size} entries, expected {n}: {_inputs_text(system)}"
+            )
+    law = as_control(control, n)
+    if control is None or not callable(control):
+        return law
+    try:
+        signature = inspect.signature(law)
+    except (TypeError, ValueError):  # builtins without a signature: judged by the call below
+        signature = None
+    if signature is not None:
+        try:
+            signature.bind(t0, x0)
+        except TypeError:
+            raise InvalidParameter(
+                f"control must be a function u(t, x) of the time [s] and the public state; "
+                f"got a callable with signature {signature}; for a function of time only, "
+                "pass lambda t, x: f(t)"
+            ) from None
+    u = law(t0, x0.copy())
+    if isinstance(u, np.ndarray) and u.dtype == float and u.shape == (n,):
+        converted = False
+    else:
+        try:
+            array = np.asarray(u, dtype=float)
+        except (TypeError, ValueError):
+            array = None
+        if array is None or not (array.shape == (n,) or (n == 1 and array.size == 1)):
+            raise InvalidParameter(
+                f"control(t, x) returned {_describe(u)} at t = {t0} s; expected an array of "
+                f"shape ({n},): {_inputs_text(system)}"
+            )
+        converted = True
+        u = array.reshape(n)
+    if not np.all(np.isfinite(u)):
+        raise InvalidParameter(f"control(t, x) returned non-finite inputs at t = {t0} s: {u}")
+    if not converted:
+        return law
+
+    def as_array(t: float, x: np.ndarray) -> np.ndarray:
+        return np.asarray(law(t, x), dtype=float).reshape(n)
+
+    if hasattr(law, "breakpoints"):
+        as_array.breakpoints = law.breakpoints  # type: ignore[attr-defined]
+    return as_array

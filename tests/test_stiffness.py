@@ -1,0 +1,91 @@
+"""estimate_stiffness: the spectral radius of the linearised system, against closed forms and
+Pinocchio's computeABADerivatives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.drives import DCMotor, Drive, ElasticTransmission
+from pinext.simulation.stiffness import (
+    DOP853_STABILITY_BOUND,
+    dop853_steps,
+    estimate_stiffness,
+    linearised_matrix,
+)
+from tests.conftest import URDF, pendulum_urdf
+
+#: Central differences with step sqrt(eps): relative error about sqrt(eps) times the ratio of
+#: the right-hand side's size to its derivative's; 1e-6 leaves a margin of a hundred.
+RTOL = 1e-6
+
+
+def _link(tmp_path, stiffness: float, damping: float) -> tuple[px.Robot, float]:
+    path = tmp_path / "link.urdf"
+    path.write_text(pendulum_urdf(n=1, length=0.5, mass=2.0))
+    robot = px.load_urdf(path)
+    robot.model.gravity.linear[:] = 0.0
+    robot.joint_stiffness[:] = stiffness
+    robot.joint_damping[:] = damping
+    inertia = pin.crba(robot.model, robot.model.createData(), robot.neutral())[0, 0]
+    return robot, inertia
+
+
+def test_undamped_spring_gives_its_natural_frequency(tmp_path):
+    robot, J = _link(tmp_path, stiffness=4.0e3, damping=0.0)
+    assert estimate_stiffness(px.System(robot)) == pytest.approx(np.sqrt(4.0e3 / J), rel=RTOL)
+
+
+def test_overdamped_spring_gives_its_fast_decay_rate(tmp_path):
+    K, D = 4.0e3, 5.0e2
+    robot, J = _link(tmp_path, stiffness=K, damping=D)
+    fast = (D + np.sqrt(D**2 - 4 * K * J)) / (2 * J)  # roots of J s^2 + D s + K
+    assert estimate_stiffness(px.System(robot)) == pytest.approx(fast, rel=RTOL)
+
+
+def test_very_stiff_transmission_asks_dop853_for_millions_of_steps(tmp_path):
+    robot, J_link = _link(tmp_path, stiffness=0.0, damping=0.0)
+    c, N = 1e15, 50.0
+    drive = Drive(DCMotor(1.0, 0.05, 0.0, 3e-5), ElasticTransmission(N, c, input_inertia=1e-5))
+    system = px.System(robot, drives={"j0": drive})
+    J_m = 3e-5 + 1e-5
+    resonance = np.sqrt(c * (1 / J_link + 1 / (N**2 * J_m)))  # two-inertia closed form
+    assert estimate_stiffness(system) == pytest.approx(resonance, rel=RTOL)
+    steps = dop853_steps(system, 1.0)
+    assert steps == pytest.approx(resonance / DOP853_STABILITY_BOUND, rel=RTOL)
+    assert steps > 1e7  # for one simulated second
+
+
+def test_matrix_matches_aba_derivatives_away_from_rest():
+    robot = px.load_urdf(URDF / "planar3r.urdf")
+    system = px.System(robot)
+    rng = np.random.default_rng(7)
+    q, v = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
+    x0 = system.initial_state(q, v)
+    data = robot.model.createData()
+    pin.computeABADerivatives(robot.model, data, q, v, np.zeros(3))
+    n = robot.nv
+    reference = np.block([[np.zeros((n, n)), np.eye(n)], [data.ddq_dq, data.ddq_dv]])
+    matrix = linearised_matrix(system, x0)
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(matrix, reference, rtol=0, atol=RTOL * scale)
+    rho = np.abs(np.linalg.eigvals(reference)).max()
+    assert estimate_stiffness(system, x0) == pytest.approx(rho, rel=RTOL)
+
+
+def test_floating_base_is_linearised_in_the_tangent_space(tmp_path):
+    base = (
+        '<link name="base"><inertial><mass value="3"/>'
+        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+    )
+    path = tmp_path / "floating.urdf"
+    path.write_text(pendulum_urdf(n=2).replace('<link name="base"/>', base))
+    robot = px.load_urdf(path, root_joint="freeflyer")
+    system = px.System(robot)
+    matrix = linearised_matrix(system, system.initial_state())
+    assert matrix.shape == (2 * robot.nv, 2 * robot.nv)
+    # a free-falling body: the velocity rows do not depend on the base position
+    np.testing.assert_allclose(matrix[robot.nv :, :3], 0.0, atol=1e-6)
+    assert np.isfinite(estimate_stiffness(system))
