@@ -1,5 +1,26 @@
-"""pinext.planning: design uses of dynamics — reference motions and feedforward control."""
+"""pinext.planning: design uses of dynamics — kinematics from matrix exponentials, control
+functions (splines, Jacobian-based), reference motions, feedforward control, drive sizing and
+design checks (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
+from .control_functions import JointMotion, jacobian_control
 from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
+from .kinematics import ScrewAxes, poe_forward_kinematics, poe_jacobian, screw_axes
+from .motion import Motion, RestToRest, as_motion
+from .splines import Spline3m
 
-__all__ = ["Feedforward", "elastic_drive_feedforward", "rest_to_rest", "track_rest_to_rest"]
+__all__ = [
+    "Feedforward",
+    "JointMotion",
+    "Motion",
+    "RestToRest",
+    "ScrewAxes",
+    "Spline3m",
+    "as_motion",
+    "elastic_drive_feedforward",
+    "jacobian_control",
+    "poe_forward_kinematics",
+    "poe_jacobian",
+    "rest_to_rest",
+    "screw_axes",
+    "track_rest_to_rest",
+]
