@@ -3,19 +3,32 @@ functions (splines, Jacobian-based), reference motions, feedforward control, dri
 design checks (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
 from .control_functions import JointMotion, jacobian_control
+from .drive_sizing import (
+    DriveReport,
+    FlexibleLoads,
+    GearChoice,
+    best_gear_ratio,
+    drive_requirements,
+    winding_temperature,
+)
 from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .kinematics import ScrewAxes, poe_forward_kinematics, poe_jacobian, screw_axes
 from .motion import Motion, RestToRest, as_motion
 from .splines import Spline3m
 
 __all__ = [
+    "DriveReport",
     "Feedforward",
+    "FlexibleLoads",
+    "GearChoice",
     "JointMotion",
     "Motion",
     "RestToRest",
     "ScrewAxes",
     "Spline3m",
     "as_motion",
+    "best_gear_ratio",
+    "drive_requirements",
     "elastic_drive_feedforward",
     "jacobian_control",
     "poe_forward_kinematics",
@@ -23,4 +36,5 @@ __all__ = [
     "rest_to_rest",
     "screw_axes",
     "track_rest_to_rest",
+    "winding_temperature",
 ]
