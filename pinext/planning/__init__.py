@@ -3,6 +3,18 @@ functions (splines, Jacobian-based), reference motions, feedforward control, dri
 design checks (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
 from .control_functions import JointMotion, jacobian_control
+from .design import (
+    CatalogueMotor,
+    CheckRow,
+    DesignCheck,
+    DesignResult,
+    DriveLimits,
+    LinkLimits,
+    check_design,
+    load_catalogue,
+    run_design,
+)
+from .design_report import write_design_html
 from .drive_sizing import (
     DriveReport,
     FlexibleLoads,
@@ -17,24 +29,34 @@ from .motion import Motion, RestToRest, as_motion
 from .splines import Spline3m
 
 __all__ = [
+    "CatalogueMotor",
+    "CheckRow",
+    "DesignCheck",
+    "DesignResult",
+    "DriveLimits",
     "DriveReport",
     "Feedforward",
     "FlexibleLoads",
     "GearChoice",
     "JointMotion",
+    "LinkLimits",
     "Motion",
     "RestToRest",
     "ScrewAxes",
     "Spline3m",
     "as_motion",
     "best_gear_ratio",
+    "check_design",
     "drive_requirements",
     "elastic_drive_feedforward",
     "jacobian_control",
+    "load_catalogue",
     "poe_forward_kinematics",
     "poe_jacobian",
     "rest_to_rest",
+    "run_design",
     "screw_axes",
     "track_rest_to_rest",
     "winding_temperature",
+    "write_design_html",
 ]
