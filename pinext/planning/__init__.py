@@ -2,6 +2,7 @@
 functions (splines, Jacobian-based), reference motions, feedforward control, drive sizing and
 design checks (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
+from .campbell import CampbellDiagram, campbell
 from .control_functions import JointMotion, jacobian_control
 from .design import (
     CatalogueMotor,
@@ -29,6 +30,7 @@ from .motion import Motion, RestToRest, as_motion
 from .splines import Spline3m
 
 __all__ = [
+    "CampbellDiagram",
     "CatalogueMotor",
     "CheckRow",
     "DesignCheck",
@@ -46,6 +48,7 @@ __all__ = [
     "Spline3m",
     "as_motion",
     "best_gear_ratio",
+    "campbell",
     "check_design",
     "drive_requirements",
     "elastic_drive_feedforward",
