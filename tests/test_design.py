@@ -165,3 +165,17 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
             check=True, capture_output=True, timeout=120,
         )  # fmt: skip
     assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+def test_size_drives_example_chooses_a_passing_design() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("size_drives", ROOT / "examples/size_drives.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    robot = px.load_urdf(URDF / "six_dof_arm.urdf", extensions=False)
+    motion = module.pick_and_place()
+    drives, limits = module.size(robot, motion, load_catalogue(CATALOGUE))
+    report = drive_requirements(robot, motion, drives=drives, samples=401)
+    assert check_design(report, limits).passed
+    assert set(report.ratio) <= set(module.RATIOS)
