@@ -157,3 +157,13 @@ def test_damped_least_squares_stays_finite_and_reports_the_deviation() -> None:
     assert motion.damping.max() > 0 and motion.min_singular_value.min() < 0.05
     assert 1e-5 < motion.max_deviation() < 1e-2  # leaves the path near the singularity only
     assert motion.deviation[0] < 1e-8 and motion.deviation[TIMES.size // 5] < 1e-8
+
+
+def test_joint_motion_feeds_drive_requirements() -> None:
+    robot, q0, p0 = _planar()
+    motion = jacobian_control(
+        robot, "tool", _line(p0, np.array([-0.2, 0.1])), q0, t=TIMES, rows=(0, 1)
+    )
+    report = px.planning.drive_requirements(robot, motion)
+    assert report.joints == ["joint1", "joint2", "joint3"]
+    np.testing.assert_allclose(report.speed, motion.qd, rtol=0, atol=0)

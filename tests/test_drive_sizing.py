@@ -181,3 +181,22 @@ def test_motion_shape_errors(tmp_path: Path) -> None:
         drive_requirements(robot, (t, np.zeros((5, 2))))
     with pytest.raises(InvalidParameter, match="strictly increasing"):
         drive_requirements(robot, (t[::-1], np.zeros((5, 1))))
+
+
+def test_stiff_elastic_transmission_converges_to_the_rigid_gear(tmp_path: Path) -> None:
+    """Limiting case: θ = N (q + τ/c) → N q as c → ∞; the motor signals follow (error ∝ 1/c)."""
+    robot = _pendulum(tmp_path)
+    motor = px.DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    law = RestToRest(np.array([0.3]), np.array([1.0]), 1.0)
+    rigid = drive_requirements(robot, law, drives={"j0": px.Drive(motor, px.Gear(50.0))})
+    errors = []
+    for stiffness in (1e4, 1e6):
+        drives = {"j0": px.Drive(motor, px.ElasticTransmission(50.0, stiffness))}
+        elastic = drive_requirements(robot, law, drives=drives)
+        errors.append(np.abs(elastic.voltage - rigid.voltage).max())
+        np.testing.assert_allclose(elastic.torque, rigid.torque, rtol=0, atol=1e-12)
+    # ∝ 1/c down to the floor of numpy.gradient on 1001 samples (the elastic motor angle is
+    # differentiated numerically, the rigid one exactly)
+    assert errors[1] < 5e-2 * errors[0] and errors[1] < 1e-4 * rigid.peak_voltage[0]

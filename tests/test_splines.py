@@ -112,3 +112,8 @@ def test_errors() -> None:
     spline = Spline3m([0, 1, 2, 3], [0, None, None, 1])
     with pytest.raises(InvalidParameter, match="must lie in"):
         spline(3.5)
+
+
+def test_end_condition_shape_error_names_the_argument() -> None:
+    with pytest.raises(InvalidParameter, match="v0 must be a scalar or have 2 values"):
+        Spline3m([0, 1, 2, 3], [[0, 0], None, None, [1, 1]], v0=[1, 2, 3])

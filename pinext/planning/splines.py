@@ -50,7 +50,12 @@ __all__ = ["Spline3m"]
 
 
 def _vector(name: str, value: Any, n: int) -> np.ndarray:
-    array = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    try:
+        array = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    except ValueError:
+        raise InvalidParameter(
+            f"{name} must be a scalar or have {n} values (one per joint), got {value!r}"
+        ) from None
     if not np.all(np.isfinite(array)):
         raise InvalidParameter(f"{name} must be finite, got {value!r}")
     return array
@@ -120,7 +125,6 @@ class Spline3m:
             q[k] = r
             if not np.all(np.isfinite(q[k])):
                 raise InvalidParameter(f"positions[{k}] must be finite, got {positions[k]!r}")
-        self.scalar = all(np.ndim(positions[k]) == 0 for k in range(m + 1) if k not in (1, m - 1))
         self.times = tau
         self.v0, self.a0 = _vector("v0", v0, n), _vector("a0", a0, n)
         self.vf, self.af = _vector("vf", vf, n), _vector("af", af, n)
