@@ -181,6 +181,11 @@ def test_motion_shape_errors(tmp_path: Path) -> None:
         drive_requirements(robot, (t, np.zeros((5, 2))))
     with pytest.raises(InvalidParameter, match="strictly increasing"):
         drive_requirements(robot, (t[::-1], np.zeros((5, 1))))
+    motion = (t, np.zeros((5, 1)))
+    with pytest.raises(NameNotFound, match="Available joint names: j0"):
+        drive_requirements(robot, motion, drives={"j1": px.Drive(None, px.Gear(2.0))})
+    with pytest.raises(NameNotFound, match="flexible link"):
+        drive_requirements(robot, motion, section_modulus={"l0": 1e-6})
 
 
 def test_stiff_elastic_transmission_converges_to_the_rigid_gear(tmp_path: Path) -> None:

@@ -26,7 +26,9 @@ integrated exactly for losses that are linear between samples (first-order hold)
 
 Flexible links (sublinks of Celentano (2008) §5): with the elastic angles at rest (the rigid
 motion as prescribed, a quasi-static, kineto-elastostatic view), the bending moment at the
-root of the link is the reaction moment of its joint about the bending axes, the stress
+root of the link is the reaction moment of its joint about the bending axes (taken at the
+joint origin, the beam root when the beam starts at the link frame; torsion is not included),
+the stress
 :math:`\\sigma = \\sum_b |M_b| / W_b` with the section moduli :math:`W_b`, and the elastic
 angles :math:`\\beta = -K^{-1}\\tau_e` (the sublink joint torques of ``rnea``) deflect the tip by
 :math:`\\delta = J_{tip,e}\\,\\beta`. Vibration about that quasi-static shape is not included
@@ -353,6 +355,10 @@ def _flexible_setup(robot: Any, model: pin.Model, section_modulus: Mapping[str, 
     """Per flexible link: (joint id, bending axes in the joint frame, elastic v indices, tip
     frame id in ``model`` (added here), stiffness, section moduli)."""
     setups = {}
+    flexible = [spec.link for spec in getattr(robot, "flexible", [])]
+    for link in section_modulus:
+        if link not in flexible:
+            raise NameNotFound("flexible link", link, flexible)
     stiffness = np.asarray(robot.joint_stiffness, dtype=float)
     names = list(model.names)
     for spec in getattr(robot, "flexible", []):
@@ -365,7 +371,12 @@ def _flexible_setup(robot: Any, model: pin.Model, section_modulus: Mapping[str, 
         data = model.createData()
         q0 = pin.neutral(model)
         pin.forwardKinematics(model, data, q0)
-        first = [j for j in elastic if names[j].split("_elastic_")[1].split("_")[0] == "1"]
+        first = [
+            j
+            for j in elastic
+            if names[j].split("_elastic_")[1].split("_")[0] == "1"
+            and not names[j].endswith("_torsion")
+        ]
         axes = []
         for j in first:
             local = np.asarray(data.joints[j].S).reshape(6)[3:]
@@ -562,6 +573,9 @@ def _motor_side(side: _JointSide, drive: Drive | None, c: int) -> dict[str, np.n
 
 
 def _assemble(side: _JointSide, drives: Mapping[str, Drive]) -> DriveReport:
+    for joint in drives:
+        if joint not in side.joints:
+            raise NameNotFound("joint", joint, side.joints)
     columns = [_motor_side(side, drives.get(j), c) for c, j in enumerate(side.joints)]
 
     def stack(key: str) -> np.ndarray:
