@@ -205,3 +205,24 @@ def test_stiff_elastic_transmission_converges_to_the_rigid_gear(tmp_path: Path) 
     # ∝ 1/c down to the floor of numpy.gradient on 1001 samples (the elastic motor angle is
     # differentiated numerically, the rigid one exactly)
     assert errors[1] < 5e-2 * errors[0] and errors[1] < 1e-4 * rigid.peak_voltage[0]
+
+
+def test_spatial_bending_root_moments_about_both_axes() -> None:
+    """Spatial bending with torsion: the hub acceleration bends the bar in the plane (μαL³/3),
+    gravity out of the plane (μgL²/2, sag ≈ μgL⁴/8EI); the torsion joints carry no stress."""
+    second_moment = 0.01**4 / 12
+    link = px.FlexibleLink(
+        "bar", 10, 1e11, (second_moment, second_moment),
+        shear_modulus=8e10, polar_moment=2 * second_moment,
+    )  # fmt: skip
+    robot = px.load_urdf(URDF / "flexible_arm.urdf", flexible=[link])
+    mu, length, alpha, g = 0.7876, 2.0, 3.0, 9.81
+    t = np.array([0.0, 1.0])
+    zero, a = np.zeros((2, 1)), np.full((2, 1), alpha)
+    report = drive_requirements(robot, (t, zero, zero, a), section_modulus={"bar": 1e-6 / 6})
+    loads = report.flexible["bar"]
+    expected = [mu * alpha * length**3 / 3, mu * g * length**2 / 2]
+    np.testing.assert_allclose(loads.root_moment[0], expected, rtol=1e-9)
+    np.testing.assert_allclose(loads.stress[0], sum(expected) / (1e-6 / 6), rtol=1e-9)
+    sag = mu * g * length**4 / (8 * 1e11 * second_moment)
+    assert loads.tip_deflection[0, 2] == pytest.approx(-sag, rel=1e-2)
