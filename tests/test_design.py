@@ -139,6 +139,12 @@ def test_pinext_design_prints_the_table_and_writes_a_self_contained_report(
     assert (tmp_path / "design.html").is_file()
 
 
+def test_example_specification_passes(tmp_path: Path) -> None:
+    result = run_design(ROOT / "examples" / "design_six_dof_arm.toml", html=tmp_path / "r.html")
+    assert result.check.passed and len(result.check.rows) == 30
+    assert result.report.ratio.tolist() == [160.0] * 5 + [30.0]
+
+
 def test_spec_errors(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     spec.write_text(spec.read_text().replace("DC40-48V-150W", "DC99"))

@@ -337,6 +337,7 @@ def run_design(spec_path: str | Path, html: str | Path | None = None) -> DesignR
 
         title = "..."                      # optional
         robot = "arm.urdf"                 # URDF (its <pinext> block / sidecar is read)
+        extensions = false                 # optional: sidecar file, or false to ignore them
         catalogue = "dc_motors.toml"       # optional motor catalogue
         html = "design.html"               # optional report (default <spec stem>.html)
         gravity = true
@@ -373,7 +374,10 @@ def run_design(spec_path: str | Path, html: str | Path | None = None) -> DesignR
     base = path.parent
     if "robot" not in spec or "motion" not in spec:
         raise FileFormatError(str(path), "top level", "needs 'robot' and a [motion] table")
-    robot = load_urdf(base / spec["robot"], extensions=spec.get("extensions"))
+    extensions = spec.get("extensions")
+    if isinstance(extensions, str):
+        extensions = base / extensions
+    robot = load_urdf(base / spec["robot"], extensions=extensions)
     catalogue = load_catalogue(base / spec["catalogue"]) if "catalogue" in spec else {}
     drives: dict[str, Drive] = dict(robot.drives)
     limits: dict[str, DriveLimits] = {}
