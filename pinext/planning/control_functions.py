@@ -33,7 +33,8 @@ the path. Without damping, :math:`\\sigma_{min}` below ``singular_threshold`` ra
 damping grows only near the singularity, :math:`\\lambda^2 = \\lambda_{max}^2 (1 -
 (\\sigma_{min}/\\varepsilon)^2)` for :math:`\\sigma_{min} < \\varepsilon` (Chiaverini's
 singular-value-based damping): the motion stays finite, leaves the path there, and the
-deviation is reported.
+deviation is reported. There λ depends on q; :math:`\\dot\\lambda` is neglected in
+:math:`\\ddot q` (exact wherever λ = 0).
 """
 
 from __future__ import annotations
