@@ -1,4 +1,4 @@
-"""The ``pinext`` command: demo, info, simulate, check, view."""
+"""The ``pinext`` command: demo, info, simulate, check, view, design."""
 
 from __future__ import annotations
 
@@ -186,6 +186,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out), quick=args.quick)
 
 
+def cmd_design(args: argparse.Namespace) -> int:
+    """Check drives and links of a design specification (TOML); write an HTML report."""
+    from .planning.design import run_design
+
+    result = run_design(args.spec, html=args.html)
+    print(table(result.report.summary(), result.report.SUMMARY_HEADER))
+    print()
+    print(result.check.table())
+    print(f"\nreport: {result.html}")
+    return 0 if result.check.passed else 1
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with suggestions: a misspelled command, option or choice gets the closest
     valid ones (``--durration`` -> did you mean ``--duration``?)."""
@@ -283,6 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("result", help="a .npz trajectory written by pinext")
     view.add_argument("--html", default=None, help="write a self-contained HTML file instead")
     view.set_defaults(func=cmd_view)
+
+    design = sub.add_parser("design", help=cmd_design.__doc__)
+    design.add_argument("spec", help="the design specification (TOML)")
+    design.add_argument("--html", default=None, help="HTML report (default: from the spec)")
+    design.set_defaults(func=cmd_design)
     return parser
 
 

@@ -103,3 +103,26 @@ class RobotNotFound(NameNotFound):
         self.hint = hint
         if hint:
             self.args = (f"{self.args[0]}. {hint}",)
+
+
+class SingularConfiguration(PinextError):
+    """A kinematic singularity met along a prescribed end-effector motion.
+
+    Attributes:
+        time: The time [s] at which the smallest singular value of the task Jacobian fell
+            below the threshold.
+        singular_value: That smallest singular value [m/rad or rad/rad].
+        threshold: The threshold it was compared with.
+    """
+
+    def __init__(self, time: float, singular_value: float, threshold: float, frame: str) -> None:
+        self.time = float(time)
+        self.singular_value = float(singular_value)
+        self.threshold = float(threshold)
+        self.frame = frame
+        super().__init__(
+            f"singular configuration at t = {self.time:.9g} s: the smallest singular value of "
+            f"the Jacobian of frame '{frame}' is {self.singular_value:.3g} < threshold "
+            f"{self.threshold:.3g}; pass damping= (damped least squares) to go through it, "
+            "or change the path"
+        )

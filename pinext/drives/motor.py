@@ -51,6 +51,12 @@ class DCMotor:
         inductance: Armature inductance L [H], >= 0.
         viscous_friction: Viscous friction B on the rotor [N.m.s/rad], >= 0.
         voltage_limit: Saturation u_max [V], > 0, or None (no saturation).
+        thermal_resistance: Winding-to-ambient thermal resistance R_th [K/W], > 0, or None
+            (no thermal model). Used by :func:`pinext.planning.drive_requirements` only.
+        thermal_time_constant: Winding thermal time constant τ_th = R_th C_th [s], > 0, or
+            None; the winding temperature obeys
+            :math:`\\tau_{th}\\dot T = R_{th} R i^2 - (T - T_a)` (first order).
+        ambient_temperature: Ambient temperature T_a [°C].
     """
 
     resistance: float
@@ -60,6 +66,9 @@ class DCMotor:
     inductance: float = 0.0
     viscous_friction: float = 0.0
     voltage_limit: float | None = None
+    thermal_resistance: float | None = None
+    thermal_time_constant: float | None = None
+    ambient_temperature: float = 25.0
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -71,6 +80,19 @@ class DCMotor:
         set_(self, "viscous_friction", _check("viscous_friction", self.viscous_friction))
         if self.voltage_limit is not None:
             set_(self, "voltage_limit", _check("voltage_limit", self.voltage_limit, positive=True))
+        for name in ("thermal_resistance", "thermal_time_constant"):
+            if getattr(self, name) is not None:
+                set_(self, name, _check(name, getattr(self, name), positive=True))
+        if not math.isfinite(float(self.ambient_temperature)):
+            raise InvalidParameter(
+                f"ambient_temperature must be finite, got {self.ambient_temperature}"
+            )
+        set_(self, "ambient_temperature", float(self.ambient_temperature))
+
+    @property
+    def thermal(self) -> bool:
+        """Whether the first-order winding thermal model is given."""
+        return self.thermal_resistance is not None and self.thermal_time_constant is not None
 
     @property
     def order(self) -> int:

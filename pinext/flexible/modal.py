@@ -22,6 +22,7 @@ Every function accepts any object with ``model`` (a ``pin.Model``) and ``joint_s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -218,6 +219,7 @@ def mode_shapes(
 def natural_frequencies(
     robot: Any,
     q: np.ndarray | None = None,
+    v: np.ndarray | None = None,
     *,
     locked_joints: Sequence[str] = (),
     gravity: bool = False,
@@ -225,11 +227,42 @@ def natural_frequencies(
 ) -> np.ndarray:
     """Natural frequencies [Hz], ascending, rigid-body modes as 0 (Celentano 2008, (72)–(73)).
 
-    See :func:`mode_shapes` for the arguments.
+    About a configuration (``v`` None): :math:`K x = \\omega^2 M x`, see :func:`mode_shapes`.
+
+    About a steady motion (``v`` given, e.g. a hub spinning at Ω): the equations of motion
+    :math:`M(q)\\ddot q + b(q, \\dot q) + g(q) + K q = \\tau` linearised about
+    :math:`(q, v, \\ddot q = 0)` on the free DOFs give
+
+    .. math::
+
+        M \\ddot x + G \\dot x + \\Big(K + \\frac{\\partial\\,\\mathrm{rnea}}{\\partial q}
+        \\Big) x = 0, \\qquad G = \\frac{\\partial\\,\\mathrm{rnea}}{\\partial v},
+
+    with Pinocchio's ``computeRNEADerivatives`` (gravity only with ``gravity=True``):
+    :math:`\\partial\\mathrm{rnea}/\\partial q` carries the centrifugal stiffening (and
+    softening), :math:`G` the gyroscopic (Coriolis) coupling. The frequencies are
+    :math:`|\\operatorname{Im}\\lambda|/2\\pi` of the first-order eigenproblem; a real pair
+    :math:`\\pm\\sigma` (divergence) is reported as :math:`-\\sigma/2\\pi`. Lock the joints
+    whose speed is prescribed (the hub): their DOFs are not perturbed. ``q`` should be a steady
+    equilibrium of that motion (for a beam spinning about an axis through its root, the
+    straight beam). Damping is not included.
+
+    Args:
+        robot: Object with ``model`` and ``joint_stiffness`` (e.g. :class:`pinext.Robot`).
+        q: Configuration, shape (nq,); default neutral.
+        v: Velocity of the steady motion, shape (nv,) [rad/s or m/s]; None: about rest.
+        locked_joints: Joint names held (prescribed motion).
+        gravity: Include gravity (its Hessian).
+        kinetic_energy: ``"exact"`` or ``"undeformed"`` (the latter only about rest).
 
     Returns:
         Shape (number of free DOFs,).
+
+    Raises:
+        InvalidParameter: ``kinetic_energy="undeformed"`` with ``v``, or wrong shapes.
     """
+    if v is not None:
+        return _rotating_frequencies(robot, q, v, locked_joints, gravity, kinetic_energy)
     mass, stiffness, dofs, _ = _reduced_problem(robot, q, locked_joints, gravity, kinetic_energy)
     if len(dofs) == 0:
         return np.zeros(0)
@@ -240,6 +273,52 @@ def natural_frequencies(
     scale = max(np.abs(values).max(), 1e-300)
     values[np.abs(values) <= 1e-10 * scale] = 0.0
     return np.sign(values) * np.sqrt(np.abs(values)) / (2.0 * np.pi)
+
+
+def _rotating_frequencies(
+    robot: Any,
+    q: np.ndarray | None,
+    v: np.ndarray,
+    locked_joints: Sequence[str],
+    gravity: bool,
+    kinetic_energy: str,
+) -> np.ndarray:
+    """Frequencies of the linearisation about a steady motion (see natural_frequencies)."""
+    _check_kinetic(kinetic_energy)
+    if kinetic_energy != "exact":
+        raise InvalidParameter(
+            "natural frequencies about a steady motion (v given) use kinetic_energy='exact'"
+        )
+    model = _model(robot).copy()
+    q = _configuration(model, q)
+    v = np.asarray(v, dtype=float)
+    if v.shape != (model.nv,):
+        raise InvalidParameter(f"v has shape {v.shape}, expected ({model.nv},)")
+    if not gravity:
+        model.gravity = pin.Motion.Zero()
+    data = model.createData()
+    dtau_dq, dtau_dv, _ = pin.computeRNEADerivatives(model, data, q, v, np.zeros(model.nv))
+    mass = mass_matrix(SimpleNamespace(model=model), q)
+    stiffness = np.diag(_stiffness(robot, model)) + dtau_dq
+    dofs = _free_dofs(model, locked_joints)
+    n = len(dofs)
+    if n == 0:
+        return np.zeros(0)
+    sub = np.ix_(dofs, dofs)
+    m_inv = np.linalg.inv(mass[sub])
+    state = np.block(
+        [[np.zeros((n, n)), np.eye(n)], [-m_inv @ stiffness[sub], -m_inv @ dtau_dv[sub]]]
+    )
+    eigenvalues = np.linalg.eigvals(state)
+    scale = max(np.abs(eigenvalues).max(), 1e-300)
+    tol = 1e-7 * scale
+    oscillating = np.sort(eigenvalues.imag[eigenvalues.imag > tol])
+    diverging = np.sort(
+        eigenvalues.real[(np.abs(eigenvalues.imag) <= tol) & (eigenvalues.real > tol)]
+    )
+    values = np.concatenate([-diverging[::-1], oscillating])
+    values = np.concatenate([np.zeros(max(n - values.size, 0)), values])[-n:]
+    return np.sort(values) / (2.0 * np.pi)
 
 
 def _frame_id(model: pin.Model, frame: str | int) -> int:

@@ -1,5 +1,65 @@
-"""pinext.planning: design uses of dynamics — reference motions and feedforward control."""
+"""pinext.planning: design uses of dynamics — kinematics from matrix exponentials, control
+functions (splines, Jacobian-based), reference motions, feedforward control, drive sizing and
+design checks (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
+from .campbell import CampbellDiagram, campbell
+from .control_functions import JointMotion, jacobian_control
+from .design import (
+    CatalogueMotor,
+    CheckRow,
+    DesignCheck,
+    DesignResult,
+    DriveLimits,
+    LinkLimits,
+    check_design,
+    load_catalogue,
+    run_design,
+)
+from .design_report import write_design_html
+from .drive_sizing import (
+    DriveReport,
+    FlexibleLoads,
+    GearChoice,
+    best_gear_ratio,
+    drive_requirements,
+    winding_temperature,
+)
 from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
+from .kinematics import ScrewAxes, poe_forward_kinematics, poe_jacobian, screw_axes
+from .motion import Motion, RestToRest, as_motion
+from .splines import Spline3m
 
-__all__ = ["Feedforward", "elastic_drive_feedforward", "rest_to_rest", "track_rest_to_rest"]
+__all__ = [
+    "CampbellDiagram",
+    "CatalogueMotor",
+    "CheckRow",
+    "DesignCheck",
+    "DesignResult",
+    "DriveLimits",
+    "DriveReport",
+    "Feedforward",
+    "FlexibleLoads",
+    "GearChoice",
+    "JointMotion",
+    "LinkLimits",
+    "Motion",
+    "RestToRest",
+    "ScrewAxes",
+    "Spline3m",
+    "as_motion",
+    "best_gear_ratio",
+    "campbell",
+    "check_design",
+    "drive_requirements",
+    "elastic_drive_feedforward",
+    "jacobian_control",
+    "load_catalogue",
+    "poe_forward_kinematics",
+    "poe_jacobian",
+    "rest_to_rest",
+    "run_design",
+    "screw_axes",
+    "track_rest_to_rest",
+    "winding_temperature",
+    "write_design_html",
+]

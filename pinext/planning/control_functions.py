@@ -1,0 +1,259 @@
+"""Kinematic control functions from the Jacobian (Negrean et al. 2009, §2.1, eqs. (12)–(16)).
+
+A prescribed end-effector motion :math:`x(t)` becomes joint motion by the differential
+kinematics (12)–(14):
+
+.. math::
+
+    \\dot q = J(q)^{-1}\\,\\dot x, \\qquad
+    \\ddot q = J(q)^{-1}\\big(\\ddot x - \\dot J(q,\\dot q)\\,\\dot q\\big),
+
+with the generalised inverse (15) :math:`J^{-1} = J^T (J J^T)^{-1}` when the task has fewer
+rows than the robot has joints (redundancy), for which (16) asks :math:`\\det(J J^T) \\ne 0`.
+Here the inverse is the damped right pseudo-inverse :math:`J^+ = J^T (J J^T + \\lambda^2 I)^{-1}`
+(λ = 0 unless damping is asked for), and a null-space term :math:`(I - J^+J) z` carries a
+secondary motion. To keep the integrated joint motion on the path (closed-loop inverse
+kinematics), the task velocity is corrected by the path error:
+
+.. math::
+
+    \\dot q = J^+ u + (I - J^+ J) z, \\quad u = \\dot x_d + K (x_d - x(q)), \\qquad
+    \\ddot q = \\dot J^+ u + J^+ \\dot u - (\\dot J^+ J + J^+ \\dot J) z + (I - J^+ J)\\dot z,
+
+where :math:`\\dot J^+ = \\dot J^T W^{-1} - J^T W^{-1}(\\dot J J^T + J \\dot J^T) W^{-1}`,
+:math:`W = J J^T + \\lambda^2 I`; on the path (:math:`x = x_d`, λ = 0) this is (14) plus the
+null-space part of :math:`\\dot J^+ \\dot x`, so that :math:`\\ddot q` is the exact derivative of
+:math:`\\dot q`. Jacobians and their time variation are Pinocchio's (``getFrameJacobian``,
+``getFrameJacobianTimeVariation``) in ``LOCAL_WORLD_ALIGNED``, whose rows are
+:math:`[\\dot p, \\omega]`.
+
+Singularities: the smallest singular value :math:`\\sigma_{min}` of :math:`J` is tracked along
+the path. Without damping, :math:`\\sigma_{min}` below ``singular_threshold`` raises
+:class:`~pinext.exceptions.SingularConfiguration` with the time. With ``damping=λ_max`` the
+damping grows only near the singularity, :math:`\\lambda^2 = \\lambda_{max}^2 (1 -
+(\\sigma_{min}/\\varepsilon)^2)` for :math:`\\sigma_{min} < \\varepsilon` (Chiaverini's
+singular-value-based damping): the motion stays finite, leaves the path there, and the
+deviation is reported. There λ depends on q; :math:`\\dot\\lambda` is neglected in
+:math:`\\ddot q` (exact wherever λ = 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pinocchio as pin
+from scipy.integrate import solve_ivp
+
+from ..exceptions import IntegrationError, InvalidParameter, NameNotFound, SingularConfiguration
+
+__all__ = ["JointMotion", "jacobian_control"]
+
+
+class JointMotion(NamedTuple):
+    """Joint motion computed from an end-effector motion; arrays over the N sample times."""
+
+    t: np.ndarray
+    """Shape (N,). Times [s]."""
+    q: np.ndarray
+    """Shape (N, nq). Joint positions [rad or m]."""
+    qd: np.ndarray
+    """Shape (N, nv). Joint velocities."""
+    qdd: np.ndarray
+    """Shape (N, nv). Joint accelerations."""
+    min_singular_value: np.ndarray
+    """Shape (N,). Smallest singular value of the task Jacobian."""
+    deviation: np.ndarray
+    """Shape (N,). Norm of the path error x_d − x(q) [m, or m and rad for a pose]."""
+    damping: np.ndarray
+    """Shape (N,). Damping λ used (0 where the pseudo-inverse is exact)."""
+
+    def max_deviation(self) -> float:
+        """Largest path error along the motion."""
+        return float(self.deviation.max())
+
+
+def _robot_model(system_or_robot: Any) -> pin.Model:
+    robot = getattr(system_or_robot, "robot", system_or_robot)
+    model = getattr(robot, "model", robot)
+    if not isinstance(model, pin.Model):
+        raise InvalidParameter("expected a System, a Robot or a pinocchio.Model")
+    return model
+
+
+class _Task:
+    """Evaluations of the task for one configuration."""
+
+    def __init__(
+        self,
+        model: pin.Model,
+        frame: str,
+        path: Callable,
+        rows: np.ndarray,
+        pose: bool,
+        gain: float,
+        damping: float,
+        threshold: float,
+        nullspace: Callable | None,
+    ) -> None:
+        self.model, self.data = model, model.createData()
+        if not model.existFrame(frame):
+            raise NameNotFound("frame", frame, [f.name for f in model.frames])
+        self.name = frame
+        self.fid = model.getFrameId(frame)
+        self.path, self.rows, self.pose = path, rows, pose
+        self.gain, self.damping, self.threshold = gain, damping, threshold
+        self.nullspace = nullspace
+
+    def error(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(x_d − x(q), ẋ_d, ẍ_d) in the task rows."""
+        x, xd, xdd = self.path(t)
+        pin.framesForwardKinematics(self.model, self.data, q)
+        placement = self.data.oMf[self.fid]
+        if self.pose:
+            rotation = x.rotation @ placement.rotation.T
+            e = np.concatenate([x.translation - placement.translation, pin.log3(rotation)])
+        else:
+            e = np.asarray(x, dtype=float) - placement.translation[self.rows]
+        return e, np.asarray(xd, dtype=float), np.asarray(xdd, dtype=float)
+
+    def jacobian(self, q: np.ndarray) -> np.ndarray:
+        jac = pin.computeFrameJacobian(self.model, self.data, q, self.fid, pin.LOCAL_WORLD_ALIGNED)
+        return jac[self.rows]
+
+    def inverse(self, jac: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """(J⁺, W⁻¹, σ_min, λ)."""
+        sigma = np.linalg.svd(jac, compute_uv=False)
+        smallest = float(sigma[-1]) if sigma.size == jac.shape[0] else 0.0
+        lam = 0.0
+        if smallest < self.threshold and self.damping > 0:
+            lam = self.damping * np.sqrt(1.0 - (smallest / self.threshold) ** 2)
+        w_inv = np.linalg.inv(jac @ jac.T + lam**2 * np.eye(jac.shape[0]))
+        return jac.T @ w_inv, w_inv, smallest, lam
+
+    def velocity(self, t: float, q: np.ndarray, check: bool = True):
+        e, xd, xdd = self.error(t, q)
+        jac = self.jacobian(q)
+        pinv, w_inv, smallest, lam = self.inverse(jac)
+        if check and self.damping == 0 and smallest < self.threshold:
+            raise SingularConfiguration(t, smallest, self.threshold, self.name)
+        u = xd + self.gain * e
+        z = np.zeros(self.model.nv) if self.nullspace is None else self.nullspace(q)
+        qd = pinv @ u + z - pinv @ (jac @ z)
+        return qd, (e, xd, xdd, jac, pinv, w_inv, smallest, lam, u, z)
+
+    def acceleration(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple]:
+        qd, parts = self.velocity(t, q, check=False)
+        e, xd, xdd, jac, pinv, w_inv, smallest, lam, u, z = parts
+        pin.computeJointJacobiansTimeVariation(self.model, self.data, q, qd)
+        jdot = pin.getFrameJacobianTimeVariation(
+            self.model, self.data, self.fid, pin.LOCAL_WORLD_ALIGNED
+        )[self.rows]
+        pinv_dot = jdot.T @ w_inv - jac.T @ w_inv @ (jdot @ jac.T + jac @ jdot.T) @ w_inv
+        u_dot = xdd + self.gain * (xd - jac @ qd)
+        qdd = pinv_dot @ u + pinv @ u_dot
+        if self.nullspace is not None:
+            h = 1e-6
+            z_dot = (self.nullspace(q + h * qd) - self.nullspace(q - h * qd)) / (2 * h)
+            qdd += -(pinv_dot @ jac + pinv @ jdot) @ z + z_dot - pinv @ (jac @ z_dot)
+        return qd, qdd, (np.linalg.norm(e), smallest, lam)
+
+
+def jacobian_control(
+    system_or_robot: Any,
+    frame: str,
+    path: Callable[[float], tuple[Any, np.ndarray, np.ndarray]],
+    q0: np.ndarray,
+    *,
+    t: np.ndarray,
+    rows: Sequence[int] | None = None,
+    gain: float = 100.0,
+    damping: float | None = None,
+    singular_threshold: float = 1e-3,
+    nullspace: Callable[[np.ndarray], np.ndarray] | None = None,
+    rtol: float = 1e-11,
+    atol: float = 1e-12,
+) -> JointMotion:
+    """Joint control functions from an end-effector motion (Negrean et al. 2009, (12)–(16)).
+
+    See the module docstring for the equations (pseudo-inverse, null space, closed-loop
+    correction, singularity handling).
+
+    Args:
+        system_or_robot: A :class:`pinext.System`, :class:`pinext.Robot` or ``pin.Model`` with
+            nq == nv (revolute and prismatic joints).
+        frame: The end-effector frame name.
+        path: ``t -> (x, ẋ, ẍ)``. Position task: ``x`` the frame origin's world coordinates in
+            ``rows`` (a subset of 0, 1, 2; default all three) [m], ``ẋ``, ``ẍ`` their
+            derivatives. Pose task: ``x`` a ``pin.SE3``, ``ẋ = [ṗ, ω]`` and
+            ``ẍ = [p̈, ω̇]`` (shape (6,), world axes at the frame origin).
+        q0: Start configuration, on the path at ``t[0]`` (or close: the error decays as
+            e^{-gain t}).
+        t: Shape (N,), increasing output times [s].
+        rows: Position rows of the task, e.g. ``(0, 1)`` for a planar arm.
+        gain: Closed-loop gain K [1/s] on the path error.
+        damping: λ_max of the damped least squares near singularities; None (default) raises
+            :class:`~pinext.exceptions.SingularConfiguration` instead.
+        singular_threshold: ε, the smallest singular value accepted (undamped) or where the
+            damping starts [m/rad].
+        nullspace: ``q -> z`` (shape (nv,)), a joint velocity projected on the null space of
+            the task (redundant robots), e.g. a gradient toward a preferred posture.
+        rtol: Relative tolerance of the integrator (DOP853).
+        atol: Absolute tolerance of the integrator.
+
+    Returns:
+        :class:`JointMotion`.
+
+    Raises:
+        SingularConfiguration: Without damping, σ_min < ``singular_threshold`` along the path.
+        InvalidParameter: Bad rows, shapes or model.
+        IntegrationError: The integrator failed.
+    """
+    model = _robot_model(system_or_robot)
+    if model.nq != model.nv:
+        raise InvalidParameter(
+            "jacobian_control needs nq == nv (revolute and prismatic joints); "
+            f"the model has nq = {model.nq}, nv = {model.nv}"
+        )
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0):
+        raise InvalidParameter("t must be a strictly increasing 1-D array of >= 2 times")
+    x_start = path(float(t[0]))[0]
+    pose = isinstance(x_start, pin.SE3)
+    if pose:
+        index = np.arange(6)
+    else:
+        index = np.arange(3) if rows is None else np.asarray(rows, dtype=int).reshape(-1)
+        if not set(index.tolist()) <= {0, 1, 2} or len(set(index.tolist())) != index.size:
+            raise InvalidParameter(
+                f"rows must be distinct position rows among 0, 1, 2 (x, y, z), got {rows!r}; "
+                "give x as a pin.SE3 for a pose task"
+            )
+        if np.asarray(x_start).shape != (index.size,):
+            raise InvalidParameter(
+                f"path(t)[0] has shape {np.asarray(x_start).shape}, expected ({index.size},)"
+            )
+    if not singular_threshold > 0:
+        raise InvalidParameter(f"singular_threshold must be > 0, got {singular_threshold}")
+    lam = 0.0 if damping is None else float(damping)
+    if lam < 0:
+        raise InvalidParameter(f"damping must be >= 0, got {damping}")
+    task = _Task(model, frame, path, index, pose, gain, lam, singular_threshold, nullspace)
+    q0 = np.asarray(q0, dtype=float).reshape(model.nq)
+
+    def rhs(time: float, q: np.ndarray) -> np.ndarray:
+        return task.velocity(time, q)[0]
+
+    solution = solve_ivp(rhs, (t[0], t[-1]), q0, method="DOP853", t_eval=t, rtol=rtol, atol=atol)
+    if not solution.success:
+        raise IntegrationError(
+            f"jacobian_control: {solution.message}", solution.t[-1], solution.y[:, -1]
+        )
+    q = solution.y.T
+    qd = np.zeros((t.size, model.nv))
+    qdd = np.zeros((t.size, model.nv))
+    info = np.zeros((t.size, 3))
+    for k, (time, qk) in enumerate(zip(t, q, strict=True)):
+        qd[k], qdd[k], info[k] = task.acceleration(float(time), qk)
+    return JointMotion(t, q, qd, qdd, info[:, 1], info[:, 0], info[:, 2])
