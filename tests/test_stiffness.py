@@ -89,3 +89,19 @@ def test_floating_base_is_linearised_in_the_tangent_space(tmp_path):
     # a free-falling body: the velocity rows do not depend on the base position
     np.testing.assert_allclose(matrix[robot.nv :, :3], 0.0, atol=1e-6)
     assert np.isfinite(estimate_stiffness(system))
+
+
+def test_simulate_switches_to_radau_when_stiff_from_the_start(tmp_path):
+    """A transmission of 1e15 N.m/rad: the default method becomes Radau (announced once) and
+    the run finishes; an explicit DOP853 is kept, with the advice."""
+    robot, _ = _link(tmp_path, 0.0, 0.0)
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    system = px.System(robot, drives={"j0": Drive(motor, ElasticTransmission(50.0, 1e15))})
+    with pytest.warns(RuntimeWarning, match="integrating with method='Radau'"):
+        traj = px.simulate(system, 0.5, control=[1.0])
+    assert traj.meta["stats"]["method"] == "Radau"
+    assert traj.meta["stats"]["nfev"] < 10_000
+    with pytest.warns(RuntimeWarning, match="stiff from the start"):
+        px.simulate(system, 1e-6, control=[1.0], method="DOP853", max_step=1e-7)

@@ -1,5 +1,5 @@
 """Drive (actuator + transmission) and the System component that assembles the complete model
-of seed 000 (20.78)–(20.82) and (20.98)–(20.99) around Pinocchio's mechanism."""
+of Vukobratović & Potkonjak (20.78)–(20.82) and (20.98)–(20.99) around Pinocchio's mechanism."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ DC motors, gears without losses, elastic transmissions and inductances, like the
 joint springs and dampers, act on the mechanism through efforts that are affine in
 ``z = [q, v, component states, u, 1]`` and evolve their states by an affine law in z; the
 power they take from the inputs and the power they dissipate are quadratic forms of z
-(seed 000, (20.78)–(20.82): ẋ = Ĉ(x) + D̂(x) u with an actuator part linear in x and u). When
+(Vukobratović & Potkonjak (20.78)–(20.82): ẋ = Ĉ(x) + D̂(x) u, an actuator part linear in x, u). When
 every component says so in the current phase (:meth:`Component.linear`), the whole non-inertial
 part of the right-hand side is
 

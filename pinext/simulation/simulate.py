@@ -18,9 +18,12 @@ from .chart import Chart, chart_event
 from .component import Event, Phase
 from .recorder import Recorder
 from .rhs import make_rhs
+from .stiffness import dop853_steps
 from .system import System
 from .trajectory import EventRecord, Trajectory
 
+#: Least DOP853 steps (from the spectrum at the start) above which the default is Radau.
+STIFF_STEPS = 1e6
 #: Integration methods of :func:`scipy.integrate.solve_ivp` accepted by :func:`simulate`.
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 #: The implicit ones, which receive an analytic Jacobian in linear phases.
@@ -51,7 +54,7 @@ def simulate(
     q0: np.ndarray | None = None,
     v0: np.ndarray | None = None,
     control: Any = None,
-    method: str = "DOP853",
+    method: str | None = None,
     rtol: float = 1e-10,
     atol: float = 1e-12,
     max_step: float | None = None,
@@ -85,9 +88,12 @@ def simulate(
             ``u(t, x)``. Joint torques [N.m] for a robot without drives, else the drives'
             inputs (voltages [V], ...).
         method: A solve_ivp method among :data:`METHODS`, or ``"momentum"`` for the Celentano
-            scheme of seed 001 Theorem 1 (state (q, p = M v)). For stiff damped models (finely
-            split flexible links with ``damping_ratio``, very stiff transmissions) use
-            ``"Radau"``: in linear phases it gets the analytic Jacobian (Pinocchio's
+            (2008) scheme of Theorem 1 (state (q, p = M v)). None (default): DOP853, unless
+            the linearised system at the start is so stiff that DOP853's stability would need
+            more than :data:`STIFF_STEPS` steps (:func:`pinext.simulation.stiffness.
+            dop853_steps`): then ``"Radau"``, announced by a warning. For stiff damped models
+            (finely split flexible links with ``damping_ratio``, very stiff transmissions)
+            Radau gets, in linear phases, the analytic Jacobian (Pinocchio's
             ``computeABADerivatives``) and its steps no longer shrink with the stiffness.
         rtol: Relative tolerance.
         atol: Absolute tolerance.
@@ -104,6 +110,8 @@ def simulate(
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
     """
     system = system_or_robot if isinstance(system_or_robot, System) else System(system_or_robot)
+    chosen = method
+    method = "DOP853" if method is None else method
     momentum = method == "momentum"
     if momentum:
         method = "DOP853"
@@ -116,6 +124,18 @@ def simulate(
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = checked_control(control, system, x)
+    if method == "DOP853" and not momentum:
+        steps = dop853_steps(system, t_final, x)
+        if steps > STIFF_STEPS:
+            advice = (
+                f"the run is stiff from the start: DOP853's stability needs at least "
+                f"{steps:.2g} steps for {t_final:g} s"
+            )
+            if chosen is None:
+                method = "Radau"
+                warnings.warn(f"{advice}; integrating with method='Radau'", RuntimeWarning, 2)
+            else:
+                warnings.warn(f"{advice}; method='Radau' would not", RuntimeWarning, 2)
     options: dict[str, Any] = {"rtol": rtol, "atol": atol}
     if max_step is not None:
         options["max_step"] = max_step
