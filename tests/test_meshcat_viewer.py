@@ -18,6 +18,7 @@ import pytest
 import umsgpack
 
 import pinext as px
+from pinext.robots import robot_path
 from pinext.simulation.trajectory import EventRecord, PhaseRecord, Trajectory
 from pinext.visualization import Viewer, export_html, view
 from pinext.visualization.meshcat_viewer import (
@@ -28,8 +29,8 @@ from pinext.visualization.meshcat_viewer import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SIX_DOF = ROOT / "urdf" / "six_dof_arm.urdf"
-FLEXIBLE = ROOT / "urdf" / "flexible_arm.urdf"
+SIX_DOF = robot_path("six_dof_arm")
+FLEXIBLE = robot_path("flexible_arm")
 needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="chromium not installed")
 
 
