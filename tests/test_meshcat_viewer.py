@@ -21,12 +21,9 @@ import pinext as px
 from pinext.robots import robot_path
 from pinext.simulation.trajectory import EventRecord, PhaseRecord, Trajectory
 from pinext.visualization import Viewer, export_html, view
-from pinext.visualization.meshcat_viewer import (
-    LiveServer,
-    _resample,
-    find_chromium,
-    screenshots,
-)
+from pinext.visualization.sampling import resample
+from pinext.visualization.server import LiveServer
+from tests.browser import find_chromium, screenshots
 
 ROOT = Path(__file__).resolve().parents[1]
 SIX_DOF = robot_path("six_dof_arm")
@@ -114,7 +111,7 @@ def test_resampling_interpolates_configurations_and_keeps_event_duplicates():
     robot = px.load_urdf(SIX_DOF, extensions=False)
     t = np.array([0.0, 0.05, 0.05, 0.1])  # an event sample twice
     q = np.array([np.zeros(6), 0.5 * np.ones(6), 0.5 * np.ones(6), np.ones(6)])
-    frames = _resample(robot.model, _trajectory(robot, t, q), fps=40.0)
+    frames = resample(robot.model, _trajectory(robot, t, q), fps=40.0)
     np.testing.assert_allclose(frames.t, [0.0, 0.025, 0.05, 0.075, 0.1], atol=1e-15)
     np.testing.assert_allclose(frames.q[:, 0], [0.0, 0.25, 0.5, 0.75, 1.0], atol=1e-12)
 
@@ -151,7 +148,7 @@ def test_flexible_sublinks_bend_with_the_elastic_joints():
     rng = np.random.default_rng(3)
     q = rng.uniform(-0.05, 0.05, robot.nq)
     traj = _trajectory(robot, np.array([0.0, 1.0]), np.array([q, q]))
-    poses = viewer._poses(_resample(robot.model, traj, 1.0), 0, (0.0, 0.0))
+    poses = viewer._poses(resample(robot.model, traj, 1.0), 0, (0.0, 0.0))
     data = robot.model.createData()
     gdata = viewer.visual_model.createData()
     pin.forwardKinematics(robot.model, data, q)
@@ -198,7 +195,7 @@ def test_contact_arrows_and_moving_environment_mass():
         outputs={"contact.force": force, "contact.deformation": deformation},
     )
     viewer = Viewer(system, force_scale=0.01, impulse_scale=0.2)
-    frames = _resample(robot.model, traj, 10.0)
+    frames = resample(robot.model, traj, 10.0)
     data = robot.model.createData()
     pin.framesForwardKinematics(robot.model, data, q[0])
     tip = data.oMf[robot.model.getFrameId("pen_tip")].translation

@@ -25,6 +25,7 @@ from ..simulation import System, simulate
 from ..simulation.trajectory import Trajectory
 from .coordinates import plane
 from .environment import DynamicEnvironment
+from .scene import scene_metadata
 from .unilateral import Contact
 
 #: Environments of :func:`run_writing_task`: rigid table, model (c), model (d).
@@ -204,4 +205,10 @@ def run_writing_task(
         "pressure": pressure,
         "frame": FRAME,
     }
+    # what a viewer draws (the table, the moving mass); ContactComponent.metadata() may already
+    # declare it, then the entries are the same
+    for comp in system.components:
+        if hasattr(comp, "contacts"):
+            for key, items in scene_metadata(comp).items():
+                traj.meta.setdefault(key, items)
     return traj
