@@ -11,7 +11,7 @@ from pinext.contact import Contact, DynamicEnvironment, plane
 from pinext.contact.scene import contact_scene_items, legacy_scene_items_from_meta
 from pinext.visualization import Viewer, viewer_for
 from pinext.visualization.scene import declared_items, views
-from tests.test_meshcat_viewer import _trajectory
+from tests.test_viewer import _trajectory
 
 SIX_DOF = px.robot_path("six_dof_arm")
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pinext as px
-from tests.test_meshcat_viewer import _trajectory
+from tests.test_viewer import _trajectory
 
 
 def _port_is_free(port: int) -> bool:
