@@ -61,8 +61,9 @@ class Viewer:
     """Meshcat viewer of a robot, its surfaces and environment, forces and trails.
 
     Args:
-        system: A :class:`pinext.System` (its contacts and environment are drawn), a
-            :class:`pinext.Robot` or a ``pin.Model`` (drawn with generated geometry).
+        system: A :class:`pinext.System` (the scene items its components declare are drawn:
+            contact surfaces, environment, trails), a :class:`pinext.Robot` or a ``pin.Model``
+            (drawn with generated geometry).
         trails: Frame names whose path is drawn (default: the contact frames, otherwise the
             last frame of the URDF, i.e. the end effector); ``()`` for none.
         frames: Frame names drawn as triads (x red, y green, z blue).
@@ -138,6 +139,8 @@ class Viewer:
             self.trails = (
                 trails or sorted({c.frame_id for c in self.contacts}) or [self._end_effector()]
             )
+        if getattr(self, "_live", None) is not None:
+            self._build(self._live_viz, None)
 
     # -- names ------------------------------------------------------------------------------
     def _frame(self, name: str) -> int:
