@@ -114,7 +114,7 @@ def robot_points(
     allowed = allowed + max(slack * float(finite.sum()), 0.01)
     data = model.createData()
     geoms = list(visual_model.geometryObjects) if visual_model is not None else []
-    gdata = visual_model.createData() if geoms else None
+    gdata = visual_model.createData() if visual_model is not None else None
     owners = np.array([f.parentJoint for f in model.frames] + [g.parentJoint for g in geoms])
     kept = []
     for q in np.atleast_2d(configurations):
@@ -125,11 +125,11 @@ def robot_points(
             parent = model.parents[j]
             gap = np.linalg.norm(data.oMi[j].translation - data.oMi[parent].translation)
             away[j] = away[parent] or not gap <= allowed[j]
-        points = [f.translation for f in data.oMf]
-        if geoms:
+        origins = [f.translation for f in data.oMf]
+        if geoms and gdata is not None:
             pin.updateGeometryPlacements(model, data, visual_model, gdata)
-            points += [g.translation for g in gdata.oMg]
-        points = np.array(points)
+            origins += [g.translation for g in gdata.oMg]
+        points = np.array(origins)
         ok = np.isfinite(points).all(axis=1) & ~away[owners]
         kept.append(points[ok])
     return np.vstack(kept) if kept else np.zeros((0, 3))

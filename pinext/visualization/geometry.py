@@ -12,7 +12,7 @@ import pinocchio as pin
 
 __all__ = ["COLORS", "Cone", "characteristic_length", "skeleton_geometry", "visual_model_for"]
 
-COLORS = {
+COLORS: dict[str, Any] = {
     "force": 0xD62728,
     "impulse": 0xFF7F0E,
     "trail": 0x1F77B4,

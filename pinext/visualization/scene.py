@@ -193,9 +193,9 @@ def views(
             warnings.warn(f"scene item {dict(item)!r} not drawn: {err}", stacklevel=2)
     if environment is not None:
         # the mass carries the surface of its contact: that contact comes first
-        first = next((c for c in contacts if c.name == environment.contact), None)
-        if first is not None:
-            contacts = [first] + [c for c in contacts if c is not first]
+        carrier = next((c for c in contacts if c.name == environment.contact), None)
+        if carrier is not None:
+            contacts = [carrier] + [c for c in contacts if c is not carrier]
         if not contacts:
             environment = None
     return contacts, environment, trails

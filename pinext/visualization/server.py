@@ -94,9 +94,11 @@ class LiveServer:
             _install_handlers()
         atexit.register(self.close)
         urls: dict[str, str] = {}
+        stdout = self.process.stdout
+        assert stdout is not None  # Popen(stdout=PIPE)
         try:
             while len(urls) < 2:
-                line = self.process.stdout.readline().decode("utf-8").strip()
+                line = stdout.readline().decode("utf-8").strip()
                 if not line and self.process.poll() is not None:
                     raise RuntimeError(
                         f"the meshcat server exited with code {self.process.returncode}"

@@ -255,7 +255,7 @@ class Viewer:
             )
         )
 
-    def _arrow(self, node: Any, color: int) -> None:
+    def _arrow(self, node: Any, color: Any) -> None:
         """A unit arrow along +y: shaft (scaled in y) and head (moved to the tip)."""
         r = 0.008 * self.size
         material = mg.MeshPhongMaterial(color=color)
@@ -301,6 +301,8 @@ class Viewer:
     def _env_value(self, frames: Frames, name: str, k: int) -> float:
         """The environment's displacement s_e (``"deformation"``) or layer w at frame k [m]."""
         env = self.environment
+        if env is None:
+            return 0.0
         key = env.displacement if name == "deformation" else env.layer
         return float(frames.outputs[key][k, 0]) if key in frames.outputs else 0.0
 
@@ -425,6 +427,7 @@ class Viewer:
     def server(self) -> LiveServer:
         """The live meshcat server (started on demand)."""
         self._ensure_live()
+        assert self._server is not None  # started by _ensure_live
         return self._server
 
     def _ensure_live(self) -> Any:
