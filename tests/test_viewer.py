@@ -349,6 +349,31 @@ def test_exported_page_draws_the_moving_robot_offline(tmp_path):
     assert changed.mean() > 0.005  # the two animation times differ
 
 
+@needs_chromium
+def test_floor_grid_is_drawn_around_the_robot(tmp_path):
+    """The grid lies on the floor under the robot and in front of the camera: its lines show
+    around the robot's feet (a grid passing behind the camera was dropped by SwiftShader and
+    left a far band above the robot)."""
+    robot = px.load_urdf(SIX_DOF, extensions=False)
+    viewer = Viewer(robot)
+    path = viewer.export_html(_swing(robot, duration=1.0), tmp_path / "grid.html")
+    size = (640, 480)
+    image = screenshots(path, [0.0], size=size, options="controls=0&info=0").images[0].astype(int)
+    framing = viewer.framing
+    grid = framing.grid_transform()
+    half = 10.0 * grid[0, 0]
+    center = grid[:3, 3]
+    # floor points between the robot's base and the grid's near corners
+    floor = [center + [a * half, b * half, 0.0] for a in (-0.3, 0.3) for b in (-0.3, 0.3)]
+    gray = np.abs(image[..., 0] - image[..., 2]) < 40  # grid lines; the background is blue
+    for x, y in _project(np.array(floor), framing.eye, framing.target, size):
+        assert 0 <= x < size[0] and 0 <= y < size[1]
+        window = gray[int(y) - 25 : int(y) + 26, int(x) - 25 : int(x) + 26]
+        assert window.any(), f"no grid line near pixel ({x:.0f}, {y:.0f})"
+    # above the robot (top rows of the page) only the background shows
+    assert not gray[:40].any()
+
+
 # -- a mesh-based 6-DOF arm ----------------------------------------------------------------------
 def _robots_dir() -> Path | None:
     for base in [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]:
