@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 from pinext.flexible import FlexibleLink, natural_frequencies
 from pinext.robot import load_urdf
+from pinext.robots import robot_path
 from pinext.simulation.simulate import simulate
 
-ARM = Path(__file__).resolve().parents[1] / "urdf" / "flexible_arm.urdf"
+ARM = robot_path("flexible_arm")
 I_STEEL = 0.01**4 / 12
 
 

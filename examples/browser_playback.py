@@ -17,8 +17,6 @@ try:
 except ImportError as err:  # pragma: no cover
     sys.exit(f"{err}: install pinext with its viewer extra: pip install 'pinext[viz]'")
 
-URDF = Path(__file__).resolve().parents[1] / "urdf"
-
 
 def main(out: Path = Path("out"), live: bool = False) -> None:
     """Simulate, export self-contained HTML files, and write PNG/SVG plots to ``out``."""
@@ -38,7 +36,7 @@ def main(out: Path = Path("out"), live: bool = False) -> None:
         print("wrote", *plots.save(fig, out / name))
 
     # seed 001 §5.2: a 2 m steel bar driven by a torque pulse, bending drawn 20 times larger
-    robot = px.load_urdf(URDF / "flexible_arm.urdf")
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
     hub = np.zeros(robot.nv)
     hub[0] = 2.0
     torque = px.Schedule([0.0, 0.3, 0.6], [hub, -hub, 0 * hub], kind="zoh")

@@ -13,6 +13,7 @@ import pinext as px
 from pinext.drives import harmonic_drives
 from pinext.drives.presets import HARMONIC_DRIVE_TRANSMISSIONS
 from pinext.planning import rest_to_rest, track_rest_to_rest
+from pinext.robots import robot_path
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATION = 2.0
@@ -29,7 +30,7 @@ def load_arm() -> px.Robot:
         )
         if path.is_file():
             return px.load_urdf(path)
-    return px.load_urdf(ROOT / "urdf" / "six_dof_arm.urdf", extensions=False)
+    return px.load_urdf(robot_path("six_dof_arm"), extensions=False)
 
 
 def main() -> None:

@@ -19,9 +19,10 @@ import pinocchio as pin
 
 from pinext.flexible import FlexibleLink, natural_frequencies
 from pinext.robot import load_urdf
+from pinext.robots import robot_path
 from pinext.simulation.simulate import simulate
 
-URDF = Path(__file__).resolve().parents[1] / "urdf" / "flexible_arm.urdf"
+URDF = robot_path("flexible_arm")
 OUT = Path("out")
 E, SIDE, L, MU = 1e11, 0.01, 2.0, 7876 * 0.01**2
 I = SIDE**4 / 12  # noqa: E741

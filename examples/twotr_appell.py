@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 
 from pinext.dynamics import acceleration_energy, appell_inverse_dynamics
+from pinext.robots import robot_path
 
-URDF = Path(__file__).resolve().parents[1] / "urdf" / "twotr.urdf"
-M1, M2, M3, A2, IZ, G = 10.0, 6.0, 4.0, 0.5, 0.2, 9.81  # the numbers in urdf/twotr.urdf
+URDF = robot_path("twotr")
+M1, M2, M3, A2, IZ, G = 10.0, 6.0, 4.0, 0.5, 0.2, 9.81  # the numbers in twotr.urdf
 
 
 def eq40(q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:

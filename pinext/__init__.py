@@ -48,7 +48,7 @@ from .flexible import (
 )
 from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .robot import Robot, load_urdf
-from .robots import load_robot
+from .robots import load_robot, robot_names, robot_path
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
 
 __version__ = "0.1.0"
@@ -102,6 +102,8 @@ __all__ = [
     "point_contact",
     "project_consistent",
     "rest_to_rest",
+    "robot_names",
+    "robot_path",
     "simulate",
     "static_deflection",
     "track_rest_to_rest",

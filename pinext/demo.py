@@ -10,12 +10,10 @@ from pathlib import Path
 import numpy as np
 
 from ._format import table
+from .robots import robot_path
 
 #: A section of the summary: title, column names, rows.
 Section = tuple[str, list[str], list[list[str]]]
-
-#: The project's robot descriptions (a checkout of the repository).
-URDF_DIR = Path(__file__).resolve().parents[1] / "urdf"
 
 
 def flexible_arm(out: Path, quick: bool) -> Section:
@@ -33,7 +31,7 @@ def flexible_arm(out: Path, quick: bool) -> Section:
     rows = [["Euler-Bernoulli (70)", *(f"{f:.4g}" for f in theory)]]
     for nu in (5, 10):
         link = FlexibleLink("bar", nu, young, inertia)
-        robot = load_urdf(URDF_DIR / "flexible_arm.urdf", flexible=[link])
+        robot = load_urdf(robot_path("flexible_arm"), flexible=[link])
         freqs = natural_frequencies(robot)[1:6]
         rows.append([f"{nu} sublinks", *(f"{f:.4g}" for f in freqs)])
     hub = np.zeros(robot.nv)
@@ -105,7 +103,7 @@ def elastic_drives(out: Path, quick: bool) -> Section:
     from .robot import load_urdf
     from .simulation import System
 
-    robot = load_urdf(URDF_DIR / "six_dof_arm.urdf", extensions=False)
+    robot = load_urdf(robot_path("six_dof_arm"), extensions=False)
     drives = harmonic_drives(list(robot.model.names)[1:7])
     system = System(robot, drives=drives)
     duration = 0.6 if quick else 1.5

@@ -1,8 +1,6 @@
 """Shared models of the contact tests: the project's 6-DOF arm and a falling ball, and the
 independent reference of the writing task's contact time (also used by bench_contact)."""
 
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 from scipy.integrate import solve_ivp
@@ -10,8 +8,9 @@ from scipy.optimize import brentq
 
 import pinext as px
 from pinext.contact.tasks import FRAME, ROTOR_INERTIA, WritingController
+from pinext.robots import robot_path
 
-URDF = Path(__file__).resolve().parents[1] / "urdf" / "six_dof_arm.urdf"
+URDF = robot_path("six_dof_arm")
 
 
 def arm() -> pin.Model:

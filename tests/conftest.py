@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-URDF = ROOT / "urdf"
+URDF = ROOT / "pinext" / "robots"
 
 
 def example_robot_data_dir() -> Path | None:

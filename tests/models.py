@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from pinext.robots import robot_path
+
 
 def humanoid() -> pin.Model:
     """Pinocchio's sample humanoid (free flyer) with a bounded base position."""
@@ -30,7 +32,7 @@ def named(which: str, request) -> pin.Model:
     """``"twotr"`` (the project's 2TR robot), ``"manipulator"`` (Pinocchio's sample arm) or
     ``"ur5"`` (example-robot-data; skips without it, through the ``robots_dir`` fixture)."""
     if which == "twotr":
-        return pin.buildModelFromUrdf(str(Path(__file__).resolve().parents[1] / "urdf/twotr.urdf"))
+        return pin.buildModelFromUrdf(str(robot_path("twotr")))
     if which == "manipulator":
         return pin.buildSampleModelManipulator()
     return ur5(request.getfixturevalue("robots_dir"))

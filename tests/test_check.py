@@ -12,9 +12,10 @@ from pinext import check as chk
 from pinext.check import check_model, check_urdf
 from pinext.dynamics import appell_inverse_dynamics, gauss_forward_dynamics
 from pinext.exceptions import NameNotFound
+from pinext.robots import robot_names, robot_path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT_URDFS = sorted((ROOT / "urdf").glob("*.urdf"))
+PROJECT_URDFS = [robot_path(name) for name in robot_names()]
 
 
 @pytest.mark.parametrize("path", PROJECT_URDFS, ids=lambda p: p.name)
@@ -33,7 +34,7 @@ def test_passes_on_real_arm_and_free_flyer(robots_dir):
 
 
 def test_broken_formulation_fails_and_is_named():
-    model = pin.buildModelFromUrdf(str(ROOT / "urdf" / "twotr.urdf"))
+    model = pin.buildModelFromUrdf(str(robot_path("twotr")))
 
     def broken(model, data, q, v, a, fext=None):
         tau = appell_inverse_dynamics(model, data, q, v, a, fext)
@@ -76,7 +77,7 @@ def test_registered_rows_appear():
 
 def test_command_line_exit_codes(monkeypatch, capsys):
     cli = pytest.importorskip("pinext.cli")
-    path = str(ROOT / "urdf" / "twotr.urdf")
+    path = str(robot_path("twotr"))
     assert cli.main(["check", path]) == 0
     assert "all checks passed" in capsys.readouterr().out
 
@@ -101,7 +102,7 @@ def test_contact_rows_compare_with_pinocchio(monkeypatch):
     """pinext.contact adds impact and constrained-motion rows; a broken impact law fails."""
     import pinext.contact.checks as contact_checks
 
-    model = pin.buildModelFromUrdf(str(ROOT / "urdf" / "six_dof_arm.urdf"))
+    model = pin.buildModelFromUrdf(str(robot_path("six_dof_arm")))
     report = chk.check_model(model, seed=4, samples=3)
     names = {r.name: r for r in report.rows}
     assert names["plastic impact, 3D contact"].reference == "impulseDynamics"

@@ -16,8 +16,6 @@ from pinext.drives import DCMotor, Drive, Gear, harmonic_drives
 from pinext.flexible import UndeformedKineticEnergy
 from pinext.flexible.modal import forward_dynamics
 
-from .conftest import URDF
-
 G = 9.81
 MASS = 2.0
 JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
@@ -87,7 +85,7 @@ def test_lossy_gear_lifts_the_body_off_the_table(tmp_path):
 
 def _flexible_six_dof_arm() -> tuple[px.Robot, np.ndarray]:
     robot = px.load_urdf(
-        URDF / "six_dof_arm.urdf", flexible=[px.FlexibleLink("forearm_link", 2, 7e10, 2e-8)]
+        px.robot_path("six_dof_arm"), flexible=[px.FlexibleLink("forearm_link", 2, 7e10, 2e-8)]
     )
     q0 = pin.neutral(robot.model)
     for joint, angle in (("shoulder_lift", -0.6), ("elbow", 1.2), ("wrist_1", -2.1)):
@@ -182,7 +180,7 @@ def test_bilateral_contacts_with_elastic_drives_match_pin_constraint_dynamics():
 def test_undeformed_kinetic_energy_with_a_drive():
     """Remark 5's mechanism behind a geared DC motor: the rotor's reflected inertia joins
     M(q̄), and the approximate model's own energy is conserved."""
-    robot = px.load_urdf(URDF / "flexible_arm.urdf")
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
     drive = Drive(MOTOR, Gear(20.0))
     system = px.System(robot, drives={"hub": drive}, components=[UndeformedKineticEnergy(robot)])
     rng = np.random.default_rng(5)
@@ -207,7 +205,7 @@ def test_undeformed_kinetic_energy_with_a_drive():
 def test_prescribed_hub_turns_a_flexible_bar_with_its_tip_in_a_slot():
     """A prescribed hub turns a flexible bar whose tip slides in a frictionless slot (a
     bilateral plane contact): the bar bends, the slot reacts, the hub follows its law."""
-    robot = px.load_urdf(URDF / "flexible_arm.urdf")
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
     q0 = pin.neutral(robot.model)
     alpha = 0.4  # constant hub acceleration [rad/s^2]
     hub = px.Prescribed("hub", lambda t: 0.5 * alpha * t * t, lambda t: alpha * t, lambda t: alpha)

@@ -23,6 +23,7 @@ from pinext.dynamics import (
 )
 from pinext.dynamics.gibbs_appell import clear_cache
 from pinext.exceptions import ConstraintError, InvalidParameter, NameNotFound
+from pinext.robots import robot_path
 from tests.models import humanoid, named, panda, rel, state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +34,7 @@ M1, M2, M3, A2, IZ, G = 10.0, 6.0, 4.0, 0.5, 0.2, 9.81
 
 
 def test_twotr_matches_seed_004_eq_40():
-    model = pin.buildModelFromUrdf(str(ROOT / "urdf" / "twotr.urdf"))
+    model = pin.buildModelFromUrdf(str(robot_path("twotr")))
     data = model.createData()
     rng = np.random.default_rng(40)
     for _ in range(20):

@@ -12,6 +12,7 @@ import pytest
 
 import pinext as px
 from pinext.drives import DCMotor, Drive, ElasticTransmission, Gear
+from pinext.robots import robot_path
 from pinext.simulation import linear
 from pinext.simulation.component import Phase
 from pinext.simulation.controls import as_control
@@ -101,7 +102,7 @@ def test_jacobian_matches_finite_differences(robot, with_drives):
 def test_radau_with_the_jacobian_follows_dop853_on_a_damped_flexible_arm():
     from pinext.flexible import FlexibleLink
 
-    arm = Path(__file__).resolve().parents[1] / "urdf" / "flexible_arm.urdf"
+    arm = robot_path("flexible_arm")
     bar = FlexibleLink("bar", 20, 1e11, 0.01**4 / 12, damping_ratio=0.02)
     robot = px.load_urdf(arm, flexible=[bar])
     torque = np.r_[0.5, np.zeros(20)]

@@ -24,8 +24,9 @@ from pinext.flexible import (
     static_deflection,
     undeformed_bias,
 )
+from pinext.robots import robot_path
 
-ARM = Path(__file__).resolve().parents[1] / "urdf" / "flexible_arm.urdf"
+ARM = robot_path("flexible_arm")
 E, SIDE, L = 1e11, 0.01, 2.0
 I = SIDE**4 / 12  # noqa: E741
 EI = E * I

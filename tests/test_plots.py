@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import pinext as px  # noqa: E402
+from pinext.robots import robot_path  # noqa: E402
 from pinext.simulation.trajectory import EventRecord, PhaseRecord, Trajectory  # noqa: E402
 from pinext.visualization import plots  # noqa: E402
 
@@ -146,7 +147,7 @@ def test_modal_convergence_and_mode_shapes_of_the_flexible_arm():
     freqs = []
     for nu in nus:
         robot = px.load_urdf(
-            ROOT / "urdf" / "flexible_arm.urdf",
+            robot_path("flexible_arm"),
             flexible=[px.FlexibleLink("bar", nu, young, inertia)],
         )
         freqs.append(px.natural_frequencies(robot)[1:4])

@@ -10,8 +10,6 @@ from scipy.interpolate import CubicSpline
 import pinext as px
 from pinext.exceptions import InvalidParameter, NameNotFound
 
-from .conftest import URDF
-
 OMEGA, PERIOD = 6.0, 15.0
 
 
@@ -39,7 +37,7 @@ def hub_torque_by_reduction(model, q, v, qdd_hub, stiffness):
 
 
 def test_spin_up_of_the_flexible_arm_follows_the_law_and_reports_the_hub_torque():
-    robot = px.load_urdf(URDF / "flexible_arm.urdf")
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
     system = px.System(robot, components=[px.Prescribed("hub", spin_up)])
     traj = px.simulate(system, PERIOD, output_dt=0.05)
     law = np.array([spin_up(t) for t in traj.t])
@@ -66,7 +64,7 @@ def test_spin_up_of_the_flexible_arm_follows_the_law_and_reports_the_hub_torque(
 
 
 def test_laws_as_spline_tuple_or_positions_agree():
-    robot = px.load_urdf(URDF / "planar3r.urdf")
+    robot = px.load_urdf(px.robot_path("planar3r"))
     times = np.linspace(0.0, 1.0, 6)
     spline = CubicSpline(times, np.sin(times), bc_type="clamped")
     forms = [
@@ -83,7 +81,7 @@ def test_laws_as_spline_tuple_or_positions_agree():
 
 
 def test_bad_prescriptions_are_rejected():
-    robot = px.load_urdf(URDF / "planar3r.urdf")
+    robot = px.load_urdf(px.robot_path("planar3r"))
     with pytest.raises(NameNotFound, match="Available joint names"):
         px.System(robot, components=[px.Prescribed("nope", np.sin)])
     with pytest.raises(InvalidParameter, match="must be callable"):

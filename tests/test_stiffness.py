@@ -3,6 +3,8 @@ Pinocchio's computeABADerivatives."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -91,17 +93,18 @@ def test_floating_base_is_linearised_in_the_tangent_space(tmp_path):
     assert np.isfinite(estimate_stiffness(system))
 
 
-def test_simulate_switches_to_radau_when_stiff_from_the_start(tmp_path):
-    """A transmission of 1e15 N.m/rad: the default method becomes Radau (announced once) and
-    the run finishes; an explicit DOP853 is kept, with the advice."""
+def test_simulate_switches_to_radau_when_stiff_from_the_start(tmp_path, monkeypatch):
+    """A transmission of 1e15 N.m/rad: the default method becomes Radau (announced) and the
+    run finishes; an explicit DOP853 is kept, with the advice."""
     robot, _ = _link(tmp_path, 0.0, 0.0)
-    motor = DCMotor(
-        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
-    )
+    motor = DCMotor(1.0, 0.05, 0.05, 1e-5)
     system = px.System(robot, drives={"j0": Drive(motor, ElasticTransmission(50.0, 1e15))})
     with pytest.warns(RuntimeWarning, match="integrating with method='Radau'"):
-        traj = px.simulate(system, 0.5, control=[1.0])
+        traj = px.simulate(system, 0.5)
     assert traj.meta["stats"]["method"] == "Radau"
-    assert traj.meta["stats"]["nfev"] < 10_000
+    assert traj.t[-1] == 0.5
+    # an explicit DOP853 is kept (a short run, with the threshold lowered to reach it)
+    monkeypatch.setattr(sys.modules["pinext.simulation.simulate"], "STIFF_STEPS", 10.0)
     with pytest.warns(RuntimeWarning, match="stiff from the start"):
-        px.simulate(system, 1e-6, control=[1.0], method="DOP853", max_step=1e-7)
+        traj = px.simulate(system, 1e-6, control=[1.0], method="DOP853")
+    assert traj.meta["stats"]["method"] == "DOP853"

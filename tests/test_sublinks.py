@@ -19,9 +19,10 @@ from pinext.flexible import (
     natural_frequencies,
     rigid_configuration,
 )
+from pinext.robots import robot_path
 
 ROOT = Path(__file__).resolve().parents[1]
-ARM = ROOT / "urdf" / "flexible_arm.urdf"
+ARM = robot_path("flexible_arm")
 E_STEEL, SIDE, LENGTH = 1e11, 0.01, 2.0
 I_STEEL = SIDE**4 / 12
 

@@ -309,10 +309,14 @@ class ContactComponent(Component):
         return events
 
     def metadata(self) -> dict[str, Any]:
-        """Contact names and their numbers of constrained rows (for the residual audit)."""
+        """Contact names, their numbers of constrained rows (for the residual audit) and the
+        scene items a viewer draws (surfaces, the environment mass)."""
+        from .scene import scene_metadata
+
         return {
             "contact_names": [c.name for c in self.contacts],
             "contact_rows": [int(c.constraint.m) for c in self.contacts],
+            **scene_metadata(self),
         }
 
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102

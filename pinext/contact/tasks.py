@@ -15,13 +15,12 @@ force on a rigid table is the prescribed pressure.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..robot import load_urdf
+from ..robots import robot_path
 from ..simulation import System, simulate
 from ..simulation.trajectory import Trajectory
 from .coordinates import plane
@@ -36,7 +35,8 @@ ENVIRONMENTS = {
         mass=2.0, stiffness=2.0e4, damping=100.0, contact_stiffness=5.0e4, contact_damping=50.0
     ),
 }
-URDF = Path(__file__).resolve().parents[2] / "urdf" / "six_dof_arm.urdf"
+#: The arm of the task (package data, see :func:`pinext.robot_path`).
+URDF = robot_path("six_dof_arm")
 FRAME = "pen_tip"
 #: Rotor inertias of the gear motors [kg.m^2]; reflected through the URDF's transmission
 #: ratios N they give the joints' armature J_r N^2 (Vukobratović & Potkonjak, (20.69)).

@@ -5,6 +5,11 @@
   end-effector trails, in a live viewer (server on 127.0.0.1) or a self-contained HTML file.
 * :mod:`pinext.visualization.plots`: the plots engineers expect (imported on first use).
 * :func:`view`: what ``pinext view RESULT.npz [--html out.html]`` runs.
+
+Modules: :mod:`.viewer` (the :class:`Viewer`), :mod:`.scene` (what components declare for it to
+draw), :mod:`.geometry` (generated geometry), :mod:`.sampling` (fixed frame rate),
+:mod:`.camera` (framing and floor), :mod:`.html` (the self-contained page), :mod:`.server` (the
+live server on 127.0.0.1, stopped at exit and on SIGTERM).
 """
 
 from __future__ import annotations
@@ -12,7 +17,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .meshcat_viewer import LiveServer, Viewer, export_html, play, skeleton_geometry, viewer_for
+try:
+    import meshcat  # noqa: F401
+except ImportError as _err:  # pragma: no cover - meshcat is a declared dependency
+    raise ImportError(
+        "pinext.visualization needs meshcat: pip install 'pinext[viz]' (or pip install meshcat)"
+    ) from _err
+
+from .geometry import skeleton_geometry
+from .server import LiveServer
+from .viewer import Viewer, export_html, play, viewer_for
 
 __all__ = [
     "LiveServer",
@@ -48,6 +62,9 @@ def view(
 
     Returns:
         The HTML path, or the live :class:`Viewer`.
+
+    The live server stops when this returns (``block=True``), on Ctrl-C, on SIGTERM or SIGHUP,
+    and at interpreter exit.
     """
     from ..simulation import Trajectory
 
@@ -57,17 +74,19 @@ def view(
         print(f"pinext: wrote {written}")
         return written
     viewer = viewer_for(trajectory)
-    print(f"pinext: open {viewer.url} in a browser (Ctrl-C to stop)")
-    viewer.play(trajectory, speed, fps=fps)
-    if block:  # pragma: no cover - interactive
-        import time
+    try:
+        print(f"pinext: open {viewer.url} in a browser (Ctrl-C to stop)", flush=True)
+        viewer.play(trajectory, speed, fps=fps)
+        if block:
+            import time
 
-        try:
             while True:
                 time.sleep(1.0)
-        except KeyboardInterrupt:
-            pass
-        viewer.close()
+    except KeyboardInterrupt:
+        block = True
+    finally:
+        if block:
+            viewer.close()
     return viewer
 
 

@@ -18,18 +18,16 @@ import pytest
 import umsgpack
 
 import pinext as px
+from pinext.robots import robot_path
 from pinext.simulation.trajectory import EventRecord, PhaseRecord, Trajectory
 from pinext.visualization import Viewer, export_html, view
-from pinext.visualization.meshcat_viewer import (
-    LiveServer,
-    _resample,
-    find_chromium,
-    screenshots,
-)
+from pinext.visualization.sampling import resample
+from pinext.visualization.server import LiveServer
+from tests.browser import find_chromium, screenshots
 
 ROOT = Path(__file__).resolve().parents[1]
-SIX_DOF = ROOT / "urdf" / "six_dof_arm.urdf"
-FLEXIBLE = ROOT / "urdf" / "flexible_arm.urdf"
+SIX_DOF = robot_path("six_dof_arm")
+FLEXIBLE = robot_path("flexible_arm")
 needs_chromium = pytest.mark.skipif(find_chromium() is None, reason="chromium not installed")
 
 
@@ -113,7 +111,7 @@ def test_resampling_interpolates_configurations_and_keeps_event_duplicates():
     robot = px.load_urdf(SIX_DOF, extensions=False)
     t = np.array([0.0, 0.05, 0.05, 0.1])  # an event sample twice
     q = np.array([np.zeros(6), 0.5 * np.ones(6), 0.5 * np.ones(6), np.ones(6)])
-    frames = _resample(robot.model, _trajectory(robot, t, q), fps=40.0)
+    frames = resample(robot.model, _trajectory(robot, t, q), fps=40.0)
     np.testing.assert_allclose(frames.t, [0.0, 0.025, 0.05, 0.075, 0.1], atol=1e-15)
     np.testing.assert_allclose(frames.q[:, 0], [0.0, 0.25, 0.5, 0.75, 1.0], atol=1e-12)
 
@@ -150,7 +148,7 @@ def test_flexible_sublinks_bend_with_the_elastic_joints():
     rng = np.random.default_rng(3)
     q = rng.uniform(-0.05, 0.05, robot.nq)
     traj = _trajectory(robot, np.array([0.0, 1.0]), np.array([q, q]))
-    poses = viewer._poses(_resample(robot.model, traj, 1.0), 0, (0.0, 0.0))
+    poses = viewer._poses(resample(robot.model, traj, 1.0), 0, (0.0, 0.0))
     data = robot.model.createData()
     gdata = viewer.visual_model.createData()
     pin.forwardKinematics(robot.model, data, q)
@@ -197,7 +195,7 @@ def test_contact_arrows_and_moving_environment_mass():
         outputs={"contact.force": force, "contact.deformation": deformation},
     )
     viewer = Viewer(system, force_scale=0.01, impulse_scale=0.2)
-    frames = _resample(robot.model, traj, 10.0)
+    frames = resample(robot.model, traj, 10.0)
     data = robot.model.createData()
     pin.framesForwardKinematics(robot.model, data, q[0])
     tip = data.oMf[robot.model.getFrameId("pen_tip")].translation
@@ -349,6 +347,31 @@ def test_exported_page_draws_the_moving_robot_offline(tmp_path):
         assert (~background).mean() > 0.01
     changed = np.abs(images[0] - images[1]).sum(axis=2) > 30
     assert changed.mean() > 0.005  # the two animation times differ
+
+
+@needs_chromium
+def test_floor_grid_is_drawn_around_the_robot(tmp_path):
+    """The grid lies on the floor under the robot and in front of the camera: its lines show
+    around the robot's feet (a grid passing behind the camera was dropped by SwiftShader and
+    left a far band above the robot)."""
+    robot = px.load_urdf(SIX_DOF, extensions=False)
+    viewer = Viewer(robot)
+    path = viewer.export_html(_swing(robot, duration=1.0), tmp_path / "grid.html")
+    size = (640, 480)
+    image = screenshots(path, [0.0], size=size, options="controls=0&info=0").images[0].astype(int)
+    framing = viewer.framing
+    grid = framing.grid_transform()
+    half = 10.0 * grid[0, 0]
+    center = grid[:3, 3]
+    # floor points between the robot's base and the grid's near corners
+    floor = [center + [a * half, b * half, 0.0] for a in (-0.3, 0.3) for b in (-0.3, 0.3)]
+    gray = np.abs(image[..., 0] - image[..., 2]) < 40  # grid lines; the background is blue
+    for x, y in _project(np.array(floor), framing.eye, framing.target, size):
+        assert 0 <= x < size[0] and 0 <= y < size[1]
+        window = gray[int(y) - 25 : int(y) + 26, int(x) - 25 : int(x) + 26]
+        assert window.any(), f"no grid line near pixel ({x:.0f}, {y:.0f})"
+    # above the robot (top rows of the page) only the background shows
+    assert not gray[:40].any()
 
 
 # -- a mesh-based 6-DOF arm ----------------------------------------------------------------------

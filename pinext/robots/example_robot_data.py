@@ -15,11 +15,10 @@ import os
 import site
 import sys
 import sysconfig
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .exceptions import RobotNotFound
+from ..exceptions import RobotNotFound
 
 #: How to get the robot descriptions.
 INSTALL_HINT = 'Install the robot descriptions with: pip install "pinext[robots]"'
@@ -111,13 +110,14 @@ def _index(folder: Path) -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def robot_names() -> list[str]:
-    """The robot names :func:`load_robot` accepts here (empty without example-robot-data)."""
+def names() -> list[str]:
+    """The example-robot-data names :func:`pinext.load_robot` accepts here (empty without
+    the collection)."""
     folder = robots_dir()
     return sorted(_index(folder)) if folder is not None else []
 
 
-def robot_path(name: str) -> tuple[Path, bool]:
+def locate(name: str) -> tuple[Path, bool]:
     """The URDF file of a robot name and whether it gets a free-flyer root joint.
 
     Raises:
@@ -134,36 +134,11 @@ def robot_path(name: str) -> tuple[Path, bool]:
     raise RobotNotFound(name, sorted(index), f"Any URDF file path works too. {INSTALL_HINT}")
 
 
-def load_robot(
-    name: str,
-    *,
-    root_joint: Any = None,
-    package_dirs: Sequence[str] | str | None = None,
-    **kwargs: Any,
-):
-    """Load a robot of example-robot-data by name, e.g. ``"ur5"``, ``"panda"``, ``"talos"``.
+def load(name: str, *, root_joint: Any = None, package_dirs: Any = None, **kwargs: Any):
+    """Load an example-robot-data robot (see :func:`pinext.load_robot`)."""
+    from ..robot import load_urdf
 
-    Args:
-        name: A name of :data:`ROBOTS` or the stem of any URDF file of the collection
-            (case-insensitive; ``-`` and ``_`` are the same).
-        root_joint: Override the root joint (``"fixed"``, ``"freeflyer"``, ``"planar"`` or a
-            Pinocchio joint model); default: free flyer for legged robots, humanoids and
-            drones, fixed otherwise.
-        package_dirs: Further folders for ``package://`` meshes.
-        **kwargs: Passed on to :func:`pinext.load_urdf` (``flexible``, ``drives``,
-            ``extensions``).
-
-    Returns:
-        The :class:`pinext.Robot`.
-
-    Raises:
-        RobotNotFound: Unknown name (the message lists the available ones and suggests the
-            closest), or example-robot-data is not installed (the message says how to
-            install it).
-    """
-    from .robot import load_urdf
-
-    path, free_flyer = robot_path(name)
+    path, free_flyer = locate(name)
     if root_joint is None:
         root_joint = "freeflyer" if free_flyer else "fixed"
     dirs = [package_dirs] if isinstance(package_dirs, str) else list(package_dirs or [])
