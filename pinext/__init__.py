@@ -48,6 +48,7 @@ from .flexible import (
 from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .robot import Robot, load_urdf
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
+from .sweep import sweep  # callable, and the namespace pinext.sweep.latin_hypercube, ...
 
 __version__ = "0.1.0"
 
@@ -100,6 +101,7 @@ __all__ = [
     "rest_to_rest",
     "simulate",
     "static_deflection",
+    "sweep",
     "track_rest_to_rest",
     "visualization",
 ]

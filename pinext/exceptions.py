@@ -73,3 +73,22 @@ class IntegrationError(PinextError):
 
 class ConstraintError(PinextError):
     """Inconsistent or degenerate constraints (contact tasks, Gauss's principle)."""
+
+
+class MissingDependency(PinextError, ImportError):
+    """An optional dependency is not installed.
+
+    Attributes:
+        feature: What needs it (``"pinext.sweep"``, ...).
+        packages: The missing distributions.
+        extra: The pinext extra that installs them.
+    """
+
+    def __init__(self, feature: str, packages: Iterable[str], extra: str) -> None:
+        self.feature = feature
+        self.packages = list(packages)
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs {', '.join(self.packages)}, which are not installed; "
+            f"install them with: pip install \"pinext[{extra}]\""
+        )
