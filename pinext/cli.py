@@ -1,4 +1,4 @@
-"""The ``pinext`` command: demo, info, simulate, check, view."""
+"""The ``pinext`` command: demo, info, simulate, check, view, sweep."""
 
 from __future__ import annotations
 
@@ -142,6 +142,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out), quick=args.quick)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a parameter study on Dask from a TOML file; Parquet dataset, plot and summary."""
+    from .sweep.spec import run_spec
+
+    return run_spec(
+        args.spec,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        out=args.out,
+        progress=not args.quiet,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``pinext`` command."""
     from . import __version__
@@ -177,6 +190,14 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("result", help="a .npz trajectory written by pinext")
     view.add_argument("--html", default=None, help="write a self-contained HTML file instead")
     view.set_defaults(func=cmd_view)
+
+    sweep = sub.add_parser("sweep", help=cmd_sweep.__doc__)
+    sweep.add_argument("spec", help="the study: ready study, robot, parameter grid (TOML)")
+    sweep.add_argument("--scheduler", default=None, help="Dask scheduler address (tcp://host:8786)")
+    sweep.add_argument("--workers", type=int, default=None, help="local worker processes")
+    sweep.add_argument("--out", default=None, help="output folder (default: out/sweep_<spec>)")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.set_defaults(func=cmd_sweep)
     return parser
 
 

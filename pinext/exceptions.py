@@ -90,5 +90,5 @@ class MissingDependency(PinextError, ImportError):
         self.extra = extra
         super().__init__(
             f"{feature} needs {', '.join(self.packages)}, which are not installed; "
-            f"install them with: pip install \"pinext[{extra}]\""
+            f'install them with: pip install "pinext[{extra}]"'
         )

@@ -35,8 +35,12 @@ from .plot import plot
 from .store import read
 
 #: Distributions needed to run a study: (import name, distribution).
-REQUIRED = (("dask", "dask"), ("distributed", "distributed"), ("pandas", "pandas"),
-            ("pyarrow", "pyarrow"))
+REQUIRED = (
+    ("dask", "dask"),
+    ("distributed", "distributed"),
+    ("pandas", "pandas"),
+    ("pyarrow", "pyarrow"),
+)
 
 
 def require() -> None:

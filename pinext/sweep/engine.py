@@ -65,6 +65,8 @@ def local_cluster(workers: int | None = None, **options: Any) -> Any:
         "silence_logs": logging.ERROR,
         "scheduler_kwargs": {"allowed_failures": 0},
     }
+    if "dashboard_address" not in options:  # no dashboard; the health endpoints on any free port
+        settings["scheduler_kwargs"]["dashboard_address"] = "127.0.0.1:0"
     settings.update(options)
     return LocalCluster(**settings)
 
@@ -220,15 +222,17 @@ def run(
     todo = [key for key in points if key not in rows]
     writer = Writer(path) if path is not None and todo else None
     if todo:
-        _execute(study, name, points, todo, rows, client, workers, retries, progress, writer,
-                 on_result)
+        _execute(
+            study, name, points, todo, rows, client, workers, retries, progress, writer, on_result
+        )
     params = list(next(iter(points.values())))
     ordered = [rows[key] for key in points]
     return frame(ordered, params)
 
 
-def _execute(study, name, points, todo, rows, client, workers, retries, progress, writer,
-             on_result) -> None:
+def _execute(
+    study, name, points, todo, rows, client, workers, retries, progress, writer, on_result
+) -> None:
     from distributed import as_completed
     from tqdm.auto import tqdm
 

@@ -64,8 +64,14 @@ def plot(df: Any, x: str, y: str, hue: str | None = None, *, ax: Any = None) -> 
     if len(values) <= 8 and hue not in (x, y) and len(df) > len(values):
         for value in sorted(values):
             data = df[df[hue] == value].sort_values(x)
-            ax.plot(data[x].to_numpy(), data[y].to_numpy(), "o-", label=f"{hue} = {value:g}"
-                    if isinstance(value, (int, float)) else f"{hue} = {value}")
+            ax.plot(
+                data[x].to_numpy(),
+                data[y].to_numpy(),
+                "o-",
+                label=f"{hue} = {value:g}"
+                if isinstance(value, (int, float))
+                else f"{hue} = {value}",
+            )
         ax.legend(fontsize=8)
         return ax
     table = df.pivot_table(index=y, columns=x, values=hue, aggfunc="mean")
@@ -93,8 +99,10 @@ def _logarithmic(values: np.ndarray) -> bool:
 def _edges(values: np.ndarray) -> np.ndarray:
     """Cell edges around grid values (geometric means on a logarithmic grid)."""
     if values.size == 1:
-        return np.array([values[0] - 0.5, values[0] + 0.5]) if values[0] <= 0 else np.array(
-            [values[0] / 1.5, values[0] * 1.5]
+        return (
+            np.array([values[0] - 0.5, values[0] + 0.5])
+            if values[0] <= 0
+            else np.array([values[0] / 1.5, values[0] * 1.5])
         )
     if _logarithmic(values):
         logs = np.log(values)

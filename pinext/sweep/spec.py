@@ -60,7 +60,9 @@ def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
         raise FileFormatError(path, "TOML", str(err)) from None
     unknown = sorted(set(spec) - set(TOP_KEYS))
     if unknown:
-        raise FileFormatError(path, ", ".join(unknown), f"unknown keys; valid: {', '.join(TOP_KEYS)}")
+        raise FileFormatError(
+            path, ", ".join(unknown), f"unknown keys; valid: {', '.join(TOP_KEYS)}"
+        )
     name = spec.get("study")
     if name not in STUDIES:
         raise FileFormatError(
@@ -133,16 +135,17 @@ def run_spec(
     out.mkdir(parents=True, exist_ok=True)
     dataset = out / "results"
     started = time.perf_counter()
-    df = run(
-        study, points, client=scheduler, workers=workers, path=dataset, progress=progress
-    )
+    df = run(study, points, client=scheduler, workers=workers, path=dataset, progress=progress)
     wall = time.perf_counter() - started
     counts = df["status"].value_counts()
     print(
         table(
             [
                 ["study", f"{study.__name__} ({len(df)} points)"],
-                ["ok / error / lost", " / ".join(str(counts.get(s, 0)) for s in ("ok", "error", "lost"))],
+                [
+                    "ok / error / lost",
+                    " / ".join(str(counts.get(s, 0)) for s in ("ok", "error", "lost")),
+                ],
                 ["wall time [s]", f"{wall:.1f}"],
                 ["study time on workers [s]", f"{np.nansum(df['wall_time']):.1f}"],
                 ["dataset", str(dataset)],
@@ -163,8 +166,12 @@ def run_spec(
                     f"{ok[name].min():.4g}",
                     f"{ok[name].median():.4g}",
                     f"{ok[name].max():.4g}",
-                    ", ".join(f"{p}={best[p]:g}" if isinstance(best[p], float) else f"{p}={best[p]}"
-                              for p in swept) if best is not None else "-",
+                    ", ".join(
+                        f"{p}={best[p]:g}" if isinstance(best[p], float) else f"{p}={best[p]}"
+                        for p in swept
+                    )
+                    if best is not None
+                    else "-",
                 ]
             )
         print()

@@ -80,9 +80,7 @@ def modal(
     )
     frequencies = natural_frequencies(load_urdf(robot_path(robot), flexible=[bar]))
     elastic = frequencies[frequencies > 1e-6 * max(frequencies.max(), 1.0)]
-    return {
-        f"f{i + 1}": float(elastic[i]) if i < elastic.size else math.nan for i in range(modes)
-    }
+    return {f"f{i + 1}": float(elastic[i]) if i < elastic.size else math.nan for i in range(modes)}
 
 
 #: Start and displacement of the six_dof_arm's rest-to-rest motion in :func:`drive_tracking`.
