@@ -32,7 +32,9 @@ def main() -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise SystemExit('this example needs the sweep extra: pip install "pinext[sweep]"') from None
+        raise SystemExit(
+            'this example needs the sweep extra: pip install "pinext[sweep]"'
+        ) from None
 
     OUT.mkdir(exist_ok=True)
     df = px.sweep(

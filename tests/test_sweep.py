@@ -299,6 +299,14 @@ def test_ready_studies_limiting_cases():
         studies.robot_path("no_such_robot")
 
 
+def test_stiffer_transmissions_track_closer():
+    soft = px.sweep.studies.drive_tracking(ratio=100.0, stiffness=5e3, duration=0.3)
+    stiff = px.sweep.studies.drive_tracking(ratio=100.0, stiffness=8e4, duration=0.3)
+    assert stiff["peak_tracking_error"] < 0.2 * soft["peak_tracking_error"]
+    assert soft["copper_loss"] > 0 and soft["peak_voltage"] < 48.0
+    assert max(soft["energy_balance"], stiff["energy_balance"]) < 1e-6
+
+
 def test_plot_draws_a_heat_map_over_a_grid_and_lines_otherwise():
     import matplotlib
 
@@ -322,6 +330,7 @@ def test_plot_draws_a_heat_map_over_a_grid_and_lines_otherwise():
 
 def test_cli_sweep_writes_dataset_plot_and_resumes(cluster, tmp_path, capsys):
     from pinext.cli import main
+    from pinext.sweep.spec import load_spec
 
     local, _ = cluster
     spec = tmp_path / "modal.toml"
@@ -337,6 +346,16 @@ def test_cli_sweep_writes_dataset_plot_and_resumes(cluster, tmp_path, capsys):
     assert (out / "f1.png").stat().st_size > 0
     assert len(px.sweep.read(out / "results")) == 6
     assert main([*args, "--quiet"]) == 0  # everything done: nothing recomputed
+    study, points, response = load_spec(ROOT / "examples" / "impact_study.toml")
+    assert study is px.sweep.studies.impact and len(points) == 30 and response == "impulse"
+    assert points[0] == {
+        "stiffness": 2e4,
+        "damping": 100.0,
+        "duration": 0.05,
+        "robot": "six_dof_arm",
+        "speed": 0.1,
+        "mass": 0.5,
+    }
     bad = tmp_path / "bad.toml"
     bad.write_text('study = "modal"\n[grid]\nsublink = [2]\n')
     assert main(["sweep", str(bad), "--quiet"]) == 2
