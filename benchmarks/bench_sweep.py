@@ -9,6 +9,8 @@ Every figure is measured in this run on this machine:
   (scheduling, serialisation, the idle tail), from the study times ``t_i`` that the workers
   report;
 * the client/scheduler cost per task ``s``, from a study that does nothing;
+* what the machine gives ``W`` processes at the time (a pure-Python loop run alone and on
+  every worker at once): on a shared machine this, not Dask, bounds the speed-up;
 * on paper, the speed-up with N workers, ``S(N) = n t / (T_0 + n max((t + h) / N, s))``.
 
 ``--large N`` also runs N points of the modal study through a Parquet dataset (the largest
@@ -45,6 +47,15 @@ def slew(torque: float) -> dict[str, float]:
     return {"hub_angle": float(traj.q[-1, 0]), "tip_rate": float(traj.v[-1, -1])}
 
 
+def spin(n: int = 10_000_000) -> float:
+    """Wall time [s] of a pure-Python loop: the CPU share a process gets right now."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(n):
+        total += i
+    return time.perf_counter() - start
+
+
 def nothing(i: int) -> dict[str, float]:
     """A study that costs nothing: what remains is pinext's and Dask's cost per point."""
     return {"i": float(i)}
@@ -72,7 +83,12 @@ def main() -> None:
         px.sweep(slew, points[: 2 * W], client=client, progress=False)  # workers import pinext
         serial, per_run = [], []
         parallel, overhead, study_time, efficiency = [], [], [], []
+        ceiling = []
         for _ in range(args.repeats):  # serial and parallel in turn: both see the same load
+            # What W processes get from this machine now: W x (one spin) / (W spins at once).
+            alone = spin()
+            together = statistics.median(client.run(spin).values())
+            ceiling.append(W * alone / together)
             start = time.perf_counter()
             for point in points:
                 begin = time.perf_counter()
@@ -124,6 +140,13 @@ def main() -> None:
     print(
         f"  per repeat: serial {', '.join(f'{x:.1f}' for x in serial)} s; "
         f"cluster {', '.join(f'{x:.1f}' for x in parallel)} s"
+    )
+    speedups = [a / b for a, b in zip(serial, parallel, strict=True)]
+    relative = statistics.median(x / c for x, c in zip(speedups, ceiling, strict=True))
+    print(
+        f"  CPU available to {W} processes (spin test, per repeat): "
+        f"{', '.join(f'{c:.2f}' for c in ceiling)} x one process; "
+        f"speed-up / that ceiling: {relative:.0%}"
     )
     print(f"  cluster start-up       {startup:8.2f} s   (once per study with client=None)")
     print(

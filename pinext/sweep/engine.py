@@ -14,11 +14,14 @@ import traceback
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import InvalidParameter
 from .parameters import RESERVED, as_points, point_key, study_name
 from .store import DONE, Writer, frame, read
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Errors of a task (not of the study) that mean its worker died or its result was lost.
 _WORKER_LOST = ("KilledWorker", "CancelledError", "CommClosedError", "FutureCancelledError")
@@ -162,7 +165,7 @@ def run(
     progress: bool = True,
     workers: int | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
-) -> Any:
+) -> pd.DataFrame:
     """Run ``study(**point)`` for every point on Dask; one row per point.
 
     Each point is a Dask task. A point whose study raises is recorded with its error

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..exceptions import InvalidParameter
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _column(df: Any, name: str, role: str) -> None:
@@ -16,16 +19,15 @@ def _column(df: Any, name: str, role: str) -> None:
         )
 
 
-def plot(df: Any, x: str, y: str, hue: str | None = None, *, ax: Any = None) -> Any:
+def plot(df: pd.DataFrame, x: str, y: str, hue: str | None = None, *, ax: Any = None) -> Any:
     """Draw a study's rows (matplotlib).
 
     * ``hue=None``: ``y`` against ``x``, one marker per point (a line through them when
       every ``x`` appears once).
-    * ``hue`` a column of many values (a response), with ``x`` and ``y`` forming a full grid:
-      a heat map of ``hue`` over (``x``, ``y``) with a colour bar; not a full grid (samples):
-      a scatter coloured by ``hue``.
-    * ``hue`` a column of at most 8 values (a third parameter): one line of ``y`` against
-      ``x`` per value.
+    * ``x`` and ``y`` forming a full grid (one row per cell): a heat map of ``hue`` over
+      (``x``, ``y``) with a colour bar, logarithmic axes for logarithmic grids.
+    * otherwise, ``hue`` of at most 8 values (a third parameter): one line of ``y`` against
+      ``x`` per value; of more values (samples): a scatter coloured by ``hue``.
 
     Rows that are not ``ok`` are left out.
 
@@ -60,31 +62,32 @@ def plot(df: Any, x: str, y: str, hue: str | None = None, *, ax: Any = None) -> 
         style = "o-" if data[x].is_unique else "o"
         ax.plot(data[x].to_numpy(), data[y].to_numpy(), style)
         return ax
-    values = df[hue].unique()
-    if len(values) <= 8 and hue not in (x, y) and len(df) > len(values):
-        for value in sorted(values):
-            data = df[df[hue] == value].sort_values(x)
-            ax.plot(
-                data[x].to_numpy(),
-                data[y].to_numpy(),
-                "o-",
-                label=f"{hue} = {value:g}"
-                if isinstance(value, (int, float))
-                else f"{hue} = {value}",
-            )
-        ax.legend(fontsize=8)
-        return ax
-    table = df.pivot_table(index=y, columns=x, values=hue, aggfunc="mean")
-    if table.size == len(df) and not table.isna().to_numpy().any():
+    numeric = df[hue].dtype.kind in "biuf"
+    if numeric and _is_grid(df, x, y):
+        table = df.pivot_table(index=y, columns=x, values=hue, aggfunc="first")
         xs, ys = table.columns.to_numpy(float), table.index.to_numpy(float)
         mesh = ax.pcolormesh(_edges(xs), _edges(ys), table.to_numpy(), shading="flat")
-        for axis, values_ in ((ax.xaxis, xs), (ax.yaxis, ys)):
-            if _logarithmic(values_):
-                (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
+        if _logarithmic(xs):
+            ax.set_xscale("log")
+        if _logarithmic(ys):
+            ax.set_yscale("log")
+    elif df[hue].nunique() <= 8:
+        for value in sorted(df[hue].unique()):
+            data = df[df[hue] == value].sort_values(x)
+            label = f"{hue} = {value:g}" if numeric else f"{hue} = {value}"
+            ax.plot(data[x].to_numpy(), data[y].to_numpy(), "o-", label=label)
+        ax.legend(fontsize=8)
+        return ax
     else:
         mesh = ax.scatter(df[x].to_numpy(), df[y].to_numpy(), c=df[hue].to_numpy())
     ax.figure.colorbar(mesh, ax=ax, label=hue)
     return ax
+
+
+def _is_grid(df: pd.DataFrame, x: str, y: str) -> bool:
+    """Every (x, y) pair of a full grid appears exactly once."""
+    cells = df[[x, y]].drop_duplicates()
+    return len(cells) == len(df) == df[x].nunique() * df[y].nunique()
 
 
 def _logarithmic(values: np.ndarray) -> bool:

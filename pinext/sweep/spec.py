@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,9 @@ from ..exceptions import FileFormatError
 from . import parameters as sampling
 from .studies import STUDIES
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover
     import tomli as tomllib
 
 TOP_KEYS = ("study", "robot", "fixed", "grid", "samples", "plot")
@@ -53,25 +54,25 @@ def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
         FileFormatError: Unknown keys, an unknown study or parameter, neither or both of
             ``[grid]`` and ``[samples]``; messages list the valid choices.
     """
-    path = Path(path)
+    source = str(path)
     try:
-        spec = tomllib.loads(path.read_text())
+        spec = tomllib.loads(Path(path).read_text())
     except tomllib.TOMLDecodeError as err:
-        raise FileFormatError(path, "TOML", str(err)) from None
+        raise FileFormatError(source, "TOML", str(err)) from None
     unknown = sorted(set(spec) - set(TOP_KEYS))
     if unknown:
         raise FileFormatError(
-            path, ", ".join(unknown), f"unknown keys; valid: {', '.join(TOP_KEYS)}"
+            source, ", ".join(unknown), f"unknown keys; valid: {', '.join(TOP_KEYS)}"
         )
     name = spec.get("study")
     if name not in STUDIES:
         raise FileFormatError(
-            path, "study", f"unknown study {name!r}; ready studies: {', '.join(STUDIES)}"
+            source, "study", f"unknown study {name!r}; ready studies: {', '.join(STUDIES)}"
         )
     ready = STUDIES[name]
     valid = list(inspect.signature(ready.function).parameters)
     if ("grid" in spec) == ("samples" in spec):
-        raise FileFormatError(path, "grid/samples", "give either a [grid] or a [samples] table")
+        raise FileFormatError(source, "grid/samples", "give either a [grid] or a [samples] table")
     try:
         if "grid" in spec:
             points = sampling.grid(spec["grid"])
@@ -80,25 +81,27 @@ def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
             method = samples.pop("method", "latin_hypercube")
             if method not in SAMPLE_METHODS:
                 raise FileFormatError(
-                    path, "samples.method", f"{method!r}; valid: {', '.join(SAMPLE_METHODS)}"
+                    source, "samples.method", f"{method!r}; valid: {', '.join(SAMPLE_METHODS)}"
                 )
             missing = [k for k in ("bounds", "n", "seed") if k not in samples]
             if missing:
-                raise FileFormatError(path, "samples", f"missing {', '.join(missing)}")
+                raise FileFormatError(source, "samples", f"missing {', '.join(missing)}")
             points = getattr(sampling, method)(
                 samples["bounds"], samples["n"], samples["seed"], log=samples.get("log", ())
             )
     except FileFormatError:
         raise
     except Exception as err:  # InvalidParameter from the samplers, bad types
-        raise FileFormatError(path, "grid" if "grid" in spec else "samples", str(err)) from None
+        raise FileFormatError(source, "grid" if "grid" in spec else "samples", str(err)) from None
     fixed = dict(spec.get("fixed", {}))
     if "robot" in spec:
         fixed["robot"] = spec["robot"]
     for key in [*points[0], *fixed]:
         if key not in valid:
             raise FileFormatError(
-                path, key, f"not a parameter of study '{name}'; its parameters: {', '.join(valid)}"
+                source,
+                key,
+                f"not a parameter of study '{name}'; its parameters: {', '.join(valid)}",
             )
     points = [{**fixed, **point} for point in points]
     response = spec.get("plot", {}).get("response", ready.response)

@@ -14,12 +14,15 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..exceptions import InvalidParameter
 from .parameters import RESERVED
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Statuses of a row: the study returned, the study raised, every attempt lost its worker.
 STATUSES = ("ok", "error", "lost")
@@ -40,7 +43,7 @@ def _files(path: Path) -> list[Path]:
     return sorted(p for p in path.glob("*.parquet") if not p.name.startswith((".", "_")))
 
 
-def read(path: str | os.PathLike) -> Any:
+def read(path: str | os.PathLike) -> pd.DataFrame:
     """The rows of a study's dataset, one per point (a DataFrame, empty if there is none).
 
     When several runs wrote the same point, the last row that is done (``ok`` or ``error``)
@@ -110,9 +113,14 @@ class Writer:
         self.rows = []
 
 
-def frame(rows: Iterable[Mapping[str, Any]], columns: list[str]) -> Any:
-    """A DataFrame of ``rows`` with ``columns`` first (in that order)."""
+def frame(rows: Iterable[Mapping[str, Any]], parameters: list[str]) -> pd.DataFrame:
+    """A DataFrame of ``rows``: the parameters, the results, then pinext's columns."""
     pd = _pandas()
     df = pd.DataFrame(list(rows))
-    rest = [c for c in df.columns if c not in columns]
-    return df.reindex(columns=[*columns, *rest])
+    results = [c for c in df.columns if c not in parameters and c not in RESERVED]
+    reserved = [
+        c
+        for c in ("wall_time", "status", "error", "attempts", "worker", "key", "study")
+        if c in df.columns
+    ]
+    return df.reindex(columns=[*parameters, *results, *reserved])
