@@ -124,6 +124,12 @@ def main() -> None:
         client.close()
         cluster.close()
 
+    # One worker alone: does a run on a Dask worker cost what it costs in this process?
+    with px.sweep.local_cluster(1) as single, Client(single, set_as_default=False) as client:
+        px.sweep(slew, points[:1], client=client, progress=False)
+        df = px.sweep(slew, points[:8], client=client, progress=False)
+        lone_worker = df["wall_time"].median()
+
     t_serial = statistics.median(serial)
     t = statistics.median(per_run)
     t_parallel = statistics.median(parallel)
@@ -153,6 +159,7 @@ def main() -> None:
         f"  study time on workers  {t_worker * 1e3:8.0f} ms per run (serial: {t * 1e3:.0f} ms); "
         f"workers busy {statistics.median(efficiency):.0%} of the time"
     )
+    print(f"  one worker alone       {lone_worker * 1e3:8.0f} ms per run (median of 8)")
     print(f"  per-task overhead h    {h * 1e3:8.1f} ms   (worker time outside the study)")
     print(f"  client+scheduler s     {s * 1e3:8.2f} ms per task ({1 / s:.0f} tasks/s, no-op study)")
     print("expected speed-up with N workers (on paper, this study, n = 64 and n = 10000):")
