@@ -181,7 +181,7 @@ def test_a_raising_point_and_a_killed_worker_do_not_stop_the_study(client, tmp_p
     )
     assert killed, "no worker was busy when the first result arrived"
     by_index = df.set_index("index")
-    assert by_index.loc[3, "status"] == "error"
+    assert by_index.loc[3, "status"] == "error", by_index.loc[3].to_dict()
     assert "ValueError: point 3 is out of range" in by_index.loc[3, "error"]
     assert "test_sweep.py" in by_index.loc[3, "error"]  # where it was raised
     others = by_index.drop(index=3)

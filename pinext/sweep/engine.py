@@ -7,6 +7,7 @@ study's Parquet dataset and resubmits the points whose worker died.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -256,21 +257,19 @@ def _execute(
         )
         pending = {f: (key, 1) for f, key in zip(futures, todo, strict=True)}
         queue = as_completed(futures, loop=client.loop)
-        for future in queue:
+        while pending:
+            if not queue.has_ready():  # idle: rows waiting in the buffer go to disk
+                if writer is not None:
+                    writer.tick()
+                time.sleep(0.01)
+                continue
+            future = next(queue)
             key, attempt = pending.pop(future)
             point = points[key]
-            if future.status == "finished":
+            try:
+                # Waits if the worker holding the result died meanwhile: Dask recomputes it.
                 out = future.result()
-                row = {**point, **out["results"]}
-                row.update(
-                    wall_time=out["wall_time"],
-                    status=out["status"],
-                    error=out["error"],
-                    attempts=attempt,
-                    worker=out["worker"],
-                )
-            else:
-                err = _task_error(future)
+            except (Exception, asyncio.CancelledError) as err:  # the task's, not the study's
                 if type(err).__name__ in _WORKER_LOST and attempt <= retries:
                     again = client.submit(
                         evaluate,
@@ -290,6 +289,15 @@ def _execute(
                     "attempts": attempt,
                     "worker": "",
                 }
+            else:
+                row = {**point, **out["results"]}
+                row.update(
+                    wall_time=out["wall_time"],
+                    status=out["status"],
+                    error=out["error"],
+                    attempts=attempt,
+                    worker=out["worker"],
+                )
             row.update(key=key, study=name)
             rows[key] = row
             counts[row["status"]] += 1
@@ -310,10 +318,3 @@ def _execute(
         bar.close()
         for resource in reversed(owned):
             resource.close()
-
-
-def _task_error(future: Any) -> BaseException:
-    try:
-        return future.exception()
-    except BaseException as err:  # a cancelled future raises instead of returning
-        return err

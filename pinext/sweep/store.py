@@ -96,7 +96,11 @@ class Writer:
         if not self.rows:
             self.oldest = time.monotonic()
         self.rows.append(dict(row))
-        if time.monotonic() - self.oldest >= self.every:
+        self.tick()
+
+    def tick(self) -> None:
+        """Write the buffer if its oldest row waited ``every`` seconds."""
+        if self.rows and time.monotonic() - self.oldest >= self.every:
             self.flush()
 
     def flush(self) -> None:
