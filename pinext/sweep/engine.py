@@ -171,7 +171,10 @@ def run(
 
     Each point is a Dask task. A point whose study raises is recorded with its error
     (``status == "error"``) and the study goes on; a point whose worker dies is submitted
-    again, to any live worker, up to ``retries`` times, then recorded as ``"lost"``. With a
+    again, to any live worker, up to ``retries`` times, then recorded as ``"lost"`` (the
+    embedded cluster's scheduler hands such a point back at once; the scheduler of an existing
+    cluster first reschedules it itself, up to its ``distributed.scheduler.allowed-failures``
+    times). A result lost with its worker after the point finished is recomputed by Dask. With a
     ``path``, rows are appended to a Parquet dataset as they arrive (at least every second)
     and when the run ends or is interrupted; a rerun with the same ``path`` skips the points
     already done (``"ok"`` or ``"error"``; lost points run again). A point is known by the
