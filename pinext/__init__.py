@@ -50,6 +50,7 @@ from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_res
 from .robot import Robot, load_urdf
 from .robots import load_robot, robot_names, robot_path
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
+from .sweep import sweep  # callable, and the namespace pinext.sweep.latin_hypercube, ...
 
 __version__ = "0.1.0"
 
@@ -106,6 +107,7 @@ __all__ = [
     "robot_path",
     "simulate",
     "static_deflection",
+    "sweep",
     "track_rest_to_rest",
     "visualization",
 ]

@@ -1,4 +1,4 @@
-"""The ``pinext`` command: demo, info, simulate, check, view, design."""
+"""The ``pinext`` command: demo, info, simulate, check, view, design, sweep."""
 
 from __future__ import annotations
 
@@ -186,6 +186,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out), quick=args.quick)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Run a parameter study on Dask from a TOML file; Parquet dataset, plot and summary."""
+    from .sweep.spec import run_spec
+
+    return run_spec(
+        args.spec,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        out=args.out,
+        progress=not args.quiet,
+    )
+
+
 def cmd_design(args: argparse.Namespace) -> int:
     """Check drives and links of a design specification (TOML); write an HTML report."""
     from .planning.design import run_design
@@ -300,6 +313,13 @@ def build_parser() -> argparse.ArgumentParser:
     design.add_argument("spec", help="the design specification (TOML)")
     design.add_argument("--html", default=None, help="HTML report (default: from the spec)")
     design.set_defaults(func=cmd_design)
+    sweep = sub.add_parser("sweep", help=cmd_sweep.__doc__)
+    sweep.add_argument("spec", help="the study: ready study, robot, parameter grid (TOML)")
+    sweep.add_argument("--scheduler", default=None, help="Dask scheduler address (tcp://host:8786)")
+    sweep.add_argument("--workers", type=int, default=None, help="local worker processes")
+    sweep.add_argument("--out", default=None, help="output folder (default: out/sweep_<spec>)")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.set_defaults(func=cmd_sweep)
     return parser
 
 

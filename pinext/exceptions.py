@@ -126,3 +126,22 @@ class SingularConfiguration(PinextError):
             f"{self.threshold:.3g}; pass damping= (damped least squares) to go through it, "
             "or change the path"
         )
+
+
+class MissingDependency(PinextError, ImportError):
+    """An optional dependency is not installed.
+
+    Attributes:
+        feature: What needs it (``"pinext.sweep"``, ...).
+        packages: The missing distributions.
+        extra: The pinext extra that installs them.
+    """
+
+    def __init__(self, feature: str, packages: Iterable[str], extra: str) -> None:
+        self.feature = feature
+        self.packages = list(packages)
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs {', '.join(self.packages)}, which are not installed; "
+            f'install them with: pip install "pinext[{extra}]"'
+        )

@@ -1,0 +1,323 @@
+"""Run a study on Dask: an embedded ``LocalCluster`` or an existing cluster.
+
+pinext does not schedule anything itself: each point is one ``dask.distributed`` task, the
+scheduler places it, and pinext collects the results as they complete, writes them to the
+study's Parquet dataset and resubmits the points whose worker died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..exceptions import InvalidParameter
+from .parameters import RESERVED, as_points, point_key, study_name
+from .store import DONE, Writer, frame, read
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Errors of a task (not of the study) that mean its worker died or its result was lost.
+_WORKER_LOST = ("KilledWorker", "CancelledError", "CommClosedError", "FutureCancelledError")
+
+
+def usable_cpus() -> int:
+    """The number of CPUs this process may run on (its affinity mask where there is one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return os.cpu_count() or 1
+
+
+def local_cluster(workers: int | None = None, **options: Any) -> Any:
+    """A Dask ``LocalCluster`` for studies: processes of one thread each, on 127.0.0.1 only.
+
+    The simulator holds Python's GIL, so each worker is a process with one thread. The
+    scheduler and the workers listen on the loopback interface and the dashboard is off
+    (pass ``dashboard_address="127.0.0.1:8787"`` to have it). The scheduler's
+    ``allowed_failures`` is 0: a point whose worker dies comes back to :func:`run` at once,
+    which resubmits it (``retries``) the same way on every cluster.
+
+    Args:
+        workers: Number of worker processes; default :func:`usable_cpus`.
+        **options: Further ``LocalCluster`` arguments (they override the defaults above).
+
+    Returns:
+        The started ``distributed.LocalCluster`` (close it, or use it in a ``with`` block).
+    """
+    from . import require
+
+    require()
+    from distributed import LocalCluster
+
+    n = usable_cpus() if workers is None else int(workers)
+    if n < 1:
+        raise InvalidParameter(f"a cluster needs at least one worker, got workers={workers}")
+    settings: dict[str, Any] = {
+        "n_workers": n,
+        "threads_per_worker": 1,
+        "processes": True,
+        "host": "127.0.0.1",
+        "dashboard_address": None,
+        "silence_logs": logging.ERROR,
+        "scheduler_kwargs": {"allowed_failures": 0},
+    }
+    if "dashboard_address" not in options:  # no dashboard; the health endpoints on any free port
+        settings["scheduler_kwargs"]["dashboard_address"] = "127.0.0.1:0"
+    settings.update(options)
+    return LocalCluster(**settings)
+
+
+def _where(err: BaseException) -> str:
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+
+
+def evaluate(study: Callable[..., Mapping[str, Any]], point: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one point on a worker; never raises for the study's own errors.
+
+    Returns:
+        ``{"results", "status", "error", "wall_time", "worker"}``: the study's results as
+        floats (empty on error), ``"ok"`` or ``"error"``, the error's type, message and
+        innermost location, the study's wall time [s] and the worker's address.
+    """
+    start = time.perf_counter()
+    results: dict[str, float] = {}
+    status, error = "ok", ""
+    try:
+        raw = study(**point)
+        if not isinstance(raw, Mapping):
+            raise InvalidParameter(
+                f"a study must return a dict of floats, got {type(raw).__name__}"
+            )
+        for name, value in raw.items():
+            if not isinstance(name, str) or name in RESERVED or name in point:
+                raise InvalidParameter(
+                    f"result name {name!r} clashes with a parameter or a reserved column "
+                    f"({', '.join(RESERVED)})"
+                )
+            try:
+                results[name] = float(value)
+            except (TypeError, ValueError):
+                raise InvalidParameter(
+                    f"result '{name}' must be a float, got {type(value).__name__}"
+                ) from None
+    except Exception as err:  # recorded in the row; the study goes on
+        results = {}
+        status = "error"
+        error = f"{type(err).__name__}: {err}{_where(err)}"
+    wall = time.perf_counter() - start
+    try:
+        from distributed import get_worker
+
+        worker = get_worker().address
+    except (ImportError, ValueError):
+        worker = ""
+    return {
+        "results": results,
+        "status": status,
+        "error": error,
+        "wall_time": wall,
+        "worker": worker,
+    }
+
+
+def _connect(client: Any, workers: int | None, owned: list[Any]) -> Any:
+    from distributed import Client
+
+    if workers is not None and client is not None:
+        raise InvalidParameter(
+            "workers= sizes the embedded LocalCluster; it cannot be combined with client= "
+            "(size an existing cluster where it is started)"
+        )
+    if client is None:
+        cluster = local_cluster(workers)
+        owned.append(cluster)
+        client = Client(cluster, set_as_default=False)
+        owned.append(client)
+    elif isinstance(client, str):
+        client = Client(client, set_as_default=False, timeout="30s")
+        owned.append(client)
+    elif not isinstance(client, Client):
+        raise InvalidParameter(
+            "client must be None (embedded LocalCluster), a dask.distributed.Client or a "
+            f"scheduler address such as 'tcp://host:8786', got {type(client).__name__}"
+        )
+    return client
+
+
+def run(
+    study: Callable[..., Mapping[str, float]],
+    parameters: Any,
+    *,
+    client: Any = None,
+    path: str | os.PathLike | None = None,
+    retries: int = 2,
+    progress: bool = True,
+    workers: int | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+) -> pd.DataFrame:
+    """Run ``study(**point)`` for every point on Dask; one row per point.
+
+    Each point is a Dask task. A point whose study raises is recorded with its error
+    (``status == "error"``) and the study goes on; a point whose worker dies is submitted
+    again, to any live worker, up to ``retries`` times, then recorded as ``"lost"`` (the
+    embedded cluster's scheduler hands such a point back at once; the scheduler of an existing
+    cluster first reschedules it itself, up to its ``distributed.scheduler.allowed-failures``
+    times). A result lost with its worker after the point finished is recomputed by Dask. With a
+    ``path``, rows are appended to a Parquet dataset as they arrive (at least every second)
+    and when the run ends or is interrupted; a rerun with the same ``path`` skips the points
+    already done (``"ok"`` or ``"error"``; lost points run again). A point is known by the
+    hash of the study's name (``module.qualname``) and its parameters, so a dataset may hold
+    several studies and grids.
+
+    Args:
+        study: A top-level (picklable) function ``study(**point) -> dict[str, float]``.
+        parameters: A grid (dict of lists, :func:`~pinext.sweep.parameters.grid`), a list of
+            dicts (e.g. :func:`~pinext.sweep.parameters.latin_hypercube`) or a DataFrame.
+            Repeated points are run once.
+        client: None starts an embedded :func:`local_cluster` (closed at the end); a
+            ``dask.distributed.Client``, or a scheduler address ``"tcp://host:8786"``, runs on
+            that cluster.
+        path: Folder of the Parquet dataset; None keeps the rows in memory only.
+        retries: Resubmissions of a point after its worker died.
+        progress: Show a tqdm bar (points done, failed, time left).
+        workers: Size of the embedded cluster (default: the usable CPUs).
+        on_result: Called in this process with each new row (a dict) as it arrives; an
+            exception raised there stops the study (rows so far are written).
+
+    Returns:
+        A ``pandas.DataFrame``, one row per distinct point in the order given: the
+        parameters, the results, then ``wall_time`` [s] (the study's time on its worker),
+        ``status`` (``ok``, ``error``, ``lost``), ``error`` (type, message and location),
+        ``attempts``, ``worker`` (address), ``key`` and ``study``.
+
+    Raises:
+        InvalidParameter: Bad parameters, ``study`` not callable, negative ``retries``.
+        MissingDependency: dask, pandas or pyarrow is not installed (``pinext[sweep]``).
+    """
+    from . import require
+
+    require()
+    if not callable(study):
+        raise InvalidParameter(f"study must be a function, got {type(study).__name__}")
+    if not isinstance(retries, int) or retries < 0:
+        raise InvalidParameter(f"retries must be a non-negative integer, got {retries!r}")
+    name = study_name(study)
+    points: dict[str, dict[str, Any]] = {}
+    for point in as_points(parameters):
+        points.setdefault(point_key(name, point), point)
+    rows: dict[str, dict[str, Any]] = {}
+    if path is not None:
+        previous = read(path)
+        if len(previous):
+            done = previous[previous["key"].isin(list(points)) & previous["status"].isin(DONE)]
+            keep = set(RESERVED) | set(next(iter(points.values())))
+            done = done[[c for c in done.columns if c in keep or done[c].notna().any()]]
+            for row in done.to_dict("records"):
+                rows[row["key"]] = row
+    todo = [key for key in points if key not in rows]
+    writer = Writer(path) if path is not None and todo else None
+    if todo:
+        _execute(
+            study, name, points, todo, rows, client, workers, retries, progress, writer, on_result
+        )
+    params = list(next(iter(points.values())))
+    ordered = [rows[key] for key in points]
+    return frame(ordered, params)
+
+
+def _execute(
+    study, name, points, todo, rows, client, workers, retries, progress, writer, on_result
+) -> None:
+    from distributed import as_completed
+    from tqdm.auto import tqdm
+
+    owned: list[Any] = []
+    pending: dict[Any, tuple[str, int]] = {}
+    counts = {"ok": 0, "error": 0, "lost": 0}
+    bar = tqdm(total=len(todo), desc="sweep", unit="pt", disable=not progress, smoothing=0.1)
+    label = getattr(study, "__name__", "study")
+    try:
+        client = _connect(client, workers, owned)
+        run_id = uuid.uuid4().hex[:8]
+        futures = client.map(
+            evaluate,
+            [study] * len(todo),
+            [points[key] for key in todo],
+            key=[f"{label}-{key}-{run_id}-1" for key in todo],
+            pure=False,
+        )
+        pending = {f: (key, 1) for f, key in zip(futures, todo, strict=True)}
+        queue = as_completed(futures, loop=client.loop)
+        while pending:
+            if not queue.has_ready():  # idle: rows waiting in the buffer go to disk
+                if writer is not None:
+                    writer.tick()
+                time.sleep(0.01)
+                continue
+            future = next(queue)
+            key, attempt = pending.pop(future)
+            point = points[key]
+            try:
+                # Waits if the worker holding the result died meanwhile: Dask recomputes it.
+                out = future.result()
+            except (Exception, asyncio.CancelledError) as err:  # the task's, not the study's
+                if type(err).__name__ in _WORKER_LOST and attempt <= retries:
+                    again = client.submit(
+                        evaluate,
+                        study,
+                        point,
+                        key=f"{label}-{key}-{run_id}-{attempt + 1}",
+                        pure=False,
+                    )
+                    pending[again] = (key, attempt + 1)
+                    queue.add(again)
+                    continue
+                row = {
+                    **point,
+                    "wall_time": float("nan"),
+                    "status": "lost",
+                    "error": f"{type(err).__name__}: {err}",
+                    "attempts": attempt,
+                    "worker": "",
+                }
+            else:
+                row = {**point, **out["results"]}
+                row.update(
+                    wall_time=out["wall_time"],
+                    status=out["status"],
+                    error=out["error"],
+                    attempts=attempt,
+                    worker=out["worker"],
+                )
+            row.update(key=key, study=name)
+            rows[key] = row
+            counts[row["status"]] += 1
+            if writer is not None:
+                writer.add(row)
+            bar.update(1)
+            bar.set_postfix(failed=counts["error"] + counts["lost"], refresh=False)
+            if on_result is not None:
+                on_result(dict(row))
+    finally:
+        if pending:
+            try:
+                client.cancel(list(pending))
+            except Exception:  # noqa: BLE001 - the client may already be closing
+                pass
+        if writer is not None:
+            writer.flush()
+        bar.close()
+        for resource in reversed(owned):
+            resource.close()

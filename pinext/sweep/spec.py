@@ -1,0 +1,214 @@
+"""``pinext sweep SPEC.toml``: a ready study, a robot and a parameter grid in one file.
+
+.. code-block:: toml
+
+    study = "drive_tracking"          # modal, drive_tracking or impact
+    robot = "six_dof_arm"             # optional: URDF path or project robot name
+
+    [fixed]                           # optional: arguments held constant
+    duration = 0.6
+
+    [grid]                            # a full grid ...
+    ratio = [50.0, 100.0, 160.0]
+    stiffness = [5.0e3, 1.0e4, 2.0e4]
+
+    # ... or samples instead of [grid]:
+    # [samples]
+    # method = "latin_hypercube"      # or "random"
+    # n = 64
+    # seed = 1
+    # log = ["stiffness"]             # optional: sampled in the logarithm
+    # bounds = { ratio = [50.0, 160.0], stiffness = [5.0e3, 2.0e4] }
+
+    [plot]                            # optional
+    response = "peak_tracking_error"  # default: the study's main result
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import FileFormatError
+from . import parameters as sampling
+from .studies import STUDIES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+TOP_KEYS = ("study", "robot", "fixed", "grid", "samples", "plot")
+SAMPLE_METHODS = ("latin_hypercube", "random")
+
+
+def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
+    """The study, its points and the response to draw, from a sweep specification.
+
+    Raises:
+        FileFormatError: Unknown keys, an unknown study or parameter, neither or both of
+            ``[grid]`` and ``[samples]``; messages list the valid choices.
+    """
+    source = str(path)
+    try:
+        spec = tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise FileFormatError(source, "TOML", str(err)) from None
+    unknown = sorted(set(spec) - set(TOP_KEYS))
+    if unknown:
+        raise FileFormatError(
+            source, ", ".join(unknown), f"unknown keys; valid: {', '.join(TOP_KEYS)}"
+        )
+    name = spec.get("study")
+    if name not in STUDIES:
+        raise FileFormatError(
+            source, "study", f"unknown study {name!r}; ready studies: {', '.join(STUDIES)}"
+        )
+    ready = STUDIES[name]
+    valid = list(inspect.signature(ready.function).parameters)
+    if ("grid" in spec) == ("samples" in spec):
+        raise FileFormatError(source, "grid/samples", "give either a [grid] or a [samples] table")
+    try:
+        if "grid" in spec:
+            points = sampling.grid(spec["grid"])
+        else:
+            samples = dict(spec["samples"])
+            method = samples.pop("method", "latin_hypercube")
+            if method not in SAMPLE_METHODS:
+                raise FileFormatError(
+                    source, "samples.method", f"{method!r}; valid: {', '.join(SAMPLE_METHODS)}"
+                )
+            missing = [k for k in ("bounds", "n", "seed") if k not in samples]
+            if missing:
+                raise FileFormatError(source, "samples", f"missing {', '.join(missing)}")
+            points = getattr(sampling, method)(
+                samples["bounds"], samples["n"], samples["seed"], log=samples.get("log", ())
+            )
+    except FileFormatError:
+        raise
+    except Exception as err:  # InvalidParameter from the samplers, bad types
+        raise FileFormatError(source, "grid" if "grid" in spec else "samples", str(err)) from None
+    fixed = dict(spec.get("fixed", {}))
+    if "robot" in spec:
+        fixed["robot"] = spec["robot"]
+    for key in [*points[0], *fixed]:
+        if key not in valid:
+            raise FileFormatError(
+                source,
+                key,
+                f"not a parameter of study '{name}'; its parameters: {', '.join(valid)}",
+            )
+    points = [{**fixed, **point} for point in points]
+    response = spec.get("plot", {}).get("response", ready.response)
+    return ready.function, points, response
+
+
+def run_spec(
+    spec: str | Path,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    out: str | Path | None = None,
+    progress: bool = True,
+) -> int:
+    """Run a sweep specification: the dataset and a plot in ``out``, a summary on screen.
+
+    Args:
+        spec: The TOML file.
+        scheduler: Address of an existing Dask scheduler; default an embedded LocalCluster.
+        workers: Worker processes of the embedded cluster (default: the usable CPUs).
+        out: Output folder (default ``out/sweep_<spec stem>``); the dataset is
+            ``out/results`` (rerunning resumes it), the plot ``out/<response>.png``.
+        progress: Show the progress bar.
+
+    Returns:
+        0 (failed points are reported, not fatal).
+    """
+    from ..cli import table
+    from .engine import run
+
+    spec = Path(spec)
+    study, points, response = load_spec(spec)
+    out = Path("out") / f"sweep_{spec.stem}" if out is None else Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    dataset = out / "results"
+    started = time.perf_counter()
+    df = run(study, points, client=scheduler, workers=workers, path=dataset, progress=progress)
+    wall = time.perf_counter() - started
+    counts = df["status"].value_counts()
+    print(
+        table(
+            [
+                ["study", f"{study.__name__} ({len(df)} points)"],
+                [
+                    "ok / error / lost",
+                    " / ".join(str(counts.get(s, 0)) for s in ("ok", "error", "lost")),
+                ],
+                ["wall time [s]", f"{wall:.1f}"],
+                ["study time on workers [s]", f"{np.nansum(df['wall_time']):.1f}"],
+                ["dataset", str(dataset)],
+            ],
+            ["sweep", "value"],
+        )
+    )
+    swept = [p for p in points[0] if df[p].nunique() > 1]
+    ok = df[df["status"] == "ok"]
+    results = [c for c in ok.columns if c not in points[0] and c not in _BOOKKEEPING]
+    if len(ok) and results:
+        rows = []
+        for name in results:
+            best = ok.loc[ok[name].idxmin()] if ok[name].notna().any() else None
+            rows.append(
+                [
+                    name,
+                    f"{ok[name].min():.4g}",
+                    f"{ok[name].median():.4g}",
+                    f"{ok[name].max():.4g}",
+                    ", ".join(
+                        f"{p}={best[p]:g}" if isinstance(best[p], float) else f"{p}={best[p]}"
+                        for p in swept
+                    )
+                    if best is not None
+                    else "-",
+                ]
+            )
+        print()
+        print(table(rows, ["result", "min", "median", "max", "at the min"]))
+    for _, row in df[df["status"] != "ok"].head(5).iterrows():
+        print(f"{row['status']}: {', '.join(f'{p}={row[p]}' for p in swept)}: {row['error']}")
+    if len(ok) and response in ok.columns and swept:
+        figure = draw(ok, swept, response)
+        target = out / f"{response}.png"
+        figure.savefig(target, dpi=120)
+        print(f"wrote {target}")
+    return 0
+
+
+_BOOKKEEPING = ("key", "study", "status", "error", "wall_time", "attempts", "worker")
+
+
+def draw(df: Any, swept: list[str], response: str) -> Any:
+    """The response against one swept parameter, a heat map over two, a panel per parameter
+    beyond."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .plot import plot
+
+    if len(swept) == 2:
+        fig, ax = plt.subplots(figsize=(6.4, 4.8))
+        plot(df, swept[0], swept[1], hue=response, ax=ax)
+    else:
+        fig, axes = plt.subplots(1, len(swept), figsize=(4.0 * len(swept), 3.6), squeeze=False)
+        for ax, name in zip(axes[0], swept, strict=True):
+            plot(df, name, response, ax=ax)
+    fig.suptitle(response)
+    fig.tight_layout()
+    return fig
