@@ -133,7 +133,8 @@ def test_linear_actuator_with_output_torque_in_other_states():
     xdot = C @ x + f * M + d * u  # (20.74)
     theta_ddot = xdot[1]
     # the shaft torque from the active torque and the inertia
-    assert act.active_torque(x, u) - act.inertia * theta_ddot == pytest.approx(M, rel=1e-13)
+    assert act.torque(x, u) - act.inertia * theta_ddot == pytest.approx(M, rel=1e-13)
+    assert act.active_torque(z, theta, omega, u) == act.torque(x, u)  # the Actuator protocol
     # dz/dt = x_o' - (f_o/f_k) x_k'
     assert act.z_derivative(x, u)[0] == pytest.approx(xdot[2] - f[2] / f[1] * xdot[1], rel=1e-13)
 

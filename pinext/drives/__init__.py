@@ -15,44 +15,57 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..exceptions import InvalidParameter
+from . import registry  # noqa: F401 - registers the actuators
 from .actuator import LinearActuator
-from .drive import Drive, DriveComponent, drive_component
+from .base import ACTUATORS, Actuator, ActuatorPower, TorqueSource, register_actuator
+from .drive import Drive, DriveComponent, DriveQuantities, drive_component
+from .modes import GearMode, GearModes
 from .motor import DCMotor
 from .presets import HARMONIC_DRIVE_MOTOR, harmonic_drives
 from .transmission import ElasticTransmission, Gear, Transmission
 
 __all__ = [
+    "ACTUATORS",
+    "Actuator",
+    "ActuatorPower",
     "DCMotor",
     "Drive",
     "DriveComponent",
+    "DriveQuantities",
     "ElasticTransmission",
     "Gear",
+    "GearMode",
+    "GearModes",
     "HARMONIC_DRIVE_MOTOR",
     "LinearActuator",
+    "TorqueSource",
     "Transmission",
     "drive_component",
     "drive_from_spec",
     "harmonic_drives",
+    "register_actuator",
+    "spec_keys",
 ]
 
-#: Parameters accepted in each part of a drive specification.
-SPEC_KEYS: dict[str, tuple[str, ...]] = {
-    "motor": (
-        "resistance",
-        "torque_constant",
-        "back_emf_constant",
-        "rotor_inertia",
-        "inductance",
-        "viscous_friction",
-        "voltage_limit",
-        "thermal_resistance",
-        "thermal_time_constant",
-        "ambient_temperature",
+#: Parameters of the transmission parts of a drive specification (the actuator parts take
+#: their classes' parameters, :data:`ACTUATORS`).
+TRANSMISSIONS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "gear": (
+        Gear,
+        ("ratio", "efficiency", "backdrive_efficiency", "input_inertia", "output_inertia"),
     ),
-    "gear": ("ratio", "efficiency", "backdrive_efficiency", "input_inertia", "output_inertia"),
-    "elastic_transmission": ("ratio", "stiffness", "damping", "input_inertia", "output_inertia"),
-    "actuator": ("C", "f", "d", "T", "input_limit"),
+    "elastic_transmission": (
+        ElasticTransmission,
+        ("ratio", "stiffness", "damping", "input_inertia", "output_inertia"),
+    ),
 }
+
+
+def spec_keys() -> dict[str, tuple[str, ...]]:
+    """Part -> accepted parameters, for every registered actuator and transmission."""
+    keys = {part: cls.parameters() for part, cls in ACTUATORS.items()}
+    keys.update({part: params for part, (_, params) in TRANSMISSIONS.items()})
+    return keys
 
 
 #: Units of the scalar parameters, for messages.
@@ -75,7 +88,7 @@ SPEC_UNITS = {
 
 
 def _kwargs(joint: str, part: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    valid = SPEC_KEYS[part]
+    valid = spec_keys()[part]
     for key, value in params.items():
         if key not in valid:
             raise InvalidParameter(
@@ -99,7 +112,8 @@ def drive_from_spec(
     Args:
         joint: The joint's name (for messages).
         parts: Part -> parameters; parts among ``motor``, ``gear``, ``elastic_transmission``,
-            ``actuator`` (see :data:`SPEC_KEYS` for each part's parameters).
+            ``actuator``, ``torque_source`` or any registered actuator (:data:`ACTUATORS`;
+            :func:`spec_keys` gives each part's parameters).
         transmission: The URDF ``<transmission>`` of the joint (a
             :class:`pinext.urdf_extensions.TransmissionSpec`), or None. Its reduction is the
             default ``ratio`` of the gear or elastic transmission, and without either part it
@@ -113,14 +127,18 @@ def drive_from_spec(
             missing parameter, both ``motor`` and ``actuator``, or both ``gear`` and
             ``elastic_transmission``.
     """
+    valid = spec_keys()
     for part in parts:
-        if part not in SPEC_KEYS:
+        if part not in valid:
             raise InvalidParameter(
                 f"drive of joint '{joint}': unknown part '{part}'; valid parts: "
-                f"{', '.join(SPEC_KEYS)}"
+                f"{', '.join(valid)}"
             )
-    if "motor" in parts and "actuator" in parts:
-        raise InvalidParameter(f"drive of joint '{joint}': give either 'motor' or 'actuator'")
+    sources = [part for part in parts if part in ACTUATORS]
+    if len(sources) > 1:
+        raise InvalidParameter(
+            f"drive of joint '{joint}': give one actuator, got {', '.join(sources)}"
+        )
     if "gear" in parts and "elastic_transmission" in parts:
         raise InvalidParameter(
             f"drive of joint '{joint}': give either 'gear' or 'elastic_transmission'"
@@ -128,14 +146,11 @@ def drive_from_spec(
     reduction = getattr(transmission, "reduction", None)
     try:
         actuator = None
-        if "motor" in parts:
-            actuator = DCMotor(**_kwargs(joint, "motor", parts["motor"]))
-        elif "actuator" in parts:
-            spec = _kwargs(joint, "actuator", parts["actuator"])
-            limit = spec.pop("input_limit", None)
-            actuator = LinearActuator(**spec, input_limit=limit)
+        if sources:
+            part = sources[0]
+            actuator = ACTUATORS[part].from_spec(_kwargs(joint, part, parts[part]))
         trans = None
-        for part, cls in (("gear", Gear), ("elastic_transmission", ElasticTransmission)):
+        for part, (cls, _) in TRANSMISSIONS.items():
             if part in parts:
                 spec = _kwargs(joint, part, parts[part])
                 if "ratio" not in spec:

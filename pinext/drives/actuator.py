@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import InvalidParameter
+from .base import Actuator
 
 
-class LinearActuator:
+class LinearActuator(Actuator):
     """Any actuator with a linear model (20.74)
 
     .. math::
@@ -86,12 +87,33 @@ class LinearActuator:
         self.velocity_index = k
         self.position_index = int(rows[0])
         self.other = np.array([i for i in range(n) if i not in (k, rows[0])], dtype=int)
-        self.inertia = -1.0 / f[k]
+        self._inertia = -1.0 / f[k]
         ratio = f[self.other] / f[k]
         #: Shape (m, n), (m,). Derivative of the stored states z = x_o - (f_o/f_k) x_k.
         self.z_matrix = C[self.other] - np.outer(ratio, C[k])
         self.z_input = d[self.other] - ratio * d[k]
         self._ratio = ratio
+
+    input_kind = "control"
+    state_block = "actuator_states"
+
+    @property
+    def inertia(self) -> float:
+        """Actuator inertia J_a = -1/f_k [kg.m^2]."""
+        return self._inertia
+
+    @property
+    def linear(self) -> bool:
+        """Linear without an input limit."""
+        return self.input_limit is None
+
+    def active_torque(self, states, theta, omega, u) -> float:
+        """:math:`J_a (C_k x + d_k u)` with x from the shaft angle, velocity and stored states."""
+        return self.torque(self.full_state(theta, omega, states), u)
+
+    def state_derivative(self, states, theta, omega, u) -> np.ndarray:
+        """Derivative of the stored states z (free of the shaft acceleration)."""
+        return self.z_derivative(self.full_state(theta, omega, states), u)
 
     @property
     def n_states(self) -> int:
@@ -112,11 +134,11 @@ class LinearActuator:
             return u
         return float(np.clip(u, -self.input_limit, self.input_limit))
 
-    def active_torque(self, x: np.ndarray, u: float) -> float:
-        """:math:`J_a (C_k x + d_k u)` [N.m]: the shaft torque when the shaft does not
-        accelerate."""
+    def torque(self, x: np.ndarray, u: float) -> float:
+        """:math:`J_a (C_k x + d_k u)` [N.m] for the full state x of (20.74): the shaft torque
+        when the shaft does not accelerate."""
         k = self.velocity_index
-        return self.inertia * (float(self.C[k] @ x) + self.d[k] * u)
+        return self._inertia * (float(self.C[k] @ x) + self.d[k] * u)
 
     def z_derivative(self, x: np.ndarray, u: float) -> np.ndarray:
         """Time derivative of the stored states z."""

@@ -3,9 +3,8 @@ of Vukobratović & Potkonjak (20.78)–(20.82) and (20.98)–(20.99) around Pino
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -13,7 +12,8 @@ import pinocchio as pin
 from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
 from ..simulation.system import register_builder
-from .actuator import LinearActuator
+from .base import Actuator, TorqueSource
+from .modes import GearMode, GearModes
 from .motor import DCMotor
 from .transmission import Gear, Transmission
 
@@ -27,20 +27,22 @@ class Drive:
     """What moves one joint: an actuator followed by a transmission.
 
     Args:
-        actuator: A :class:`DCMotor` (input: voltage [V]), a :class:`LinearActuator` (input: its
-            control u), or None for an ideal torque source (input: the torque at the
-            transmission's input [N.m], or at the joint without transmission).
+        actuator: Any :class:`Actuator`: a :class:`DCMotor` (input: voltage [V]), a
+            :class:`LinearActuator` (input: its control u), a registered actuator of your own,
+            or None for an ideal torque source (input: the torque at the transmission's input
+            [N.m], or at the joint without transmission).
         transmission: A :class:`Gear`, an :class:`ElasticTransmission`, or None (direct drive,
             ratio 1).
     """
 
-    actuator: DCMotor | LinearActuator | None = None
+    actuator: Actuator | None = None
     transmission: Transmission | None = None
 
     def __post_init__(self) -> None:
-        if self.actuator is not None and not isinstance(self.actuator, (DCMotor, LinearActuator)):
+        if self.actuator is not None and not isinstance(self.actuator, Actuator):
             raise InvalidParameter(
-                f"actuator must be a DCMotor, a LinearActuator or None, got {self.actuator!r}"
+                "actuator must implement pinext.drives.Actuator (DCMotor, LinearActuator, ...) "
+                f"or be None, got {self.actuator!r}"
             )
         if self.transmission is not None and not isinstance(self.transmission, Transmission):
             raise InvalidParameter(
@@ -66,11 +68,7 @@ class Drive:
     @property
     def actuator_inertia(self) -> float:
         """Rotor (or actuator) inertia J [kg.m^2]."""
-        if isinstance(self.actuator, DCMotor):
-            return self.actuator.rotor_inertia
-        if isinstance(self.actuator, LinearActuator):
-            return self.actuator.inertia
-        return 0.0
+        return 0.0 if self.actuator is None else self.actuator.inertia
 
     @property
     def motor_side_inertia(self) -> float:
@@ -84,10 +82,14 @@ class Drive:
 
     @property
     def input_kind(self) -> str:
-        """``"voltage"``, ``"control"`` (linear actuator) or ``"torque"`` (ideal drive)."""
-        if isinstance(self.actuator, DCMotor):
-            return "voltage"
-        return "control" if self.actuator is not None else "torque"
+        """``"voltage"`` (DC motor), ``"control"`` (linear actuator), ``"torque"`` (ideal
+        drive), or what a registered actuator declares."""
+        return "torque" if self.actuator is None else self.actuator.input_kind
+
+    @property
+    def source(self) -> Actuator:
+        """The actuator, an ideal :class:`TorqueSource` when None."""
+        return TorqueSource() if self.actuator is None else self.actuator
 
     def reflected_inertia(self) -> float:
         """Armature added to the joint by a rigid drive: (J + I') N² + I'' [kg.m^2] ((20.73))."""
@@ -97,104 +99,65 @@ class Drive:
         return self.motor_side_inertia * self.ratio**2 + out
 
 
-class GearMode(enum.Enum):
-    """The state of one gear with an efficiency below one (Vukobratović & Potkonjak, after
-    (20.69)): which side drives, and the direction of the motor shaft."""
-
-    DRIVING = "D"
-    """The motor drives the joint, θ̇ > 0: the joint receives η' N M."""
-    DRIVING_BACK = "d"
-    """The motor drives the joint, θ̇ < 0."""
-    BACKDRIVEN = "B"
-    """The load drives the motor, θ̇ > 0: the joint receives N M / η''."""
-    BACKDRIVEN_BACK = "b"
-    """The load drives the motor, θ̇ < 0."""
-    STUCK = "S"
-    """θ̇ = 0: the gear holds the joint (a constraint row), like dry friction."""
-    HELD = "H"
-    """θ̇ = 0, the joint held by other constraints (a closed contact): the gear transmits
-    η' N M, no power flows; it chooses again when those constraints change."""
-
-    @property
-    def driving(self) -> bool:
-        """Whether the motor side drives."""
-        return self in (GearMode.DRIVING, GearMode.DRIVING_BACK, GearMode.HELD)
-
-    @property
-    def sign(self) -> float:
-        """+1 or -1: the sign of θ̇ in a moving mode (0 when stuck)."""
-        if self in (GearMode.STUCK, GearMode.HELD):
-            return 0.0
-        return 1.0 if self in (GearMode.DRIVING, GearMode.BACKDRIVEN) else -1.0
-
-    @classmethod
-    def moving(cls, driving: bool, sign: float) -> GearMode:
-        """The moving mode with this power flow and direction."""
-        if driving:
-            return cls.DRIVING if sign > 0 else cls.DRIVING_BACK
-        return cls.BACKDRIVEN if sign > 0 else cls.BACKDRIVEN_BACK
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclass(frozen=True)
-class GearModes:
-    """The mode of a :class:`DriveComponent`: one :class:`GearMode` per lossy gear, in
-    :attr:`DriveComponent.lossy_joints` order."""
-
-    gears: tuple[GearMode, ...]
-
-    def replace(self, k: int, gear: GearMode) -> GearModes:
-        """A copy with lossy gear k in mode ``gear``."""
-        gears = list(self.gears)
-        gears[k] = gear
-        return GearModes(tuple(gears))
-
-    def __getitem__(self, k: int) -> GearMode:
-        return self.gears[k]
-
-    def __len__(self) -> int:
-        return len(self.gears)
-
-    def __str__(self) -> str:
-        return "".join(g.value for g in self.gears)
-
-
 #: Relative size of a joint acceleration that counts as zero (the joint is held).
 _HELD = 1e-9
 
 
+class DriveQuantities(NamedTuple):
+    """What the drives do at one instant (one evaluation of :class:`DriveComponent`)."""
+
+    shaft_velocity: np.ndarray
+    """Shape (n_drives,). Motor shaft velocity θ̇ [rad/s]."""
+    inputs: np.ndarray
+    """Shape (n_drives,). Inputs after saturation (voltage [V], control, torque [N.m])."""
+    active_torque: np.ndarray
+    """Shape (n_drives,). τ_s, the shaft torque of each actuator at rest [N.m] (20.78)."""
+    effort: np.ndarray
+    """Shape (nv,). Generalized force of the drives on the mechanism [N.m or N]."""
+    spring_torque: np.ndarray
+    """Shape (n_elastic,). Torque of the elastic transmissions at the joint [N.m] (20.98)."""
+    relative_velocity: np.ndarray
+    """Shape (n_elastic,). θ̇/N − q̇ across the elastic transmissions [rad/s]."""
+    factor: np.ndarray | None
+    """Shape (n_drives,). Efficiency factor e of the gears in a lossy mode, else None."""
+    current: np.ndarray | None = None
+    """Shape (n_drives,). Armature currents [A] (DC motors on the vectorized path)."""
+
+
 class DriveComponent(Component):
-    """The drives of a System: states, efforts, energy, events and outputs.
+    """The drives of a System: states, efforts, inertia, modes, energy and outputs.
 
     *Inputs* (``u`` of :func:`pinext.simulate`): one per drive, in the order of the ``drives``
     dict (see :attr:`joints`): the voltage [V] of a DC motor, the control of a linear actuator,
-    or the input torque [N.m] of an ideal drive. Voltages saturate at ±``voltage_limit``.
+    the input torque [N.m] of an ideal drive, or what a registered :class:`Actuator` takes.
+
+    Every actuator is used through the :class:`Actuator` protocol (its inertia, own states,
+    active torque τ_s, state derivative, power and signals), Vukobratović & Potkonjak
+    (20.74)–(20.82); drives that are all DC motors without inductance take a vectorized path
+    with the same equations.
 
     *Rigid drives* (no transmission or a :class:`Gear`): the motor angle is θ = N q (20.68).
     Rotor and gear inertia are reflected into ``system.model.armature`` in :meth:`bind`
-    (H* of (20.73)); the motor torque, back-EMF and friction act as the joint effort
-    ``N (C_M i - B θ̇)``, with ``i = (u - C_E θ̇)/R`` for a second-order motor, which gives
+    (H* of (20.73)); the active torque acts as the joint effort ``N τ_s``, which gives
     (20.71)–(20.73) exactly.
 
     *Elastic transmissions* add the states ``motor_angle`` θ and ``motor_velocity`` θ̇
     ((20.98)–(20.99)); the spring torque acts on the joint and, divided by N, on the motor.
 
-    *Inductance* adds the state ``current`` (20.64)–(20.65); general linear actuators add
-    ``actuator_states`` (see :class:`LinearActuator`).
+    *Actuator states* (a DC motor's current (20.64)–(20.65), a general linear actuator's
+    stored states) live in the blocks the actuators name (``drives.current``,
+    ``drives.actuator_states``, ...).
 
-    *Gear efficiency*: a gear with an efficiency below one has a phase mode, one character per
-    lossy gear in :attr:`lossy_joints` order: ``D``/``d`` driving with θ̇ > 0 / θ̇ < 0,
-    ``B``/``b`` backdriving, ``S`` stuck (θ̇ = 0, the gear holds the joint, like dry
-    friction). In a moving mode the joint receives ``e N M`` with ``e = η'`` or ``1/η''`` and
-    ``M = C_M i - B θ̇ - (J + I') θ̈`` the torque entering the gear; the rotor inertia thus
-    appears as ``e (J + I') N²`` and the accelerations are Pinocchio's ``aba`` on a copy of the
-    model with that armature (the System's own model keeps the true inertia for the kinetic
-    energy). Events end a mode where ``M`` or θ̇ vanishes, and a stuck gear slips when the
-    holding torque leaves ``[η' N M, N M / η'']``; the mode in each phase is consistent with the
-    sign of the power flow, so the switch neither chatters nor creates energy, and the loss
-    ``(1 - e) M θ̇ >= 0`` goes to the dissipated energy.
+    *Gear efficiency*: a gear with an efficiency below one has a mode, a :class:`GearMode` per
+    lossy gear (a :class:`GearModes` in :attr:`lossy_joints` order): driving or backdriven in
+    either direction, stuck (θ̇ = 0, the gear holds the joint through a constraint row, like
+    dry friction), or held by other constraints. In a moving mode the joint receives
+    ``e N M`` with ``e = η'`` or ``1/η''`` and ``M = τ_s - (J + I') θ̈`` the torque entering
+    the gear: the rotor inertia appears as ``e (J + I') N²``, an added inertia of the System's
+    acceleration step. Events end a mode where ``M`` or θ̇ vanishes, and a stuck gear slips
+    when the holding torque (its row's reaction) leaves ``[η' N M, N M / η'']``; the mode in
+    each phase is consistent with the sign of the power flow, so the switch neither chatters
+    nor creates energy, and the loss ``(1 - e) M θ̇ >= 0`` goes to the dissipated energy.
 
     Args:
         robot: The robot (its ``model`` gives joint indices).
@@ -240,47 +203,31 @@ class DriveComponent(Component):
         self.iq = np.array(iq, dtype=int)
         self.continuous = np.array(continuous, dtype=bool)
         d = self.drives
-        self.N = np.array([x.ratio for x in d])
-        self.Jm = np.array([x.motor_side_inertia for x in d])
-        self.el = np.array([i for i in range(n) if d[i].elastic], dtype=int)
-        self.rig = np.array([i for i in range(n) if not d[i].elastic], dtype=int)
-        self.mot = np.array([i for i in range(n) if isinstance(d[i].actuator, DCMotor)], dtype=int)
-        self.ideal = np.array([i for i in range(n) if d[i].actuator is None], dtype=int)
-        self.gen = [i for i in range(n) if isinstance(d[i].actuator, LinearActuator)]
-        motors: list[DCMotor] = [d[i].actuator for i in self.mot]  # type: ignore[misc]
-        self.R = np.array([m.resistance for m in motors])
-        self.KT = np.array([m.torque_constant for m in motors])
-        self.KE = np.array([m.back_emf_constant for m in motors])
-        self.B = np.array([m.viscous_friction for m in motors])
-        self.umax = np.array(
-            [np.inf if m.voltage_limit is None else m.voltage_limit for m in motors]
+        self.sources: list[Actuator] = [drive.source for drive in d]
+        self.ratio = np.array([x.ratio for x in d])
+        self.inv_ratio = 1.0 / self.ratio
+        self.motor_inertia = np.array([x.motor_side_inertia for x in d])
+        self.inv_motor_inertia = 1.0 / np.where(self.motor_inertia > 0, self.motor_inertia, 1.0)
+        self.elastic = np.array([i for i in range(n) if d[i].elastic], dtype=int)
+        self.rigid = np.array([i for i in range(n) if not d[i].elastic], dtype=int)
+        self.stiffness = np.array([d[i].transmission.stiffness for i in self.elastic])  # type: ignore[union-attr]
+        self.transmission_damping = np.array(
+            [d[i].transmission.damping for i in self.elastic]  # type: ignore[union-attr]
         )
-        self.saturating = bool(np.isfinite(self.umax).any())
-        ind = [k for k, m in enumerate(motors) if m.inductance > 0]
-        self.ind_k = np.array(ind, dtype=int)  # positions within the motor arrays
-        self.ind = self.mot[self.ind_k] if ind else np.array([], dtype=int)
-        self.L = np.array([motors[k].inductance for k in ind])
-        self.res_k = np.array([k for k, m in enumerate(motors) if m.inductance == 0], dtype=int)
-        self.c = np.array([d[i].transmission.stiffness for i in self.el])  # type: ignore[union-attr]
-        self.dd = np.array([d[i].transmission.damping for i in self.el])  # type: ignore[union-attr]
-        self.Nel = self.N[self.el]
-        self.iv_el = self.iv[self.el]
-        self.iq_el = self.iq[self.el]
-        self.iv_rig = self.iv[self.rig]
-        self.Nrig = self.N[self.rig]
-        self.theta_dot_mot = np.zeros(len(motors))
-        gen_sizes = [d[i].actuator.n_states for i in self.gen]  # type: ignore[union-attr]
-        self.gen_offsets = np.concatenate([[0], np.cumsum(gen_sizes)]).astype(int)
-        self.has_friction = bool(self.B.any())
-        self.has_conversion = bool((self.KE != self.KT).any())
-        self.has_tdamping = bool(self.dd.any())
+        # the actuators' own states, grouped in named blocks (drive, offset in block, size)
+        self.blocks: dict[str, list[tuple[int, int, int]]] = {}
+        for i, src in enumerate(self.sources):
+            if src.n_states:
+                block = self.blocks.setdefault(src.state_block, [])
+                offset = sum(size for _, _, size in block)
+                block.append((i, offset, src.n_states))
         # gear efficiency
-        self.eta_d = np.ones(n)
-        self.eta_b = np.ones(n)
+        self.efficiency = np.ones(n)
+        self.backdrive_efficiency = np.ones(n)
         for i, x in enumerate(d):
             if isinstance(x.transmission, Gear):
-                self.eta_d[i] = x.transmission.efficiency
-                self.eta_b[i] = x.transmission.backdrive_efficiency
+                self.efficiency[i] = x.transmission.efficiency
+                self.backdrive_efficiency[i] = x.transmission.backdrive_efficiency
         self.lossy = np.array(
             [
                 i
@@ -289,27 +236,43 @@ class DriveComponent(Component):
             ],
             dtype=int,
         )
-        # fast path: every drive a DC motor without inductance, all elastic or all rigid
-        self.fast = (
-            self.mot.size == n
-            and not self.ind.size
-            and not self.lossy.size
-            and (self.el.size in (0, n))
-        )
-        self.all_elastic = self.el.size == n and n > 0
-        self.invN = 1.0 / self.N
-        # index arrays that are contiguous ranges become slices (views, not gathers)
-        self.iv_fast = _as_slice(self.iv)
-        self.iq_fast = _as_slice(self.iq)
-        self.invR = 1.0 / self.R if self.R.size == n else None
-        self.invJm = 1.0 / np.where(self.Jm > 0, self.Jm, 1.0)
+        self.all_elastic = self.elastic.size == n and n > 0
+        self._dc_motor_arrays()
         self.model: pin.Model | None = None
         self._cache: tuple | None = None
+
+    def _dc_motor_arrays(self) -> None:
+        """The vectorized path: every drive a DC motor without inductance, no lossy gear, all
+        elastic or all rigid (the common case, and the hot loop of most simulations)."""
+        motors = self.sources
+        n = len(motors)
+        self.vectorized = (
+            n > 0
+            and all(isinstance(m, DCMotor) and m.inductance == 0 for m in motors)
+            and not self.lossy.size
+            and self.elastic.size in (0, n)
+        )
+        if not self.vectorized:
+            return
+        self.resistance = np.array([m.resistance for m in motors])
+        self.inv_resistance = 1.0 / self.resistance
+        self.torque_constant = np.array([m.torque_constant for m in motors])
+        self.back_emf_constant = np.array([m.back_emf_constant for m in motors])
+        self.viscous_friction = np.array([m.viscous_friction for m in motors])
+        self.voltage_limit = np.array(
+            [np.inf if m.voltage_limit is None else m.voltage_limit for m in motors]
+        )
+        self.saturating = bool(np.isfinite(self.voltage_limit).any())
+        self.has_friction = bool(self.viscous_friction.any())
+        self.has_conversion = bool((self.back_emf_constant != self.torque_constant).any())
+        self.has_transmission_damping = bool(self.transmission_damping.any())
+        self.iv_block = _as_slice(self.iv)
+        self.iq_block = _as_slice(self.iq)
 
     # -- names -----------------------------------------------------------------------------
     @property
     def lossy_joints(self) -> list[str]:
-        """Joints whose gear has an efficiency below one, in the order of the mode string."""
+        """Joints whose gear has an efficiency below one, in the order of the modes."""
         return [self.joints[i] for i in self.lossy]
 
     def input_names(self) -> list[str]:
@@ -318,12 +281,11 @@ class DriveComponent(Component):
 
     def states(self) -> list[tuple[str, int]]:
         blocks = []
-        if self.el.size:
-            blocks += [("motor_angle", int(self.el.size)), ("motor_velocity", int(self.el.size))]
-        if self.ind.size:
-            blocks.append(("current", int(self.ind.size)))
-        if self.gen_offsets[-1]:
-            blocks.append(("actuator_states", int(self.gen_offsets[-1])))
+        if self.elastic.size:
+            n = int(self.elastic.size)
+            blocks += [("motor_angle", n), ("motor_velocity", n)]
+        for name, members in self.blocks.items():
+            blocks.append((name, sum(size for _, _, size in members)))
         return blocks
 
     def bind(self, system: System) -> None:
@@ -331,15 +293,18 @@ class DriveComponent(Component):
         self.model = system.model
         self.nq = system.model.nq
         armature = np.array(system.model.armature, dtype=float)
-        for i in self.rig:
+        for i in self.rigid:
             armature[self.iv[i]] += self.drives[i].reflected_inertia()
         system.model.armature = armature
-        self._base_armature = armature.copy()
         s = self.layout.slices
         self.s_angle = s.get("motor_angle")
         self.s_vel = s.get("motor_velocity")
-        self.s_cur = s.get("current")
-        self.s_gen = s.get("actuator_states")
+        # drive -> slice of its own states in the public state
+        self.own: dict[int, slice] = {}
+        for name, members in self.blocks.items():
+            start = s[name].start
+            for i, offset, size in members:
+                self.own[i] = slice(start + offset, start + offset + size)
 
     # -- initial conditions ----------------------------------------------------------------
     def joint_angle(self, q: np.ndarray) -> np.ndarray:
@@ -351,22 +316,105 @@ class DriveComponent(Component):
         return angle
 
     def initial_state(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Motors at θ = N (q + g/c) (the spring holds gravity), θ̇ = N q̇; currents zero."""
+        """Motors at θ = N (q + g/c) (the spring holds gravity), θ̇ = N q̇; actuator states
+        zero."""
         parts = []
-        if self.el.size:
-            model = self.model
+        if self.elastic.size:
             gravity = np.zeros(len(v))
-            if model is not None:
-                gravity = pin.computeGeneralizedGravity(model, model.createData(), q)
-            qe = q[self.iq_el] + gravity[self.iv_el] / self.c
-            parts += [self.Nel * qe, self.Nel * v[self.iv_el]]
-        if self.ind.size:
-            parts.append(np.zeros(self.ind.size))
-        if self.gen_offsets[-1]:
-            parts.append(np.zeros(self.gen_offsets[-1]))
+            if self.model is not None:
+                gravity = pin.computeGeneralizedGravity(self.model, self.model.createData(), q)
+            el = self.elastic
+            held = q[self.iq[el]] + gravity[self.iv[el]] / self.stiffness
+            parts += [self.ratio[el] * held, self.ratio[el] * v[self.iv[el]]]
+        for members in self.blocks.values():
+            parts.append(np.zeros(sum(size for _, _, size in members)))
         return np.concatenate(parts) if parts else np.zeros(0)
 
     # -- evaluation ------------------------------------------------------------------------
+    def _evaluate(self, t, x, q, v, u, mode) -> DriveQuantities:
+        """The drives' quantities at (t, x) (cached for the calls of one evaluation)."""
+        cache = self._cache
+        if (
+            cache is not None
+            and cache[0] is x
+            and cache[1] == t
+            and cache[2] is u
+            and cache[3] == mode
+        ):
+            return cache[4]
+        if self.vectorized:
+            now = self._evaluate_motors(x, q, v, u)
+        else:
+            now = self._evaluate_actuators(x, q, v, u, mode)
+        self._cache = (x, t, u, mode, now)
+        return now
+
+    def _springs(self, x, q, v) -> tuple[np.ndarray, np.ndarray]:
+        """(spring torque, relative velocity) of the elastic transmissions (20.98)."""
+        el = self.elastic
+        if not el.size:
+            return np.zeros(0), np.zeros(0)
+        relative = x[self.s_vel] * self.inv_ratio[el] - v[self.iv[el]]
+        deflection = x[self.s_angle] * self.inv_ratio[el] - q[self.iq[el]]
+        return self.stiffness * deflection + self.transmission_damping * relative, relative
+
+    def _evaluate_actuators(self, x, q, v, u, mode) -> DriveQuantities:
+        """Every actuator through the :class:`Actuator` protocol."""
+        n = len(self.drives)
+        u = np.asarray(u, dtype=float)
+        theta = self._theta(x, q)
+        shaft_velocity = np.empty(n)
+        rig, el = self.rigid, self.elastic
+        shaft_velocity[rig] = self.ratio[rig] * v[self.iv[rig]]
+        if el.size:
+            shaft_velocity[el] = x[self.s_vel]
+        spring, relative = self._springs(x, q, v)
+        inputs = np.empty(n)
+        active = np.empty(n)
+        for i, src in enumerate(self.sources):
+            inputs[i] = src.saturate(float(u[i]))
+            active[i] = src.active_torque(
+                self._own_states(x, i), theta[i], shaft_velocity[i], inputs[i]
+            )
+        factor = self._factors(mode)[0] if mode else None
+        effort = np.zeros(v.size)
+        gain = self.ratio[rig] if factor is None else factor[rig] * self.ratio[rig]
+        effort[self.iv[rig]] = gain * active[rig]
+        if el.size:
+            effort[self.iv[el]] += spring
+        return DriveQuantities(shaft_velocity, inputs, active, effort, spring, relative, factor)
+
+    def _evaluate_motors(self, x, q, v, u) -> DriveQuantities:
+        """:meth:`_evaluate_actuators` for DC motors without inductance, vectorized."""
+        u = np.asarray(u, dtype=float)
+        limit = self.voltage_limit
+        inputs = np.minimum(np.maximum(u, -limit), limit) if self.saturating else u
+        effort = np.zeros(v.size)
+        if self.all_elastic:
+            shaft_velocity = x[self.s_vel]
+            spring, relative = self._springs(x, q, v)
+            effort[self.iv_block] = spring
+        else:
+            shaft_velocity = self.ratio * v[self.iv_block]
+            spring = relative = np.zeros(0)
+        current = (inputs - self.back_emf_constant * shaft_velocity) * self.inv_resistance
+        active = self.torque_constant * current - self.viscous_friction * shaft_velocity
+        if not self.all_elastic:
+            effort[self.iv_block] = self.ratio * active
+        return DriveQuantities(
+            shaft_velocity, inputs, active, effort, spring, relative, None, current
+        )
+
+    def _own_states(self, x: np.ndarray, i: int) -> np.ndarray:
+        block = self.own.get(i)
+        return _EMPTY if block is None else x[block]
+
+    def _theta(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
+        theta = self.ratio * self.joint_angle(q)
+        if self.elastic.size:
+            theta[self.elastic] = x[self.s_angle]
+        return theta
+
     def _factors(self, mode: GearModes | None) -> tuple[np.ndarray, np.ndarray]:
         """(e per drive, indices of the stuck drives) in a mode."""
         e = np.ones(len(self.drives))
@@ -378,230 +426,92 @@ class DriveComponent(Component):
                 e[i] = 0.0
                 stuck.append(i)
             else:
-                e[i] = self.eta_d[i] if gear.driving else 1.0 / self.eta_b[i]
+                e[i] = self.efficiency[i] if gear.driving else 1.0 / self.backdrive_efficiency[i]
         return e, np.array(stuck, dtype=int)
 
-    def _evaluate(self, t, x, q, v, u, mode):
-        """Motor speeds, currents, active torques and the joint effort (cached per call)."""
-        cache = self._cache
-        if (
-            cache is not None
-            and cache[0] is x
-            and cache[1] == t
-            and cache[2] is u
-            and cache[3] == mode
-        ):
-            return cache[4]
-        if self.fast and not mode:
-            r = self._evaluate_fast(x, q, v, u)
-            self._cache = (x, t, u, mode, r)
-            return r
-        n = len(self.drives)
-        u = np.asarray(u, dtype=float)
-        theta_dot = np.empty(n)
-        theta_dot[self.rig] = self.Nrig * v[self.iv_rig]
-        eff = np.zeros(v.size)
-        tau_s = np.empty(n)
-        r: dict[str, Any] = {"theta_dot": theta_dot, "u": u}
-        if self.el.size:
-            omega = x[self.s_vel]
-            theta = x[self.s_angle]
-            theta_dot[self.el] = omega
-            rel_v = omega / self.Nel - v[self.iv_el]
-            spring = self.c * (theta / self.Nel - q[self.iq_el]) + self.dd * rel_v
-            r["spring"], r["rel_v"] = spring, rel_v
-        if self.mot.size:
-            us = u[self.mot]
-            if self.saturating:
-                us = np.clip(us, -self.umax, self.umax)
-            td = theta_dot[self.mot]
-            if self.ind.size:
-                i = np.empty(self.mot.size)
-                i[self.ind_k] = x[self.s_cur]
-                i[self.res_k] = (us[self.res_k] - self.KE[self.res_k] * td[self.res_k]) / self.R[
-                    self.res_k
-                ]
-            else:
-                i = (us - self.KE * td) / self.R
-            tau_s[self.mot] = self.KT * i - self.B * td
-            r["us"], r["i"], r["td_mot"] = us, i, td
-        if self.ideal.size:
-            tau_s[self.ideal] = u[self.ideal]
-        if self.gen:
-            r["gen_x"] = {}
-            theta_all = None
-            for k, j in enumerate(self.gen):
-                act: LinearActuator = self.drives[j].actuator  # type: ignore[assignment]
-                if theta_all is None:
-                    theta_all = self._theta(x, q)
-                z = (
-                    x[self.s_gen][self.gen_offsets[k] : self.gen_offsets[k + 1]]
-                    if self.s_gen is not None
-                    else np.zeros(0)
-                )
-                uj = act.saturate(float(u[j]))
-                xa = act.full_state(theta_all[j], theta_dot[j], z)
-                r["gen_x"][j] = (xa, uj)
-                tau_s[j] = act.active_torque(xa, uj)
-        r["tau_s"] = tau_s
-        if mode:
-            e, stuck = self._factors(mode)
-            r["e"] = e
-            eff[self.iv_rig] = e[self.rig] * self.Nrig * tau_s[self.rig]
-        else:
-            eff[self.iv_rig] = self.Nrig * tau_s[self.rig]
-        if self.el.size:
-            eff[self.iv_el] += r["spring"]
-        r["effort"] = eff
-        self._cache = (x, t, u, mode, r)
-        return r
-
-    def _evaluate_fast(self, x, q, v, u):
-        """:meth:`_evaluate` for DC motors without inductance on all drives (the common case)."""
-        u = np.asarray(u, dtype=float)
-        us = np.minimum(np.maximum(u, -self.umax), self.umax) if self.saturating else u
-        eff = np.zeros(v.size)
-        iv = self.iv_fast
-        if self.all_elastic:
-            omega = x[self.s_vel]
-            rel_v = omega * self.invN - v[iv]
-            spring = self.c * (x[self.s_angle] * self.invN - q[self.iq_fast]) + self.dd * rel_v
-            i = (us - self.KE * omega) * self.invR
-            tau_s = self.KT * i - self.B * omega
-            eff[iv] = spring
-            return {
-                "theta_dot": omega,
-                "u": u,
-                "us": us,
-                "i": i,
-                "td_mot": omega,
-                "tau_s": tau_s,
-                "spring": spring,
-                "rel_v": rel_v,
-                "effort": eff,
-            }
-        td = self.N * v[iv]
-        i = (us - self.KE * td) * self.invR
-        tau_s = self.KT * i - self.B * td
-        eff[iv] = self.N * tau_s
-        return {
-            "theta_dot": td,
-            "u": u,
-            "us": us,
-            "i": i,
-            "td_mot": td,
-            "tau_s": tau_s,
-            "effort": eff,
-        }
-
-    def _theta(self, x: np.ndarray, q: np.ndarray) -> np.ndarray:
-        theta = self.N * self.joint_angle(q)
-        if self.el.size:
-            theta[self.el] = x[self.s_angle]
-        return theta
-
     def linear(self, mode):
-        """Linear without efficiency modes, voltage limits, general actuators or continuous
-        joints: (20.64)–(20.69) and (20.98)–(20.99) are linear in the state and the voltage."""
-        return not mode and not self.saturating and not self.gen and not self.continuous.any()
+        """Linear without efficiency modes, saturations or continuous joints:
+        (20.64)–(20.69), (20.74) and (20.98)–(20.99) are linear in the state and the input."""
+        return not mode and all(src.linear for src in self.sources) and not self.continuous.any()
 
     def effort(self, t, x, q, v, u, mode):
-        return self._evaluate(t, x, q, v, u, mode)["effort"]
+        return self._evaluate(t, x, q, v, u, mode).effort
 
     def derivative(self, t, x, q, v, u, mode, out, step):
-        r = self._evaluate(t, x, q, v, u, mode)
-        if self.all_elastic and self.fast:
-            out[self.s_angle] = r["theta_dot"]
-            out[self.s_vel] = (r["tau_s"] - r["spring"] * self.invN) * self.invJm
-        elif self.el.size:
+        now = self._evaluate(t, x, q, v, u, mode)
+        el = self.elastic
+        if el.size:
             out[self.s_angle] = x[self.s_vel]
-            out[self.s_vel] = (r["tau_s"][self.el] - r["spring"] / self.Nel) / self.Jm[self.el]
-        if self.ind.size:
-            k = self.ind_k
-            out[self.s_cur] = (
-                r["us"][k] - self.R[k] * r["i"][k] - self.KE[k] * r["td_mot"][k]
-            ) / self.L
-        if self.s_gen is not None:
-            block = np.empty(self.gen_offsets[-1])
-            for k, j in enumerate(self.gen):
-                act: LinearActuator = self.drives[j].actuator  # type: ignore[assignment]
-                xa, uj = r["gen_x"][j]
-                block[self.gen_offsets[k] : self.gen_offsets[k + 1]] = act.z_derivative(xa, uj)
-            out[self.s_gen] = block
+            out[self.s_vel] = (
+                now.active_torque[el] - now.spring_torque * self.inv_ratio[el]
+            ) * self.inv_motor_inertia[el]
+        if self.own:
+            theta = self._theta(x, q)
+            for i, block in self.own.items():
+                out[block] = self.sources[i].state_derivative(
+                    x[block], theta[i], now.shaft_velocity[i], now.inputs[i]
+                )
 
     def _losses(self, t, x, q, v, u, mode, step: Step | None) -> dict[str, np.ndarray]:
         """Per-drive powers [W]: input, copper, friction, efficiency and conversion losses."""
-        r = self._evaluate(t, x, q, v, u, mode)
+        now = self._evaluate(t, x, q, v, u, mode)
         n = len(self.drives)
-        td = r["theta_dot"]
-        p_in = np.zeros(n)
-        copper = np.zeros(n)
-        friction = np.zeros(n)
-        conversion = np.zeros(n)
+        powers = np.zeros((4, n))  # input, copper, friction, conversion
+        theta = self._theta(x, q)
+        for i, src in enumerate(self.sources):
+            powers[:, i] = src.power(
+                self._own_states(x, i), theta[i], now.shaft_velocity[i], now.inputs[i]
+            )
+        friction = powers[2]
+        if self.elastic.size:
+            friction[self.elastic] += self.transmission_damping * now.relative_velocity**2
         efficiency = np.zeros(n)
-        if self.mot.size:
-            i = r["i"]
-            p_in[self.mot] = r["us"] * i
-            copper[self.mot] = self.R * i * i
-            friction[self.mot] = self.B * r["td_mot"] ** 2
-            conversion[self.mot] = (self.KE - self.KT) * i * r["td_mot"]
-        others = np.concatenate([self.ideal, np.array(self.gen, dtype=int)])
-        if others.size:
-            p_in[others] = r["tau_s"][others] * td[others]
-        if self.el.size:
-            friction[self.el] += self.dd * r["rel_v"] ** 2
         if mode:
-            e = r["e"]
-            M = r["tau_s"] - self.Jm * self.N * step.a[self.iv]
+            e = now.factor
+            M = now.active_torque - self.motor_inertia * self.ratio * step.a[self.iv]
             moving = self.lossy[e[self.lossy] > 0]
-            efficiency[moving] = (1.0 - e[moving]) * M[moving] * td[moving]
+            efficiency[moving] = (1.0 - e[moving]) * M[moving] * now.shaft_velocity[moving]
         return {
-            "input": p_in,
-            "copper": copper,
+            "input": powers[0],
+            "copper": powers[1],
             "friction": friction,
             "efficiency": efficiency,
-            "conversion": conversion,
+            "conversion": powers[3],
         }
 
     def power(self, t, x, q, v, u, mode, step):
-        if not mode and not self.gen and not self.ideal.size:  # fast path: DC motors only
-            r = self._evaluate(t, x, q, v, u, mode)
-            p_diss = 0.0
-            if self.mot.size:
-                i, td = r["i"], r["td_mot"]
-                p_in = float(np.dot(r["us"], i))
-                p_diss = float(np.dot(self.R, i * i))
-                if self.has_friction:
-                    p_diss += float(np.dot(self.B, td * td))
-                if self.has_conversion:
-                    p_diss += float(np.dot(self.KE - self.KT, i * td))
-            else:
-                p_in = 0.0
-            if self.has_tdamping:
-                p_diss += float(np.dot(self.dd, r["rel_v"] ** 2))
+        if self.vectorized:  # the DC-motor path: the same powers, vectorized
+            now = self._evaluate(t, x, q, v, u, mode)
+            i, speed = now.current, now.shaft_velocity
+            p_in = float(now.inputs.dot(i))
+            p_diss = float(self.resistance.dot(i * i))
+            if self.has_friction:
+                p_diss += float(self.viscous_friction.dot(speed * speed))
+            if self.has_conversion:
+                p_diss += float((self.back_emf_constant - self.torque_constant).dot(i * speed))
+            if self.has_transmission_damping:
+                p_diss += float(self.transmission_damping.dot(now.relative_velocity**2))
             return p_in, p_diss
         p = self._losses(t, x, q, v, u, mode, step)
-        return (
-            float(p["input"].sum()),
-            float(
-                p["copper"].sum()
-                + p["friction"].sum()
-                + p["efficiency"].sum()
-                + p["conversion"].sum()
-            ),
-        )
+        dissipated = p["copper"].sum() + p["friction"].sum() + p["efficiency"].sum()
+        return float(p["input"].sum()), float(dissipated + p["conversion"].sum())
 
     def energy(self, x, q, v):
-        """Rotor and gear kinetic energy of elastic drives, spring energy, magnetic energy [J].
+        """Rotor and gear kinetic energy of elastic drives, spring energy, and what the
+        actuators store (magnetic energy ½ L i²) [J].
 
         (The rotors of rigid drives are in the mechanism's kinetic energy via the armature.)"""
         total = 0.0
-        if self.el.size:
+        el = self.elastic
+        if el.size:
             omega = x[self.s_vel]
-            defl = x[self.s_angle] / self.Nel - q[self.iq_el]
-            total += 0.5 * float(self.Jm[self.el] @ omega**2) + 0.5 * float(self.c @ defl**2)
-        if self.ind.size:
-            total += 0.5 * float(self.L @ x[self.s_cur] ** 2)
+            deflection = x[self.s_angle] * self.inv_ratio[el] - q[self.iq[el]]
+            total += 0.5 * float(self.motor_inertia[el] @ omega**2)
+            total += 0.5 * float(self.stiffness @ deflection**2)
+        for i, block in self.own.items():
+            src = self.sources[i]
+            if isinstance(src, DCMotor):
+                total += 0.5 * src.inductance * float(x[block][0]) ** 2
         return total
 
     # -- gear efficiency modes -------------------------------------------------------------
@@ -613,7 +523,7 @@ class DriveComponent(Component):
         added = np.zeros(self.model.nv)
         for i in self.lossy:
             if e[i] > 0:
-                added[self.iv[i]] += (e[i] - 1.0) * self.Jm[i] * self.N[i] ** 2
+                added[self.iv[i]] += (e[i] - 1.0) * self.motor_inertia[i] * self.ratio[i] ** 2
         return added
 
     def is_constrained(self, mode: GearModes | None) -> bool:
@@ -631,16 +541,19 @@ class DriveComponent(Component):
         """(M entering each gear [N.m], joint torque each stuck gear supplies [N.m], active
         torques τ_s [N.m]) in a step."""
         q, v = x[: self.nq], x[self.nq : self.nq + self.model.nv]
-        r = self._evaluate(np.nan, x, q, v, step.u, mode)  # NaN time: not cached
-        M = r["tau_s"] - self.Jm * self.N * step.a[self.iv]
+        now = self._evaluate(np.nan, x, q, v, step.u, mode)  # NaN time: not cached
+        M = now.active_torque - self.motor_inertia * self.ratio * step.a[self.iv]
         held = np.zeros(len(self.drives))
         _, stuck = self._factors(mode)
         if stuck.size:
             held[stuck] = step.force(self.name, stuck.size)
-        return M, held, r["tau_s"]
+        return M, held, now.active_torque
 
     def _bounds(self, tau_s: float, i: int) -> tuple[float, float]:
-        ends = (self.eta_d[i] * self.N[i] * tau_s, self.N[i] * tau_s / self.eta_b[i])
+        ends = (
+            self.efficiency[i] * self.ratio[i] * tau_s,
+            self.ratio[i] * tau_s / self.backdrive_efficiency[i],
+        )
         return min(ends), max(ends)
 
     def _slip(self, x: np.ndarray, mode: GearModes, k: int, low: bool, trial: Trial) -> GearMode:
@@ -649,14 +562,14 @@ class DriveComponent(Component):
         The joint then moves towards ``sign(N)`` (low) or ``-sign(N)`` (high); the mode is
         the one whose torque M entering the gear gives a consistent power flow."""
         i = self.lossy[k]
-        sigma = np.sign(self.N[i]) * (1 if low else -1)
+        sigma = np.sign(self.ratio[i]) * (1 if low else -1)
         for driving in (True, False):
             candidate = mode.replace(k, GearMode.moving(driving, sigma))
             M, _, _ = self._gear_torque(x, candidate, trial(x, candidate))
             if M[i] * sigma * (1 if driving else -1) > 0:
                 return candidate[k]
         _, _, tau_s = self._gear_torque(x, mode, trial(x, mode))
-        n_tau = self.N[i] * tau_s[i]
+        n_tau = self.ratio[i] * tau_s[i]
         driving = (n_tau > 0) if low else (n_tau <= 0)
         return GearMode.moving(driving, sigma)
 
@@ -683,7 +596,7 @@ class DriveComponent(Component):
         mode = GearModes((GearMode.DRIVING,) * self.lossy.size)
         for _ in range(2):
             for k, i in enumerate(self.lossy):
-                td = self.N[i] * v[self.iv[i]]
+                td = self.ratio[i] * v[self.iv[i]]
                 if td == 0:
                     mode = mode.replace(k, self._from_rest(x, mode, k, trial))
                     continue
@@ -749,7 +662,7 @@ class DriveComponent(Component):
         return g
 
     def _velocity_function(self, i: int):
-        index, N = self.nq + int(self.iv[i]), float(self.N[i])
+        index, N = self.nq + int(self.iv[i]), float(self.ratio[i])
 
         def g(t: float, x: np.ndarray) -> float:
             return N * float(x[index])
@@ -793,47 +706,49 @@ class DriveComponent(Component):
     # -- outputs ---------------------------------------------------------------------------
     def outputs(self, t, x, q, v, u, mode, step):
         """Per drive (shape (n_drives,)): ``motor_angle`` [rad], ``motor_velocity`` [rad/s],
-        ``voltage`` [V] (after saturation; NaN without motor), ``current`` [A] (NaN without
-        motor), ``motor_torque`` [N.m] (C_M i, or the input/active torque), ``joint_torque``
-        [N.m] (what the transmission applies to the joint), ``spring_torque`` [N.m] (NaN for
-        rigid drives), ``electrical_power`` [W] (u i; the input power for other actuators),
-        ``copper_loss``, ``friction_loss`` (motor + transmission damping),
-        ``efficiency_loss``, ``conversion_loss`` [W]."""
-        r = self._evaluate(t, x, q, v, u, mode)
+        ``voltage`` [V] (after saturation; the control of a linear actuator; NaN for a torque
+        source), ``current`` [A] (NaN without motor), ``motor_torque`` [N.m] (C_M i, or the
+        input/active torque), ``joint_torque`` [N.m] (what the transmission applies to the
+        joint), ``spring_torque`` [N.m] (NaN for rigid drives), ``electrical_power`` [W] (u i;
+        the input power for other actuators), ``copper_loss``, ``friction_loss`` (motor +
+        transmission damping), ``efficiency_loss``, ``conversion_loss`` [W]."""
+        now = self._evaluate(t, x, q, v, u, mode)
         n = len(self.drives)
-        nan = np.full(n, np.nan)
         a = step.a
         losses = self._losses(t, x, q, v, u, mode, step)
-        voltage, current, torque = nan.copy(), nan.copy(), r["tau_s"].copy()
-        if self.mot.size:
-            voltage[self.mot] = r["us"]
-            current[self.mot] = r["i"]
-            torque[self.mot] = self.KT * r["i"]
-        for j in self.gen:
-            voltage[j] = r["gen_x"][j][1]
-        e = r.get("e", np.ones(n))
-        M = r["tau_s"] - self.Jm * self.N * a[self.iv]
-        joint_torque = np.empty(n)
-        out_inertia = np.array(
+        signals = {"voltage": np.full(n, np.nan), "current": np.full(n, np.nan)}
+        signals["torque"] = now.active_torque.copy()
+        theta = self._theta(x, q)
+        for i, src in enumerate(self.sources):
+            own = self._own_states(x, i)
+            for key, value in src.signals(
+                own, theta[i], now.shaft_velocity[i], now.inputs[i]
+            ).items():
+                signals[key][i] = value
+        e = now.factor if now.factor is not None else np.ones(n)
+        M = now.active_torque - self.motor_inertia * self.ratio * a[self.iv]
+        output_inertia = np.array(
             [
                 0.0 if d.elastic or d.transmission is None else d.transmission.output_inertia
                 for d in self.drives
             ]
         )
-        joint_torque[self.rig] = (e * self.N * M - out_inertia * a[self.iv])[self.rig]
+        joint_torque = np.empty(n)
+        rig = self.rigid
+        joint_torque[rig] = (e * self.ratio * M - output_inertia * a[self.iv])[rig]
         _, stuck = self._factors(mode)
         if stuck.size:
             joint_torque[stuck] = step.force(self.name, stuck.size)
-        spring = nan.copy()
-        if self.el.size:
-            spring[self.el] = r["spring"]
-            joint_torque[self.el] = r["spring"]
+        spring = np.full(n, np.nan)
+        if self.elastic.size:
+            spring[self.elastic] = now.spring_torque
+            joint_torque[self.elastic] = now.spring_torque
         return {
-            "motor_angle": self._theta(x, q),
-            "motor_velocity": r["theta_dot"].copy(),
-            "voltage": voltage,
-            "current": current,
-            "motor_torque": torque,
+            "motor_angle": theta,
+            "motor_velocity": now.shaft_velocity.copy(),
+            "voltage": signals["voltage"],
+            "current": signals["current"],
+            "motor_torque": signals["torque"],
             "joint_torque": joint_torque,
             "spring_torque": spring,
             "electrical_power": losses["input"],
@@ -845,6 +760,9 @@ class DriveComponent(Component):
 
     def __repr__(self) -> str:
         return f"DriveComponent({', '.join(self.joints)})"
+
+
+_EMPTY = np.zeros(0)
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:

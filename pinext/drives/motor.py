@@ -9,6 +9,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameter
 from .actuator import LinearActuator
+from .base import Actuator, ActuatorPower
 
 
 def _check(name: str, value: float, *, positive: bool = False) -> float:
@@ -24,7 +25,7 @@ def _check(name: str, value: float, *, positive: bool = False) -> float:
 
 
 @dataclass(frozen=True)
-class DCMotor:
+class DCMotor(Actuator):
     """A permanent-magnet DC motor driven by its armature voltage.
 
     Mechanical and electrical equilibrium (20.62)–(20.63):
@@ -135,6 +136,60 @@ class DCMotor:
             return C, np.array([0.0, -1.0 / J, 0.0]), np.array([0.0, 0.0, 1.0 / L])
         C = np.array([[0.0, 1.0], [0.0, -cm * ce / (R * J) - B / J]])
         return C, np.array([0.0, -1.0 / J]), np.array([0.0, cm / (R * J)])
+
+    # -- the Actuator protocol ---------------------------------------------------------------
+    input_kind = "voltage"
+    state_block = "current"
+
+    @property
+    def inertia(self) -> float:
+        """Rotor inertia J [kg.m^2]."""
+        return self.rotor_inertia
+
+    @property
+    def n_states(self) -> int:
+        """1 (the current) for the third-order model, 0 otherwise."""
+        return 1 if self.inductance > 0 else 0
+
+    @property
+    def linear(self) -> bool:
+        """Linear without a voltage limit."""
+        return self.voltage_limit is None
+
+    def _current(self, states: np.ndarray, omega: float, u: float) -> float:
+        if self.inductance > 0:
+            return float(states[0])
+        return (u - self.back_emf_constant * omega) / self.resistance
+
+    def active_torque(self, states: np.ndarray, theta: float, omega: float, u: float) -> float:
+        """``C_M i - B θ̇`` (20.62)."""
+        return self.torque_constant * self._current(states, omega, u) - (
+            self.viscous_friction * omega
+        )
+
+    def state_derivative(
+        self, states: np.ndarray, theta: float, omega: float, u: float
+    ) -> np.ndarray:
+        """``di/dt = (u - R i - C_E θ̇) / L`` (20.64) with inductance."""
+        if self.inductance == 0:
+            return np.zeros(0)
+        i = float(states[0])
+        di = (u - self.resistance * i - self.back_emf_constant * omega) / self.inductance
+        return np.array([di])
+
+    def power(self, states: np.ndarray, theta: float, omega: float, u: float) -> ActuatorPower:
+        """``u i`` in; ``R i²``, ``B θ̇²`` and ``(C_E - C_M) i θ̇`` lost."""
+        i = self._current(states, omega, u)
+        return ActuatorPower(
+            u * i,
+            self.resistance * i * i,
+            self.viscous_friction * omega * omega,
+            (self.back_emf_constant - self.torque_constant) * i * omega,
+        )
+
+    def signals(self, states, theta, omega, u):
+        i = self._current(states, omega, u)
+        return {"voltage": u, "current": i, "torque": self.torque_constant * i}
 
     def linear_model(self) -> LinearActuator:
         """The motor as a general linear actuator (20.74) with the matrices of
