@@ -54,7 +54,7 @@ def test_broken_gauss_fails_contact_and_unconstrained_rows():
 
     def broken(model, data, q, v, tau, *, constraints=None):
         res = gauss_forward_dynamics(model, data, q, v, tau, constraints=constraints)
-        return res._replace(a=res.a * (1 + 1e-6))
+        return res._replace(acceleration=res.acceleration * (1 + 1e-6))
 
     report = check_model(model, samples=2, functions={"gauss_forward_dynamics": broken})
     names = {r.name for r in report.failed}

@@ -15,6 +15,7 @@ from pinext.contact import (
     constrained_dynamics,
     peg_in_hole,
     plane,
+    plastic_impact,
     point_contact,
     project_consistent,
 )
@@ -172,3 +173,23 @@ def test_constraint_drift_below_1e_8_over_5_s():
     assert [p.name for p in traj.phases] == ["constrained"]
     assert np.abs(traj.outputs["contact.residual"]).max() < 1e-8
     assert traj.energy_balance().max_relative() < 1e-6
+
+
+def test_one_constraint_vocabulary_for_gauss_constrained_dynamics_and_impact():
+    """A contact-task constraint is accepted by Gauss's principle, constrained_dynamics and
+    plastic_impact alike, with the same accelerations and forces (result fields named alike)."""
+    from pinext import gauss_forward_dynamics
+
+    model = arm()
+    data = model.createData()
+    rng = np.random.default_rng(11)
+    q = pin.randomConfiguration(model)
+    v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    surface = plane("pen_tip", (0.0, 0.0, 0.3), (0.0, 0.3, 1.0))
+    gauss = gauss_forward_dynamics(model, data, q, v, tau, constraints=[surface])
+    kkt = constrained_dynamics(model, model.createData(), q, v, tau, surface)
+    assert np.allclose(gauss.acceleration, kkt.acceleration, rtol=0, atol=1e-9)
+    assert np.allclose(gauss.force, kkt.force, rtol=0, atol=1e-9 * (1 + np.abs(kkt.force).max()))
+    by_constraint = plastic_impact(model, model.createData(), q, v, surface)
+    by_jacobian = plastic_impact(model, model.createData(), q, v, kkt.kinematics.jacobian)
+    assert np.allclose(by_constraint.v_plus, by_jacobian.v_plus, rtol=0, atol=1e-14)

@@ -142,6 +142,15 @@ class Constraint(abc.ABC):
         pin.computeAllTerms(model, data, q, v)
         return self.evaluate(model, data, t)
 
+    def acceleration_equation(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray, t: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(A, r)`` of the acceleration-level constraint ``A a = r``: ``(J_c, -A_c)`` of
+        (20.86)–(20.89). The form :func:`pinext.gauss_forward_dynamics` takes, so every
+        constraint of a contact task also constrains Gauss's principle."""
+        kin = self.kinematics(model, data, q, v, t)
+        return kin.jacobian, -kin.drift
+
     def gap(self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float = 0.0) -> float:
         """:meth:`approach_gap` at configuration q (calls ``framesForwardKinematics``)."""
         pin.framesForwardKinematics(model, data, q)

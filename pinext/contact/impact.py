@@ -38,6 +38,7 @@ so that ``(J H⁻¹ Jᵀ + m_e⁻¹) P = -(J q̇⁻ - ṡ_e⁻)``; with restitut
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -45,6 +46,7 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from .constrained import RedundantConstraintWarning, is_rank_deficient
+from .coordinates import Constraint
 
 
 class ImpactResult(NamedTuple):
@@ -78,7 +80,7 @@ def plastic_impact(
     data: pin.Data,
     q: np.ndarray,
     v: np.ndarray,
-    jacobian: np.ndarray,
+    jacobian: np.ndarray | Constraint | Sequence[Constraint],
     *,
     environment_mass: float | np.ndarray | None = None,
     restitution: float = 0.0,
@@ -99,7 +101,10 @@ def plastic_impact(
         data: Its data (``crba`` is called).
         q: Configuration at the impact q', shape (nq,).
         v: Velocity just before the impact q̇', shape (nv,).
-        jacobian: J_c, shape (m, nv): rows of the constrained coordinates' velocities.
+        jacobian: J_c, shape (m, nv): rows of the constrained coordinates' velocities; or the
+            :class:`Constraint` (or several) whose Jacobian it is (the same constraint objects
+            as :func:`constrained_dynamics`, :func:`pinext.gauss_forward_dynamics` and
+            :class:`Contact` take).
         environment_mass: None (rigid), a mass [kg] per row (scalar or (m,)), or an (m, m)
             mass matrix of the environment.
         restitution: Newton's coefficient e ∈ [0, 1]; 0 is the plastic impact of the seed.
@@ -113,6 +118,12 @@ def plastic_impact(
     """
     if not 0.0 <= restitution <= 1.0:
         raise InvalidParameter(f"restitution must be in [0, 1], got {restitution}")
+    if isinstance(jacobian, Constraint) or (
+        isinstance(jacobian, (list, tuple)) and jacobian and isinstance(jacobian[0], Constraint)
+    ):
+        constraints = [jacobian] if isinstance(jacobian, Constraint) else list(jacobian)
+        pin.computeAllTerms(model, data, q, v)
+        jacobian = np.vstack([c.evaluate(model, data, 0.0).jacobian for c in constraints])
     J = np.atleast_2d(np.asarray(jacobian, dtype=float))
     if J.shape[1] != model.nv:
         raise InvalidParameter(f"jacobian must have {model.nv} columns, got shape {J.shape}")

@@ -131,8 +131,7 @@ def drive_from_spec(
     for part in parts:
         if part not in valid:
             raise InvalidParameter(
-                f"drive of joint '{joint}': unknown part '{part}'; valid parts: "
-                f"{', '.join(valid)}"
+                f"drive of joint '{joint}': unknown part '{part}'; valid parts: {', '.join(valid)}"
             )
     sources = [part for part in parts if part in ACTUATORS]
     if len(sources) > 1:

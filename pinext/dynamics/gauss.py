@@ -28,7 +28,7 @@ from pinext.exceptions import ConstraintError, InvalidParameter, NameNotFound
 
 __all__ = [
     "AccelerationConstraint",
-    "Constraint",
+    "AccelerationEquation",
     "GaussResult",
     "PfaffianConstraint",
     "PointContact",
@@ -36,8 +36,10 @@ __all__ = [
 ]
 
 
-class Constraint(Protocol):
-    """Anything that yields an acceleration-level constraint A a = r at (q, v)."""
+class AccelerationEquation(Protocol):
+    """Anything that yields an acceleration-level constraint A a = r at (q, v): every
+    :class:`pinext.contact.Constraint` (plane, point, peg-in-hole, implicit surface), a
+    :class:`PointContact`, a :class:`PfaffianConstraint`, an :class:`AccelerationConstraint`."""
 
     def acceleration_equation(
         self, model: pin.Model, data: pin.Data, q: np.ndarray, v: np.ndarray
@@ -160,11 +162,12 @@ class PointContact:
 
 
 class GaussResult(NamedTuple):
-    """Minimiser of Appell's function."""
+    """Minimiser of Appell's function (fields named as :class:`pinext.contact.
+    ConstrainedDynamics`' and the System's :class:`pinext.simulation.component.Step`)."""
 
-    a: np.ndarray
+    acceleration: np.ndarray
     """Shape (nv,): accelerations [rad/s^2 or m/s^2]."""
-    multipliers: np.ndarray
+    force: np.ndarray
     """Shape (k,): constraint forces λ (τ + Aᵀλ convention) [N, N.m]."""
     constraint_matrix: np.ndarray
     """Shape (k, nv): A."""
@@ -173,11 +176,22 @@ class GaussResult(NamedTuple):
     appell: float
     """Value of Z at the minimum [kg.m^2/s^4]."""
 
+    @property
+    def a(self) -> np.ndarray:
+        """:attr:`acceleration` (Pinocchio's short name)."""
+        return self.acceleration
+
+    @property
+    def multipliers(self) -> np.ndarray:
+        """:attr:`force` (the Lagrange multipliers λ)."""
+        return self.force
+
     def constraint_residual(self) -> float:
         """max |A a − r|."""
         if self.constraint_rhs.size == 0:
             return 0.0
-        return float(np.max(np.abs(self.constraint_matrix @ self.a - self.constraint_rhs)))
+        residual = self.constraint_matrix @ self.acceleration - self.constraint_rhs
+        return float(np.max(np.abs(residual)))
 
 
 def gauss_forward_dynamics(
@@ -187,7 +201,7 @@ def gauss_forward_dynamics(
     v: np.ndarray,
     tau: np.ndarray,
     *,
-    constraints: Sequence[Constraint] | None = None,
+    constraints: Sequence[AccelerationEquation] | None = None,
 ) -> GaussResult:
     """Forward dynamics as the constrained minimum of Appell's function (Gauss's principle).
 
@@ -207,8 +221,10 @@ def gauss_forward_dynamics(
         q: Configuration, shape (nq,).
         v: Velocity, shape (nv,).
         tau: Generalized forces, shape (nv,) [N.m or N].
-        constraints: Objects with ``acceleration_equation(model, data, q, v) -> (A, r)``:
-            :class:`PointContact`, :class:`PfaffianConstraint`, :class:`AccelerationConstraint`.
+        constraints: Objects with ``acceleration_equation(model, data, q, v) -> (A, r)``
+            (:class:`AccelerationEquation`): any :class:`pinext.contact.Constraint` (the
+            contact tasks' ``plane``, ``point_contact``, ...), :class:`PointContact`,
+            :class:`PfaffianConstraint`, :class:`AccelerationConstraint`.
 
     Returns:
         :class:`GaussResult` (a, multipliers, A, r, Z).
