@@ -24,7 +24,7 @@ import pinocchio as pin
 if TYPE_CHECKING:
     from .system import System
 
-#: |h λ| at the edge of DOP853's stability region, as its stiffness test uses it [-].
+#: Modulus of h λ at the edge of DOP853's stability region, as its stiffness test uses it [-].
 DOP853_STABILITY_BOUND = 6.1
 
 
