@@ -199,16 +199,18 @@ class ContactComponent(Component):
                     "pinext.contact.consistent_initial_state)"
                 )
         mode = ContactModes(tuple(states))
-        return self._release_pulling(x, mode, trial)
+        return self._release_pulling(t, x, mode, trial)
 
     def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> ContactModes:
-        return self._release_pulling(x, mode, trial)
+        return self._release_pulling(t, x, mode, trial)
 
-    def _release_pulling(self, x: np.ndarray, mode: ContactModes, trial: Trial) -> ContactModes:
+    def _release_pulling(
+        self, t: float, x: np.ndarray, mode: ContactModes, trial: Trial
+    ) -> ContactModes:
         """The mode with every closed unilateral contact that would pull set free."""
         if CLOSED not in mode:
             return mode
-        force = self._forces(x, mode, trial(x, mode))
+        force = self._forces(t, x, mode, trial(x, mode))
         for i, c in enumerate(self.contacts):
             if mode[i] is CLOSED and pulls(c, force[self.rows[i] : self.rows[i + 1]]):
                 mode = mode.replace(i, FREE)
@@ -271,7 +273,7 @@ class ContactComponent(Component):
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
         p_in = 0.0
         if self.moving:
-            force = self._forces(x, mode, step)
+            force = self._forces(t, x, mode, step)
             pin.computeAllTerms(self.model, self.data, q, v)
             bias = np.concatenate(
                 [c.constraint.evaluate(self.model, self.data, t).bias for c in self.contacts]
@@ -320,7 +322,7 @@ class ContactComponent(Component):
         }
 
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
-        force = self._forces(x, mode, step)
+        force = self._forces(t, x, mode, step)
         pin.computeAllTerms(self.model, self.data, q, v)
         residual = np.concatenate(
             [c.constraint.evaluate(self.model, self.data, t).residual for c in self.contacts]
@@ -354,13 +356,13 @@ class ContactComponent(Component):
             gap = gap - s_e + w
         return gap
 
-    def _forces(self, x: np.ndarray, mode: ContactModes, step: Step) -> np.ndarray:
+    def _forces(self, t: float, x: np.ndarray, mode: ContactModes, step: Step) -> np.ndarray:
         """The reactions of every contact (zero when free) from a step."""
         force = np.zeros(self.rows[-1])
         if self.layered:
             if mode[0] is SPRING:
                 q, v = self._split(x)
-                force[0] = self._layer(0.0, x, q, v)[0]
+                force[0] = self._layer(t, x, q, v)[0]
             return force
         reactions = step.force(self.name)
         k = 0
@@ -401,7 +403,7 @@ class ContactComponent(Component):
 
     def _force_function(self, i: int, mode: ContactModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
-            return float(self._forces(x, mode, step)[self.rows[i]])
+            return float(self._forces(t, x, mode, step)[self.rows[i]])
 
         return g
 
@@ -451,7 +453,7 @@ class ContactComponent(Component):
                 x[sl.start + 1] = sd_e - float(result.impulse[-1]) * self.environment.inverse_mass
             if not bounce:
                 closed = mode.replace(i, CLOSED)
-                force = self._forces(x, closed, trial(x, closed))
+                force = self._forces(t, x, closed, trial(x, closed))
                 if not pulls(contact, force[self.rows[i] : self.rows[i + 1]]):
                     mode = closed
             info = {
