@@ -73,3 +73,29 @@ def test_contacts_and_environment_come_from_the_sidecar(tmp_path):
     assert [c.name for c in system.components] == ["contact"]
     assert any(k.startswith("contact.") for k in system.layout)  # environment states
     assert not px.System(robot, contacts=(), environment=False).components
+
+
+def test_derivative_and_step_have_no_side_effects():
+    """System.derivative and System.step read no shared mutable state: interleaved calls with
+    other inputs and phases give the same results; the System keeps no current phase/control."""
+    from pinext.contact import Contact, plane
+    from pinext.drives import DCMotor, Drive, Gear
+
+    robot = px.load_urdf(px.robot_path("six_dof_arm"))
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    system = px.System(
+        robot,
+        drives={"elbow": Drive(motor, Gear(50.0, efficiency=0.7))},
+        contacts=[Contact(plane("pen_tip", (0.0, 0.0, -5.0)))],
+    )
+    rng = np.random.default_rng(1)
+    x = system.initial_state(rng.normal(scale=0.3, size=6), rng.normal(size=6))
+    first = system.derivative(0.1, x, [3.0])
+    step = system.step(0.1, x, [3.0])
+    system.derivative(0.2, x + 0.01, [-7.0])
+    system.step(0.3, x, [-2.0])
+    assert np.array_equal(system.derivative(0.1, x, [3.0]), first)
+    assert np.array_equal(system.step(0.1, x, [3.0]).a, step.a)
+    assert not hasattr(system, "phase") and not hasattr(system, "control")
