@@ -10,7 +10,8 @@ Vukobratović & Potkonjak call these the other way round.
 """
 
 from . import constraints, contact, exceptions, planning  # noqa: F401 - subpackages
-from .constraints import Prescribed
+from .assembly import assemble, free_body
+from .constraints import Loop, Prescribed, close_loops
 from .contact import (
     Contact,
     DynamicEnvironment,
@@ -69,6 +70,7 @@ __all__ = [
     "ImpactResult",
     "ImplicitSurface",
     "LinearActuator",
+    "Loop",
     "ModalResult",
     "PfaffianConstraint",
     "Phase",
@@ -83,13 +85,16 @@ __all__ = [
     "acceleration_energy",
     "acceleration_energy_terms",
     "appell_inverse_dynamics",
+    "assemble",
     "christoffel_symbols",
+    "close_loops",
     "consistent_initial_state",
     "constrained_dynamics",
     "contact",
     "elastic_drive_feedforward",
     "exceptions",
     "expand_flexible",
+    "free_body",
     "gauss_forward_dynamics",
     "kinetic_energy_gradient",
     "load_robot",

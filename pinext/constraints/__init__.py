@@ -2,8 +2,13 @@
 
 :class:`Prescribed` drives a joint kinematically (a rheonomic constraint, McClamroch (1986)
 §2; the kinematic control functions of Negrean et al. (2009) §2 as motion laws).
+:class:`Loop` closes a kinematic loop between two frames (a gripped load, two robots on one
+load, a closed linkage: McClamroch (1986) (1)–(5), (12)–(19)); :func:`close_loops` gives
+consistent initial conditions ((32), (39)).
 """
 
+from .closure import Closure, close_loops
+from .loop import Loop
 from .prescribed import Prescribed
 
-__all__ = ["Prescribed"]
+__all__ = ["Closure", "Loop", "Prescribed", "close_loops"]
