@@ -11,7 +11,7 @@ Vukobratović & Potkonjak call these the other way round.
 
 from . import constraints, contact, exceptions, planning  # noqa: F401 - subpackages
 from .assembly import assemble, free_body
-from .constraints import Loop, Prescribed, close_loops
+from .constraints import Loop, Mimic, Prescribed, close_loops
 from .contact import (
     Contact,
     DynamicEnvironment,
@@ -71,6 +71,7 @@ __all__ = [
     "ImplicitSurface",
     "LinearActuator",
     "Loop",
+    "Mimic",
     "ModalResult",
     "PfaffianConstraint",
     "Phase",

@@ -18,6 +18,7 @@ import pinocchio as pin
 
 from .exceptions import InvalidParameter, NameNotFound
 from .robot import Robot
+from .urdf_extensions import Extensions
 
 
 def free_body(
@@ -145,7 +146,8 @@ def assemble(
 
     Returns:
         The assembled :class:`Robot`: joint stiffness and damping, drives (keyed by the
-        prefixed joint names), transmissions and flexible links of each robot kept.
+        prefixed joint names), transmissions, mimic couplings and flexible links of each
+        robot kept (the other extension tables, contacts and environment, are not).
 
     Raises:
         InvalidParameter: No robot, or a prefix that is empty or contains ``/``.
@@ -179,7 +181,7 @@ def assemble(
         rigid = pin.appendModel(rigid, _prefixed(robot.rigid_model, prefix), 0, where)
         parts.append((prefix, robot))
     stiffness, damping = np.zeros(model.nv), np.zeros(model.nv)
-    drives, transmissions, flexible = {}, {}, []
+    drives, transmissions, flexible, mimic = {}, {}, [], {}
     for prefix, robot in parts:
         for jid in range(1, robot.model.njoints):
             old = robot.model.joints[jid]
@@ -193,6 +195,14 @@ def assemble(
             {
                 f"{prefix}/{j}": dataclasses.replace(t, joint=f"{prefix}/{t.joint}")
                 for j, t in robot.transmissions.items()
+            }
+        )
+        mimic.update(
+            {
+                f"{prefix}/{j}": dataclasses.replace(
+                    m, joint=f"{prefix}/{m.joint}", leader=f"{prefix}/{m.leader}"
+                )
+                for j, m in robot.extensions.mimic.items()
             }
         )
         flexible += [
@@ -209,5 +219,6 @@ def assemble(
         drives=drives,
         transmissions=transmissions,
         flexible=flexible,
+        extensions=Extensions(mimic=mimic),
         path=None,
     )

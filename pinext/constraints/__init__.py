@@ -4,11 +4,13 @@
 §2; the kinematic control functions of Negrean et al. (2009) §2 as motion laws).
 :class:`Loop` closes a kinematic loop between two frames (a gripped load, two robots on one
 load, a closed linkage: McClamroch (1986) (1)–(5), (12)–(19)); :func:`close_loops` gives
-consistent initial conditions ((32), (39)).
+consistent initial conditions ((32), (39)). :class:`Mimic` couples the joints of a
+URDF's ``<mimic>`` elements.
 """
 
 from .closure import Closure, close_loops
 from .loop import Loop
+from .mimic import Mimic
 from .prescribed import Prescribed
 
-__all__ = ["Closure", "Loop", "Prescribed", "close_loops"]
+__all__ = ["Closure", "Loop", "Mimic", "Prescribed", "close_loops"]

@@ -59,8 +59,10 @@ class Closure(Component):
     stabilization: float | None = 20.0
 
     @abc.abstractmethod
-    def kinematics(self, model: pin.Model, data: pin.Data, t: float) -> ConstraintKinematics:
-        """Θ_i, B_i, ``Ḃ_i v`` (and a zero bias) from a data on which
+    def kinematics(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
+    ) -> ConstraintKinematics:
+        """Θ_i, B_i, ``Ḃ_i v`` (and a zero bias) at configuration q, from a data on which
         ``pin.computeAllTerms(q, v)`` was called."""
 
     def bind(self, system: System) -> None:
@@ -74,13 +76,13 @@ class Closure(Component):
     def state_kinematics(self, q: np.ndarray, v: np.ndarray, t: float = 0.0):
         """:meth:`kinematics` at (q, v) (calls ``pin.computeAllTerms`` on its own data)."""
         pin.computeAllTerms(self.model, self.data, q, v)
-        return self.kinematics(self.model, self.data, t)
+        return self.kinematics(self.model, self.data, q, t)
 
     def is_constrained(self, mode: Any) -> bool:
         return True
 
     def constraint_rows(self, t, x, q, v, mode, data) -> ConstraintRows:
-        kin = self.kinematics(self.model, data, t)
+        kin = self.kinematics(self.model, data, q, t)
         drift = kin.drift - baumgarte(kin, v, self.stabilization)
         return ConstraintRows(kin.jacobian, drift, None, RowKind.BILATERAL)
 
@@ -163,7 +165,7 @@ def close_loops(
         return system.initial_state(q, v)
     for _ in range(max_iter):
         pin.computeAllTerms(model, data, q, v)
-        kins = [c.kinematics(model, data, t) for c in closures]
+        kins = [c.kinematics(model, data, q, t) for c in closures]
         kin = stack(kins)
         if float(np.abs(kin.residual).max(initial=0.0)) < tol:
             break

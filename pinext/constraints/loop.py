@@ -97,7 +97,9 @@ class Loop(Closure):
         )
         super().bind(system)
 
-    def kinematics(self, model: pin.Model, data: pin.Data, t: float) -> ConstraintKinematics:
+    def kinematics(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
+    ) -> ConstraintKinematics:
         ia, ib = self.ids
         oMa = pin.updateFramePlacement(model, data, ia)
         oMf = pin.updateFramePlacement(model, data, ib)

@@ -50,6 +50,7 @@ class System:
             ``[environment]``, False none.
         components: Further :class:`Component` objects (prescribed joints, custom effects).
         loops: Loop closures (:class:`pinext.Loop`), McClamroch (1986).
+        mimic: Couple the joints of the URDF's ``<mimic>`` elements (:class:`pinext.Mimic`).
 
     Attributes:
         model: The model used for simulation (a copy of ``robot.model``; drives may set its
@@ -67,6 +68,7 @@ class System:
         environment: Any = None,
         components: Sequence[Component] = (),
         loops: Sequence[Any] = (),
+        mimic: bool = True,
     ) -> None:
         if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
@@ -78,7 +80,7 @@ class System:
             raise InvalidParameter("joint stiffness and damping must be non-negative")
         self.drives = dict(robot.drives if drives is None else drives)
         options = {"drives": self.drives, "contacts": contacts, "environment": environment}
-        options["loops"] = loops
+        options.update(loops=loops, mimic=mimic)
         self.components: list[Component] = []
         for _, build in BUILDERS:
             comp = build(robot, options)
