@@ -92,10 +92,12 @@ def free_body(
 
     model = add(base.model)
     nv = joint.nv
+    visual = base.visual_model.copy()
+    visual.addGeometryObject(_body_geometry(model, name, body))
     return Robot(
         model=model,
         rigid_model=add(base.rigid_model),
-        visual_model=base.visual_model.copy(),
+        visual_model=visual,
         collision_model=base.collision_model.copy(),
         joint_stiffness=np.concatenate([base.joint_stiffness, np.zeros(nv)]),
         joint_damping=np.concatenate([base.joint_damping, np.zeros(nv)]),
@@ -105,6 +107,30 @@ def free_body(
         extensions=base.extensions,
         path=None,
     )
+
+
+#: Radius [m] of the sphere that shows a point mass.
+POINT_RADIUS = 0.03
+
+
+def _body_geometry(model: pin.Model, name: str, body: pin.Inertia) -> pin.GeometryObject:
+    """What the viewer draws for a free body: a small sphere for a point mass, else the
+    uniform box of the same mass and principal moments (on its principal axes)."""
+    import coal
+
+    jid = model.getJointId(f"{name}_joint")
+    frame = model.getFrameId(name)
+    moments, axes = np.linalg.eigh(body.inertia)
+    sides = 6.0 * (moments.sum() - 2.0 * moments) / body.mass  # squared box sides
+    if moments.max() <= 0.0 or sides.min() <= 0.0:
+        shape, placement = coal.Sphere(POINT_RADIUS), pin.SE3(np.eye(3), body.lever)
+    else:
+        if np.linalg.det(axes) < 0:
+            axes[:, 0] = -axes[:, 0]
+        shape, placement = coal.Box(*np.sqrt(sides)), pin.SE3(axes, body.lever)
+    geometry = pin.GeometryObject(name, jid, frame, placement, shape)
+    geometry.meshColor = np.array([0.85, 0.55, 0.2, 1.0])
+    return geometry
 
 
 def _prefixed(model: pin.Model, prefix: str) -> pin.Model:

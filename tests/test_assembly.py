@@ -31,6 +31,12 @@ def test_free_body_adds_a_point_mass_or_a_rigid_body():
     body = px.free_body(arm, "load", 2.0, BOX_INERTIA)
     assert (body.nq, body.nv) == (arm.nq + 7, arm.nv + 6)
     assert body.model.inertias[body.joint_id("load_joint")].mass == pytest.approx(2.0)
+    # drawn as the uniform box of the same principal moments (a point mass as a sphere)
+    shape = body.visual_model.geometryObjects[-1]
+    box = pin.Inertia.FromBox(2.0, *(2 * shape.geometry.halfSide))
+    rotation = shape.placement.rotation
+    assert np.allclose(rotation @ box.inertia @ rotation.T, BOX_INERTIA)
+    assert point.visual_model.ngeoms == arm.visual_model.ngeoms + 1
     with pytest.raises(InvalidParameter, match="must be positive"):
         px.free_body(arm, "load", 0.0)
     with pytest.raises(InvalidParameter, match="is in use; frames: .*tool"):
