@@ -11,7 +11,15 @@ Vukobratović & Potkonjak call these the other way round.
 
 from . import constraints, contact, exceptions, planning  # noqa: F401 - subpackages
 from .assembly import assemble, free_body
-from .constraints import Loop, Mimic, Prescribed, close_loops
+from .constraints import (
+    Loop,
+    Mimic,
+    Prescribed,
+    close_loops,
+    constrained_inverse_dynamics,
+    reduce,
+    singular_form,
+)
 from .contact import (
     Contact,
     DynamicEnvironment,
@@ -91,6 +99,7 @@ __all__ = [
     "close_loops",
     "consistent_initial_state",
     "constrained_dynamics",
+    "constrained_inverse_dynamics",
     "contact",
     "elastic_drive_feedforward",
     "exceptions",
@@ -108,10 +117,12 @@ __all__ = [
     "plastic_impact",
     "point_contact",
     "project_consistent",
+    "reduce",
     "rest_to_rest",
     "robot_names",
     "robot_path",
     "simulate",
+    "singular_form",
     "static_deflection",
     "sweep",
     "track_rest_to_rest",

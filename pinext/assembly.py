@@ -106,6 +106,7 @@ def free_body(
         flexible=list(base.flexible),
         extensions=base.extensions,
         path=None,
+        free_bodies=[*base.free_bodies, f"{name}_joint"],
     )
 
 
@@ -207,7 +208,7 @@ def assemble(
         rigid = pin.appendModel(rigid, _prefixed(robot.rigid_model, prefix), 0, where)
         parts.append((prefix, robot))
     stiffness, damping = np.zeros(model.nv), np.zeros(model.nv)
-    drives, transmissions, flexible, mimic = {}, {}, [], {}
+    drives, transmissions, flexible, mimic, free = {}, {}, [], {}, []
     for prefix, robot in parts:
         for jid in range(1, robot.model.njoints):
             old = robot.model.joints[jid]
@@ -223,6 +224,7 @@ def assemble(
                 for j, t in robot.transmissions.items()
             }
         )
+        free += [f"{prefix}/{j}" for j in robot.free_bodies]
         mimic.update(
             {
                 f"{prefix}/{j}": dataclasses.replace(
@@ -247,4 +249,5 @@ def assemble(
         flexible=flexible,
         extensions=Extensions(mimic=mimic),
         path=None,
+        free_bodies=free,
     )
