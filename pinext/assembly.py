@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -155,6 +156,13 @@ def _prefixed_geometry(geometry: pin.GeometryModel, prefix: str) -> pin.Geometry
     return geometry
 
 
+def _renamed_link(link: Any, prefix: str) -> Any:
+    """A flexible-link specification with its link name prefixed."""
+    if dataclasses.is_dataclass(link) and not isinstance(link, type) and hasattr(link, "link"):
+        return dataclasses.replace(link, link=f"{prefix}/{link.link}")  # type: ignore[type-var]
+    return link
+
+
 def assemble(
     robots: Mapping[str, Robot | pin.Model],
     placements: Mapping[str, pin.SE3] | None = None,
@@ -215,8 +223,8 @@ def assemble(
             new = model.joints[model.getJointId(f"{prefix}/{robot.model.names[jid]}")]
             src = slice(old.idx_v, old.idx_v + old.nv)
             dst = slice(new.idx_v, new.idx_v + new.nv)
-            stiffness[dst] = robot.joint_stiffness[src]
-            damping[dst] = robot.joint_damping[src]
+            stiffness[dst] = np.asarray(robot.joint_stiffness)[src]
+            damping[dst] = np.asarray(robot.joint_damping)[src]
         drives.update({f"{prefix}/{j}": d for j, d in robot.drives.items()})
         transmissions.update(
             {
@@ -233,10 +241,7 @@ def assemble(
                 for j, m in robot.extensions.mimic.items()
             }
         )
-        flexible += [
-            dataclasses.replace(f, link=f"{prefix}/{f.link}") if dataclasses.is_dataclass(f) else f
-            for f in robot.flexible
-        ]
+        flexible += [_renamed_link(f, prefix) for f in robot.flexible]
     return Robot(
         model=model,
         rigid_model=rigid,

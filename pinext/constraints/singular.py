@@ -129,8 +129,9 @@ def singular_form(
     model, data = step.model, step.data
     pin.computeAllTerms(model, data, q, v)
     if step.mechanism is not None:
-        mass, bias = step.mechanism.mechanism(q, v)
-        mass = np.array(mass, dtype=float)
+        replaced = step.mechanism.mechanism(q, v)
+        assert replaced is not None  # a component that overrides mechanism() replaces it
+        mass, bias = np.array(replaced[0], dtype=float), replaced[1]
         if step.added is not None:
             mass[np.diag_indices_from(mass)] += step.added
     else:
@@ -201,7 +202,7 @@ def _unactuated_dofs(system: System, joints: Sequence[str] | None) -> np.ndarray
     if joints is None:
         joints = getattr(system.robot, "free_bodies", [])
     names = list(model.names)[1:]
-    dofs = []
+    dofs: list[int] = []
     for joint in joints:
         if joint not in names:
             raise NameNotFound("joint", joint, names)
