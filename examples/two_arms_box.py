@@ -12,7 +12,7 @@ import pinext as px
 
 WIDTH = 0.3  # between the grips [m]
 BOX_MASS = 3.0  # [kg]
-BOX_INERTIA = np.diag([0.05, 0.04, 0.03])  # [kg.m^2]
+BOX_INERTIA = pin.Inertia.FromBox(BOX_MASS, WIDTH, 0.2, 0.15).inertia  # a 30 x 20 x 15 cm box
 GAINS = (100.0, 5.0)  # joint PD holding the start pose [N.m/rad, N.m.s/rad]
 
 

@@ -45,7 +45,9 @@ def test_free_body_adds_a_point_mass_or_a_rigid_body():
         px.free_body(arm, "load", 1.0, np.ones((2, 2)))
 
 
-@pytest.mark.parametrize(("kind", "inertia"), [("point", None), ("weld", BOX_INERTIA)])
+@pytest.mark.parametrize(
+    ("kind", "inertia"), [("point", None), ("hinge", BOX_INERTIA), ("weld", BOX_INERTIA)]
+)
 def test_gripped_load_keeps_its_grip_and_its_energy(kind, inertia):
     """A load gripped by the six_dof_arm's tool (McClamroch (1)–(5)) swings for 2 s: the
     closure holds and the energy audit closes."""
