@@ -365,3 +365,16 @@ def test_loops_as_tuples_and_dicts(four_bar):
     assert [c.name for c in system.components] == ["loop:tip-pivot", "b"]
     with pytest.raises(InvalidParameter, match="a loop must be"):
         px.System(four_bar, loops=[3])
+
+
+@pytest.mark.parametrize("kind", ["point", "hinge", "weld"])
+def test_a_loop_closed_at_a_configuration(kind):
+    """Loop.closed_at: the placement B⁻¹·A at q, so that q is on the closure."""
+    robot = px.free_body(px.load_robot("six_dof_arm"), "load", LOAD, np.diag([0.02, 0.03, 0.04]))
+    rng = np.random.default_rng(3)
+    q = pin.randomConfiguration(robot.model, -np.ones(robot.nq), np.ones(robot.nq))
+    loop = px.Loop.closed_at(robot.model, q, "tool", "load", kind, name="here")
+    system = px.System(robot, loops=[loop])
+    x = px.close_loops(system, q, rng.normal(size=robot.nv))
+    assert np.abs(system.split(x)[0] - q).max() < 1e-12  # already closed: q unchanged
+    assert loop.name == "here" and loop.kind == kind

@@ -90,6 +90,31 @@ class Loop(Closure):
         n1 /= np.linalg.norm(n1)
         self.normals = np.column_stack([n1, np.cross(self.axis, n1)])  # in B' (and A), (3, 2)
 
+    @classmethod
+    def closed_at(
+        cls,
+        model: pin.Model,
+        q: np.ndarray,
+        frame_a: str | int,
+        frame_b: str | int,
+        kind: str = "weld",
+        **options: Any,
+    ) -> Loop:
+        """The loop that is closed at configuration q: ``placement`` = B⁻¹·A there.
+
+        Args:
+            model: The model (of the System the loop will join).
+            q: Configuration, shape (nq,).
+            frame_a: Frame A.
+            frame_b: Frame B.
+            kind: ``"point"``, ``"hinge"`` or ``"weld"``.
+            **options: Further arguments of :class:`Loop` (``axis``, ``name``, ...).
+        """
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, np.asarray(q, dtype=float))
+        ia, ib = resolve_frame(model, frame_a), resolve_frame(model, frame_b)
+        return cls(frame_a, frame_b, kind, data.oMf[ib].actInv(data.oMf[ia]), **options)
+
     def bind(self, system: System) -> None:
         self.ids = (
             resolve_frame(system.model, self.frame_a),
