@@ -10,7 +10,16 @@ Vukobratović & Potkonjak call these the other way round.
 """
 
 from . import constraints, contact, exceptions, planning  # noqa: F401 - subpackages
-from .constraints import Prescribed
+from .assembly import assemble, free_body
+from .constraints import (
+    Loop,
+    Mimic,
+    Prescribed,
+    close_loops,
+    constrained_inverse_dynamics,
+    reduce,
+    singular_form,
+)
 from .contact import (
     Contact,
     DynamicEnvironment,
@@ -69,6 +78,8 @@ __all__ = [
     "ImpactResult",
     "ImplicitSurface",
     "LinearActuator",
+    "Loop",
+    "Mimic",
     "ModalResult",
     "PfaffianConstraint",
     "Phase",
@@ -83,13 +94,17 @@ __all__ = [
     "acceleration_energy",
     "acceleration_energy_terms",
     "appell_inverse_dynamics",
+    "assemble",
     "christoffel_symbols",
+    "close_loops",
     "consistent_initial_state",
     "constrained_dynamics",
+    "constrained_inverse_dynamics",
     "contact",
     "elastic_drive_feedforward",
     "exceptions",
     "expand_flexible",
+    "free_body",
     "gauss_forward_dynamics",
     "kinetic_energy_gradient",
     "load_robot",
@@ -102,10 +117,12 @@ __all__ = [
     "plastic_impact",
     "point_contact",
     "project_consistent",
+    "reduce",
     "rest_to_rest",
     "robot_names",
     "robot_path",
     "simulate",
+    "singular_form",
     "static_deflection",
     "sweep",
     "track_rest_to_rest",

@@ -42,6 +42,7 @@ class Robot:
         flexible: The flexible links applied.
         extensions: Everything read from the URDF's extensions and sidecar.
         path: The URDF file, if loaded from one.
+        free_bodies: Joints of the bodies added by :func:`pinext.free_body` (unactuated).
     """
 
     model: pin.Model
@@ -55,6 +56,7 @@ class Robot:
     flexible: list[Any] = field(default_factory=list)
     extensions: Extensions = field(default_factory=Extensions)
     path: str | None = None
+    free_bodies: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.data = self.model.createData()

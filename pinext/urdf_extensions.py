@@ -96,12 +96,30 @@ class TransmissionSpec:
     actuator: str | None = None
 
 
+@dataclass(frozen=True)
+class MimicSpec:
+    """A URDF ``<mimic>`` element: ``q_joint = multiplier * q_leader + offset``.
+
+    Attributes:
+        joint: The joint that mimics (the follower).
+        leader: The joint it follows (``<mimic joint=...>``).
+        multiplier: The factor k [-] (default 1).
+        offset: The offset c [rad or m] (default 0).
+    """
+
+    joint: str
+    leader: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
 @dataclass
 class Extensions:
     """Everything read from a URDF's transmissions and pinext extensions.
 
     Attributes:
         transmissions: Joint name -> :class:`TransmissionSpec`.
+        mimic: Follower joint name -> :class:`MimicSpec` (the URDF's ``<mimic>`` elements).
         flexible: One dict of :class:`pinext.FlexibleLink` parameters per flexible link.
         drives: Joint name -> {part: parameters}, parts among ``DRIVE_PARTS``.
         contacts: One dict of parameters per contact.
@@ -114,6 +132,7 @@ class Extensions:
     """
 
     transmissions: dict[str, TransmissionSpec] = field(default_factory=dict)
+    mimic: dict[str, MimicSpec] = field(default_factory=dict)
     flexible: list[dict[str, Any]] = field(default_factory=list)
     drives: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     contacts: list[dict[str, Any]] = field(default_factory=list)
@@ -264,6 +283,30 @@ def _transmissions(root: ET.Element, path: str) -> dict[str, TransmissionSpec]:
     return found
 
 
+def _mimics(root: ET.Element, path: str) -> dict[str, MimicSpec]:
+    """Read the ``<mimic>`` elements of a URDF's joints."""
+    found: dict[str, MimicSpec] = {}
+    for joint in root.iter("joint"):
+        mimic = joint.find("mimic")
+        if mimic is None:
+            continue
+        name, where = joint.get("name", ""), f"<joint name='{joint.get('name', '')}'>"
+        leader = mimic.get("joint")
+        if not leader:
+            raise FileFormatError(path, where, "<mimic> without a joint attribute")
+        values = []
+        for attribute, default in (("multiplier", 1.0), ("offset", 0.0)):
+            text = mimic.get(attribute)
+            try:
+                values.append(float(text) if text is not None else default)
+            except ValueError:
+                raise FileFormatError(
+                    path, where, f"<mimic {attribute}='{text}'> is not a number"
+                ) from None
+        found[name] = MimicSpec(name, leader, *values)
+    return found
+
+
 #: Numeric attributes of a URDF ``<inertial>`` element: (child, attribute, unit).
 _INERTIAL_NUMBERS = (
     ("mass", "value", "[kg]"),
@@ -378,7 +421,9 @@ def read_extensions(urdf_path: str | Path, sidecar: str | Path | bool | None = N
         The merged :class:`Extensions`.
     """
     root = parse_urdf_xml(urdf_path)
-    ext = Extensions(transmissions=_transmissions(root, str(urdf_path)))
+    ext = Extensions(
+        transmissions=_transmissions(root, str(urdf_path)), mimic=_mimics(root, str(urdf_path))
+    )
     if sidecar is False:
         return ext
     for block in root.findall("pinext"):

@@ -20,7 +20,7 @@ from .step import AccelerationStep
 #: (``drives``, ``contacts``, ``environment``, ...) into components, with their rank in the
 #: state layout. Plug-in packages register theirs on import (:func:`register_builder`), so the
 #: core never names them.
-BUILDERS: list[tuple[int, Callable[[Robot, dict[str, Any]], Component | None]]] = []
+BUILDERS: list[tuple[int, Callable[[Robot, dict[str, Any]], Component | list | None]]] = []
 
 
 def register_builder(rank: int) -> Callable:
@@ -49,6 +49,8 @@ class System:
         environment: A dynamic environment for the contacts; None takes the robot's
             ``[environment]``, False none.
         components: Further :class:`Component` objects (prescribed joints, custom effects).
+        loops: Loop closures (:class:`pinext.Loop`), McClamroch (1986).
+        mimic: Couple the joints of the URDF's ``<mimic>`` elements (:class:`pinext.Mimic`).
 
     Attributes:
         model: The model used for simulation (a copy of ``robot.model``; drives may set its
@@ -65,6 +67,8 @@ class System:
         contacts: Sequence[Any] | None = None,
         environment: Any = None,
         components: Sequence[Component] = (),
+        loops: Sequence[Any] = (),
+        mimic: bool = True,
     ) -> None:
         if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
@@ -76,11 +80,12 @@ class System:
             raise InvalidParameter("joint stiffness and damping must be non-negative")
         self.drives = dict(robot.drives if drives is None else drives)
         options = {"drives": self.drives, "contacts": contacts, "environment": environment}
+        options.update(loops=loops, mimic=mimic)
         self.components: list[Component] = []
         for _, build in BUILDERS:
             comp = build(robot, options)
-            if comp is not None:
-                self.components.append(comp)
+            if comp is not None:  # a component, or a list of them
+                self.components.extend(comp if isinstance(comp, list) else [comp])
         self.components.extend(components)
         names = [c.name for c in self.components]
         if len(set(names)) != len(names):

@@ -369,13 +369,16 @@ class Trajectory:
         return EnergyBalance(self.t, energy, work, dissipated, jumps, residual)
 
     def constraint_residual(self, component: str = "contact") -> np.ndarray:
-        """Largest constraint residual |s^c| of the closed contacts at each sample, shape (N,).
+        """Largest constraint residual |s^c| of the closed contacts (or of a loop) at each
+        sample, shape (N,).
 
         Zero where no contact of ``component`` is closed; read from the recorded
         ``<component>.residual`` and ``<component>.closed`` outputs.
         """
         residual = np.abs(self.outputs[f"{component}.residual"]).reshape(len(self), -1)
         closed = self.outputs[f"{component}.closed"].reshape(len(self), -1)
+        if closed.shape[1] == residual.shape[1]:  # one flag per row (loops, mimic couplings)
+            return np.where(closed > 0, residual, 0.0).max(axis=1, initial=0.0)
         rows = np.asarray(self.meta.get("contact_rows", [residual.shape[1]]), dtype=int)
         closed_rows = np.repeat(closed, rows, axis=1) > 0
         return np.where(closed_rows, residual, 0.0).max(axis=1, initial=0.0)

@@ -1,0 +1,189 @@
+"""Closures: bilateral holonomic constraints that hold in every phase (loops, mimic couplings).
+
+McClamroch (1986) writes a constrained robot system as the singular system (23)
+
+.. math::
+
+    M(x)\\ddot x + G(x, \\dot x) = u + B^T(x)\\lambda,\\qquad \\Theta(x) = 0
+
+and reduces it to index one with the multipliers of (24)–(26). A :class:`Closure` is one block
+of Θ: it gives its residual Θ_i(q), its rows B_i = ∂Θ_i/∂q (in velocity coordinates) and the
+drift ``Ḃ_i v``; the System's acceleration step stacks the blocks of every closure with the
+other components' rows and solves (24) once. Drift of the position constraint is stabilised
+with Baumgarte's term ``-2ω Θ̇ - ω² Θ``, and consistent initial conditions ((32), (39)) come
+from :func:`close_loops`.
+"""
+
+from __future__ import annotations
+
+import abc
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..contact.constrained import (
+    RedundantConstraintWarning,
+    baumgarte,
+    is_rank_deficient,
+    stack,
+)
+from ..contact.coordinates import ConstraintKinematics
+from ..exceptions import ConstraintError
+from ..simulation.component import Component, ConstraintRows, RowKind
+
+if TYPE_CHECKING:
+    from ..simulation.system import System
+
+#: Largest residual [m or rad] and closure velocity [m/s or rad/s] accepted at the start of a
+#: run; beyond it the run stops with a :class:`ConstraintError` pointing to :func:`close_loops`.
+START_TOLERANCE = 1e-8
+
+
+class Closure(Component):
+    """A bilateral holonomic constraint block Θ_i(q) = 0 that is closed in every phase.
+
+    Subclasses implement :meth:`kinematics`. The rows enter the acceleration step as
+    ``B a + Ḃ v - 2ω Θ̇ - ω² Θ = 0`` (Baumgarte, ω = :attr:`stabilization`); the reactions
+    λ are the multipliers of McClamroch (1986) (23), returned in the step under the
+    component's name. Ideal scleronomic constraints do no work, so the energy audit needs no
+    term of theirs.
+
+    Outputs (``Trajectory.outputs["<name>.<signal>"]``): ``residual`` Θ_i [m or rad],
+    ``closed`` (ones, one per row, for :meth:`pinext.Trajectory.constraint_residual`) and
+    whatever the subclass adds.
+    """
+
+    #: Baumgarte natural frequency ω [1/s]; None or 0 for the pure index-1 system.
+    stabilization: float | None = 20.0
+
+    @abc.abstractmethod
+    def kinematics(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
+    ) -> ConstraintKinematics:
+        """Θ_i, B_i, ``Ḃ_i v`` (and a zero bias) at configuration q, from a data on which
+        ``pin.computeAllTerms(q, v)`` was called."""
+
+    def bind(self, system: System) -> None:
+        self.model = system.model
+        self.data = self.model.createData()
+        closures = [c for c in system.components if isinstance(c, Closure)]
+        self._first = closures[0] is self
+        self._closures = closures
+        self._checked = b""
+
+    def state_kinematics(self, q: np.ndarray, v: np.ndarray, t: float = 0.0):
+        """:meth:`kinematics` at (q, v) (calls ``pin.computeAllTerms`` on its own data)."""
+        pin.computeAllTerms(self.model, self.data, q, v)
+        return self.kinematics(self.model, self.data, q, t)
+
+    def is_constrained(self, mode: Any) -> bool:
+        return True
+
+    def constraint_rows(self, t, x, q, v, mode, data) -> ConstraintRows:
+        kin = self.kinematics(self.model, data, q, t)
+        drift = kin.drift - baumgarte(kin, v, self.stabilization)
+        return ConstraintRows(kin.jacobian, drift, None, RowKind.BILATERAL)
+
+    def initial_mode(self, t, x, trial) -> None:
+        """Check that the closure holds at the start of a run; the first closure of the
+        System also warns when the closures together are redundant (once per start
+        configuration, so once per run however often the run's start is evaluated)."""
+        nq, nv = self.model.nq, self.model.nv
+        q, v = x[:nq], x[nq : nq + nv]
+        kin = self.state_kinematics(q, v, t)
+        residual = float(np.abs(kin.residual).max(initial=0.0))
+        rate = float(np.abs(kin.rate(v)).max(initial=0.0))
+        if residual > START_TOLERANCE or rate > START_TOLERANCE:
+            raise ConstraintError(
+                f"{self.describe()} is open at the start: residual {residual:.3g}, closure "
+                f"velocity {rate:.3g} (tolerance {START_TOLERANCE:g}); start from "
+                "pinext.close_loops(system, q, v)"
+            )
+        if self._first and q.tobytes() != self._checked:  # once per run (its start state)
+            self._checked = q.tobytes()
+            kins = [c.state_kinematics(q, v, t) for c in self._closures]
+            jacobian = np.vstack([k.jacobian for k in kins])
+            if is_rank_deficient(jacobian):
+                rank = np.linalg.matrix_rank(jacobian, tol=1e-10 * np.abs(jacobian).max())
+                warnings.warn(
+                    f"redundant closures: {jacobian.shape[0]} rows of "
+                    f"{', '.join(c.describe() for c in self._closures)} have rank {rank}; "
+                    "their reactions are the minimum-norm solution",
+                    RedundantConstraintWarning,
+                    stacklevel=4,
+                )
+        return None
+
+    def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
+        kin = self.state_kinematics(q, v, t)
+        return {"residual": kin.residual, "closed": np.ones(kin.residual.size)}
+
+    def describe(self) -> str:
+        """How errors name the closure."""
+        return f"closure '{self.name}'"
+
+
+def close_loops(
+    system: System,
+    q: np.ndarray,
+    v: np.ndarray | None = None,
+    *,
+    t: float = 0.0,
+    tol: float = 1e-12,
+    max_iter: int = 50,
+) -> np.ndarray:
+    """The public initial state with (q, v) projected onto every closure of the System.
+
+    Consistent initial conditions, McClamroch (1986) (32), (39): the configuration by
+    Gauss–Newton steps ``q ← integrate(q, -B⁺ Θ)`` until ``|Θ| < tol``, the velocity by the
+    kinetic-metric projection ``v ← v - M⁻¹Bᵀ (B M⁻¹ Bᵀ)⁺ B v`` (the velocity after a plastic
+    impact on the closures).
+
+    Args:
+        system: The System (its :class:`Closure` components: loops, mimic couplings).
+        q: Configuration guess, shape (nq,).
+        v: Velocity guess, shape (nv,); default zero.
+        t: Time [s].
+        tol: Residual tolerance [m or rad].
+        max_iter: Gauss–Newton steps at most.
+
+    Returns:
+        The public state (``system.initial_state(q, v)`` of the projected pair).
+
+    Raises:
+        ConstraintError: The closures cannot be reached; the message names each open one
+            with its residual.
+    """
+    closures = [c for c in system.components if isinstance(c, Closure)]
+    model = system.model
+    data = model.createData()
+    q = np.array(q, dtype=float)
+    v = np.zeros(model.nv) if v is None else np.array(v, dtype=float)
+    if not closures:
+        return system.initial_state(q, v)
+    for _ in range(max_iter):
+        pin.computeAllTerms(model, data, q, v)
+        kins = [c.kinematics(model, data, q, t) for c in closures]
+        kin = stack(kins)
+        if float(np.abs(kin.residual).max(initial=0.0)) < tol:
+            break
+        step = np.linalg.lstsq(kin.jacobian, -kin.residual, rcond=None)[0]
+        q = pin.integrate(model, q, step)
+    else:
+        open_ = [
+            f"{c.describe()} (residual {np.abs(k.residual).max():.3g})"
+            for c, k in zip(closures, kins, strict=True)
+            if np.abs(k.residual).max() >= tol
+        ]
+        raise ConstraintError(
+            f"cannot close {', '.join(open_)} after {max_iter} Gauss-Newton steps from the "
+            "given configuration: is the closure reachable (link lengths, placement), or is "
+            "the guess on another branch?"
+        )
+    mass = np.triu(data.M) + np.triu(data.M, 1).T
+    jacobian = kin.jacobian
+    minv_jt = np.linalg.solve(mass, jacobian.T)
+    multipliers = np.linalg.lstsq(jacobian @ minv_jt, jacobian @ v, rcond=None)[0]
+    return system.initial_state(q, v - minv_jt @ multipliers)

@@ -1,0 +1,202 @@
+"""Loop closures: two frames of one model joined by a point, a hinge or a weld."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..contact.coordinates import ConstraintKinematics, resolve_frame
+from ..exceptions import InvalidParameter
+from ..simulation.system import register_builder
+from .closure import Closure
+
+if TYPE_CHECKING:
+    from ..simulation.system import System
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+#: Rows of each kind of loop.
+KINDS = {"point": 3, "hinge": 5, "weld": 6}
+
+
+class Loop(Closure):
+    """A loop closure between two frames of the model (McClamroch (1986) (3), (15)–(16)).
+
+    The loop joins frame A (``frame_a``) to the frame B' = B·``placement`` attached to
+    ``frame_b``; closed, A's origin is B''s origin and, for a weld, A's axes are B''s. A
+    gripped load ((3): p = H(q)), a second gripper on the same load ((15)–(16)) and the last
+    joint of a closed linkage are all loops. The rows, in world axes (Pinocchio's
+    ``LOCAL_WORLD_ALIGNED``):
+
+    * ``point`` (3 rows): ``p_A - p_B' = 0``; B = ``J_A - J_B'`` of the origins' velocities,
+      drift the difference of their classical accelerations;
+    * ``hinge`` (5 rows): the point rows, and the relative angular velocity across the two
+      world directions n₁, n₂ fixed in B' and normal to ``axis`` (given in A, default z):
+      rows ``n_iᵀ(J_ω,A - J_ω,B)``, drift ``n_iᵀ(α_A - α_B) + (ω_B × n_i)ᵀ(ω_A - ω_B)``,
+      residual ``n_iᵀ(e_B' × e_A)`` (the alignment of the axis);
+    * ``weld`` (6 rows): the point rows and ``ω_A - ω_B = 0``, residual the world rotation
+      vector ``R_B' log(R_B'ᵀ R_A)``.
+
+    The drift is exactly ``Ḃ v`` of the rows, so the index-1 system (24)–(27) holds the loop
+    to the integration tolerance; Baumgarte's term (``stabilization``) takes out what drifts.
+
+    Args:
+        frame_a: Name (or index) of frame A.
+        frame_b: Name (or index) of frame B (``"universe"`` for the world).
+        kind: ``"point"``, ``"hinge"`` or ``"weld"``.
+        placement: Placement of the joint point (frame B') in frame B (default identity).
+        axis: Hinge axis in frame A, shape (3,) (default z); only for ``"hinge"``.
+        name: Component name (default ``"loop:<frame_a>-<frame_b>"``).
+        stabilization: Baumgarte natural frequency ω [1/s]; None for none.
+
+    Outputs (``Trajectory.outputs["<name>.<signal>"]``): ``force`` [N] and ``torque`` [N.m],
+    the reaction on frame A at its origin in world axes (B receives the opposite), i.e. the
+    wrench that the multipliers λ of (23) apply; ``residual`` [m, rad] (rows' order);
+    ``closed``.
+    """
+
+    def __init__(
+        self,
+        frame_a: str | int,
+        frame_b: str | int,
+        kind: str = "point",
+        placement: pin.SE3 | None = None,
+        axis: Sequence[float] | None = None,
+        *,
+        name: str | None = None,
+        stabilization: float | None = 20.0,
+    ) -> None:
+        super().__init__()
+        if kind not in KINDS:
+            raise InvalidParameter(f"unknown loop kind {kind!r}; valid kinds: {', '.join(KINDS)}")
+        if axis is not None and kind != "hinge":
+            raise InvalidParameter(f"axis is only for a hinge loop, got kind {kind!r}")
+        if placement is not None and not isinstance(placement, pin.SE3):
+            raise InvalidParameter(f"placement must be a pin.SE3, got {type(placement).__name__}")
+        self.frame_a, self.frame_b, self.kind = frame_a, frame_b, kind
+        self.placement = pin.SE3.Identity() if placement is None else placement.copy()
+        self.name = name or f"loop:{frame_a}-{frame_b}"
+        self.stabilization = stabilization
+        self.m = KINDS[kind]
+        self.axis = np.array([0.0, 0.0, 1.0] if axis is None else axis, dtype=float).reshape(3)
+        norm = np.linalg.norm(self.axis)
+        if kind == "hinge" and not norm > 0:
+            raise InvalidParameter("the hinge axis must be a nonzero vector")
+        self.axis /= norm
+        helper = np.eye(3)[int(np.argmin(np.abs(self.axis)))]
+        n1 = np.cross(self.axis, helper)
+        n1 /= np.linalg.norm(n1)
+        self.normals = np.column_stack([n1, np.cross(self.axis, n1)])  # in B' (and A), (3, 2)
+
+    @classmethod
+    def closed_at(
+        cls,
+        model: pin.Model,
+        q: np.ndarray,
+        frame_a: str | int,
+        frame_b: str | int,
+        kind: str = "weld",
+        **options: Any,
+    ) -> Loop:
+        """The loop that is closed at configuration q: ``placement`` = B⁻¹·A there.
+
+        Args:
+            model: The model (of the System the loop will join).
+            q: Configuration, shape (nq,).
+            frame_a: Frame A.
+            frame_b: Frame B.
+            kind: ``"point"``, ``"hinge"`` or ``"weld"``.
+            **options: Further arguments of :class:`Loop` (``axis``, ``name``, ...).
+        """
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, np.asarray(q, dtype=float))
+        ia, ib = resolve_frame(model, frame_a), resolve_frame(model, frame_b)
+        return cls(frame_a, frame_b, kind, data.oMf[ib].actInv(data.oMf[ia]), **options)
+
+    def bind(self, system: System) -> None:
+        self.ids = (
+            resolve_frame(system.model, self.frame_a),
+            resolve_frame(system.model, self.frame_b),
+        )
+        super().bind(system)
+
+    def kinematics(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
+    ) -> ConstraintKinematics:
+        ia, ib = self.ids
+        oMa = pin.updateFramePlacement(model, data, ia)
+        oMf = pin.updateFramePlacement(model, data, ib)
+        ja = pin.getFrameJacobian(model, data, ia, _LWA)
+        jb = pin.getFrameJacobian(model, data, ib, _LWA)
+        va = pin.getFrameVelocity(model, data, ia, _LWA)
+        vb = pin.getFrameVelocity(model, data, ib, _LWA)
+        aa = pin.getFrameClassicalAcceleration(model, data, ia, _LWA)
+        ab = pin.getFrameClassicalAcceleration(model, data, ib, _LWA)
+        w_b, alpha_b = vb.angular, ab.angular
+        # the joint point B' = B * placement: a lever r (world axes) on frame B
+        oMb = oMf * self.placement
+        r = oMb.translation - oMf.translation
+        jb_lin = jb[:3] - pin.skew(r) @ jb[3:]
+        acc_b = ab.linear + np.cross(alpha_b, r) + np.cross(w_b, np.cross(w_b, r))
+        rows = [ja[:3] - jb_lin]
+        residual = [oMa.translation - oMb.translation]
+        drift = [aa.linear - acc_b]
+        if self.kind == "weld":
+            rows.append(ja[3:] - jb[3:])
+            residual.append(oMb.rotation @ pin.log3(oMb.rotation.T @ oMa.rotation))
+            drift.append(aa.angular - alpha_b)
+        elif self.kind == "hinge":
+            normals = oMb.rotation @ self.normals  # world, (3, 2)
+            w_rel = va.angular - w_b
+            rows.append(normals.T @ (ja[3:] - jb[3:]))
+            e_a, e_b = oMa.rotation @ self.axis, oMb.rotation @ self.axis
+            residual.append(normals.T @ np.cross(e_b, e_a))
+            drift.append(normals.T @ (aa.angular - alpha_b) + np.cross(w_b, normals.T).dot(w_rel))
+        m = self.m
+        return ConstraintKinematics(
+            np.concatenate(residual), np.vstack(rows), np.concatenate(drift), np.zeros(m)
+        )
+
+    def wrench(self, forces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(force [N], torque [N.m]) on frame A, world axes, from the loop's multipliers."""
+        force = np.array(forces[:3], dtype=float)
+        if self.kind == "weld":
+            return force, np.array(forces[3:6], dtype=float)
+        if self.kind == "hinge":
+            oMb = self.data.oMf[self.ids[1]] * self.placement
+            return force, oMb.rotation @ self.normals @ np.asarray(forces[3:5])
+        return force, np.zeros(3)
+
+    def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
+        out = super().outputs(t, x, q, v, u, mode, step)  # placements of self.data at q
+        force, torque = self.wrench(step.force(self.name, self.m))
+        return {"force": force, "torque": torque, **out}
+
+    def describe(self) -> str:
+        return f"loop '{self.name}' ({self.kind}, {self.frame_a} to {self.frame_b})"
+
+    def __repr__(self) -> str:
+        return f"Loop({self.frame_a!r}, {self.frame_b!r}, kind={self.kind!r})"
+
+
+@register_builder(rank=30)
+def _build(robot: Any, options: dict[str, Any]) -> list[Loop] | None:
+    """The System's ``loops`` argument: :class:`Loop` objects, or ``(frame_a, frame_b, kind)``
+    tuples / dicts of Loop's arguments."""
+    loops = options.get("loops") or ()
+    built = []
+    for spec in loops:
+        if isinstance(spec, Loop):
+            built.append(spec)
+        elif isinstance(spec, dict):
+            built.append(Loop(**spec))
+        elif isinstance(spec, (tuple, list)):
+            built.append(Loop(*spec))
+        else:
+            raise InvalidParameter(
+                f"a loop must be a pinext.Loop, a tuple (frame_a, frame_b, kind) or a dict, "
+                f"got {type(spec).__name__}"
+            )
+    return built or None

@@ -1,0 +1,105 @@
+"""Mimic joints: a URDF ``<mimic>`` element as a linear coupling row."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..contact.coordinates import ConstraintKinematics
+from ..exceptions import InvalidParameter, NameNotFound
+from ..simulation.system import register_builder
+from .closure import Closure
+
+if TYPE_CHECKING:
+    from ..simulation.system import System
+
+
+class Mimic(Closure):
+    """A joint that follows another: ``q_m = k q_l + c``, a linear closure.
+
+    The coupling is one row of the singular system (23) of McClamroch (1986) with a constant
+    Jacobian, ``B = e_m - k e_l``, and no drift; its multiplier λ is the coupling force:
+    ``λ`` acts on the follower, ``-k λ`` on the leader (ideal: no work). Both joints keep
+    their own inertia; a URDF ``<mimic>`` makes one (:func:`pinext.System` adds one
+    coupling per ``<mimic>`` element unless ``mimic=False``).
+
+    Args:
+        joint: The follower (a one-DOF joint with ``nq = nv = 1``).
+        leader: The joint it follows.
+        multiplier: k [-].
+        offset: c [rad or m].
+        name: Component name (default ``"mimic:<joint>"``).
+        stabilization: Baumgarte natural frequency ω [1/s]; None for none.
+
+    Outputs: ``force`` [N.m or N] (the coupling effort on the follower), ``residual``
+    ``q_m - k q_l - c``, ``closed``.
+    """
+
+    def __init__(
+        self,
+        joint: str,
+        leader: str,
+        multiplier: float = 1.0,
+        offset: float = 0.0,
+        *,
+        name: str | None = None,
+        stabilization: float | None = 20.0,
+    ) -> None:
+        super().__init__()
+        self.joint, self.leader = joint, leader
+        self.multiplier, self.offset = float(multiplier), float(offset)
+        self.name = name or f"mimic:{joint}"
+        self.stabilization = stabilization
+
+    def bind(self, system: System) -> None:
+        model = system.model
+        names = list(model.names)[1:]
+        index = []
+        for joint in (self.joint, self.leader):
+            if joint not in names:
+                raise NameNotFound("joint", joint, names)
+            jmodel = model.joints[model.getJointId(joint)]
+            if jmodel.nq != 1 or jmodel.nv != 1:
+                raise InvalidParameter(
+                    f"mimic joint '{joint}' has nq = {jmodel.nq}, nv = {jmodel.nv}; a coupling "
+                    "needs revolute or prismatic joints"
+                )
+            index.append((jmodel.idx_q, jmodel.idx_v))
+        if self.joint == self.leader:
+            raise InvalidParameter(f"joint '{self.joint}' cannot mimic itself")
+        (self.iq, iv), (self.iq_leader, iv_leader) = index
+        self.row = np.zeros((1, model.nv))
+        self.row[0, iv] = 1.0
+        self.row[0, iv_leader] -= self.multiplier
+        super().bind(system)
+
+    def kinematics(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
+    ) -> ConstraintKinematics:
+        residual = q[self.iq] - self.multiplier * q[self.iq_leader] - self.offset
+        return ConstraintKinematics(np.array([residual]), self.row, np.zeros(1), np.zeros(1))
+
+    def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
+        out = super().outputs(t, x, q, v, u, mode, step)
+        return {"force": step.force(self.name, 1), **out}
+
+    def describe(self) -> str:
+        return (
+            f"mimic coupling '{self.name}' ({self.joint} = {self.multiplier:g} {self.leader}"
+            f" + {self.offset:g})"
+        )
+
+    def __repr__(self) -> str:
+        return f"Mimic({self.joint!r}, {self.leader!r}, {self.multiplier!r}, {self.offset!r})"
+
+
+@register_builder(rank=31)
+def _build(robot: Any, options: dict[str, Any]) -> list[Mimic] | None:
+    """One :class:`Mimic` per ``<mimic>`` element of the robot's URDF (unless ``mimic=False``)."""
+    if not options.get("mimic", True):
+        return None
+    specs = getattr(getattr(robot, "extensions", None), "mimic", {}) or {}
+    built = [Mimic(s.joint, s.leader, s.multiplier, s.offset) for s in specs.values()]
+    return built or None

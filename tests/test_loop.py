@@ -1,0 +1,380 @@
+"""Loop closures (McClamroch (1986)): a gripped load against (29)–(31), pin.constraintDynamics
+and tree models; a four-bar linkage against its one-DOF reduced model."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.integrate import solve_ivp
+
+import pinext as px
+from pinext.contact import RedundantConstraintWarning
+from pinext.exceptions import ConstraintError, InvalidParameter, NameNotFound
+
+LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+LOAD = 2.0  # [kg]
+
+
+def gripped_load(kind: str = "point", inertia=None, stabilization=None):
+    """The six_dof_arm's tool holding a free load (a point mass, or a rigid body)."""
+    robot = px.free_body(px.load_robot("six_dof_arm"), "load", LOAD, inertia)
+    loop = px.Loop("tool", "load", kind, stabilization=stabilization)
+    return px.System(robot, loops=[loop]), loop
+
+
+def random_closed_state(system, rng):
+    """A seeded random arm state with the load projected onto the loop (McClamroch (32))."""
+    q = pin.neutral(system.model)
+    q[:6] = rng.uniform(-1.2, 1.2, 6)
+    v = np.zeros(system.model.nv)
+    v[:6] = rng.normal(size=6)
+    return px.close_loops(system, q, v)
+
+
+def pin_loop_dynamics(model, q, v, tau, contact_type, frame, joint2, placement2, reference):
+    """pin.constraintDynamics with one RigidConstraintModel between a frame and a joint."""
+    data = model.createData()
+    f = model.frames[model.getFrameId(frame)]
+    cm = pin.RigidConstraintModel(
+        contact_type, model, f.parentJoint, f.placement, joint2, placement2, reference
+    )
+    models = pin.StdVec_RigidConstraintModel()
+    models.append(cm)
+    datas = pin.StdVec_RigidConstraintData()
+    datas.append(cm.createData())
+    pin.initConstraintDynamics(model, data, models, datas)
+    a = pin.constraintDynamics(
+        model, data, q, v, tau, models, datas, pin.ProximalSettings(1e-14, 0.0, 1)
+    )
+    return np.array(a), datas[0].contact_force.vector.copy()
+
+
+def test_gripped_point_mass_equals_29_to_31_and_constraint_dynamics():
+    """(29): [1/m I + J M⁻¹ Jᵀ] f = J M⁻¹ (G - T) - J̇q̇ + g, then (30) and (31), by hand
+    from crba, nonLinearEffects and the tool's Jacobian; and Pinocchio's constraintDynamics
+    with a 3D loop between the tool and the load's joint."""
+    system, loop = gripped_load("point")
+    model = system.model
+    arm = px.load_robot("six_dof_arm").model
+    data = arm.createData()
+    tool = arm.getFrameId("tool")
+    rng = np.random.default_rng(29)
+    for _ in range(4):
+        x = random_closed_state(system, rng)
+        q, v = system.split(x)
+        tau = rng.normal(size=model.nv) * 5
+        tau[6:] = 0.0  # the load is not actuated
+        step = system.step(0.0, x, tau)
+        # (29)-(31) with the arm alone
+        qa, va, ta = q[:6], v[:6], tau[:6]
+        mass = pin.crba(arm, data, qa)
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        bias = pin.nonLinearEffects(arm, data, qa, va)
+        pin.computeJointJacobians(arm, data, qa)
+        pin.forwardKinematics(arm, data, qa, va, np.zeros(6))
+        jac = pin.getFrameJacobian(arm, data, tool, LWA)[:3]
+        jdot_qdot = pin.getFrameClassicalAcceleration(arm, data, tool, LWA).linear
+        g = arm.gravity.linear
+        minv_jt = np.linalg.solve(mass, jac.T)
+        lhs = np.eye(3) / LOAD + jac @ minv_jt
+        f = np.linalg.solve(lhs, jac @ np.linalg.solve(mass, bias - ta) - jdot_qdot + g)
+        qdd = np.linalg.solve(mass, ta - bias + jac.T @ f)  # (30)
+        pdd = -f / LOAD + g  # (31)
+        scale = 1.0 + np.abs(qdd).max()
+        assert np.abs(step.a[:6] - qdd).max() < 1e-9 * scale
+        assert np.abs(step.a[6:] - pdd).max() < 1e-9 * scale
+        assert np.abs(step.forces[loop.name] - f).max() < 1e-9 * (1 + np.abs(f).max())
+        # Pinocchio's constraintDynamics, the loop as a RigidConstraintModel
+        a_ref, f_ref = pin_loop_dynamics(
+            model,
+            q,
+            v,
+            tau,
+            pin.ContactType.CONTACT_3D,
+            "tool",
+            model.getJointId("load_joint"),
+            pin.SE3.Identity(),
+            LWA,
+        )
+        assert np.abs(step.a - a_ref).max() < 1e-9 * scale
+        assert np.abs(step.forces[loop.name] - f_ref[:3]).max() < 1e-9 * (1 + np.abs(f).max())
+
+
+def test_welded_rigid_load_equals_constraint_dynamics():
+    inertia = np.diag([0.02, 0.03, 0.04])
+    system, loop = gripped_load("weld", inertia)
+    model = system.model
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        x = random_closed_state(system, rng)
+        q, v = system.split(x)
+        tau = np.concatenate([rng.normal(size=6) * 5, np.zeros(6)])
+        step = system.step(0.0, x, tau)
+        a_ref, f_ref = pin_loop_dynamics(
+            model,
+            q,
+            v,
+            tau,
+            pin.ContactType.CONTACT_6D,
+            "tool",
+            model.getJointId("load_joint"),
+            pin.SE3.Identity(),
+            pin.LOCAL,
+        )
+        scale = 1.0 + np.abs(a_ref).max()
+        assert np.abs(step.a - a_ref).max() < 1e-9 * scale
+        # Pinocchio's wrench is in the tool's axes, pinext's in the world's
+        pin.framesForwardKinematics(model, system.data, q)
+        rotation = system.data.oMf[model.getFrameId("tool")].rotation
+        wrench = np.concatenate([rotation @ f_ref[:3], rotation @ f_ref[3:]])
+        assert np.abs(step.forces[loop.name] - wrench).max() < 1e-9 * (1 + np.abs(wrench).max())
+
+
+@pytest.mark.parametrize(
+    ("kind", "joint"),
+    [
+        ("point", pin.JointModelSpherical()),
+        ("hinge", pin.JointModelRX()),
+        ("weld", None),
+    ],
+)
+def test_loop_equals_the_tree_with_the_matching_joint(kind, joint):
+    """A rigid load closed on the tool by a point, a hinge (about x) or a weld moves the arm
+    as the load mounted on a spherical, revolute or fixed joint of the tree does."""
+    inertia = pin.Inertia(LOAD, np.array([0.05, -0.02, 0.08]), np.diag([0.02, 0.03, 0.04]))
+    robot = px.free_body(px.load_robot("six_dof_arm"), "load", LOAD, inertia)
+    axis = (1.0, 0.0, 0.0) if kind == "hinge" else None
+    system = px.System(robot, loops=[px.Loop("tool", "load", kind, axis=axis, stabilization=0)])
+    tree = px.load_robot("six_dof_arm").model.copy()
+    tool = tree.frames[tree.getFrameId("tool")]
+    if joint is None:
+        tree.appendBodyToJoint(tool.parentJoint, inertia, tool.placement)
+    else:
+        jid = tree.addJoint(tool.parentJoint, joint, tool.placement, "mount")
+        tree.appendBodyToJoint(jid, inertia, pin.SE3.Identity())
+    tree_data = tree.createData()
+    rng = np.random.default_rng(len(kind))
+    for _ in range(3):
+        q_tree = pin.randomConfiguration(tree, -np.ones(tree.nq), np.ones(tree.nq))
+        v_tree = rng.normal(size=tree.nv)
+        tau = np.zeros(tree.nv)
+        tau[:6] = rng.normal(size=6) * 5
+        # the same state in the loop model: the load placed and moving as the tree's body
+        pin.forwardKinematics(tree, tree_data, q_tree, v_tree)
+        pin.updateFramePlacements(tree, tree_data)
+        if joint is None:
+            placement = tree_data.oMf[tree.getFrameId("tool")]
+            velocity = pin.getFrameVelocity(tree, tree_data, tree.getFrameId("tool"))
+        else:
+            placement, velocity = tree_data.oMi[jid], tree_data.v[jid]
+        q = np.concatenate([q_tree[:6], pin.SE3ToXYZQUAT(placement)])
+        v = np.concatenate([v_tree[:6], velocity.vector])
+        step = system.step(0.0, system.initial_state(q, v), np.concatenate([tau[:6], np.zeros(6)]))
+        a_tree = pin.aba(tree, tree_data, q_tree, v_tree, tau)
+        assert np.abs(step.a[:6] - a_tree[:6]).max() < 1e-9 * (1 + np.abs(a_tree).max())
+
+
+@pytest.mark.parametrize("kind", ["point", "hinge", "weld"])
+def test_drift_is_the_time_derivative_of_the_rows(kind):
+    """γ = J̇ v: the rows times v, differentiated along q(t) = integrate(q, v t) by central
+    differences; and on the closure the residual's rate is J v."""
+    inertia = np.diag([0.02, 0.03, 0.04])
+    robot = px.free_body(px.load_robot("six_dof_arm"), "load", LOAD, inertia)
+    loop = px.Loop(
+        "tool",
+        "load",
+        kind,
+        placement=pin.SE3(pin.rpy.rpyToMatrix(0.3, -0.2, 0.5), np.array([0.02, -0.01, 0.05])),
+    )
+    system = px.System(robot, loops=[loop])
+    model, data = system.model, system.model.createData()
+    rng = np.random.default_rng(7)
+    q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+    v = rng.normal(size=model.nv)
+
+    def rows_times_v(s):
+        qs = pin.integrate(model, q, v * s)
+        pin.computeAllTerms(model, data, qs, v)
+        return loop.kinematics(model, data, qs, 0.0).jacobian @ v
+
+    eps = 1e-6
+    derivative = (rows_times_v(eps) - rows_times_v(-eps)) / (2 * eps)
+    pin.computeAllTerms(model, data, q, v)
+    drift = loop.kinematics(model, data, q, 0.0).drift
+    assert np.abs(drift - derivative).max() < 1e-6 * (1 + np.abs(drift).max())
+    # on the closure the residual's rate is J v
+    x = px.close_loops(system, q, v)
+    qc, vc = system.split(x)
+
+    def residual(s):
+        qs = pin.integrate(model, qc, vc * s)
+        pin.computeAllTerms(model, data, qs, vc)
+        return loop.kinematics(model, data, qs, 0.0).residual
+
+    rate = (residual(eps) - residual(-eps)) / (2 * eps)
+    assert np.abs(residual(0.0)).max() < 1e-12
+    assert np.abs(rate).max() < 1e-8  # J v = 0 on the closure, and so is the residual's rate
+
+
+# -- the four-bar linkage -----------------------------------------------------------------
+CRANK, COUPLER, ROCKER, GROUND = 0.1, 0.4, 0.3, 0.35  # [m]: a Grashof crank-rocker
+MASSES = (0.5, 1.0, 0.8)  # [kg]
+
+
+def _link(name: str, length: float, mass: float) -> str:
+    i = mass * length**2 / 12
+    return (
+        f'<link name="{name}"><inertial><origin xyz="{length / 2} 0 0"/><mass value="{mass}"/>'
+        f'<inertia ixx="1e-4" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{i}"/></inertial></link>'
+    )
+
+
+def _joint(name: str, parent: str, child: str, x: float) -> str:
+    return (
+        f'<joint name="{name}" type="revolute"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="{x} 0 0"/><axis xyz="0 1 0"/>'
+        '<limit lower="-100" upper="100" effort="1" velocity="1"/></joint>'
+    )
+
+
+FOUR_BAR = (
+    '<robot name="four_bar"><link name="base"/>'
+    + _link("crank", CRANK, MASSES[0])
+    + _link("coupler", COUPLER, MASSES[1])
+    + _link("rocker", ROCKER, MASSES[2])
+    + '<link name="tip"/><link name="pivot"/>'
+    + _joint("crank_joint", "base", "crank", 0.0)
+    + _joint("coupler_joint", "crank", "coupler", CRANK)
+    + _joint("rocker_joint", "coupler", "rocker", COUPLER)
+    + '<joint name="tip_joint" type="fixed"><parent link="rocker"/><child link="tip"/>'
+    f'<origin xyz="{ROCKER} 0 0"/></joint>'
+    + '<joint name="pivot_joint" type="fixed"><parent link="base"/><child link="pivot"/>'
+    f'<origin xyz="{GROUND} 0 0"/></joint></robot>'
+)
+
+
+@pytest.fixture(scope="module")
+def four_bar(tmp_path_factory):
+    """A chain of three links in the vertical x-z plane (revolute joints about y)."""
+    path = tmp_path_factory.mktemp("four_bar") / "four_bar.urdf"
+    path.write_text(FOUR_BAR)
+    return px.load_urdf(path)
+
+
+def closed_angles(theta: float) -> np.ndarray:
+    """Joint angles of the closed linkage at crank angle θ, in closed form (the rocker's
+    end on the ground pivot; the coupler above the line from the crank to the pivot)."""
+    p1 = CRANK * np.array([np.cos(theta), np.sin(theta)])  # (x, -z): +θ about y
+    d = np.array([GROUND, 0.0]) - p1
+    length = np.linalg.norm(d)
+    along = (COUPLER**2 - ROCKER**2 + length**2) / (2 * length)
+    e = d / length
+    p2 = p1 + along * e + np.sqrt(COUPLER**2 - along**2) * np.array([-e[1], e[0]])
+    psi2 = np.arctan2(*(p2 - p1)[::-1])
+    psi3 = np.arctan2(*(np.array([GROUND, 0.0]) - p2)[::-1])
+    return np.array([theta, psi2 - theta, psi3 - psi2])
+
+
+class ReducedFourBar:
+    """McClamroch's first reduction ('solve the constraint for m of the variables'): the
+    one-DOF model of the crank angle, q = q(θ) in closed form, q̇ = S θ̇, q̈ = S θ̈ + c with
+    ``S = [1, -J_d⁻¹ J_θ]`` and ``c = [0, -J_d⁻¹ J̇q̇]`` from the tip's Jacobian; then
+    ``(Sᵀ M S) θ̈ = -Sᵀ (h + M c)``."""
+
+    def __init__(self, model: pin.Model) -> None:
+        self.model, self.data = model, model.createData()
+        self.tip = model.getFrameId("tip")
+
+    def basis(self, theta: float) -> tuple[np.ndarray, np.ndarray]:
+        q = closed_angles(theta)
+        pin.computeJointJacobians(self.model, self.data, q)
+        jac = pin.getFrameJacobian(self.model, self.data, self.tip, LWA)[[0, 2]]
+        return q, np.concatenate([[1.0], -np.linalg.solve(jac[:, 1:], jac[:, 0])])
+
+    def rhs(self, t: float, y: np.ndarray) -> list[float]:
+        model, data = self.model, self.data
+        theta, omega = y
+        q, s = self.basis(theta)
+        qd = s * omega
+        jac = pin.getFrameJacobian(model, data, self.tip, LWA)[[0, 2]]
+        pin.forwardKinematics(model, data, q, qd, np.zeros(3))
+        bias = pin.getFrameClassicalAcceleration(model, data, self.tip, LWA).linear[[0, 2]]
+        c = np.concatenate([[0.0], -np.linalg.solve(jac[:, 1:], bias)])
+        mass = pin.crba(model, data, q)
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        h = pin.nonLinearEffects(model, data, q, qd)
+        return [omega, -(s @ (h + mass @ c)) / (s @ mass @ s)]
+
+
+@pytest.mark.parametrize("kind", ["point", "hinge"])
+def test_four_bar_follows_its_reduced_model(four_bar, kind):
+    """Closed by a point or by a hinge loop (both redundant in the plane: 3 and 5 rows of rank
+    2), the linkage swings under gravity as the one-DOF model of its crank does."""
+    theta0, omega0, duration = 0.7, 2.0, 3.0
+    reduced = ReducedFourBar(four_bar.model)
+    reference = solve_ivp(
+        reduced.rhs, (0.0, duration), [theta0, omega0], rtol=1e-12, atol=1e-12, dense_output=True
+    )
+    loop = px.Loop("tip", "pivot", kind, axis=(0.0, 1.0, 0.0) if kind == "hinge" else None)
+    system = px.System(four_bar, loops=[loop])
+    q0, s0 = reduced.basis(theta0)
+    x0 = px.close_loops(system, q0, s0 * omega0)
+    assert np.abs(x0 - system.initial_state(q0, s0 * omega0)).max() < 1e-12
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traj = px.simulate(system, duration, x0=x0, output_dt=0.01)
+    redundant = [w for w in caught if issubclass(w.category, RedundantConstraintWarning)]
+    assert len(redundant) == 1  # one per run, not per evaluation
+    assert "rank 2" in str(redundant[0].message)
+    assert np.ptp(traj.q[:, 0]) > 1.0  # it moves
+    assert np.abs(traj.q[:, 0] - reference.sol(traj.t)[0]).max() < 1e-7
+    assert traj.constraint_residual(loop.name).max() < 1e-9
+    assert traj.energy_balance().max_relative() < 1e-9
+    # the reaction on the rocker's end, in the plane of the linkage
+    force = traj.outputs[f"{loop.name}.force"]
+    assert np.abs(force[:, 1]).max() < 1e-9  # nothing out of the plane (min-norm)
+    assert np.abs(force).max() > 1.0
+
+
+def test_loop_errors_name_what_exists(four_bar):
+    with pytest.raises(NameNotFound, match="Available frame names: .*pivot"):
+        px.System(four_bar, loops=[px.Loop("tip", "pivto")])
+    with pytest.raises(InvalidParameter, match="valid kinds: point, hinge, weld"):
+        px.Loop("tip", "pivot", "ball")
+    with pytest.raises(InvalidParameter, match="only for a hinge"):
+        px.Loop("tip", "pivot", "point", axis=(0, 0, 1))
+    system = px.System(four_bar, loops=[px.Loop("tip", "pivot", name="closing")])
+    with pytest.raises(ConstraintError, match="loop 'closing' .* is open at the start"):
+        px.simulate(system, 0.1, q0=np.zeros(3))
+    # a pivot out of reach: the projection names the loop
+    far = px.System(
+        four_bar, loops=[px.Loop("tip", "pivot", placement=pin.SE3(np.eye(3), np.ones(3)))]
+    )
+    with pytest.raises(ConstraintError, match="cannot close loop 'loop:tip-pivot'"):
+        px.close_loops(far, closed_angles(0.7))
+
+
+def test_loops_as_tuples_and_dicts(four_bar):
+    system = px.System(
+        four_bar,
+        loops=[("tip", "pivot", "point"), {"frame_a": "tip", "frame_b": "pivot", "name": "b"}],
+    )
+    assert [c.name for c in system.components] == ["loop:tip-pivot", "b"]
+    with pytest.raises(InvalidParameter, match="a loop must be"):
+        px.System(four_bar, loops=[3])
+
+
+@pytest.mark.parametrize("kind", ["point", "hinge", "weld"])
+def test_a_loop_closed_at_a_configuration(kind):
+    """Loop.closed_at: the placement B⁻¹·A at q, so that q is on the closure."""
+    robot = px.free_body(px.load_robot("six_dof_arm"), "load", LOAD, np.diag([0.02, 0.03, 0.04]))
+    rng = np.random.default_rng(3)
+    q = pin.randomConfiguration(robot.model, -np.ones(robot.nq), np.ones(robot.nq))
+    loop = px.Loop.closed_at(robot.model, q, "tool", "load", kind, name="here")
+    system = px.System(robot, loops=[loop])
+    x = px.close_loops(system, q, rng.normal(size=robot.nv))
+    assert np.abs(system.split(x)[0] - q).max() < 1e-12  # already closed: q unchanged
+    assert loop.name == "here" and loop.kind == kind

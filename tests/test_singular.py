@@ -1,0 +1,100 @@
+"""The singular form (23), its reduction (24)–(28) and constrained inverse dynamics (§5) of
+McClamroch (1986), against the System's acceleration step."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.exceptions import InvalidParameter
+
+from .test_assembly import two_arms_holding_a_box
+from .test_loop import gripped_load, random_closed_state
+
+
+def _close(a, b, tol=1e-10):
+    return np.abs(a - b).max() <= tol * (1 + np.abs(b).max())
+
+
+@pytest.mark.parametrize("case", ["gripped point", "two arms", "mimic and loop"])
+def test_reduction_equals_the_acceleration_step(case):
+    rng = np.random.default_rng(24)
+    if case == "gripped point":
+        system, _ = gripped_load("point", stabilization=20.0)
+        x = random_closed_state(system, rng)
+    elif case == "two arms":
+        system, _, x = two_arms_holding_a_box()
+        x = px.close_loops(system, system.split(x)[0], rng.normal(size=system.model.nv))
+    else:  # a redundant pair: the same point loop twice, and a coupling of two joints
+        robot = px.free_body(px.load_robot("six_dof_arm"), "load", 1.0)
+        system = px.System(
+            robot,
+            loops=[px.Loop("tool", "load"), px.Loop("tool", "load", name="again")],
+            components=[px.Mimic("wrist_3", "wrist_1", 0.5)],
+        )
+        x = random_closed_state(system, rng)
+    q, v = system.split(x)
+    u = rng.normal(size=system.n_inputs) * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", px.contact.RedundantConstraintWarning)
+        step = system.step(0.0, x, u)
+        form = px.singular_form(system, q, v, u)
+        reduced = px.reduce(system, q, v, u)
+    assert _close(reduced.acceleration, step.a)
+    for name, force in step.forces.items():
+        assert _close(reduced.forces[name], force, 1e-9)
+    assert np.abs(form.residual(reduced.acceleration, reduced.multipliers)).max() < 1e-9 * (
+        1 + np.abs(form.force).max()
+    )
+    assert np.allclose(form.force, u + system.joint_effort(q, v))
+    assert form.jacobian.shape == (sum(s.stop - s.start for s in form.rows.values()), len(v))
+    assert np.allclose(reduced.delassus, reduced.delassus.T)
+
+
+def test_inverse_dynamics_of_the_gripped_load_returns_the_torques():
+    """u → (ẍ, λ) by the step, then (ẍ) → (u, λ) with the load unactuated (its DOFs are the
+    free body's), and with λ given."""
+    system, loop = gripped_load("point")
+    rng = np.random.default_rng(31)
+    for _ in range(3):
+        x = random_closed_state(system, rng)
+        q, v = system.split(x)
+        u = np.concatenate([rng.normal(size=6) * 5, np.zeros(3)])
+        step = system.step(0.0, x, u)
+        result = px.constrained_inverse_dynamics(system, q, v, step.a)
+        assert _close(result.tau, u, 1e-9)
+        assert _close(result.forces[loop.name], step.forces[loop.name], 1e-9)
+        # all DOFs actuated, λ given: the torques come back whatever they were
+        w = rng.normal(size=9)
+        step = system.step(0.0, x, w)
+        given = px.constrained_inverse_dynamics(system, q, v, step.a, step.forces[loop.name])
+        assert _close(given.tau, w, 1e-9)
+
+
+def test_inverse_dynamics_of_two_arms_chooses_the_smallest_torques():
+    """Two arms holding a box: the internal force (36) is free; the chosen λ leaves the box
+    unactuated, reproduces the motion, and gives the least torques among all such λ."""
+    system, loops, x = two_arms_holding_a_box()
+    rng = np.random.default_rng(36)
+    x = px.close_loops(system, system.split(x)[0], rng.normal(size=system.model.nv))
+    q, v = system.split(x)
+    u = np.concatenate([rng.normal(size=12) * 5, np.zeros(6)])
+    a = system.step(0.0, x, u).a
+    result = px.constrained_inverse_dynamics(system, q, v, a)
+    assert np.abs(result.tau[12:]).max() < 1e-9 * np.abs(result.tau).max()
+    assert _close(system.step(0.0, x, result.tau).a, a, 1e-9)
+    assert np.linalg.norm(result.tau) <= np.linalg.norm(u) + 1e-9
+    with pytest.raises(InvalidParameter, match=r"forces must have shape \(12,\)"):
+        px.constrained_inverse_dynamics(system, q, v, a, np.zeros(3))
+
+
+def test_inverse_dynamics_needs_torque_inputs():
+    arm = px.load_robot("six_dof_arm")
+    drive = px.Drive(px.DCMotor(1.2, 0.05, 0.05, 1e-5), px.Gear(50.0))
+    system = px.System(arm, drives={"elbow": drive})
+    with pytest.raises(InvalidParameter, match="joint torques"):
+        px.constrained_inverse_dynamics(system, pin.neutral(system.model), np.zeros(6), np.zeros(6))
