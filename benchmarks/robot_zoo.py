@@ -44,7 +44,8 @@ def _guarded(step):
     except _Timeout:
         return f"TIMEOUT > {LIMIT} s"
     except PinextError as err:
-        return f"error: {type(err).__name__}: {str(err)[:70]}"
+        message = str(err).replace(str(robots_dir()) + "/", "")
+        return f"error: {type(err).__name__}: {message[:110]}"
     except Exception as err:  # noqa: BLE001 - a foreign error is the finding to report
         return f"UNCAUGHT {type(err).__name__}: {str(err)[:60]}"
     finally:
