@@ -35,6 +35,17 @@ from .coordinates import (
 )
 from .environment import DynamicEnvironment
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
+from .impulse import ImpulseResult, impact_impulse, solve_lcp
+from .limits import (
+    EffortSaturation,
+    JointLimit,
+    JointLimits,
+    JointLimitWarning,
+    LimitModes,
+    LimitState,
+    VelocityLimitWarning,
+    joint_limits,
+)
 from .unilateral import Contact
 
 __all__ = [
@@ -45,14 +56,24 @@ __all__ = [
     "Contact",
     "ContactComponent",
     "DynamicEnvironment",
+    "EffortSaturation",
     "FunctionalCoordinates",
     "ImpactResult",
     "ImplicitSurface",
+    "ImpulseResult",
     "InconsistentInitialConditionsWarning",
+    "JointLimit",
+    "JointLimitWarning",
+    "JointLimits",
+    "LimitModes",
+    "LimitState",
     "RedundantConstraintWarning",
+    "VelocityLimitWarning",
     "consistent_initial_state",
     "constrained_dynamics",
     "contact_component",
+    "impact_impulse",
+    "joint_limits",
     "peg_in_hole",
     "plane",
     "plastic_impact",
@@ -60,6 +81,7 @@ __all__ = [
     "project_consistent",
     "run_writing_task",
     "seed_impact_as_printed",
+    "solve_lcp",
 ]
 
 

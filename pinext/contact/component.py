@@ -39,6 +39,8 @@ from .constrained import InconsistentInitialConditionsWarning, baumgarte, projec
 from .coordinates import Constraint
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
+from .impulse import impact_impulse
+from .limits import approach as separation_test
 from .unilateral import Contact, bounces, pulls
 
 if TYPE_CHECKING:
@@ -66,15 +68,29 @@ class ContactState(enum.Enum):
 
 @dataclass(frozen=True)
 class ContactModes:
-    """The mode of a :class:`ContactComponent`: one :class:`ContactState` per contact."""
+    """The mode of a :class:`ContactComponent`: one :class:`ContactState` per contact.
+
+    Attributes:
+        states: One :class:`ContactState` per contact.
+        leaving: Indices of the free contacts that left their surface on it (bounce,
+            separation, lift-off): their impact event carries the separation test of
+            :func:`pinext.contact.limits.approach`.
+    """
 
     states: tuple[ContactState, ...]
+    leaving: frozenset[int] = frozenset()
 
     def replace(self, i: int, state: ContactState) -> ContactModes:
-        """A copy with contact i in ``state``."""
+        """A copy with contact i in ``state`` (no longer leaving)."""
         states = list(self.states)
         states[i] = state
-        return ContactModes(tuple(states))
+        return ContactModes(tuple(states), self.leaving - {i})
+
+    def leave(self, i: int) -> ContactModes:
+        """A copy with contact i free and leaving its surface (a bounce, a separation, a
+        lift-off: its next impact event carries the separation test)."""
+        free = self.replace(i, ContactState.FREE)
+        return ContactModes(free.states, free.leaving | {i})
 
     def __getitem__(self, i: int) -> ContactState:
         return self.states[i]
@@ -202,6 +218,15 @@ class ContactComponent(Component):
         return self._release_pulling(x, mode, trial)
 
     def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> ContactModes:
+        """Closed unilateral contacts that separate (after another row's impact) or would
+        pull are set free."""
+        if CLOSED in mode and not self.layered and self.environment is None:
+            q, v = self._split(x)
+            pin.computeAllTerms(self.model, self.data, q, v)
+            for k, c in enumerate(self.contacts):
+                if mode[k] is CLOSED and c.unilateral:
+                    if float(self._rate(k, t, v)[0]) > VELOCITY_TOLERANCE:
+                        mode = mode.leave(k)
         return self._release_pulling(x, mode, trial)
 
     def _release_pulling(self, x: np.ndarray, mode: ContactModes, trial: Trial) -> ContactModes:
@@ -211,7 +236,7 @@ class ContactComponent(Component):
         force = self._forces(x, mode, trial(x, mode))
         for i, c in enumerate(self.contacts):
             if mode[i] is CLOSED and pulls(c, force[self.rows[i] : self.rows[i + 1]]):
-                mode = mode.replace(i, FREE)
+                mode = mode.leave(i)
         return mode
 
     def effort(self, t, x, q, v, u, mode):  # noqa: D102
@@ -288,7 +313,12 @@ class ContactComponent(Component):
         for i, c in enumerate(self.contacts):
             if mode[i] is FREE:
                 events.append(
-                    Event(f"contact:{c.name}", self._gap_function(c), -1.0, self._impact_action(i))
+                    Event(
+                        f"contact:{c.name}",
+                        self._gap_function(c, i in mode.leaving),
+                        -1.0,
+                        self._impact_action(i),
+                    )
                 )
             elif mode[i] is CLOSED and c.unilateral:
                 events.append(
@@ -392,10 +422,20 @@ class ContactComponent(Component):
         return 0.0, 0.0
 
     # -- events ------------------------------------------------------------------------------
-    def _gap_function(self, c: Contact):
+    def _gap_function(self, c: Contact, leaving: bool = False):
+        """The impact event: the approach gap, with the separation test of
+        :func:`~pinext.contact.limits.approach` in a flight that began with a bounce."""
+
         def g(t: float, x: np.ndarray) -> float:
-            pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-            return self._gap(c, t, x)
+            if not leaving:
+                pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
+                return self._gap(c, t, x)
+            q, v = self._split(x)
+            pin.computeAllTerms(self.model, self.data, q, v)
+            rate = float(c.constraint.evaluate(self.model, self.data, t).rate(v)[0])
+            if self.environment is not None:
+                rate -= self._env(x)[1]
+            return separation_test(self._gap(c, t, x), rate)
 
         return g
 
@@ -422,6 +462,8 @@ class ContactComponent(Component):
                 return x, mode.replace(i, SPRING), {"contact": contact.name}
             model, data = self.model, self.data
             pin.computeAllTerms(model, data, q, v)
+            if self.environment is None and not self.moving and hasattr(trial, "rows"):
+                return self._simultaneous_impact(t, x, mode, trial, i)
             engaged = [k for k, state in enumerate(mode.states) if state is CLOSED] + [i]
             kins = [self.contacts[k].constraint.evaluate(model, data, t) for k in engaged]
             kin = stack(kins)
@@ -454,6 +496,8 @@ class ContactComponent(Component):
                 force = self._forces(x, closed, trial(x, closed))
                 if not pulls(contact, force[self.rows[i] : self.rows[i + 1]]):
                     mode = closed
+            else:
+                mode = mode.leave(i)
             info = {
                 "contact": contact.name,
                 "impulse": np.asarray(result.impulse[-contact.constraint.m :]),
@@ -464,6 +508,74 @@ class ContactComponent(Component):
 
         return action
 
+    def _simultaneous_impact(
+        self, t: float, x: np.ndarray, mode: ContactModes, trial: Trial, i: int
+    ) -> tuple[np.ndarray, ContactModes, dict]:
+        """The impact of contact i with every engaged row of the System in one impulse
+        problem (:func:`pinext.contact.impulse.impact_impulse`, McClamroch (1986) (40)–(42)).
+
+        Engaged: the closed rows of every component, contact i, and this component's free
+        unilateral contacts that touch (|gap| ≤ :data:`GAP_TOLERANCE`) while approaching.
+        No row pulls and none leaves below its Newton target; a contact whose impulse left
+        it separating is free afterwards, one whose rebound exceeds its ``rest_velocity``
+        bounces (a flight with the separation test), the others stay closed.
+        """
+        contact = self.contacts[i]
+        q, v = self._split(x)
+        model, data = self.model, self.data
+        rate = {k: self._rate(k, t, v) for k in range(len(self.contacts))}
+        approach_velocity = float(rate[i][0]) if contact.constraint.m == 1 else 0.0
+        info: dict[str, Any] = {"contact": contact.name, "approach_velocity": approach_velocity}
+        if contact.unilateral and approach_velocity >= 0.0:  # separation test: no impulse
+            zero = np.zeros(contact.constraint.m)
+            closed = self._release_pulling(x, mode.replace(i, CLOSED), trial)
+            mode = closed if closed[i] is CLOSED else mode
+            return x, mode, info | {"impulse": zero, "bounce": False}
+        candidate = mode.replace(i, CLOSED)
+        for k, c in enumerate(self.contacts):
+            if mode[k] is FREE and k != i and c.unilateral and float(rate[k][0]) < 0.0:
+                if abs(self._gap(c, t, x)) <= GAP_TOLERANCE:
+                    candidate = candidate.replace(k, CLOSED)
+        hitting = [k for k in range(len(self.contacts)) if candidate[k] is CLOSED]
+        hitting = [k for k in hitting if mode[k] is not CLOSED]
+        rows = trial.rows(x, candidate)  # type: ignore[attr-defined]
+        jacobian = np.vstack([r.jacobian for _, r in rows])
+        bilateral = np.concatenate(
+            [np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows]
+        )
+        restitution = np.zeros(jacobian.shape[0])
+        start = 0
+        own_rows: dict[int, slice] = {}
+        for owner, r in rows:
+            if owner == self.name:
+                k0 = start
+                for k in (k for k, s in enumerate(candidate.states) if s is CLOSED):
+                    m = self.contacts[k].constraint.m
+                    own_rows[k] = slice(k0, k0 + m)
+                    k0 += m
+            start += r.m
+        bouncing = {k for k in hitting if bounces(self.contacts[k], float(np.min(rate[k])))}
+        for k in bouncing:
+            restitution[own_rows[k]] = self.contacts[k].restitution
+        result = impact_impulse(
+            model, data, q, v, jacobian, restitution=restitution, bilateral=bilateral
+        )
+        x = x.copy()
+        x[model.nq : model.nq + model.nv] = result.v_plus
+        for k in bouncing:
+            candidate = candidate.leave(k)
+        mode = self.settle_mode(t, x, candidate, trial)
+        info |= {
+            "impulse": np.asarray(result.impulse[own_rows[i]]),
+            "bounce": i in bouncing,
+            "simultaneous": [self.contacts[k].name for k in hitting if k != i],
+        }
+        return x, mode, info
+
+    def _rate(self, k: int, t: float, v: np.ndarray) -> np.ndarray:
+        """ṡ of contact k (data must hold ``computeAllTerms``)."""
+        return self.contacts[k].constraint.evaluate(self.model, self.data, t).rate(v)
+
     def _lift_off_action(self, i: int):
         contact = self.contacts[i]
 
@@ -471,7 +583,7 @@ class ContactComponent(Component):
             x = x.copy()
             if self.layered and self.environment.contact_damping == 0.0:
                 x[self.layout.slices["environment"].start + 2] = 0.0  # w = 0 when F = k_c w = 0
-            return x, mode.replace(i, FREE), {"contact": contact.name}
+            return x, mode.leave(i), {"contact": contact.name}
 
         return action
 
