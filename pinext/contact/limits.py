@@ -17,10 +17,10 @@ A limited joint (one position coordinate, one velocity: revolute, prismatic) wit
 
 Joints without limits stay free: continuous joints (two position coordinates), free
 flyers, and the "no limit" encodings (±inf, magnitudes above :data:`NO_LIMIT`, lower ≥ upper).
-The URDF's velocity limits are watched: the first time a joint exceeds its limit, one
-:class:`VelocityLimitWarning` names the joint and the time (the event ``velocity-limit:<joint>``
-is recorded). With ``saturate_efforts`` the joint-torque inputs are clipped to the effort
-limits (:class:`EffortSaturation`).
+The URDF's velocity limits are watched: after a run, one :class:`VelocityLimitWarning` per
+joint that exceeded its limit names the joint and the first time it did (:meth:`report`).
+With ``saturate_efforts`` the joint-torque inputs are clipped to the effort limits
+(:class:`EffortSaturation`).
 """
 
 from __future__ import annotations
@@ -84,7 +84,6 @@ class LimitModes:
     Attributes:
         states: One :class:`LimitState` per limited joint.
         names: The joints' names (for ``str``; not compared).
-        reported: Indices of the joints whose velocity limit was already reported.
         leaving: (index, side) of the free joints that left their limit on its surface (bounce,
             separation, lift-off): their impact event carries the separation test of
             :func:`approach`.
@@ -92,7 +91,6 @@ class LimitModes:
 
     states: tuple[LimitState, ...]
     names: tuple[str, ...] = field(default=(), compare=False)
-    reported: frozenset[int] = frozenset()
     leaving: frozenset[tuple[int, LimitState]] = frozenset()
 
     def replace(self, i: int, state: LimitState) -> LimitModes:
@@ -169,9 +167,7 @@ def joint_limits(
     per_joint = restitution if isinstance(restitution, Mapping) else {}
     unknown = set(per_joint) - set(model.names)
     if unknown:
-        raise NameNotFound(
-            f"restitution names unknown joints {sorted(unknown)}; joints: {list(model.names[1:])}"
-        )
+        raise NameNotFound("joint", sorted(unknown)[0], list(model.names[1:]))
     limits = []
     for j in range(1, model.njoints):
         joint = model.joints[j]
@@ -391,16 +387,6 @@ class JointLimits(Component):
                         dynamic=True,
                     )
                 )
-        for k in self.watched:
-            if k not in mode.reported:
-                events.append(
-                    Event(
-                        f"velocity-limit:{self.all_limits[k].joint}",
-                        self._velocity_function(k),
-                        -1.0,
-                        self._velocity_action(k),
-                    )
-                )
         return events
 
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
@@ -415,6 +401,26 @@ class JointLimits(Component):
             "distance": distance,
             "held": np.array([float(s is not FREE) for s in mode.states]),
         }
+
+    def report(self, trajectory: Any) -> None:
+        """One :class:`VelocityLimitWarning` per joint whose speed exceeded its velocity limit
+        in the run, naming the joint and the first time [s] (interpolated between samples)."""
+        t, v = trajectory.t, trajectory.v
+        for lim in (self.all_limits[k] for k in self.watched):
+            over = np.flatnonzero(np.abs(v[:, lim.iv]) > lim.velocity)
+            if not over.size:
+                continue
+            i = int(over[0])
+            when = float(t[i])
+            if i > 0:  # the crossing of |v| = limit between samples i-1 and i
+                a, b = abs(v[i - 1, lim.iv]), abs(v[i, lim.iv])
+                when = float(t[i - 1] + (lim.velocity - a) / (b - a) * (t[i] - t[i - 1]))
+            warnings.warn(
+                f"joint '{lim.joint}' exceeds its velocity limit {lim.velocity:g} at "
+                f"t = {when:.6g} s (largest speed {np.abs(v[:, lim.iv]).max():.6g})",
+                VelocityLimitWarning,
+                stacklevel=3,
+            )
 
     def metadata(self) -> dict[str, Any]:
         """The limited joints and their ranges."""
@@ -434,14 +440,6 @@ class JointLimits(Component):
     def _force_function(self, k: int, mode: LimitModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
             return float(self._forces(mode, step)[k])
-
-        return g
-
-    def _velocity_function(self, k: int):
-        lim = self.all_limits[k]
-
-        def g(t: float, x: np.ndarray) -> float:
-            return lim.velocity - abs(float(x[self.nq + lim.iv]))
 
         return g
 
@@ -473,22 +471,6 @@ class JointLimits(Component):
 
         def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
             return x.copy(), mode.leave(k, mode[k]), {"joint": lim.joint}
-
-        return action
-
-    def _velocity_action(self, k: int):
-        lim = self.all_limits[k]
-
-        def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
-            velocity = float(x[self.nq + lim.iv])
-            warnings.warn(
-                f"joint '{lim.joint}' exceeds its velocity limit {lim.velocity:g} at "
-                f"t = {t:.6g} s (velocity {velocity:.6g})",
-                VelocityLimitWarning,
-                stacklevel=2,
-            )
-            reported = replace(mode, reported=mode.reported | {k})
-            return x.copy(), reported, {"joint": lim.joint, "velocity": velocity}
 
         return action
 

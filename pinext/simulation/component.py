@@ -281,6 +281,10 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         """Named signals recorded in :attr:`Trajectory.outputs` at every sample."""
         return {}
 
+    def report(self, trajectory: Any) -> None:  # noqa: B027 - optional hook
+        """Called once at the end of a run with its :class:`~pinext.Trajectory`: warnings
+        about the whole run (a velocity limit exceeded)."""
+
     def metadata(self) -> dict[str, Any]:
         """JSON-serialisable entries for :attr:`Trajectory.meta` (what a viewer needs)."""
         return {}
