@@ -40,7 +40,6 @@ from .coordinates import Constraint
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
 from .impulse import impact_impulse
-from .limits import approach as separation_test
 from .unilateral import Contact, bounces, pulls
 
 if TYPE_CHECKING:
@@ -73,8 +72,8 @@ class ContactModes:
     Attributes:
         states: One :class:`ContactState` per contact.
         leaving: Indices of the free contacts that left their surface on it (bounce,
-            separation, lift-off): their impact event carries the separation test of
-            :func:`pinext.contact.limits.approach`.
+            separation, lift-off): their event is the apex of the flight (the separation
+            test, :class:`pinext.contact.LimitModes`), then the gap again.
     """
 
     states: tuple[ContactState, ...]
@@ -312,14 +311,19 @@ class ContactComponent(Component):
         events = []
         for i, c in enumerate(self.contacts):
             if mode[i] is FREE:
-                events.append(
-                    Event(
-                        f"contact:{c.name}",
-                        self._gap_function(c, i in mode.leaving),
-                        -1.0,
-                        self._impact_action(i),
+                if i in mode.leaving:  # the separation test: first the apex
+                    events.append(
+                        Event(f"apex:{c.name}", self._rate_function(i), -1.0, self._apex_action(i))
                     )
-                )
+                else:
+                    events.append(
+                        Event(
+                            f"contact:{c.name}",
+                            self._gap_function(c),
+                            -1.0,
+                            self._impact_action(i),
+                        )
+                    )
             elif mode[i] is CLOSED and c.unilateral:
                 events.append(
                     Event(
@@ -422,22 +426,37 @@ class ContactComponent(Component):
         return 0.0, 0.0
 
     # -- events ------------------------------------------------------------------------------
-    def _gap_function(self, c: Contact, leaving: bool = False):
-        """The impact event: the approach gap, with the separation test of
-        :func:`~pinext.contact.limits.approach` in a flight that began with a bounce."""
-
+    def _gap_function(self, c: Contact):
         def g(t: float, x: np.ndarray) -> float:
-            if not leaving:
-                pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-                return self._gap(c, t, x)
-            q, v = self._split(x)
-            pin.computeAllTerms(self.model, self.data, q, v)
-            rate = float(c.constraint.evaluate(self.model, self.data, t).rate(v)[0])
-            if self.environment is not None:
-                rate -= self._env(x)[1]
-            return separation_test(self._gap(c, t, x), rate)
+            pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
+            return self._gap(c, t, x)
 
         return g
+
+    def _rate_function(self, i: int):
+        """The separating velocity ṡ of contact i (relative to the environment mass)."""
+
+        def g(t: float, x: np.ndarray) -> float:
+            q, v = self._split(x)
+            pin.computeAllTerms(self.model, self.data, q, v)
+            rate = float(self._rate(i, t, v)[0])
+            return rate - self._env(x)[1] if self.environment is not None else rate
+
+        return g
+
+    def _apex_action(self, i: int):
+        contact = self.contacts[i]
+
+        def action(t: float, x: np.ndarray, mode: ContactModes, trial: Trial):
+            pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
+            gap = self._gap(contact, t, x)
+            info = {"contact": contact.name, "gap": gap}
+            if gap > 0.0 or self.layered:  # clear: the impact event is the gap again
+                return x.copy(), mode.replace(i, FREE), info
+            closed = self._release_pulling(x, mode.replace(i, CLOSED), trial)
+            return x.copy(), (closed if closed[i] is CLOSED else mode), info
+
+        return action
 
     def _force_function(self, i: int, mode: ContactModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
@@ -529,7 +548,7 @@ class ContactComponent(Component):
         if contact.unilateral and approach_velocity >= 0.0:  # separation test: no impulse
             zero = np.zeros(contact.constraint.m)
             closed = self._release_pulling(x, mode.replace(i, CLOSED), trial)
-            mode = closed if closed[i] is CLOSED else mode
+            mode = closed if closed[i] is CLOSED else mode.leave(i)
             return x, mode, info | {"impulse": zero, "bounce": False}
         candidate = mode.replace(i, CLOSED)
         for k, c in enumerate(self.contacts):
@@ -558,7 +577,14 @@ class ContactComponent(Component):
         for k in bouncing:
             restitution[own_rows[k]] = self.contacts[k].restitution
         result = impact_impulse(
-            model, data, q, v, jacobian, restitution=restitution, bilateral=bilateral
+            model,
+            data,
+            q,
+            v,
+            jacobian,
+            restitution=restitution,
+            bilateral=bilateral,
+            rest_velocity=contact.rest_velocity,
         )
         x = x.copy()
         x[model.nq : model.nq + model.nv] = result.v_plus

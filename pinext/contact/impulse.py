@@ -98,6 +98,7 @@ def impact_impulse(
     *,
     restitution: np.ndarray | float = 0.0,
     bilateral: np.ndarray | None = None,
+    rest_velocity: float = 0.0,
 ) -> ImpulseResult:
     """The impulses of a simultaneous impact of several rows, McClamroch (1986) (40)–(42) with
     Vukobratović & Potkonjak (20.90).
@@ -119,6 +120,14 @@ def impact_impulse(
             when the row separates).
         restitution: Newton's coefficients e ∈ [0, 1], scalar or shape (m,).
         bilateral: Shape (m,) booleans: rows held in both directions (default none).
+        rest_velocity: The Zeno cut [m/s or rad/s]: unilateral rows that the impulses leave
+            separating slower than this are held too (w = 0) when they can be with P ≥ 0,
+            or whatever the sign when the impact itself is slower than this (the rows come
+            to rest together: the M-orthogonal projection of q̇⁻, which never adds kinetic
+            energy; the acceleration-level problem then decides which rows stay closed).
+            Without it two rows that share a mass (a joint at its limit and the tip on a
+            table) alternate plastic impacts at geometrically decreasing speeds: infinitely
+            many before a finite time (inelastic collapse).
 
     Returns:
         :class:`ImpulseResult` ``(v_plus, impulse, active)``.
@@ -139,9 +148,20 @@ def impact_impulse(
     minv_jt = np.linalg.solve(M, J.T)
     rate = J @ v
     b = rate + e * np.minimum(rate, 0.0)
-    if bilateral is not None:
-        b = np.where(bilateral, rate, b)
-    P, active = solve_lcp(J @ minv_jt, b, bilateral)
+    if bilateral is not None:  # satisfied before the impact, they keep their velocity
+        b = np.where(bilateral, 0.0, b)
+    delassus = J @ minv_jt
+    bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
+    P, active = solve_lcp(delassus, b, bilateral)
+    if rest_velocity > 0.0:
+        w = delassus @ P + b
+        slow = ~active & ~bilateral & (w < rest_velocity)
+        if slow.any():
+            held = bilateral | active | slow
+            P_held, _ = solve_lcp(delassus, b, held)
+            resting = -float(np.min(rate, initial=0.0)) < rest_velocity
+            if resting or np.all(P_held[~bilateral] >= 0.0):
+                P, active = P_held, held
     return ImpulseResult(v + minv_jt @ P, P, active)
 
 

@@ -85,8 +85,13 @@ class LimitModes:
         states: One :class:`LimitState` per limited joint.
         names: The joints' names (for ``str``; not compared).
         leaving: (index, side) of the free joints that left their limit on its surface (bounce,
-            separation, lift-off): their impact event carries the separation test of
-            :func:`approach`.
+            separation, lift-off). The separation test: such a joint starts on its limit
+            (distance 0, or a rounding error below) moving away or at rest, so the distance
+            is no event function for it (the root finder takes ``g(t₀) = 0`` for a root when
+            a short flight ends within the first step). Its event is the apex instead, the
+            downward zero crossing of the separating velocity; from there the distance is
+            positive (the impact event is the distance again) or zero (the joint turned on its
+            limit: held if the reaction pushes).
     """
 
     states: tuple[LimitState, ...]
@@ -197,23 +202,6 @@ def joint_limits(
     return limits
 
 
-def approach(distance: float, rate: float) -> float:
-    """The impact event function of a unilateral row that left its surface in a bounce.
-
-    ``φ`` while the row is open or approaches (φ > 0 or φ̇ < 0); on or below the surface
-    while it separates (φ ≤ 0, φ̇ ≥ 0) the positive φ̇ instead. The flight after a bounce
-    starts on the surface (φ = 0, or a rounding error below it) with φ̇ > 0: its event
-    function starts positive, so the root finder (``direction = -1``) cannot take the phase's
-    start for the next impact, which it did with ``g = φ`` when a short flight ended inside
-    the first step (``g(t_0) = 0`` is a root of the bracket). The next downward zero
-    crossing is then the next impact, with φ̇ < 0. Other free rows keep ``g = φ``, which a
-    crossing that turns around below the surface within one step cannot hide.
-    """
-    if distance > 0.0 or rate < 0.0:
-        return distance
-    return rate
-
-
 class JointLimits(Component):
     """The position limits of a robot's joints as unilateral rows with impact and lift-off.
 
@@ -299,13 +287,31 @@ class JointLimits(Component):
                     state = side
             states.append(state)
         mode = LimitModes(tuple(states), tuple(self.joints))
-        return self._release(x, mode, trial)
+        return self._compact(self._release(x, mode, trial))
 
-    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> LimitModes:
+    def _free(self) -> LimitModes:
+        return LimitModes((FREE,) * len(self.limits), tuple(self.joints))
+
+    def _full(self, mode: LimitModes | None) -> LimitModes:
+        """The mode, with None (every joint free: no phase mode) spelled out."""
+        return self._free() if mode is None else mode
+
+    def _compact(self, mode: LimitModes) -> LimitModes | None:
+        """None when every joint is free and none is leaving a limit (the phase then has no
+        mode of this component, as a run that never touches a limit)."""
+        if mode.leaving or any(s is not FREE for s in mode.states):
+            return mode
+        return None
+
+    def linear(self, mode: LimitModes | None) -> bool:  # noqa: D102 - no rows: no effect
+        return not self.is_constrained(mode)
+
+    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> LimitModes | None:
+        mode = self._full(mode)
         for k, state in enumerate(mode.states):  # separating after another row's impact
             if state is not FREE and self._side(k, state, x)[2] > VELOCITY_TOLERANCE:
                 mode = mode.leave(k, mode[k])
-        return self._release(x, mode, trial)
+        return self._compact(self._release(x, mode, trial))
 
     def _engaged(self, x: np.ndarray, mode: LimitModes) -> LimitModes:
         """The mode with every free joint that sits on a limit (within
@@ -362,17 +368,27 @@ class JointLimits(Component):
             drift[r] = 2.0 * self.omega * rate + self.omega**2 * distance
         return ConstraintRows(jacobian, drift, None, RowKind.UNILATERAL)
 
-    def events(self, mode: LimitModes) -> list[Event]:  # noqa: D102
+    def events(self, mode: LimitModes | None) -> list[Event]:  # noqa: D102
+        mode = self._full(mode)
         events = []
         for k, lim in enumerate(self.limits):
             state = mode[k]
             if state is FREE:
                 for side, bound in ((LOWER, lim.lower), (UPPER, lim.upper)):
-                    if np.isfinite(bound):
+                    if (k, side) in mode.leaving:  # the separation test: first the apex
+                        events.append(
+                            Event(
+                                f"apex:{lim.joint}",
+                                self._rate_function(k, side),
+                                -1.0,
+                                self._apex_action(k, side),
+                            )
+                        )
+                    elif np.isfinite(bound):
                         events.append(
                             Event(
                                 f"limit:{lim.joint}",
-                                self._distance_function(k, side, (k, side) in mode.leaving),
+                                self._distance_function(k, side),
                                 -1.0,
                                 self._impact_action(k, side),
                             )
@@ -390,6 +406,7 @@ class JointLimits(Component):
         return events
 
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
+        mode = self._full(mode)
         distance = np.array(
             [
                 min(self._side(k, LOWER, x)[1], self._side(k, UPPER, x)[1])
@@ -430,12 +447,31 @@ class JointLimits(Component):
         }
 
     # -- events ----------------------------------------------------------------------------------
-    def _distance_function(self, k: int, side: LimitState, leaving: bool):
+    def _distance_function(self, k: int, side: LimitState):
         def g(t: float, x: np.ndarray) -> float:
-            _, distance, rate = self._side(k, side, x)
-            return approach(distance, rate) if leaving else distance
+            return self._side(k, side, x)[1]
 
         return g
+
+    def _rate_function(self, k: int, side: LimitState):
+        def g(t: float, x: np.ndarray) -> float:
+            return self._side(k, side, x)[2]
+
+        return g
+
+    def _apex_action(self, k: int, side: LimitState):
+        lim = self.limits[k]
+
+        def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
+            mode = self._full(mode)
+            distance = self._side(k, side, x)[1]
+            info = {"joint": lim.joint, "side": side.value, "distance": distance}
+            if distance > 0.0:  # clear of the limit: its impact event is the distance again
+                return x.copy(), self._compact(mode.replace(k, FREE)), info
+            held = self._release(x, mode.replace(k, side), trial)  # turned on the limit
+            return x.copy(), self._compact(held if held[k] is side else mode), info
+
+        return action
 
     def _force_function(self, k: int, mode: LimitModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
@@ -451,10 +487,11 @@ class JointLimits(Component):
             _, _, rate = self._side(k, side, x)
             info: dict[str, Any] = {"joint": lim.joint, "side": side.value}
             info["approach_velocity"] = rate
+            mode = self._full(mode)
             if rate >= 0.0:  # separation test: no impulse on a joint that does not approach
                 info |= {"impulse": np.zeros(1), "bounce": False}
                 held = self._release(x, mode.replace(k, side), trial)
-                return x, (held if held[k] is side else mode), info
+                return x, self._compact(held if held[k] is side else mode.leave(k, side)), info
             bounce = lim.restitution > 0.0 and lim.restitution * abs(rate) > self.rest_velocity
             held = self._engaged(x, mode).replace(k, side)
             x, impulse = _impact(x, trial, held, self.name, k, self, bounce)
@@ -470,6 +507,7 @@ class JointLimits(Component):
         lim = self.limits[k]
 
         def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
+            mode = self._full(mode)
             return x.copy(), mode.leave(k, mode[k]), {"joint": lim.joint}
 
         return action
@@ -507,6 +545,7 @@ def _impact(
         jacobian,
         restitution=restitution,
         bilateral=bilateral,
+        rest_velocity=comp.rest_velocity,
     )
     x[nq : nq + nv] = result.v_plus
     return x, result.impulse[own : own + 1]
@@ -541,7 +580,7 @@ class EffortSaturation(Component):
         return float((np.clip(u, -self.limit, self.limit) - u) @ v), 0.0
 
 
-@register_builder(rank=30)
+@register_builder(rank=15)
 def _build_limits(robot: Any, options: dict[str, Any]) -> JointLimits | None:
     """The System's joint limits (``joint_limits=True``, the default)."""
     if not options.get("joint_limits", True):
@@ -550,7 +589,7 @@ def _build_limits(robot: Any, options: dict[str, Any]) -> JointLimits | None:
     return comp if comp.limits or comp.watched else None
 
 
-@register_builder(rank=31)
+@register_builder(rank=16)
 def _build_saturation(robot: Any, options: dict[str, Any]) -> EffortSaturation | None:
     """Effort saturation of joint-torque inputs (``saturate_efforts=True``)."""
     if not options.get("saturate_efforts", False):
