@@ -40,6 +40,7 @@ from .coordinates import Constraint
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
 from .impulse import impact_impulse
+from .limits import leaving_distance
 from .unilateral import Contact, bounces, pulls
 
 if TYPE_CHECKING:
@@ -71,25 +72,26 @@ class ContactModes:
 
     Attributes:
         states: One :class:`ContactState` per contact.
-        leaving: Indices of the free contacts that left their surface on it (bounce,
-            separation, lift-off): their event is the apex of the flight (the separation
-            test, :class:`pinext.contact.LimitModes`), then the gap again.
+        leaving: (index, t0 [s], gap at t0 [m]) of the free contacts that left their surface
+            on it (bounce, separation, lift-off): their impact event is
+            :func:`pinext.contact.limits.leaving_distance` of the gap (the separation test).
     """
 
     states: tuple[ContactState, ...]
-    leaving: frozenset[int] = frozenset()
+    leaving: frozenset[tuple[int, float, float]] = frozenset()
 
     def replace(self, i: int, state: ContactState) -> ContactModes:
         """A copy with contact i in ``state`` (no longer leaving)."""
         states = list(self.states)
         states[i] = state
-        return ContactModes(tuple(states), self.leaving - {i})
+        return ContactModes(tuple(states), frozenset(e for e in self.leaving if e[0] != i))
 
-    def leave(self, i: int) -> ContactModes:
-        """A copy with contact i free and leaving its surface (a bounce, a separation, a
-        lift-off: its next impact event carries the separation test)."""
+    def leave(self, i: int, t0: float, gap: float) -> ContactModes:
+        """A copy with contact i free and leaving its surface at time t0 [s] from ``gap`` [m]
+        (a bounce, a separation, a lift-off: its next impact event carries the separation
+        test, :func:`pinext.contact.limits.leaving_distance`)."""
         free = self.replace(i, ContactState.FREE)
-        return ContactModes(free.states, free.leaving | {i})
+        return ContactModes(free.states, free.leaving | {(i, float(t0), min(float(gap), 0.0))})
 
     def __getitem__(self, i: int) -> ContactState:
         return self.states[i]
@@ -214,7 +216,7 @@ class ContactComponent(Component):
                     "pinext.contact.consistent_initial_state)"
                 )
         mode = ContactModes(tuple(states))
-        return self._release_pulling(x, mode, trial)
+        return self._release_pulling(t, x, mode, trial)
 
     def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> ContactModes:
         """Closed unilateral contacts that separate (after another row's impact) or would
@@ -225,17 +227,19 @@ class ContactComponent(Component):
             for k, c in enumerate(self.contacts):
                 if mode[k] is CLOSED and c.unilateral:
                     if float(self._rate(k, t, v)[0]) > VELOCITY_TOLERANCE:
-                        mode = mode.leave(k)
-        return self._release_pulling(x, mode, trial)
+                        mode = self._leave(mode, k, t, x)
+        return self._release_pulling(t, x, mode, trial)
 
-    def _release_pulling(self, x: np.ndarray, mode: ContactModes, trial: Trial) -> ContactModes:
+    def _release_pulling(
+        self, t: float, x: np.ndarray, mode: ContactModes, trial: Trial
+    ) -> ContactModes:
         """The mode with every closed unilateral contact that would pull set free."""
         if CLOSED not in mode:
             return mode
         force = self._forces(x, mode, trial(x, mode))
         for i, c in enumerate(self.contacts):
             if mode[i] is CLOSED and pulls(c, force[self.rows[i] : self.rows[i + 1]]):
-                mode = mode.leave(i)
+                mode = self._leave(mode, i, t, x)
         return mode
 
     def effort(self, t, x, q, v, u, mode):  # noqa: D102
@@ -311,19 +315,15 @@ class ContactComponent(Component):
         events = []
         for i, c in enumerate(self.contacts):
             if mode[i] is FREE:
-                if i in mode.leaving:  # the separation test: first the apex
-                    events.append(
-                        Event(f"apex:{c.name}", self._rate_function(i), -1.0, self._apex_action(i))
+                start = next((e[1:] for e in mode.leaving if e[0] == i), None)
+                events.append(
+                    Event(
+                        f"contact:{c.name}",
+                        self._gap_function(c, start),
+                        -1.0,
+                        self._impact_action(i),
                     )
-                else:
-                    events.append(
-                        Event(
-                            f"contact:{c.name}",
-                            self._gap_function(c),
-                            -1.0,
-                            self._impact_action(i),
-                        )
-                    )
+                )
             elif mode[i] is CLOSED and c.unilateral:
                 events.append(
                     Event(
@@ -426,37 +426,18 @@ class ContactComponent(Component):
         return 0.0, 0.0
 
     # -- events ------------------------------------------------------------------------------
-    def _gap_function(self, c: Contact):
+    def _gap_function(self, c: Contact, start: tuple | None = None):
         def g(t: float, x: np.ndarray) -> float:
             pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-            return self._gap(c, t, x)
+            gap = self._gap(c, t, x)
+            return gap if start is None else leaving_distance(gap, t, *start)
 
         return g
 
-    def _rate_function(self, i: int):
-        """The separating velocity ṡ of contact i (relative to the environment mass)."""
-
-        def g(t: float, x: np.ndarray) -> float:
-            q, v = self._split(x)
-            pin.computeAllTerms(self.model, self.data, q, v)
-            rate = float(self._rate(i, t, v)[0])
-            return rate - self._env(x)[1] if self.environment is not None else rate
-
-        return g
-
-    def _apex_action(self, i: int):
-        contact = self.contacts[i]
-
-        def action(t: float, x: np.ndarray, mode: ContactModes, trial: Trial):
-            pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-            gap = self._gap(contact, t, x)
-            info = {"contact": contact.name, "gap": gap}
-            if gap > 0.0 or self.layered:  # clear: the impact event is the gap again
-                return x.copy(), mode.replace(i, FREE), info
-            closed = self._release_pulling(x, mode.replace(i, CLOSED), trial)
-            return x.copy(), (closed if closed[i] is CLOSED else mode), info
-
-        return action
+    def _leave(self, mode: ContactModes, i: int, t: float, x: np.ndarray) -> ContactModes:
+        """``mode.leave`` from the state x at time t."""
+        pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
+        return mode.leave(i, t, self._gap(self.contacts[i], t, x))
 
     def _force_function(self, i: int, mode: ContactModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
@@ -516,7 +497,7 @@ class ContactComponent(Component):
                 if not pulls(contact, force[self.rows[i] : self.rows[i + 1]]):
                     mode = closed
             else:
-                mode = mode.leave(i)
+                mode = self._leave(mode, i, t, x)
             info = {
                 "contact": contact.name,
                 "impulse": np.asarray(result.impulse[-contact.constraint.m :]),
@@ -547,8 +528,8 @@ class ContactComponent(Component):
         info: dict[str, Any] = {"contact": contact.name, "approach_velocity": approach_velocity}
         if contact.unilateral and approach_velocity >= 0.0:  # separation test: no impulse
             zero = np.zeros(contact.constraint.m)
-            closed = self._release_pulling(x, mode.replace(i, CLOSED), trial)
-            mode = closed if closed[i] is CLOSED else mode.leave(i)
+            closed = self._release_pulling(t, x, mode.replace(i, CLOSED), trial)
+            mode = closed if closed[i] is CLOSED else self._leave(mode, i, t, x)
             return x, mode, info | {"impulse": zero, "bounce": False}
         candidate = mode.replace(i, CLOSED)
         for k, c in enumerate(self.contacts):
@@ -589,7 +570,7 @@ class ContactComponent(Component):
         x = x.copy()
         x[model.nq : model.nq + model.nv] = result.v_plus
         for k in bouncing:
-            candidate = candidate.leave(k)
+            candidate = self._leave(candidate, k, t, x)
         mode = self.settle_mode(t, x, candidate, trial)
         info |= {
             "impulse": np.asarray(result.impulse[own_rows[i]]),
@@ -609,7 +590,7 @@ class ContactComponent(Component):
             x = x.copy()
             if self.layered and self.environment.contact_damping == 0.0:
                 x[self.layout.slices["environment"].start + 2] = 0.0  # w = 0 when F = k_c w = 0
-            return x, mode.leave(i), {"contact": contact.name}
+            return x, self._leave(mode, i, t, x), {"contact": contact.name}
 
         return action
 

@@ -84,19 +84,14 @@ class LimitModes:
     Attributes:
         states: One :class:`LimitState` per limited joint.
         names: The joints' names (for ``str``; not compared).
-        leaving: (index, side) of the free joints that left their limit on its surface (bounce,
-            separation, lift-off). The separation test: such a joint starts on its limit
-            (distance 0, or a rounding error below) moving away or at rest, so the distance
-            is no event function for it (the root finder takes ``g(t₀) = 0`` for a root when
-            a short flight ends within the first step). Its event is the apex instead, the
-            downward zero crossing of the separating velocity; from there the distance is
-            positive (the impact event is the distance again) or zero (the joint turned on its
-            limit: held if the reaction pushes).
+        leaving: (index, side, t0 [s], d0 [rad or m]) of the free joints that left their
+            limit on its surface (bounce, separation, lift-off): their impact event is
+            :func:`leaving_distance` (the separation test).
     """
 
     states: tuple[LimitState, ...]
     names: tuple[str, ...] = field(default=(), compare=False)
-    leaving: frozenset[tuple[int, LimitState]] = frozenset()
+    leaving: frozenset[tuple[int, LimitState, float, float]] = frozenset()
 
     def replace(self, i: int, state: LimitState) -> LimitModes:
         """A copy with joint i in ``state`` (no longer leaving)."""
@@ -105,11 +100,12 @@ class LimitModes:
         leaving = frozenset(item for item in self.leaving if item[0] != i)
         return replace(self, states=tuple(states), leaving=leaving)
 
-    def leave(self, i: int, side: LimitState) -> LimitModes:
-        """A copy with joint i free and leaving its limit ``side`` (a bounce, a separation, a
-        lift-off: that side's next impact event carries the separation test)."""
+    def leave(self, i: int, side: LimitState, t0: float, d0: float) -> LimitModes:
+        """A copy with joint i free and leaving its limit ``side`` at time t0 [s] from the
+        distance d0 [rad or m] (a bounce, a separation, a lift-off: that side's next impact
+        event carries the separation test, :func:`leaving_distance`)."""
         free = self.replace(i, LimitState.FREE)
-        return replace(free, leaving=free.leaving | {(i, side)})
+        return replace(free, leaving=free.leaving | {(i, side, float(t0), min(float(d0), 0.0))})
 
     def __getitem__(self, i: int) -> LimitState:
         return self.states[i]
@@ -202,6 +198,27 @@ def joint_limits(
     return limits
 
 
+def leaving_distance(distance: float, t: float, t0: float, d0: float) -> float:
+    """The impact event function of a row that left its surface at t0 from the distance d0
+    (≤ 0: zero, or the rounding error of the located impact below the surface).
+
+    .. math::
+
+        g(t) = \\frac{\\phi(t) - d_0}{(t - t_0)^2}, \\qquad g(t_0) = 1
+
+    A row that leaves its surface (bounce, separation after another row's impact, lift-off)
+    starts with φ = d0 and φ̇ ≥ 0: ``g = φ`` would start at zero (or a rounding error on
+    either side), and the root finder takes ``g(t₀) = 0`` for a root when a short flight
+    ends within the first step, or misses the return when ``g(t₀)`` is a hair below zero.
+    Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
+    positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
+    zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
+    """
+    if t <= t0:
+        return 1.0
+    return (distance - d0) / (t - t0) ** 2
+
+
 class JointLimits(Component):
     """The position limits of a robot's joints as unilateral rows with impact and lift-off.
 
@@ -287,7 +304,7 @@ class JointLimits(Component):
                     state = side
             states.append(state)
         mode = LimitModes(tuple(states), tuple(self.joints))
-        return self._compact(self._release(x, mode, trial))
+        return self._compact(self._release(t, x, mode, trial))
 
     def _free(self) -> LimitModes:
         return LimitModes((FREE,) * len(self.limits), tuple(self.joints))
@@ -310,8 +327,8 @@ class JointLimits(Component):
         mode = self._full(mode)
         for k, state in enumerate(mode.states):  # separating after another row's impact
             if state is not FREE and self._side(k, state, x)[2] > VELOCITY_TOLERANCE:
-                mode = mode.leave(k, mode[k])
-        return self._compact(self._release(x, mode, trial))
+                mode = self._leave(mode, k, mode[k], t, x)
+        return self._compact(self._release(t, x, mode, trial))
 
     def _engaged(self, x: np.ndarray, mode: LimitModes) -> LimitModes:
         """The mode with every free joint that sits on a limit (within
@@ -323,7 +340,11 @@ class JointLimits(Component):
                         mode = mode.replace(k, side)
         return mode
 
-    def _release(self, x: np.ndarray, mode: LimitModes, trial: Trial) -> LimitModes:
+    def _leave(self, mode: LimitModes, k: int, side: LimitState, t: float, x: np.ndarray):
+        """``mode.leave`` from the state x at time t."""
+        return mode.leave(k, side, t, self._side(k, side, x)[1])
+
+    def _release(self, t: float, x: np.ndarray, mode: LimitModes, trial: Trial) -> LimitModes:
         """The mode with the held limits that would pull set free: the active set of the
         System's contact problem at the acceleration level (:func:`contact_forces`, every
         unilateral row of every component), else one at a time, the most pulling first."""
@@ -338,7 +359,7 @@ class JointLimits(Component):
                     held = [k for k, s in enumerate(mode.states) if s is not FREE]
                     for j, k in enumerate(held):
                         if not active[start + j]:
-                            mode = mode.leave(k, mode[k])
+                            mode = self._leave(mode, k, mode[k], t, x)
                 start += r.m
             return mode
         while any(s is not FREE for s in mode.states):
@@ -346,7 +367,7 @@ class JointLimits(Component):
             k = int(np.argmin(force))
             if force[k] >= 0.0:
                 break
-            mode = mode.leave(k, mode[k])
+            mode = self._leave(mode, k, mode[k], t, x)
         return mode
 
     def _forces(self, mode: LimitModes, step: Step) -> np.ndarray:
@@ -375,20 +396,12 @@ class JointLimits(Component):
             state = mode[k]
             if state is FREE:
                 for side, bound in ((LOWER, lim.lower), (UPPER, lim.upper)):
-                    if (k, side) in mode.leaving:  # the separation test: first the apex
-                        events.append(
-                            Event(
-                                f"apex:{lim.joint}",
-                                self._rate_function(k, side),
-                                -1.0,
-                                self._apex_action(k, side),
-                            )
-                        )
-                    elif np.isfinite(bound):
+                    start = next((e[2:] for e in mode.leaving if e[:2] == (k, side)), None)
+                    if np.isfinite(bound):
                         events.append(
                             Event(
                                 f"limit:{lim.joint}",
-                                self._distance_function(k, side),
+                                self._distance_function(k, side, start),
                                 -1.0,
                                 self._impact_action(k, side),
                             )
@@ -447,31 +460,19 @@ class JointLimits(Component):
         }
 
     # -- events ----------------------------------------------------------------------------------
-    def _distance_function(self, k: int, side: LimitState):
-        def g(t: float, x: np.ndarray) -> float:
-            return self._side(k, side, x)[1]
+    def _distance_function(self, k: int, side: LimitState, start: tuple | None):
+        if start is None:
+
+            def g(t: float, x: np.ndarray) -> float:
+                return self._side(k, side, x)[1]
+
+        else:
+            t0, d0 = start
+
+            def g(t: float, x: np.ndarray) -> float:
+                return leaving_distance(self._side(k, side, x)[1], t, t0, d0)
 
         return g
-
-    def _rate_function(self, k: int, side: LimitState):
-        def g(t: float, x: np.ndarray) -> float:
-            return self._side(k, side, x)[2]
-
-        return g
-
-    def _apex_action(self, k: int, side: LimitState):
-        lim = self.limits[k]
-
-        def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
-            mode = self._full(mode)
-            distance = self._side(k, side, x)[1]
-            info = {"joint": lim.joint, "side": side.value, "distance": distance}
-            if distance > 0.0:  # clear of the limit: its impact event is the distance again
-                return x.copy(), self._compact(mode.replace(k, FREE)), info
-            held = self._release(x, mode.replace(k, side), trial)  # turned on the limit
-            return x.copy(), self._compact(held if held[k] is side else mode), info
-
-        return action
 
     def _force_function(self, k: int, mode: LimitModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
@@ -490,13 +491,14 @@ class JointLimits(Component):
             mode = self._full(mode)
             if rate >= 0.0:  # separation test: no impulse on a joint that does not approach
                 info |= {"impulse": np.zeros(1), "bounce": False}
-                held = self._release(x, mode.replace(k, side), trial)
-                return x, self._compact(held if held[k] is side else mode.leave(k, side)), info
+                held = self._release(t, x, mode.replace(k, side), trial)
+                mode = held if held[k] is side else self._leave(mode, k, side, t, x)
+                return x, self._compact(mode), info
             bounce = lim.restitution > 0.0 and lim.restitution * abs(rate) > self.rest_velocity
             held = self._engaged(x, mode).replace(k, side)
             x, impulse = _impact(x, trial, held, self.name, k, self, bounce)
             if bounce:
-                held = held.leave(k, side)
+                held = self._leave(held, k, side, t, x)
             mode = self.settle_mode(t, x, held, trial)
             info |= {"impulse": impulse, "bounce": bounce}
             return x, mode, info
@@ -508,7 +510,7 @@ class JointLimits(Component):
 
         def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
             mode = self._full(mode)
-            return x.copy(), mode.leave(k, mode[k]), {"joint": lim.joint}
+            return x.copy(), self._leave(mode, k, mode[k], t, x), {"joint": lim.joint}
 
         return action
 
