@@ -167,3 +167,19 @@ def test_panda_stays_within_its_limits(robots_dir):
     reference = px.simulate(px.System(unlimited), 3.0, q0=q0)
     np.testing.assert_array_equal(free.x[-1], reference.x[-1])
     assert np.maximum(lower - free.q, free.q - upper).max() > 1.0
+
+
+def test_prescribed_motion_through_a_limit_is_named():
+    robot = _pendulum_model_with_limit()
+    system = px.System(robot, components=[px.Prescribed("j0", lambda t: (2.0 * t, 2.0, 0.0))])
+    with pytest.raises(px.exceptions.ConstraintError, match="joint 'j0' reaches its limit"):
+        px.simulate(system, 1.0, q0=np.zeros(1))
+
+
+def _pendulum_model_with_limit():
+    model = pin.Model()
+    j = model.addJoint(0, pin.JointModelRY(), pin.SE3.Identity(), "j0")
+    model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+    model.lowerPositionLimit[:] = -1.0
+    model.upperPositionLimit[:] = 1.0
+    return model

@@ -35,7 +35,7 @@ from .coordinates import (
 )
 from .environment import DynamicEnvironment
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
-from .impulse import ImpulseResult, impact_impulse, solve_lcp
+from .impulse import ImpulseResult, contact_forces, impact_impulse, solve_lcp
 from .limits import (
     EffortSaturation,
     JointLimit,
@@ -70,6 +70,7 @@ __all__ = [
     "RedundantConstraintWarning",
     "VelocityLimitWarning",
     "consistent_initial_state",
+    "contact_forces",
     "constrained_dynamics",
     "contact_component",
     "impact_impulse",

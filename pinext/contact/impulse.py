@@ -60,7 +60,9 @@ def solve_lcp(
         (P, active): the impulses and the rows held with w = 0.
 
     Raises:
-        ConstraintError: No solution after ``2^m`` pivots (G not positive semi-definite).
+        ConstraintError: No solution after ``2^m`` pivots (G not positive semi-definite), or
+            rows that contradict each other (a bilateral row drives a unilateral one through
+            its surface).
     """
     G = np.asarray(delassus, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -79,6 +81,13 @@ def solve_lcp(
             ~active & (w < -TOLERANCE * scale)
         )
         if not bad.any():
+            held = np.abs(w[active]).max(initial=0.0)
+            if held > 1e-9 * max(scale, g_scale * np.abs(P).max(initial=0.0)):
+                raise ConstraintError(
+                    f"the {m} rows of the impact problem contradict each other: the held rows "
+                    f"keep a velocity of {held:.3g} (a bilateral row drives a unilateral one "
+                    "through its surface)"
+                )
             P[~bilateral] = np.maximum(P[~bilateral], 0.0)
             return P, active
         i = int(np.flatnonzero(bad)[0])
@@ -159,7 +168,7 @@ def impact_impulse(
         if slow.any():
             held = bilateral | active | slow
             P_held, _ = solve_lcp(delassus, b, held)
-            resting = -float(np.min(rate, initial=0.0)) < rest_velocity
+            resting = -float(np.min(rate[~bilateral], initial=0.0)) < rest_velocity
             if resting or np.all(P_held[~bilateral] >= 0.0):
                 P, active = P_held, held
     return ImpulseResult(v + minv_jt @ P, P, active)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..exceptions import InvalidParameter, NameNotFound
+from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
 from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
 from ..simulation.system import register_builder
 from .impulse import contact_forces, impact_impulse
@@ -528,7 +528,7 @@ def _impact(
     impulse problem (:func:`impact_impulse`); returns (x⁺, the joint's impulse)."""
     rows = trial.rows(x, mode)  # type: ignore[attr-defined]
     jacobian = np.vstack([r.jacobian for _, r in rows])
-    bilateral = np.concatenate([np.full(r.m, r.kind is RowKind.BILATERAL) for _, r in rows])
+    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
     restitution = np.zeros(jacobian.shape[0])
     start = 0
     for owner, r in rows:
@@ -539,16 +539,24 @@ def _impact(
                 restitution[own] = comp.limits[k].restitution
         start += r.m
     nq, nv = comp.nq, comp._nv
-    result = impact_impulse(
-        comp.model,
-        comp.data,
-        x[:nq],
-        x[nq : nq + nv],
-        jacobian,
-        restitution=restitution,
-        bilateral=bilateral,
-        rest_velocity=comp.rest_velocity,
-    )
+    try:
+        result = impact_impulse(
+            comp.model,
+            comp.data,
+            x[:nq],
+            x[nq : nq + nv],
+            jacobian,
+            restitution=restitution,
+            bilateral=bilateral,
+            rest_velocity=comp.rest_velocity,
+        )
+    except ConstraintError as err:
+        joint = comp.limits[k].joint
+        raise ConstraintError(
+            f"joint '{joint}' reaches its limit, but the other rows of the System (prescribed "
+            f"motion, loops) drive it through: {err}. Leave its limit out "
+            "(System(..., joint_limits=False), or a JointLimits on a model without it)"
+        ) from None
     x[nq : nq + nv] = result.v_plus
     return x, result.impulse[own : own + 1]
 
