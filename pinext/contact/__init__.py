@@ -34,6 +34,7 @@ from .coordinates import (
     point_contact,
 )
 from .environment import DynamicEnvironment
+from .friction import FrictionalContact, FrictionMode, FrictionState
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
 from .impulse import ImpulseResult, contact_forces, impact_impulse, solve_lcp
 from .limits import (
@@ -57,6 +58,9 @@ __all__ = [
     "ContactComponent",
     "DynamicEnvironment",
     "EffortSaturation",
+    "FrictionMode",
+    "FrictionState",
+    "FrictionalContact",
     "FunctionalCoordinates",
     "ImpactResult",
     "ImplicitSurface",
@@ -70,9 +74,9 @@ __all__ = [
     "RedundantConstraintWarning",
     "VelocityLimitWarning",
     "consistent_initial_state",
-    "contact_forces",
     "constrained_dynamics",
     "contact_component",
+    "contact_forces",
     "impact_impulse",
     "joint_limits",
     "peg_in_hole",

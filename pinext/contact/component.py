@@ -625,6 +625,7 @@ def _build(robot: Any, options: dict[str, Any]) -> ContactComponent | None:
         contacts = robot.extensions.contacts
     if environment is None:
         environment = robot.extensions.environment
+    contacts = [c for c in (_as_contact(s) for s in contacts or ()) if c.friction == 0.0]
     if not contacts and not environment:
         return None
     return contact_component(robot, list(contacts), environment or None)

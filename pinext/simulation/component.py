@@ -86,12 +86,16 @@ class ConstraintRows:
         drift: Shape (m,). γ [m/s^2 or rad/s^2] (including any stabilisation).
         compliance: Shape (m,) or None. Diagonal of C [1/kg or 1/(kg.m^2)].
         kind: The :class:`RowKind` (one for all the rows).
+        force_map: Shape (m, nv) or None. W when the reactions act as ``Wᵀ λ`` instead of
+            ``Jᵀ λ`` (a sliding contact: the normal row with its Coulomb friction,
+            ``W = J_n − μ t̂ᵀ J_t``); None: W = J.
     """
 
     jacobian: np.ndarray
     drift: np.ndarray
     compliance: np.ndarray | None = None
     kind: RowKind = RowKind.BILATERAL
+    force_map: np.ndarray | None = None
 
     @property
     def m(self) -> int:
