@@ -40,9 +40,7 @@ def test_block_sticks_below_the_friction_angle(theta):
     normal = traj.outputs["friction:incline.normal_force"][:, 0]
     friction = traj.outputs["friction:incline.friction_force"]
     np.testing.assert_allclose(normal, 2.0 * G * np.cos(theta), rtol=1e-9)
-    np.testing.assert_allclose(
-        np.linalg.norm(friction, axis=1), 2.0 * G * np.sin(theta), rtol=1e-9
-    )
+    np.testing.assert_allclose(np.linalg.norm(friction, axis=1), 2.0 * G * np.sin(theta), rtol=1e-9)
 
 
 @pytest.mark.parametrize(("theta", "mu"), [(0.5, 0.3), (0.3, 0.0001), (0.7, 0.6)])
