@@ -10,8 +10,8 @@ Contacts given as dicts (a URDF ``<contact .../>`` element or a sidecar ``[[cont
 table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surface``
 (``plane`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
 ``normal``, ``rpy``, ``constrained``, ``approach``, ``restitution``, ``rest_velocity``,
-``unilateral``, ``stabilization``, ``name``. The ``[environment]`` table takes ``mass``,
-``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
+``unilateral``, ``stabilization``, ``name``, ``friction``. The ``[environment]`` table takes
+``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
 """
 
 from . import checks  # noqa: F401 - adds its rows to `pinext check`

@@ -7,7 +7,12 @@ contact, shown joined by ``","``):
   ``contact:<name>`` is the downward zero crossing of the approach gap, located by
   solve_ivp's root finder on the dense output;
 * the event's map is the impact (:func:`plastic_impact`, with the environment mass for model
-  (c)); a bounce keeps ``"free"``, otherwise
+  (c)); on rigid surfaces one impulse problem with every engaged row of the System (other
+  contacts touching at the same instant, closed contacts, held joint limits; McClamroch (1986)
+  (40)–(42), :func:`pinext.contact.impulse.impact_impulse`): no row pulls, none leaves below
+  its Newton target. A contact that left its surface on it (bounce, separation, lift-off)
+  has :func:`pinext.contact.limits.leaving_distance` as its event, so a flight never ends at
+  its own start and an impact needs an approaching tip. A bounce keeps ``"free"``, otherwise
 * ``"constrained"`` — (20.88)–(20.89), or the coupled motion (20.92)–(20.94) with a dynamic
   environment of model (c); the event ``lift-off:<name>`` is the reaction crossing zero;
 * ``"spring"`` — model (d): the massless layer pushes, no impact; the layer's force

@@ -6,7 +6,9 @@ A limited joint (one position coordinate, one velocity: revolute, prismatic) wit
 ``φ = q − lower`` or ``φ = upper − q``:
 
 * **free** while the joint is inside its range; the event ``limit:<joint>`` is the downward
-  zero crossing of φ *while the joint approaches* (the separation test of :func:`approach`);
+  zero crossing of φ, or after the joint left the limit on its surface (bounce, separation,
+  lift-off) of :func:`leaving_distance` (the separation test: no event at the start of a
+  flight, and an impact only with an approaching joint);
 * the event's map is the impact on the unit row ``±e_i`` (restitution e, 0 by default:
   the plastic impact (20.90)–(20.91)), solved together with every other engaged row
   (:func:`pinext.contact.impulse.impact_impulse`); the joint then rests at the limit, or
@@ -247,13 +249,13 @@ class JointLimits(Component):
         self.name = name
         if rest_velocity < 0:
             raise InvalidParameter(f"rest_velocity must be >= 0, got {rest_velocity}")
-        self.limits = [lim for lim in joint_limits(model, restitution) if lim.limited]
+        self.all_limits = joint_limits(model, restitution)
+        self.limits = [lim for lim in self.all_limits if lim.limited]
         self.watched = [
             k
-            for k, lim in enumerate(joint_limits(model, restitution))
+            for k, lim in enumerate(self.all_limits)
             if velocity_limits and np.isfinite(lim.velocity)
         ]
-        self.all_limits = joint_limits(model, restitution)
         self.rest_velocity = float(rest_velocity)
         self.omega = float(stabilization or 0.0)
         self.nq = model.nq
