@@ -303,6 +303,7 @@ def test_ur5_energy_conserved_over_3_s():
 
     from pinext.robot import load_urdf
     from pinext.simulation.simulate import simulate
+    from pinext.simulation.system import System
 
     path = None
     for base in {sysconfig.get_paths()["purelib"], *site.getsitepackages()}:
@@ -324,7 +325,8 @@ def test_ur5_energy_conserved_over_3_s():
     assert robot.model.existFrame("tool0") and robot.model.existFrame("forearm_link")
     q0 = robot.neutral()
     q0[robot.model.joints[robot.joint_id("shoulder_lift_joint")].idx_q] = -1.0
-    run = simulate(robot, 3.0, q0=q0, rtol=1e-10, atol=1e-12)
+    # conservation of the free mechanism: the joint limits (plastic impacts) are off
+    run = simulate(System(robot, joint_limits=False), 3.0, q0=q0, rtol=1e-10, atol=1e-12)
     energy = run.energy()
     assert np.abs(energy - energy[0]).max() < 1e-6 * np.abs(energy).max()
     assert np.abs(run.q[:, robot.elastic_dofs()]).max() > 1e-4  # the links did bend

@@ -70,9 +70,9 @@ def test_contacts_and_environment_come_from_the_sidecar(tmp_path):
     )
     robot = px.load_urdf(urdf)
     system = px.System(robot)
-    assert [c.name for c in system.components] == ["contact"]
+    assert [c.name for c in system.components] == ["joint_limits", "contact"]
     assert any(k.startswith("contact.") for k in system.layout)  # environment states
-    assert not px.System(robot, contacts=(), environment=False).components
+    assert not px.System(robot, contacts=(), environment=False, joint_limits=False).components
 
 
 def test_derivative_and_step_have_no_side_effects():

@@ -86,6 +86,9 @@ class Prescribed(Component):
         x[self.iq] = q
         x[self.nq + self.iv] = qd
 
+    def prescribed_joints(self) -> list[str]:
+        return [self.joint]
+
     def is_constrained(self, mode: Any) -> bool:
         return True
 

@@ -10,8 +10,8 @@ Contacts given as dicts (a URDF ``<contact .../>`` element or a sidecar ``[[cont
 table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surface``
 (``plane`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
 ``normal``, ``rpy``, ``constrained``, ``approach``, ``restitution``, ``rest_velocity``,
-``unilateral``, ``stabilization``, ``name``. The ``[environment]`` table takes ``mass``,
-``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
+``unilateral``, ``stabilization``, ``name``, ``friction``. The ``[environment]`` table takes
+``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
 """
 
 from . import checks  # noqa: F401 - adds its rows to `pinext check`
@@ -34,7 +34,19 @@ from .coordinates import (
     point_contact,
 )
 from .environment import DynamicEnvironment
+from .friction import FrictionalContact, FrictionMode, FrictionState
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
+from .impulse import ImpulseResult, contact_forces, impact_impulse, solve_lcp
+from .limits import (
+    EffortSaturation,
+    JointLimit,
+    JointLimits,
+    JointLimitWarning,
+    LimitModes,
+    LimitState,
+    VelocityLimitWarning,
+    joint_limits,
+)
 from .unilateral import Contact
 
 __all__ = [
@@ -45,14 +57,28 @@ __all__ = [
     "Contact",
     "ContactComponent",
     "DynamicEnvironment",
+    "EffortSaturation",
+    "FrictionMode",
+    "FrictionState",
+    "FrictionalContact",
     "FunctionalCoordinates",
     "ImpactResult",
     "ImplicitSurface",
+    "ImpulseResult",
     "InconsistentInitialConditionsWarning",
+    "JointLimit",
+    "JointLimitWarning",
+    "JointLimits",
+    "LimitModes",
+    "LimitState",
     "RedundantConstraintWarning",
+    "VelocityLimitWarning",
     "consistent_initial_state",
     "constrained_dynamics",
     "contact_component",
+    "contact_forces",
+    "impact_impulse",
+    "joint_limits",
     "peg_in_hole",
     "plane",
     "plastic_impact",
@@ -60,6 +86,7 @@ __all__ = [
     "project_consistent",
     "run_writing_task",
     "seed_impact_as_printed",
+    "solve_lcp",
 ]
 
 

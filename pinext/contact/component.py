@@ -7,7 +7,12 @@ contact, shown joined by ``","``):
   ``contact:<name>`` is the downward zero crossing of the approach gap, located by
   solve_ivp's root finder on the dense output;
 * the event's map is the impact (:func:`plastic_impact`, with the environment mass for model
-  (c)); a bounce keeps ``"free"``, otherwise
+  (c)); on rigid surfaces one impulse problem with every engaged row of the System (other
+  contacts touching at the same instant, closed contacts, held joint limits; McClamroch (1986)
+  (40)–(42), :func:`pinext.contact.impulse.impact_impulse`): no row pulls, none leaves below
+  its Newton target. A contact that left its surface on it (bounce, separation, lift-off)
+  has :func:`pinext.contact.limits.leaving_distance` as its event, so a flight never ends at
+  its own start and an impact needs an approaching tip. A bounce keeps ``"free"``, otherwise
 * ``"constrained"`` — (20.88)–(20.89), or the coupled motion (20.92)–(20.94) with a dynamic
   environment of model (c); the event ``lift-off:<name>`` is the reaction crossing zero;
 * ``"spring"`` — model (d): the massless layer pushes, no impact; the layer's force
@@ -39,6 +44,8 @@ from .constrained import InconsistentInitialConditionsWarning, baumgarte, projec
 from .coordinates import Constraint
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
+from .impulse import impact_impulse
+from .limits import leaving_distance
 from .unilateral import Contact, bounces, pulls
 
 if TYPE_CHECKING:
@@ -66,15 +73,30 @@ class ContactState(enum.Enum):
 
 @dataclass(frozen=True)
 class ContactModes:
-    """The mode of a :class:`ContactComponent`: one :class:`ContactState` per contact."""
+    """The mode of a :class:`ContactComponent`: one :class:`ContactState` per contact.
+
+    Attributes:
+        states: One :class:`ContactState` per contact.
+        leaving: (index, t0 [s], gap at t0 [m]) of the free contacts that left their surface
+            on it (bounce, separation, lift-off): their impact event is
+            :func:`pinext.contact.limits.leaving_distance` of the gap (the separation test).
+    """
 
     states: tuple[ContactState, ...]
+    leaving: frozenset[tuple[int, float, float]] = frozenset()
 
     def replace(self, i: int, state: ContactState) -> ContactModes:
-        """A copy with contact i in ``state``."""
+        """A copy with contact i in ``state`` (no longer leaving)."""
         states = list(self.states)
         states[i] = state
-        return ContactModes(tuple(states))
+        return ContactModes(tuple(states), frozenset(e for e in self.leaving if e[0] != i))
+
+    def leave(self, i: int, t0: float, gap: float) -> ContactModes:
+        """A copy with contact i free and leaving its surface at time t0 [s] from ``gap`` [m]
+        (a bounce, a separation, a lift-off: its next impact event carries the separation
+        test, :func:`pinext.contact.limits.leaving_distance`)."""
+        free = self.replace(i, ContactState.FREE)
+        return ContactModes(free.states, free.leaving | {(i, float(t0), min(float(gap), 0.0))})
 
     def __getitem__(self, i: int) -> ContactState:
         return self.states[i]
@@ -202,6 +224,15 @@ class ContactComponent(Component):
         return self._release_pulling(t, x, mode, trial)
 
     def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> ContactModes:
+        """Closed unilateral contacts that separate (after another row's impact) or would
+        pull are set free."""
+        if CLOSED in mode and not self.layered and self.environment is None:
+            q, v = self._split(x)
+            pin.computeAllTerms(self.model, self.data, q, v)
+            for k, c in enumerate(self.contacts):
+                if mode[k] is CLOSED and c.unilateral:
+                    if float(self._rate(k, t, v)[0]) > VELOCITY_TOLERANCE:
+                        mode = self._leave(mode, k, t, x)
         return self._release_pulling(t, x, mode, trial)
 
     def _release_pulling(
@@ -213,7 +244,7 @@ class ContactComponent(Component):
         force = self._forces(t, x, mode, trial(x, mode))
         for i, c in enumerate(self.contacts):
             if mode[i] is CLOSED and pulls(c, force[self.rows[i] : self.rows[i + 1]]):
-                mode = mode.replace(i, FREE)
+                mode = self._leave(mode, i, t, x)
         return mode
 
     def effort(self, t, x, q, v, u, mode):  # noqa: D102
@@ -289,8 +320,14 @@ class ContactComponent(Component):
         events = []
         for i, c in enumerate(self.contacts):
             if mode[i] is FREE:
+                start = next((e[1:] for e in mode.leaving if e[0] == i), None)
                 events.append(
-                    Event(f"contact:{c.name}", self._gap_function(c), -1.0, self._impact_action(i))
+                    Event(
+                        f"contact:{c.name}",
+                        self._gap_function(c, start),
+                        -1.0,
+                        self._impact_action(i),
+                    )
                 )
             elif mode[i] is CLOSED and c.unilateral:
                 events.append(
@@ -394,12 +431,18 @@ class ContactComponent(Component):
         return 0.0, 0.0
 
     # -- events ------------------------------------------------------------------------------
-    def _gap_function(self, c: Contact):
+    def _gap_function(self, c: Contact, start: tuple | None = None):
         def g(t: float, x: np.ndarray) -> float:
             pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-            return self._gap(c, t, x)
+            gap = self._gap(c, t, x)
+            return gap if start is None else leaving_distance(gap, t, *start)
 
         return g
+
+    def _leave(self, mode: ContactModes, i: int, t: float, x: np.ndarray) -> ContactModes:
+        """``mode.leave`` from the state x at time t."""
+        pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
+        return mode.leave(i, t, self._gap(self.contacts[i], t, x))
 
     def _force_function(self, i: int, mode: ContactModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
@@ -424,6 +467,8 @@ class ContactComponent(Component):
                 return x, mode.replace(i, SPRING), {"contact": contact.name}
             model, data = self.model, self.data
             pin.computeAllTerms(model, data, q, v)
+            if self.environment is None and not self.moving and hasattr(trial, "rows"):
+                return self._simultaneous_impact(t, x, mode, trial, i)
             engaged = [k for k, state in enumerate(mode.states) if state is CLOSED] + [i]
             kins = [self.contacts[k].constraint.evaluate(model, data, t) for k in engaged]
             kin = stack(kins)
@@ -456,6 +501,8 @@ class ContactComponent(Component):
                 force = self._forces(t, x, closed, trial(x, closed))
                 if not pulls(contact, force[self.rows[i] : self.rows[i + 1]]):
                     mode = closed
+            else:
+                mode = self._leave(mode, i, t, x)
             info = {
                 "contact": contact.name,
                 "impulse": np.asarray(result.impulse[-contact.constraint.m :]),
@@ -466,6 +513,81 @@ class ContactComponent(Component):
 
         return action
 
+    def _simultaneous_impact(
+        self, t: float, x: np.ndarray, mode: ContactModes, trial: Trial, i: int
+    ) -> tuple[np.ndarray, ContactModes, dict]:
+        """The impact of contact i with every engaged row of the System in one impulse
+        problem (:func:`pinext.contact.impulse.impact_impulse`, McClamroch (1986) (40)–(42)).
+
+        Engaged: the closed rows of every component, contact i, and this component's free
+        unilateral contacts that touch (|gap| ≤ :data:`GAP_TOLERANCE`) while approaching.
+        No row pulls and none leaves below its Newton target; a contact whose impulse left
+        it separating is free afterwards, one whose rebound exceeds its ``rest_velocity``
+        bounces (a flight with the separation test), the others stay closed.
+        """
+        contact = self.contacts[i]
+        q, v = self._split(x)
+        model, data = self.model, self.data
+        rate = {k: self._rate(k, t, v) for k in range(len(self.contacts))}
+        approach_velocity = float(rate[i][0]) if contact.constraint.m == 1 else 0.0
+        info: dict[str, Any] = {"contact": contact.name, "approach_velocity": approach_velocity}
+        if contact.unilateral and approach_velocity >= 0.0:  # separation test: no impulse
+            zero = np.zeros(contact.constraint.m)
+            closed = self._release_pulling(t, x, mode.replace(i, CLOSED), trial)
+            mode = closed if closed[i] is CLOSED else self._leave(mode, i, t, x)
+            return x, mode, info | {"impulse": zero, "bounce": False}
+        candidate = mode.replace(i, CLOSED)
+        for k, c in enumerate(self.contacts):
+            if mode[k] is FREE and k != i and c.unilateral and float(rate[k][0]) < 0.0:
+                if abs(self._gap(c, t, x)) <= GAP_TOLERANCE:
+                    candidate = candidate.replace(k, CLOSED)
+        hitting = [k for k in range(len(self.contacts)) if candidate[k] is CLOSED]
+        hitting = [k for k in hitting if mode[k] is not CLOSED]
+        rows = trial.rows(x, candidate)  # type: ignore[attr-defined]
+        jacobian = np.vstack([r.jacobian for _, r in rows])
+        bilateral = np.concatenate(
+            [np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows]
+        )
+        restitution = np.zeros(jacobian.shape[0])
+        start = 0
+        own_rows: dict[int, slice] = {}
+        for owner, r in rows:
+            if owner == self.name:
+                k0 = start
+                for k in (k for k, s in enumerate(candidate.states) if s is CLOSED):
+                    m = self.contacts[k].constraint.m
+                    own_rows[k] = slice(k0, k0 + m)
+                    k0 += m
+            start += r.m
+        bouncing = {k for k in hitting if bounces(self.contacts[k], float(np.min(rate[k])))}
+        for k in bouncing:
+            restitution[own_rows[k]] = self.contacts[k].restitution
+        result = impact_impulse(
+            model,
+            data,
+            q,
+            v,
+            jacobian,
+            restitution=restitution,
+            bilateral=bilateral,
+            rest_velocity=contact.rest_velocity,
+        )
+        x = x.copy()
+        x[model.nq : model.nq + model.nv] = result.v_plus
+        for k in bouncing:
+            candidate = self._leave(candidate, k, t, x)
+        mode = self.settle_mode(t, x, candidate, trial)
+        info |= {
+            "impulse": np.asarray(result.impulse[own_rows[i]]),
+            "bounce": i in bouncing,
+            "simultaneous": [self.contacts[k].name for k in hitting if k != i],
+        }
+        return x, mode, info
+
+    def _rate(self, k: int, t: float, v: np.ndarray) -> np.ndarray:
+        """ṡ of contact k (data must hold ``computeAllTerms``)."""
+        return self.contacts[k].constraint.evaluate(self.model, self.data, t).rate(v)
+
     def _lift_off_action(self, i: int):
         contact = self.contacts[i]
 
@@ -473,7 +595,7 @@ class ContactComponent(Component):
             x = x.copy()
             if self.layered and self.environment.contact_damping == 0.0:
                 x[self.layout.slices["environment"].start + 2] = 0.0  # w = 0 when F = k_c w = 0
-            return x, mode.replace(i, FREE), {"contact": contact.name}
+            return x, self._leave(mode, i, t, x), {"contact": contact.name}
 
         return action
 
@@ -508,6 +630,7 @@ def _build(robot: Any, options: dict[str, Any]) -> ContactComponent | None:
         contacts = robot.extensions.contacts
     if environment is None:
         environment = robot.extensions.environment
+    contacts = [c for c in (_as_contact(s) for s in contacts or ()) if c.friction == 0.0]
     if not contacts and not environment:
         return None
     return contact_component(robot, list(contacts), environment or None)

@@ -62,10 +62,11 @@ def _quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
 
 
 def start_configuration(model: pin.Model, target: np.ndarray) -> np.ndarray:
-    """Joint angles putting the pen tip at ``target`` [m] with the pen pointing down (CLIK)."""
+    """Joint angles putting the pen tip at ``target`` [m] with the pen pointing down (CLIK),
+    rolled about the pen so that wrist_3 starts near 0, far from its ±π stops."""
     data = model.createData()
     fid = model.getFrameId(FRAME)
-    goal = pin.SE3(np.diag([1.0, -1.0, -1.0]), np.asarray(target, dtype=float))
+    goal = pin.SE3(np.diag([-1.0, 1.0, -1.0]), np.asarray(target, dtype=float))
     q = np.array([0.0, 0.6, 1.4, 0.0, 1.1, 0.0])
     for _ in range(200):
         pin.framesForwardKinematics(model, data, q)

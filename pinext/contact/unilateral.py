@@ -50,6 +50,8 @@ class Contact:
         stabilization: Baumgarte natural frequency ω [1/s] of the constraint error
             (None or 0: none).
         name: Label used in event names (default: the frame name).
+        friction: Coulomb's coefficient μ ≥ 0 (0: frictionless); μ > 0 on a plane makes it a
+            :class:`pinext.contact.friction.FrictionalContact` (stick/slip modes).
     """
 
     constraint: Constraint
@@ -58,8 +60,11 @@ class Contact:
     unilateral: bool | None = None
     stabilization: float | None = 20.0
     name: str | None = None
+    friction: float = 0.0
 
     def __post_init__(self) -> None:
+        if not self.friction >= 0.0:
+            raise InvalidParameter(f"friction must be >= 0, got {self.friction}")
         if not 0.0 <= self.restitution <= 1.0:
             raise InvalidParameter(f"restitution must be in [0, 1], got {self.restitution}")
         if self.rest_velocity < 0:
@@ -96,6 +101,7 @@ class Contact:
             "unilateral",
             "stabilization",
             "name",
+            "friction",
         }
         unknown = set(spec) - known
         if unknown:
@@ -133,6 +139,7 @@ class Contact:
             unilateral=spec.get("unilateral"),
             stabilization=spec.get("stabilization", 20.0),
             name=spec.get("name"),
+            friction=float(spec.get("friction", 0.0)),
         )
 
 

@@ -86,12 +86,16 @@ class ConstraintRows:
         drift: Shape (m,). γ [m/s^2 or rad/s^2] (including any stabilisation).
         compliance: Shape (m,) or None. Diagonal of C [1/kg or 1/(kg.m^2)].
         kind: The :class:`RowKind` (one for all the rows).
+        force_map: Shape (m, nv) or None. W when the reactions act as ``Wᵀ λ`` instead of
+            ``Jᵀ λ`` (a sliding contact: the normal row with its Coulomb friction,
+            ``W = J_n − μ t̂ᵀ J_t``); None: W = J.
     """
 
     jacobian: np.ndarray
     drift: np.ndarray
     compliance: np.ndarray | None = None
     kind: RowKind = RowKind.BILATERAL
+    force_map: np.ndarray | None = None
 
     @property
     def m(self) -> int:
@@ -268,6 +272,11 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
     def impose(self, t: float, x: np.ndarray) -> None:  # noqa: B027 - optional hook
         """Overwrite, in place, states that are known functions of time (prescribed joints)."""
 
+    def prescribed_joints(self) -> list[str]:
+        """Names of the joints whose motion this component prescribes (their limits and other
+        free-motion rows do not apply)."""
+        return []
+
     def outputs(
         self,
         t: float,
@@ -280,6 +289,10 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
     ) -> dict[str, np.ndarray]:
         """Named signals recorded in :attr:`Trajectory.outputs` at every sample."""
         return {}
+
+    def report(self, trajectory: Any) -> None:  # noqa: B027 - optional hook
+        """Called once at the end of a run with its :class:`~pinext.Trajectory`: warnings
+        about the whole run (a velocity limit exceeded)."""
 
     def metadata(self) -> dict[str, Any]:
         """JSON-serialisable entries for :attr:`Trajectory.meta` (what a viewer needs)."""

@@ -220,7 +220,10 @@ def solve(
         roots = []
         for i in crossing:
             residual = lambda t, g=events[i]: g(t, state(t))  # noqa: E731
-            roots.append((brentq(residual, ta, tb, xtol=4 * _EPS, rtol=4 * _EPS), i))
+            if np.sign(residual(ta)) * np.sign(residual(tb)) < 0:
+                roots.append((brentq(residual, ta, tb, xtol=4 * _EPS, rtol=4 * _EPS), i))
+            else:  # the step's end crossed, the dense output's rounding did not: the end
+                roots.append((tb, i))
         t_root, i = min(roots)
         y_root = state(t_root).copy()
         t_events[i] = np.array([t_root])

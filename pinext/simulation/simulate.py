@@ -245,6 +245,8 @@ def simulate(
         bar.close()
     wall = time.perf_counter() - started
     traj = record.trajectory(law)
+    for comp in system.components:
+        comp.report(traj)
     traj.meta["stats"] = {
         "nfev": int(nfev),
         "wall_time": wall,

@@ -111,8 +111,13 @@ class AccelerationStep:
                 compliance = np.concatenate(
                     [np.zeros(r.m) if r.compliance is None else r.compliance for _, r in rows]
                 )
+        mapped = any(r.force_map is not None for _, r in rows)
+        if mapped:  # reactions along W ≠ J (sliding friction): a non-symmetric Delassus matrix
+            force_map = np.vstack(
+                [r.jacobian if r.force_map is None else r.force_map for _, r in rows]
+            )
         if rows and compliance is None and self.mechanism is None and jacobian.shape[0] == 1:
-            if jacobian.any():  # one row: Pinocchio's C++ (Cholesky of M and of J M⁻¹ Jᵀ)
+            if jacobian.any() and not mapped:  # one row: Pinocchio's C++ (Cholesky of J M⁻¹ Jᵀ)
                 a = pin.forwardDynamics(model, data, tau, jacobian, drift)
                 return Step(np.array(a), tau, u, _split_forces(rows, np.array(data.lambda_c)))
         if self.mechanism is not None:
@@ -131,11 +136,12 @@ class AccelerationStep:
         a_free = inverse @ (tau - bias)
         if not rows:
             return Step(a_free, tau, u, {})
-        minv_jt = inverse @ jacobian.T
+        minv_jt = inverse @ (force_map if mapped else jacobian).T
         delassus = jacobian @ minv_jt
         if compliance is not None:
             delassus[np.diag_indices_from(delassus)] += compliance
-        lam = _solve_delassus(delassus, -(jacobian @ a_free + drift))
+        rhs = -(jacobian @ a_free + drift)
+        lam = np.linalg.solve(delassus, rhs) if mapped else _solve_delassus(delassus, rhs)
         forces = _split_forces(rows, lam)
         return Step(a_free + minv_jt @ lam, tau, u, forces)
 

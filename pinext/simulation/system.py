@@ -51,6 +51,9 @@ class System:
         components: Further :class:`Component` objects (prescribed joints, custom effects).
         loops: Loop closures (:class:`pinext.Loop`), McClamroch (1986).
         mimic: Couple the joints of the URDF's ``<mimic>`` elements (:class:`pinext.Mimic`).
+        joint_limits: Enforce the URDF's position limits as unilateral rows with impacts
+            (:class:`pinext.contact.JointLimits`); False leaves every joint free.
+        saturate_efforts: Clip joint-torque inputs to the URDF's effort limits.
 
     Attributes:
         model: The model used for simulation (a copy of ``robot.model``; drives may set its
@@ -69,6 +72,8 @@ class System:
         components: Sequence[Component] = (),
         loops: Sequence[Any] = (),
         mimic: bool = True,
+        joint_limits: bool = True,
+        saturate_efforts: bool = False,
     ) -> None:
         if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
@@ -80,7 +85,12 @@ class System:
             raise InvalidParameter("joint stiffness and damping must be non-negative")
         self.drives = dict(robot.drives if drives is None else drives)
         options = {"drives": self.drives, "contacts": contacts, "environment": environment}
-        options.update(loops=loops, mimic=mimic)
+        options.update(
+            loops=loops,
+            mimic=mimic,
+            joint_limits=joint_limits,
+            saturate_efforts=saturate_efforts,
+        )
         self.components: list[Component] = []
         for _, build in BUILDERS:
             comp = build(robot, options)
@@ -171,6 +181,44 @@ class System:
             candidate = phase if mode is None else phase.replace(comp.name, mode)
             return self.step(t, x, control, candidate)
 
+        def rows(x: np.ndarray, mode: Any = None) -> list[tuple[str, Any]]:
+            """(component name, ConstraintRows) of every constrained component in the
+            candidate phase (the impulse problem of a simultaneous impact)."""
+            candidate = phase if mode is None else phase.replace(comp.name, mode)
+            q, v = self.split(x)
+            pin.computeAllTerms(self.model, self.data, q, v)
+            found = []
+            for other in self.components:
+                other_mode = candidate.get(other.name)
+                if other.is_constrained(other_mode):
+                    r = other.constraint_rows(t, x, q, v, other_mode, self.data)
+                    if r is not None and r.m:
+                        found.append((other.name, r))
+            return found
+
+        def dynamics(x: np.ndarray, mode: Any = None) -> tuple[list, np.ndarray, np.ndarray, Any]:
+            """(rows, M, h, τ) of the candidate phase: its constraint rows, the mass matrix
+            with added inertia [kg.m^2 or kg], the nonlinear effects and every effort but the
+            reactions [N.m or N] (the contact problem of McClamroch (1986) (40)–(42))."""
+            candidate = phase if mode is None else phase.replace(comp.name, mode)
+            step = self.acceleration_step(candidate)
+            found = rows(x, mode)
+            q, v = self.split(x)
+            law = as_control(control, self.n_inputs)
+            tau = step.efforts(t, x, np.asarray(law(t, x), dtype=float))
+            if step.mechanism is not None:
+                mass, bias = step.mechanism.mechanism(q, v)
+                mass = np.array(mass, dtype=float)
+                if step.added is not None:
+                    mass[np.diag_indices_from(mass)] += step.added
+            else:
+                pin.computeAllTerms(step.model, step.data, q, v)
+                mass = np.triu(step.data.M) + np.triu(step.data.M, 1).T
+                bias = np.array(step.data.nle)
+            return found, mass, bias, tau
+
+        trial.rows = rows  # type: ignore[attr-defined]
+        trial.dynamics = dynamics  # type: ignore[attr-defined]
         return trial
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

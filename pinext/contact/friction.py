@@ -1,0 +1,308 @@
+"""Coulomb friction at a planar contact: stick and slip as modes, their switches as events.
+
+A :class:`pinext.contact.Contact` with ``friction = μ > 0`` on a plane becomes a
+:class:`FrictionalContact`. With the plane's object frame (z the normal, x and y in the plane),
+its modes are
+
+* ``free`` — the impact event is the gap crossing zero (the separation test of
+  :func:`pinext.contact.limits.leaving_distance` after a lift-off);
+* ``stick`` — three rows: the normal (Baumgarte stabilised) and the two tangential velocities
+  (``ẋ = ẏ = 0`` at the acceleration level, Vukobratović & Potkonjak (20.88)–(20.89) with
+  s^c = [x, y, z]); it ends when the tangential reaction leaves the cone,
+  ``|λ_t| = μ λ_n`` (a dynamic event, then slip along ``-λ_t``), or when λ_n would pull;
+* ``slip`` — one row, the normal, whose reaction acts along ``W = J_n − μ t̂ᵀ J_t``
+  (Coulomb: the friction force ``−μ λ_n t̂`` opposes the sliding velocity
+  ``t̂ = ṡ_t / |ṡ_t|``, the slip direction of the mode when it starts from rest); it ends when
+  the sliding velocity along the mode's direction crosses zero (then stick if the cone holds
+  the reaction, else slip again) or when λ_n would pull.
+
+Friction dissipates ``μ λ_n |ṡ_t|`` [W] (:meth:`FrictionalContact.power`), booked in the
+energy audit. The impact is the frictionless plastic impact on the normal row (solved with
+every engaged row of the System, :func:`pinext.contact.impulse.impact_impulse`); tangential
+impulses (Coulomb friction during the impact) are not modelled.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import InvalidParameter
+from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.system import register_builder
+from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
+from .constrained import baumgarte
+from .coordinates import FunctionalCoordinates
+from .impulse import impact_impulse
+from .limits import leaving_distance
+from .unilateral import Contact
+
+if TYPE_CHECKING:
+    from ..simulation.system import System
+
+
+class FrictionState(enum.Enum):
+    """The state of a frictional contact."""
+
+    FREE = "free"
+    STICK = "stick"
+    SLIP = "slip"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+FREE, STICK, SLIP = FrictionState.FREE, FrictionState.STICK, FrictionState.SLIP
+
+
+@dataclass(frozen=True)
+class FrictionMode:
+    """The mode of a :class:`FrictionalContact`.
+
+    Attributes:
+        state: :class:`FrictionState`.
+        direction: Unit slip direction (x, y) in the plane's frame (slip), else (0, 0).
+        leaving: (t0 [s], gap at t0 [m]) after a lift-off, else None.
+    """
+
+    state: FrictionState
+    direction: tuple[float, float] = (0.0, 0.0)
+    leaving: tuple[float, float] | None = None
+
+    def __str__(self) -> str:
+        return str(self.state)
+
+
+class FrictionalContact(Component):
+    """A planar contact with Coulomb friction (stick/slip modes).
+
+    Args:
+        contact: A :class:`Contact` on a plane (``plane(frame, point, normal)``) with
+            ``friction`` = μ > 0.
+    """
+
+    def __init__(self, contact: Contact) -> None:
+        super().__init__()
+        c = contact.constraint
+        if not (
+            isinstance(c, FunctionalCoordinates) and c.names == ("z",) and c.law is None
+        ) or not (contact.friction > 0.0):
+            raise InvalidParameter(
+                f"friction needs a fixed plane contact (plane(frame, point, normal)) and "
+                f"friction > 0; got {c!r} with friction {contact.friction}"
+            )
+        self.contact = contact
+        self.mu = float(contact.friction)
+        self.name = f"friction:{contact.name}"
+        self.normal = c
+        self.tangent = FunctionalCoordinates(c.frame, c.placement, ("x", "y"), tool=c.tool)
+
+    # -- kinematics ----------------------------------------------------------------------------
+    def bind(self, system: System) -> None:
+        self.model = system.model
+        self.data = self.model.createData()
+        self.normal.bind(self.model)
+        self.tangent.bind(self.model)
+        self.nq, self.nv = self.model.nq, self.model.nv
+
+    def _kinematics(self, t: float, x: np.ndarray, data: pin.Data | None = None):
+        """(normal kinematics, tangential kinematics) at x (computeAllTerms when no data)."""
+        if data is None:
+            data = self.data
+            pin.computeAllTerms(self.model, data, x[: self.nq], x[self.nq : self.nq + self.nv])
+        return self.normal.evaluate(self.model, data, t), self.tangent.evaluate(self.model, data, t)
+
+    def _slip_velocity(self, t: float, x: np.ndarray) -> np.ndarray:
+        return self._kinematics(t, x)[1].rate(x[self.nq : self.nq + self.nv])
+
+    # -- modes ---------------------------------------------------------------------------------
+    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> FrictionMode:
+        pin.framesForwardKinematics(self.model, self.data, x[: self.nq])
+        gap = self.normal.approach_gap(self.model, self.data, t)
+        if gap > GAP_TOLERANCE:
+            return FrictionMode(FREE)
+        normal, tangent = self._kinematics(t, x)
+        v = x[self.nq : self.nq + self.nv]
+        if abs(float(normal.rate(v)[0])) > VELOCITY_TOLERANCE:
+            raise InvalidParameter(
+                f"contact '{self.contact.name}' starts on its plane with a normal velocity "
+                f"{float(normal.rate(v)[0]):.3g} m/s; start above it or at rest on it"
+            )
+        slip = tangent.rate(v)
+        if np.linalg.norm(slip) > VELOCITY_TOLERANCE:
+            return self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial)
+        return self._settle(t, x, FrictionMode(STICK), trial)
+
+    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> FrictionMode:
+        return self._settle(t, x, mode, trial)
+
+    def _settle(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial) -> FrictionMode:
+        """Stick → slip when the cone cannot hold the reaction; free when λ_n would pull."""
+        if mode.state is FREE:
+            return mode
+        if mode.state is STICK:
+            force = trial(x, mode).force(self.name, 3)
+            if force[0] < 0.0:
+                return self._leave(t, x)
+            if np.linalg.norm(force[1:]) > self.mu * force[0]:
+                return self._settle(t, x, FrictionMode(SLIP, _unit(-force[1:])), trial)
+            return mode
+        force = trial(x, mode).force(self.name, 1)
+        return self._leave(t, x) if force[0] < 0.0 else mode
+
+    def _leave(self, t: float, x: np.ndarray) -> FrictionMode:
+        pin.framesForwardKinematics(self.model, self.data, x[: self.nq])
+        gap = self.normal.approach_gap(self.model, self.data, t)
+        return FrictionMode(FREE, leaving=(t, min(gap, 0.0)))
+
+    # -- rows ----------------------------------------------------------------------------------
+    def is_constrained(self, mode: FrictionMode) -> bool:  # noqa: D102
+        return mode is not None and mode.state is not FREE
+
+    def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
+        normal, tangent = self._kinematics(t, x, data)
+        omega = self.contact.stabilization or 0.0
+        drift_n = normal.drift - baumgarte(normal, v, omega)
+        if mode.state is STICK:
+            drift_t = tangent.drift + omega * tangent.rate(v)  # velocity-level stabilisation
+            jacobian = np.vstack([normal.jacobian, tangent.jacobian])
+            return ConstraintRows(
+                jacobian, np.concatenate([drift_n, drift_t]), None, RowKind.BILATERAL
+            )
+        direction = self._direction(tangent.rate(v), mode)
+        force_map = normal.jacobian - self.mu * (direction @ tangent.jacobian)[None, :]
+        return ConstraintRows(normal.jacobian, drift_n, None, RowKind.UNILATERAL, force_map)
+
+    @staticmethod
+    def _direction(slip: np.ndarray, mode: FrictionMode) -> np.ndarray:
+        """t̂: the sliding direction, or the mode's while the contact starts sliding."""
+        speed = float(np.linalg.norm(slip))
+        return slip / speed if speed > 0.0 else np.asarray(mode.direction)
+
+    # -- energy and outputs --------------------------------------------------------------------
+    def power(self, t, x, q, v, u, mode, step):  # noqa: D102
+        if mode is None or mode.state is not SLIP:
+            return 0.0, 0.0
+        normal_force = float(step.force(self.name, 1)[0])
+        return 0.0, self.mu * normal_force * float(np.linalg.norm(self._slip_velocity(t, x)))
+
+    def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
+        slip = self._slip_velocity(t, x)
+        normal_force, friction = 0.0, np.zeros(2)
+        if mode.state is STICK:
+            force = step.force(self.name, 3)
+            normal_force, friction = float(force[0]), force[1:].copy()
+        elif mode.state is SLIP:
+            normal_force = float(step.force(self.name, 1)[0])
+            friction = -self.mu * normal_force * self._direction(slip, mode)
+        return {
+            "normal_force": np.array([normal_force]),
+            "friction_force": friction,
+            "slip_velocity": slip,
+        }
+
+    # -- events --------------------------------------------------------------------------------
+    def events(self, mode: FrictionMode) -> list[Event]:  # noqa: D102
+        name = self.contact.name
+        if mode.state is FREE:
+            return [Event(f"contact:{name}", self._gap_function(mode), -1.0, self._impact)]
+        lift = Event(f"lift-off:{name}", self._normal_function(mode), -1.0, self._lift_off, True)
+        if mode.state is STICK:
+            return [lift, Event(f"slip:{name}", self._cone_function(), -1.0, self._slip, True)]
+        return [lift, Event(f"stick:{name}", self._stop_function(mode), -1.0, self._stop)]
+
+    def _gap_function(self, mode: FrictionMode):
+        def g(t: float, x: np.ndarray) -> float:
+            pin.framesForwardKinematics(self.model, self.data, x[: self.nq])
+            gap = self.normal.approach_gap(self.model, self.data, t)
+            return gap if mode.leaving is None else leaving_distance(gap, t, *mode.leaving)
+
+        return g
+
+    def _normal_function(self, mode: FrictionMode):
+        size = 3 if mode.state is STICK else 1
+
+        def g(t: float, x: np.ndarray, step: Step) -> float:
+            return float(step.force(self.name, size)[0])
+
+        return g
+
+    def _cone_function(self):
+        def g(t: float, x: np.ndarray, step: Step) -> float:
+            force = step.force(self.name, 3)
+            return float(self.mu * force[0] - np.linalg.norm(force[1:]))
+
+        return g
+
+    def _stop_function(self, mode: FrictionMode):
+        direction = np.asarray(mode.direction)
+
+        def g(t: float, x: np.ndarray) -> float:
+            return float(direction @ self._slip_velocity(t, x))
+
+        return g
+
+    def _impact(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial):
+        x = x.copy()
+        q, v = x[: self.nq], x[self.nq : self.nq + self.nv]
+        normal, tangent = self._kinematics(t, x)
+        approach = float(normal.rate(v)[0])
+        info: dict[str, Any] = {"contact": self.contact.name, "approach_velocity": approach}
+        if approach >= 0.0:  # separation test: no impulse on a contact that does not approach
+            return x, self._settle(t, x, FrictionMode(STICK), trial), info
+        rows = trial.rows(x, FrictionMode(SLIP, (1.0, 0.0)))  # type: ignore[attr-defined]
+        jacobian = np.vstack([r.jacobian for _, r in rows])
+        bilateral = np.concatenate(
+            [np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows]
+        )
+        result = impact_impulse(self.model, self.data, q, v, jacobian, bilateral=bilateral)
+        x[self.nq : self.nq + self.nv] = result.v_plus
+        own = [k for k, (name, _) in enumerate(rows) if name == self.name][0]
+        info["impulse"] = result.impulse[sum(r.m for _, r in rows[:own]) :][:1]
+        slip = self._slip_velocity(t, x)
+        if np.linalg.norm(slip) > VELOCITY_TOLERANCE:
+            return x, self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial), info
+        return x, self._settle(t, x, FrictionMode(STICK), trial), info
+
+    def _lift_off(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial):
+        return x.copy(), self._leave(t, x), {"contact": self.contact.name}
+
+    def _slip(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial):
+        force = trial(x, mode).force(self.name, 3)
+        slip = FrictionMode(SLIP, _unit(-force[1:]))
+        return x.copy(), self._settle(t, x, slip, trial), {"contact": self.contact.name}
+
+    def _stop(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial):
+        x = x.copy()
+        slip = self._slip_velocity(t, x)
+        info = {"contact": self.contact.name, "slip_speed": float(np.linalg.norm(slip))}
+        if np.linalg.norm(slip) > VELOCITY_TOLERANCE:  # turned without stopping (2D slip)
+            return x, self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial), info
+        return x, self._settle(t, x, FrictionMode(STICK), trial), info
+
+
+def _unit(vector: np.ndarray) -> tuple[float, float]:
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0:
+        return (1.0, 0.0)
+    return (float(vector[0] / norm), float(vector[1] / norm))
+
+
+@register_builder(rank=21)
+def _build(robot: Any, options: dict[str, Any]) -> Component | None:
+    """The System's frictional contacts (``Contact(..., friction=μ)`` with μ > 0)."""
+    contacts = options.get("contacts")
+    if contacts is None:
+        contacts = robot.extensions.contacts
+    frictional = [c for c in (_as_contact(s) for s in contacts or ()) if c.friction > 0.0]
+    if not frictional:
+        return None
+    if len(frictional) > 1:
+        raise InvalidParameter(
+            f"one frictional contact per System for now, got {[c.name for c in frictional]}"
+        )
+    return FrictionalContact(frictional[0])

@@ -1,0 +1,612 @@
+"""Joint limits: the URDF's position limits as unilateral rows with impacts (McClamroch (1986)
+§6 (40)–(42); Vukobratović & Potkonjak (20.90)–(20.91)).
+
+A limited joint (one position coordinate, one velocity: revolute, prismatic) with
+``lower ≤ q ≤ upper`` is, per side, a unilateral constraint ``φ(q) ≥ 0`` with
+``φ = q − lower`` or ``φ = upper − q``:
+
+* **free** while the joint is inside its range; the event ``limit:<joint>`` is the downward
+  zero crossing of φ, or after the joint left the limit on its surface (bounce, separation,
+  lift-off) of :func:`leaving_distance` (the separation test: no event at the start of a
+  flight, and an impact only with an approaching joint);
+* the event's map is the impact on the unit row ``±e_i`` (restitution e, 0 by default:
+  the plastic impact (20.90)–(20.91)), solved together with every other engaged row
+  (:func:`pinext.contact.impulse.impact_impulse`); the joint then rests at the limit, or
+  bounces when ``e |q̇⁻|`` exceeds ``rest_velocity``;
+* **at the limit** the row ``±a_i + γ = 0`` (Baumgarte stabilised) joins the System's
+  acceleration step with a reaction that may only push; the dynamic event
+  ``limit-off:<joint>`` is the reaction crossing zero (it would pull): free again.
+
+Joints without limits stay free: continuous joints (two position coordinates), free
+flyers, and the "no limit" encodings (±inf, magnitudes above :data:`NO_LIMIT`, lower ≥ upper).
+The URDF's velocity limits are watched: after a run, one :class:`VelocityLimitWarning` per
+joint that exceeded its limit names the joint and the first time it did (:meth:`report`).
+With ``saturate_efforts`` the joint-torque inputs are clipped to the effort limits
+(:class:`EffortSaturation`).
+"""
+
+from __future__ import annotations
+
+import enum
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
+from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.system import register_builder
+from .impulse import contact_forces, impact_impulse
+from .unilateral import REST_VELOCITY
+
+if TYPE_CHECKING:
+    import pinocchio as pin
+
+    from ..simulation.system import System
+
+#: Limit magnitudes at or above this [rad or m] mean "no limit" (URDF writers use 1e10, 1e308).
+NO_LIMIT = 1e9
+#: Position tolerance [rad or m] for a joint to count as at its limit at the start of a run.
+LIMIT_TOLERANCE = 1e-9
+#: Velocity tolerance [rad/s or m/s] for a joint at rest on its limit at the start of a run.
+VELOCITY_TOLERANCE = 1e-9
+
+
+class JointLimitWarning(UserWarning):
+    """A joint starts outside its position range (its limit engages once it is back inside)."""
+
+
+class VelocityLimitWarning(UserWarning):
+    """A joint exceeded its velocity limit."""
+
+
+class LimitState(enum.Enum):
+    """The state of one limited joint in a phase."""
+
+    FREE = "free"
+    """Inside the range (or moving away from a limit)."""
+    LOWER = "lower"
+    """Resting on its lower limit: the row ``a_i + γ = 0`` pushes upwards."""
+    UPPER = "upper"
+    """Resting on its upper limit: the row ``-a_i + γ = 0`` pushes downwards."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+FREE, LOWER, UPPER = LimitState.FREE, LimitState.LOWER, LimitState.UPPER
+
+
+@dataclass(frozen=True)
+class LimitModes:
+    """The mode of a :class:`JointLimits` component.
+
+    Attributes:
+        states: One :class:`LimitState` per limited joint.
+        names: The joints' names (for ``str``; not compared).
+        leaving: (index, side, t0 [s], d0 [rad or m]) of the free joints that left their
+            limit on its surface (bounce, separation, lift-off): their impact event is
+            :func:`leaving_distance` (the separation test).
+    """
+
+    states: tuple[LimitState, ...]
+    names: tuple[str, ...] = field(default=(), compare=False)
+    leaving: frozenset[tuple[int, LimitState, float, float]] = frozenset()
+
+    def replace(self, i: int, state: LimitState) -> LimitModes:
+        """A copy with joint i in ``state`` (no longer leaving)."""
+        states = list(self.states)
+        states[i] = state
+        leaving = frozenset(item for item in self.leaving if item[0] != i)
+        return replace(self, states=tuple(states), leaving=leaving)
+
+    def leave(self, i: int, side: LimitState, t0: float, d0: float) -> LimitModes:
+        """A copy with joint i free and leaving its limit ``side`` at time t0 [s] from the
+        distance d0 [rad or m] (a bounce, a separation, a lift-off: that side's next impact
+        event carries the separation test, :func:`leaving_distance`)."""
+        free = self.replace(i, LimitState.FREE)
+        return replace(free, leaving=free.leaving | {(i, side, float(t0), min(float(d0), 0.0))})
+
+    def __getitem__(self, i: int) -> LimitState:
+        return self.states[i]
+
+    def __str__(self) -> str:
+        held = [f"{self.names[i]}@{s.value}" for i, s in enumerate(self.states) if s is not FREE]
+        return ("limit:" + ",".join(held)) if held else ""
+
+
+@dataclass(frozen=True)
+class JointLimit:
+    """The position, velocity and effort limits of one joint (one DOF).
+
+    Attributes:
+        joint: Joint name.
+        iq: Index of its position coordinate in q.
+        iv: Index of its velocity in v.
+        lower: Lower position limit [rad or m] (-inf: none).
+        upper: Upper position limit [rad or m] (+inf: none).
+        velocity: Velocity limit [rad/s or m/s] (inf: none).
+        effort: Effort limit [N.m or N] (inf: none).
+        restitution: Newton's coefficient e ∈ [0, 1] of an impact on the limit.
+    """
+
+    joint: str
+    iq: int
+    iv: int
+    lower: float
+    upper: float
+    velocity: float
+    effort: float
+    restitution: float = 0.0
+
+    @property
+    def limited(self) -> bool:
+        """Whether the position is limited on at least one side."""
+        return bool(np.isfinite(self.lower) or np.isfinite(self.upper))
+
+
+def _bound(value: float) -> float:
+    """An upper URDF limit, with the "no limit" encodings (inf, NaN, huge) as +inf."""
+    value = float(value)
+    return value if np.isfinite(value) and value < NO_LIMIT else np.inf
+
+
+def joint_limits(
+    model: pin.Model, restitution: float | Mapping[str, float] = 0.0
+) -> list[JointLimit]:
+    """The limits of every one-DOF joint of a model (continuous joints and free flyers have
+    none).
+
+    Args:
+        model: Pinocchio model (its ``lowerPositionLimit``, ``upperPositionLimit``,
+            ``velocityLimit``, ``effortLimit``).
+        restitution: e for every joint, or joint name -> e (others 0).
+
+    Raises:
+        InvalidParameter: e outside [0, 1]. NameNotFound: a restitution names no joint.
+    """
+    per_joint = restitution if isinstance(restitution, Mapping) else {}
+    unknown = set(per_joint) - set(model.names)
+    if unknown:
+        raise NameNotFound("joint", sorted(unknown)[0], list(model.names[1:]))
+    limits = []
+    for j in range(1, model.njoints):
+        joint = model.joints[j]
+        if joint.nq != 1 or joint.nv != 1:
+            continue
+        name = model.names[j]
+        iq, iv = joint.idx_q, joint.idx_v
+        lower = -_bound(-model.lowerPositionLimit[iq])
+        upper = _bound(model.upperPositionLimit[iq])
+        if lower >= upper:  # lower >= upper: URDF's "no limit"
+            lower, upper = -np.inf, np.inf
+        e = float(per_joint.get(name, 0.0) if per_joint else restitution)
+        if not 0.0 <= e <= 1.0:
+            raise InvalidParameter(f"restitution of joint '{name}' must be in [0, 1], got {e}")
+        limits.append(
+            JointLimit(
+                name,
+                iq,
+                iv,
+                lower,
+                upper,
+                _bound(model.velocityLimit[iv]),
+                _bound(model.effortLimit[iv]),
+                e,
+            )
+        )
+    return limits
+
+
+def leaving_distance(distance: float, t: float, t0: float, d0: float) -> float:
+    """The impact event function of a row that left its surface at t0 from the distance d0
+    (≤ 0: zero, or the rounding error of the located impact below the surface).
+
+    .. math::
+
+        g(t) = \\frac{\\phi(t) - d_0}{(t - t_0)^2}, \\qquad g(t_0) = 1
+
+    A row that leaves its surface (bounce, separation after another row's impact, lift-off)
+    starts with φ = d0 and φ̇ ≥ 0: ``g = φ`` would start at zero (or a rounding error on
+    either side), and the root finder takes ``g(t₀) = 0`` for a root when a short flight
+    ends within the first step, or misses the return when ``g(t₀)`` is a hair below zero.
+    Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
+    positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
+    zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
+    """
+    if t <= t0:
+        return 1.0
+    return (distance - d0) / (t - t0) ** 2
+
+
+class JointLimits(Component):
+    """The position limits of a robot's joints as unilateral rows with impact and lift-off.
+
+    Args:
+        model: Pinocchio model (the System's).
+        restitution: e ∈ [0, 1] for every joint, or joint name -> e (others 0).
+        rest_velocity: Rebound velocity [rad/s or m/s] below which a joint rests on its limit
+            (the Zeno cut, as :class:`pinext.contact.Contact`).
+        stabilization: Baumgarte natural frequency ω [1/s] of the limit rows (None or 0:
+            none).
+        velocity_limits: Report the first excess of every joint's velocity limit.
+        name: Component name.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        *,
+        restitution: float | Mapping[str, float] = 0.0,
+        rest_velocity: float = REST_VELOCITY,
+        stabilization: float | None = 20.0,
+        velocity_limits: bool = True,
+        name: str = "joint_limits",
+    ) -> None:
+        super().__init__()
+        self.name = name
+        if rest_velocity < 0:
+            raise InvalidParameter(f"rest_velocity must be >= 0, got {rest_velocity}")
+        self.all_limits = joint_limits(model, restitution)
+        self.limits = [lim for lim in self.all_limits if lim.limited]
+        self.watched = [
+            k
+            for k, lim in enumerate(self.all_limits)
+            if velocity_limits and np.isfinite(lim.velocity)
+        ]
+        self.rest_velocity = float(rest_velocity)
+        self.omega = float(stabilization or 0.0)
+        self.nq = model.nq
+
+    @property
+    def joints(self) -> list[str]:
+        """The names of the limited joints."""
+        return [lim.joint for lim in self.limits]
+
+    # -- geometry of one side ------------------------------------------------------------------
+    def _side(self, k: int, state: LimitState, x: np.ndarray) -> tuple[float, float, float]:
+        """(sign, distance φ, rate φ̇) of joint k's ``state`` side (φ ≥ 0 inside the range)."""
+        lim = self.limits[k]
+        q, v = float(x[lim.iq]), float(x[self.nq + lim.iv])
+        if state is LOWER:
+            return 1.0, q - lim.lower, v
+        return -1.0, lim.upper - q, -v
+
+    def _row(self, k: int, state: LimitState) -> np.ndarray:
+        row = np.zeros(self._nv)
+        row[self.limits[k].iv] = 1.0 if state is LOWER else -1.0
+        return row
+
+    # -- Component interface -------------------------------------------------------------------
+    def bind(self, system: System) -> None:
+        self.model = system.model
+        self.data = system.model.createData()
+        self._nv = system.model.nv
+        self.nq = system.model.nq
+        # a prescribed joint follows its law: its limits are the law's business
+        driven = {j for comp in system.components for j in comp.prescribed_joints()}
+        self.limits = [lim for lim in self.limits if lim.joint not in driven]
+
+    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> LimitModes:
+        states = []
+        for k, lim in enumerate(self.limits):
+            state = FREE
+            for side in (LOWER, UPPER):
+                _, distance, rate = self._side(k, side, x)
+                if not np.isfinite(distance):
+                    continue
+                if distance < -LIMIT_TOLERANCE:
+                    warnings.warn(
+                        f"joint '{lim.joint}' starts at {x[lim.iq]:.6g}, outside its range "
+                        f"[{lim.lower:.6g}, {lim.upper:.6g}]; the limit engages once it is back "
+                        "inside",
+                        JointLimitWarning,
+                        stacklevel=2,
+                    )
+                elif distance <= LIMIT_TOLERANCE and abs(rate) <= VELOCITY_TOLERANCE:
+                    state = side
+            states.append(state)
+        mode = LimitModes(tuple(states), tuple(self.joints))
+        return self._compact(self._release(t, x, mode, trial))
+
+    def _free(self) -> LimitModes:
+        return LimitModes((FREE,) * len(self.limits), tuple(self.joints))
+
+    def _full(self, mode: LimitModes | None) -> LimitModes:
+        """The mode, with None (every joint free: no phase mode) spelled out."""
+        return self._free() if mode is None else mode
+
+    def _compact(self, mode: LimitModes) -> LimitModes | None:
+        """None when every joint is free and none is leaving a limit (the phase then has no
+        mode of this component, as a run that never touches a limit)."""
+        if mode.leaving or any(s is not FREE for s in mode.states):
+            return mode
+        return None
+
+    def linear(self, mode: LimitModes | None) -> bool:  # noqa: D102 - no rows: no effect
+        return not self.is_constrained(mode)
+
+    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> LimitModes | None:
+        mode = self._full(mode)
+        for k, state in enumerate(mode.states):  # separating after another row's impact
+            if state is not FREE and self._side(k, state, x)[2] > VELOCITY_TOLERANCE:
+                mode = self._leave(mode, k, mode[k], t, x)
+        return self._compact(self._release(t, x, mode, trial))
+
+    def _engaged(self, x: np.ndarray, mode: LimitModes) -> LimitModes:
+        """The mode with every free joint that sits on a limit (within
+        :data:`LIMIT_TOLERANCE`) held there: the rows of a simultaneous impact."""
+        for k, state in enumerate(mode.states):
+            if state is FREE:
+                for side in (LOWER, UPPER):
+                    if abs(self._side(k, side, x)[1]) <= LIMIT_TOLERANCE:
+                        mode = mode.replace(k, side)
+        return mode
+
+    def _leave(self, mode: LimitModes, k: int, side: LimitState, t: float, x: np.ndarray):
+        """``mode.leave`` from the state x at time t."""
+        return mode.leave(k, side, t, self._side(k, side, x)[1])
+
+    def _release(self, t: float, x: np.ndarray, mode: LimitModes, trial: Trial) -> LimitModes:
+        """The mode with the held limits that would pull set free: the active set of the
+        System's contact problem at the acceleration level (:func:`contact_forces`, every
+        unilateral row of every component), else one at a time, the most pulling first."""
+        if not any(s is not FREE for s in mode.states):
+            return mode
+        if hasattr(trial, "dynamics"):
+            rows, mass, bias, tau = trial.dynamics(x, mode)
+            _, active = contact_forces(rows, mass, bias, tau)
+            start = 0
+            for owner, r in rows:
+                if owner == self.name:
+                    held = [k for k, s in enumerate(mode.states) if s is not FREE]
+                    for j, k in enumerate(held):
+                        if not active[start + j]:
+                            mode = self._leave(mode, k, mode[k], t, x)
+                start += r.m
+            return mode
+        while any(s is not FREE for s in mode.states):
+            force = self._forces(mode, trial(x, mode))
+            k = int(np.argmin(force))
+            if force[k] >= 0.0:
+                break
+            mode = self._leave(mode, k, mode[k], t, x)
+        return mode
+
+    def _forces(self, mode: LimitModes, step: Step) -> np.ndarray:
+        """The reaction of every limited joint [N.m or N] (zero when free; >= 0 pushes)."""
+        held = [k for k, s in enumerate(mode.states) if s is not FREE]
+        out = np.zeros(len(self.limits))
+        out[held] = step.force(self.name, len(held))
+        return out
+
+    def is_constrained(self, mode: LimitModes) -> bool:  # noqa: D102
+        return mode is not None and any(s is not FREE for s in mode.states)
+
+    def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
+        held = [(k, s) for k, s in enumerate(mode.states) if s is not FREE]
+        jacobian = np.array([self._row(k, s) for k, s in held])
+        drift = np.empty(len(held))
+        for r, (k, s) in enumerate(held):
+            _, distance, rate = self._side(k, s, x)
+            drift[r] = 2.0 * self.omega * rate + self.omega**2 * distance
+        return ConstraintRows(jacobian, drift, None, RowKind.UNILATERAL)
+
+    def events(self, mode: LimitModes | None) -> list[Event]:  # noqa: D102
+        mode = self._full(mode)
+        events = []
+        for k, lim in enumerate(self.limits):
+            state = mode[k]
+            if state is FREE:
+                for side, bound in ((LOWER, lim.lower), (UPPER, lim.upper)):
+                    start = next((e[2:] for e in mode.leaving if e[:2] == (k, side)), None)
+                    if np.isfinite(bound):
+                        events.append(
+                            Event(
+                                f"limit:{lim.joint}",
+                                self._distance_function(k, side, start),
+                                -1.0,
+                                self._impact_action(k, side),
+                            )
+                        )
+            else:
+                events.append(
+                    Event(
+                        f"limit-off:{lim.joint}",
+                        self._force_function(k, mode),
+                        -1.0,
+                        self._lift_off_action(k),
+                        dynamic=True,
+                    )
+                )
+        return events
+
+    def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
+        mode = self._full(mode)
+        distance = np.array(
+            [
+                min(self._side(k, LOWER, x)[1], self._side(k, UPPER, x)[1])
+                for k in range(len(self.limits))
+            ]
+        )
+        return {
+            "force": self._forces(mode, step),
+            "distance": distance,
+            "held": np.array([float(s is not FREE) for s in mode.states]),
+        }
+
+    def report(self, trajectory: Any) -> None:
+        """One :class:`VelocityLimitWarning` per joint whose speed exceeded its velocity limit
+        in the run, naming the joint and the first time [s] (interpolated between samples)."""
+        t, v = trajectory.t, trajectory.v
+        for lim in (self.all_limits[k] for k in self.watched):
+            over = np.flatnonzero(np.abs(v[:, lim.iv]) > lim.velocity)
+            if not over.size:
+                continue
+            i = int(over[0])
+            when = float(t[i])
+            if i > 0:  # the crossing of |v| = limit between samples i-1 and i
+                a, b = abs(v[i - 1, lim.iv]), abs(v[i, lim.iv])
+                when = float(t[i - 1] + (lim.velocity - a) / (b - a) * (t[i] - t[i - 1]))
+            warnings.warn(
+                f"joint '{lim.joint}' exceeds its velocity limit {lim.velocity:g} at "
+                f"t = {when:.6g} s (largest speed {np.abs(v[:, lim.iv]).max():.6g})",
+                VelocityLimitWarning,
+                stacklevel=3,
+            )
+
+    def metadata(self) -> dict[str, Any]:
+        """The limited joints and their ranges."""
+        return {
+            "limited_joints": self.joints,
+            "limits": [[float(lim.lower), float(lim.upper)] for lim in self.limits],
+        }
+
+    # -- events ----------------------------------------------------------------------------------
+    def _distance_function(self, k: int, side: LimitState, start: tuple | None):
+        if start is None:
+
+            def g(t: float, x: np.ndarray) -> float:
+                return self._side(k, side, x)[1]
+
+        else:
+            t0, d0 = start
+
+            def g(t: float, x: np.ndarray) -> float:
+                return leaving_distance(self._side(k, side, x)[1], t, t0, d0)
+
+        return g
+
+    def _force_function(self, k: int, mode: LimitModes):
+        def g(t: float, x: np.ndarray, step: Step) -> float:
+            return float(self._forces(mode, step)[k])
+
+        return g
+
+    def _impact_action(self, k: int, side: LimitState):
+        lim = self.limits[k]
+
+        def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
+            x = x.copy()
+            _, _, rate = self._side(k, side, x)
+            info: dict[str, Any] = {"joint": lim.joint, "side": side.value}
+            info["approach_velocity"] = rate
+            mode = self._full(mode)
+            if rate >= 0.0:  # separation test: no impulse on a joint that does not approach
+                info |= {"impulse": np.zeros(1), "bounce": False}
+                held = self._release(t, x, mode.replace(k, side), trial)
+                mode = held if held[k] is side else self._leave(mode, k, side, t, x)
+                return x, self._compact(mode), info
+            bounce = lim.restitution > 0.0 and lim.restitution * abs(rate) > self.rest_velocity
+            held = self._engaged(x, mode).replace(k, side)
+            x, impulse = _impact(x, trial, held, self.name, k, self, bounce)
+            if bounce:
+                held = self._leave(held, k, side, t, x)
+            mode = self.settle_mode(t, x, held, trial)
+            info |= {"impulse": impulse, "bounce": bounce}
+            return x, mode, info
+
+        return action
+
+    def _lift_off_action(self, k: int):
+        lim = self.limits[k]
+
+        def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
+            mode = self._full(mode)
+            return x.copy(), self._leave(mode, k, mode[k], t, x), {"joint": lim.joint}
+
+        return action
+
+
+def _impact(
+    x: np.ndarray,
+    trial: Trial,
+    mode: Any,
+    name: str,
+    k: int,
+    comp: JointLimits,
+    bounce: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The impact of joint k on its limit, with every other engaged row of the System in one
+    impulse problem (:func:`impact_impulse`); returns (x⁺, the joint's impulse)."""
+    rows = trial.rows(x, mode)  # type: ignore[attr-defined]
+    jacobian = np.vstack([r.jacobian for _, r in rows])
+    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
+    restitution = np.zeros(jacobian.shape[0])
+    start = 0
+    for owner, r in rows:
+        if owner == name:
+            held = [i for i, s in enumerate(mode.states) if s is not FREE]
+            own = start + held.index(k)
+            if bounce:
+                restitution[own] = comp.limits[k].restitution
+        start += r.m
+    nq, nv = comp.nq, comp._nv
+    try:
+        result = impact_impulse(
+            comp.model,
+            comp.data,
+            x[:nq],
+            x[nq : nq + nv],
+            jacobian,
+            restitution=restitution,
+            bilateral=bilateral,
+            rest_velocity=comp.rest_velocity,
+        )
+    except ConstraintError as err:
+        joint = comp.limits[k].joint
+        raise ConstraintError(
+            f"joint '{joint}' reaches its limit, but the other rows of the System (prescribed "
+            f"motion, loops) drive it through: {err}. Leave its limit out "
+            "(System(..., joint_limits=False), or a JointLimits on a model without it)"
+        ) from None
+    x[nq : nq + nv] = result.v_plus
+    return x, result.impulse[own : own + 1]
+
+
+class EffortSaturation(Component):
+    """Clips joint-torque inputs to the URDF's effort limits: adds ``clip(u) − u``.
+
+    Args:
+        model: Pinocchio model (its ``effortLimit`` [N.m or N]; non-finite or huge: none).
+        name: Component name.
+    """
+
+    def __init__(self, model: pin.Model, *, name: str = "effort_saturation") -> None:
+        super().__init__()
+        self.name = name
+        limit = np.array([_bound(e) for e in model.effortLimit], dtype=float)
+        self.limit = np.where(limit > 0.0, limit, np.inf)
+        self.active = True
+
+    def bind(self, system: System) -> None:
+        self.active = bool(system.torque_inputs)  # drives have their own input limits
+
+    def effort(self, t, x, q, v, u, mode):  # noqa: D102
+        if not self.active:
+            return None
+        return np.clip(u, -self.limit, self.limit) - u
+
+    def power(self, t, x, q, v, u, mode, step):  # noqa: D102
+        if not self.active:
+            return 0.0, 0.0
+        return float((np.clip(u, -self.limit, self.limit) - u) @ v), 0.0
+
+
+@register_builder(rank=15)
+def _build_limits(robot: Any, options: dict[str, Any]) -> JointLimits | None:
+    """The System's joint limits (``joint_limits=True``, the default)."""
+    if not options.get("joint_limits", True):
+        return None
+    comp = JointLimits(robot.model)
+    return comp if comp.limits or comp.watched else None
+
+
+@register_builder(rank=16)
+def _build_saturation(robot: Any, options: dict[str, Any]) -> EffortSaturation | None:
+    """Effort saturation of joint-torque inputs (``saturate_efforts=True``)."""
+    if not options.get("saturate_efforts", False):
+        return None
+    return EffortSaturation(robot.model)

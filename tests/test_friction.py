@@ -1,0 +1,79 @@
+"""Coulomb friction at a planar contact (pinext.contact.friction): a block on an incline sticks
+for tan θ < μ and slides with g (sin θ − μ cos θ) otherwise; a sliding block stops and sticks;
+the dissipation closes the energy audit."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.contact import Contact, FrictionalContact, plane
+
+G = 9.81
+
+
+def _block(mass=2.0):
+    """A point mass on x and z prismatic joints with a frame "block"."""
+    model = pin.Model()
+    model.name = "block"
+    jx = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "x")
+    jz = model.addJoint(jx, pin.JointModelPZ(), pin.SE3.Identity(), "z")
+    model.appendBodyToJoint(jz, pin.Inertia.FromSphere(mass, 0.05), pin.SE3.Identity())
+    model.addFrame(pin.Frame("block", jz, 0, pin.SE3.Identity(), pin.FrameType.OP_FRAME))
+    return model
+
+
+def _incline(theta, mu, t_final=1.0, v0=(0.0, 0.0)):
+    normal = (-np.sin(theta), 0.0, np.cos(theta))
+    contact = Contact(plane("block", (0.0, 0.0, 0.0), normal), friction=mu, name="incline")
+    system = px.System(_block(), contacts=[contact])
+    assert isinstance(system.components[-1], FrictionalContact)
+    return px.simulate(system, t_final, q0=np.zeros(2), v0=np.asarray(v0), output_dt=0.05)
+
+
+@pytest.mark.parametrize("theta", [0.2, 0.4])
+def test_block_sticks_below_the_friction_angle(theta):
+    mu = np.tan(theta) + 0.05
+    traj = _incline(theta, mu)
+    assert [p.name for p in traj.phases] == ["stick"] and not traj.events
+    assert np.abs(traj.q).max() < 1e-9
+    normal = traj.outputs["friction:incline.normal_force"][:, 0]
+    friction = traj.outputs["friction:incline.friction_force"]
+    np.testing.assert_allclose(normal, 2.0 * G * np.cos(theta), rtol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(friction, axis=1), 2.0 * G * np.sin(theta), rtol=1e-9)
+
+
+@pytest.mark.parametrize(("theta", "mu"), [(0.5, 0.3), (0.3, 0.0001), (0.7, 0.6)])
+def test_block_slides_with_g_sin_minus_mu_cos(theta, mu):
+    traj = _incline(theta, mu)
+    assert [p.name for p in traj.phases] == ["slip"]
+    down = np.array([-np.cos(theta), -np.sin(theta)])  # down the slope in (x, z)
+    along = traj.q @ down
+    expected = 0.5 * G * (np.sin(theta) - mu * np.cos(theta)) * traj.t**2
+    np.testing.assert_allclose(along, expected, atol=1e-9)
+    across = traj.q @ np.array([-np.sin(theta), np.cos(theta)])
+    assert np.abs(across).max() < 1e-9  # on the plane
+    balance = traj.energy_balance()
+    assert balance.dissipated[-1] == pytest.approx(
+        mu * 2.0 * G * np.cos(theta) * along[-1], rel=1e-9
+    )
+    assert np.abs(balance.residual).max() < 1e-9
+
+
+def test_sliding_block_stops_then_sticks():
+    mu, v0 = 0.4, 2.0
+    traj = _incline(0.0, mu, t_final=1.0, v0=(v0, 0.0))
+    (stop,) = traj.events
+    assert stop.name == "stick:incline"
+    assert stop.t == pytest.approx(v0 / (mu * G), abs=1e-10)
+    assert [p.name for p in traj.phases] == ["slip", "stick"]
+    assert traj.q[-1, 0] == pytest.approx(v0**2 / (2 * mu * G), abs=1e-9)
+    assert abs(traj.v[-1, 0]) < 1e-9
+    balance = traj.energy_balance()
+    assert balance.dissipated[-1] == pytest.approx(0.5 * 2.0 * v0**2, rel=1e-9)
+    assert np.abs(balance.residual).max() < 1e-9
+
+
+def test_friction_coefficient_is_checked():
+    with pytest.raises(px.exceptions.InvalidParameter, match="friction"):
+        Contact(plane("block"), friction=-0.1)

@@ -1,0 +1,174 @@
+"""Simultaneous impacts as one impulse problem (McClamroch (1986) (40)–(42)): the LCP solver,
+a rod falling flat on two supports, a joint at its limit while the tip hits a table, and impact
+events that never fire on separating motion (the pen tip bouncing with restitution 0.5)."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.contact import Contact, impact_impulse, plane, solve_lcp
+
+G = 9.81
+
+
+def _enumerate_lcp(delassus, b):
+    """The LCP's solution by trying every active set (reference)."""
+    m = b.size
+    for active in itertools.product([False, True], repeat=m):
+        active = np.array(active)
+        P = np.zeros(m)
+        if active.any():
+            P[active] = np.linalg.solve(delassus[np.ix_(active, active)], -b[active])
+        w = delassus @ P + b
+        if P.min() >= -1e-12 and w[~active].min(initial=0.0) >= -1e-12:
+            return P
+    raise AssertionError("no solution")
+
+
+def test_lcp_equals_enumeration_on_random_problems():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        m = int(rng.integers(1, 6))
+        A = rng.normal(size=(m, m + 2))
+        delassus = A @ A.T + 1e-3 * np.eye(m)
+        b = rng.normal(size=m)
+        P, active = solve_lcp(delassus, b)
+        w = delassus @ P + b
+        assert P.min() >= 0.0 and w.min() >= -1e-10 * np.abs(b).max()
+        assert abs(P @ w) < 1e-10 * (1 + np.abs(P).max() * np.abs(b).max())
+        np.testing.assert_allclose(P, _enumerate_lcp(delassus, b), atol=1e-10)
+
+
+def _rod(length=1.0, mass=1.0):
+    """A planar rod (x, z, pitch) with frames "left" and "right" at its ends."""
+    model = pin.Model()
+    model.name = "rod"
+    jx = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "x")
+    jz = model.addJoint(jx, pin.JointModelPZ(), pin.SE3.Identity(), "z")
+    jr = model.addJoint(jz, pin.JointModelRY(), pin.SE3.Identity(), "pitch")
+    inertia = np.diag([1e-4, mass * length**2 / 12, mass * length**2 / 12])
+    model.appendBodyToJoint(jr, pin.Inertia(mass, np.zeros(3), inertia), pin.SE3.Identity())
+    for name, x in (("left", -length / 2), ("right", length / 2)):
+        placement = pin.SE3(np.eye(3), np.array([x, 0.0, 0.0]))
+        model.addFrame(pin.Frame(name, jr, 0, placement, pin.FrameType.OP_FRAME))
+    return model
+
+
+def test_rod_falling_flat_closes_both_supports_in_one_impulse():
+    model = _rod()
+    contacts = [Contact(plane(name, (0.0, 0.0, 0.0)), name=name) for name in ("left", "right")]
+    system = px.System(model, contacts=contacts)
+    h = 0.3
+    traj = px.simulate(system, 1.0, q0=np.array([0.0, h, 0.0]))
+    (impact,) = traj.events
+    assert impact.t == pytest.approx(np.sqrt(2 * h / G), abs=1e-10)
+    assert impact.info["simultaneous"] == ["right"]
+    # one impulse: both ends stop, each support takes half the momentum, none pulls
+    assert impact.info["impulse"][0] == pytest.approx(0.5 * np.sqrt(2 * G * h), rel=1e-10)
+    assert traj.phases[-1].name == "constrained,constrained"
+    after = traj.t > impact.t
+    assert np.abs(traj.v[after]).max() < 1e-9
+    force = traj.outputs["contact.force"][-1]
+    np.testing.assert_allclose(force, [G / 2, G / 2], rtol=1e-9)
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def test_tilted_rod_lands_on_one_end_then_the_other_without_pulling():
+    # the left end lands first and the rod rotates about it; when the right end lands, one
+    # impulse problem decides both rows: no support pulls, none separates with v < 0
+    model = _rod()
+    contacts = [Contact(plane(name, (0.0, 0.0, 0.0)), name=name) for name in ("left", "right")]
+    system = px.System(model, contacts=contacts)
+    traj = px.simulate(system, 1.5, q0=np.array([0.0, 0.3, -0.2]))
+    impacts = [e for e in traj.events if e.name.startswith("contact:")]
+    assert [e.name for e in impacts][:2] == ["contact:left", "contact:right"]
+    for e in impacts:
+        assert e.info["approach_velocity"] < 0 and e.info["impulse"][0] >= 0
+    gaps = traj.outputs["contact.gap"]
+    assert gaps.min() > -1e-8  # no end below its support
+    assert traj.phases[-1].name == "constrained,constrained"
+    forces = traj.outputs["contact.force"]
+    assert forces.min() >= -1e-9  # no support pulls
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def _two_link_arm():
+    """Two links (0.4 m, 1 kg) about y; joint j0 limited to [0.3, 3], a frame "tip"."""
+    model = pin.Model()
+    model.name = "arm2"
+    parent = 0
+    for i in range(2):
+        origin = pin.SE3(np.eye(3), np.array([0.0, 0.0, -0.4 if i else 0.0]))
+        parent = model.addJoint(parent, pin.JointModelRY(), origin, f"j{i}")
+        inertia = pin.Inertia(1.0, np.array([0.0, 0.0, -0.2]), np.diag([0.0134, 0.0134, 1e-4]))
+        model.appendBodyToJoint(parent, inertia, pin.SE3.Identity())
+    tip = pin.SE3(np.eye(3), np.array([0.0, 0.0, -0.4]))
+    model.addFrame(pin.Frame("tip", parent, 0, tip, pin.FrameType.OP_FRAME))
+    model.lowerPositionLimit[:] = [0.3, -3.0]
+    model.upperPositionLimit[:] = [3.0, 3.0]
+    return model
+
+
+def test_joint_at_its_limit_while_the_tip_hits_a_table():
+    model = _two_link_arm()
+    data = model.createData()
+    q0 = np.array([0.3, -1.4])  # j0 rests on its lower limit, link 2 swings down
+    pin.framesForwardKinematics(model, data, np.array([0.3, 0.0]))
+    table = data.oMf[model.getFrameId("tip")].translation[2] + 0.1
+    system = px.System(model, contacts=[Contact(plane("tip", (0.0, 0.0, table)))])
+    assert system.initial_phase(0.0, system.initial_state(q0)).name == "free+limit:j0@lower"
+    traj = px.simulate(system, 1.5, q0=q0)
+    first = traj.events[0]
+    assert first.name == "contact:tip"
+    # the impulse problem held the limit row: j0 did not move into its limit
+    i = np.flatnonzero(traj.t == first.t)[-1]
+    assert traj.v[i, 0] >= -1e-12
+    assert traj.q[:, 0].min() > 0.3 - 1e-9
+    assert traj.outputs["contact.gap"].min() > -1e-8
+    impacts = [e for e in traj.events if e.name.startswith(("contact:", "limit:"))]
+    assert all(e.info["approach_velocity"] < 0 for e in impacts if e.info["impulse"].any())
+    assert all(e.info["energy_loss"] > -1e-12 for e in traj.events)
+    assert len(traj.events) < 40  # the Zeno cut ends the alternating impacts
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+    # a joint's limit row and the tip's row in one impulse: against a direct solve
+    v = np.array([0.0, -2.0])
+    pin.computeAllTerms(model, data, q0, v)
+    J = np.vstack([[1.0, 0.0], _tip_z_jacobian(model, data, q0)])
+    result = impact_impulse(model, data, q0, v, J)
+    assert result.impulse.min() >= 0.0 and (J @ result.v_plus).min() > -1e-12
+
+
+def _tip_z_jacobian(model, data, q):
+    fid = model.getFrameId("tip")
+    J = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL_WORLD_ALIGNED)
+    return J[2]
+
+
+def test_pen_tip_bounces_once_per_impact_and_never_on_separating_motion():
+    robot = px.load_urdf(px.robot_path("six_dof_arm"))
+    model, data = robot.model, robot.model.createData()
+    q0 = np.array([0.0, 0.6, -0.9, 0.0, 0.5, 0.0])
+    pin.framesForwardKinematics(model, data, q0)
+    tip = data.oMf[model.getFrameId("pen_tip")].translation.copy()
+    contact = Contact(plane("pen_tip", tip - [0.0, 0.0, 0.05]), restitution=0.5)
+    system = px.System(robot, contacts=[contact])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", px.contact.VelocityLimitWarning)
+        traj = px.simulate(system, 1.0, q0=q0)
+    impacts = [e for e in traj.events if e.name == "contact:pen_tip"]
+    bounces = [e for e in impacts if e.info["bounce"]]
+    assert len(bounces) >= 5 and impacts[-1].info["bounce"] is False  # Zeno cut: it rests
+    assert all(e.info["approach_velocity"] < 0 for e in impacts)
+    times = [e.t for e in impacts]
+    assert np.all(np.diff(times) > 0)  # one impact per bounce, never at a flight's start
+    # each rebound is half the approach speed, the next approach equals the rebound
+    for before, after in itertools.pairwise(bounces):
+        assert after.info["approach_velocity"] == pytest.approx(
+            0.5 * before.info["approach_velocity"], rel=0.05
+        )
+    assert len(traj.events) < 50
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9

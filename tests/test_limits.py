@@ -1,0 +1,188 @@
+"""Joint limits (pinext.contact.limits): unilateral rows with impact and lift-off, the "no
+limit" encodings, effort saturation and the velocity-limit report; the Panda acceptance run."""
+
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.contact import (
+    EffortSaturation,
+    JointLimits,
+    JointLimitWarning,
+    VelocityLimitWarning,
+    joint_limits,
+)
+from tests.conftest import pendulum_urdf
+
+G = 9.81
+
+
+def _pendulum(tmp_path, lower=-0.5, upper=0.5, velocity=100.0, effort=100.0):
+    text = pendulum_urdf(n=1).replace(
+        '<limit lower="-10" upper="10" effort="100" velocity="100"/>',
+        f'<limit lower="{lower}" upper="{upper}" effort="{effort}" velocity="{velocity}"/>',
+    )
+    path = tmp_path / "p.urdf"
+    path.write_text(text)
+    return px.load_urdf(path)
+
+
+def test_no_limit_encodings_stay_free():
+    model = pin.Model()
+    kinds = [
+        ("continuous", pin.JointModelRUBY(), None),
+        ("infinite", pin.JointModelRY(), (-np.inf, np.inf)),
+        ("huge", pin.JointModelRY(), (-1e10, 1e10)),
+        ("inverted", pin.JointModelRY(), (1.0, -1.0)),
+        ("equal", pin.JointModelRY(), (0.0, 0.0)),
+        ("one_sided", pin.JointModelPZ(), (-0.2, 1e308)),
+        ("limited", pin.JointModelRY(), (-1.0, 2.0)),
+    ]
+    parent = 0
+    for name, joint, bounds in kinds:
+        parent = model.addJoint(parent, joint, pin.SE3.Identity(), name)
+        model.appendBodyToJoint(parent, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+        if bounds is not None:
+            iq = model.joints[parent].idx_q
+            model.lowerPositionLimit[iq], model.upperPositionLimit[iq] = bounds
+    limits = {lim.joint: lim for lim in joint_limits(model)}
+    assert "continuous" not in limits  # two position coordinates: no limit
+    for name in ("infinite", "huge", "inverted", "equal"):
+        assert not limits[name].limited, name
+    assert limits["one_sided"].lower == -0.2 and limits["one_sided"].upper == np.inf
+    assert (limits["limited"].lower, limits["limited"].upper) == (-1.0, 2.0)
+    assert JointLimits(model).joints == ["one_sided", "limited"]
+    with pytest.raises(px.exceptions.NameNotFound, match="nope"):
+        joint_limits(model, {"nope": 0.5})
+    with pytest.raises(px.exceptions.InvalidParameter, match=r"\[0, 1\]"):
+        joint_limits(model, 1.5)
+
+
+def test_pendulum_plastic_impact_then_rests_on_its_limit(tmp_path):
+    robot = _pendulum(tmp_path, lower=0.1, upper=0.5)
+    system = px.System(robot)
+    traj = px.simulate(system, 1.0, q0=np.array([0.4]))  # swings down onto 0.1
+    impacts = [e for e in traj.events if e.name == "limit:j0"]
+    assert len(impacts) == 1
+    hit = impacts[0]
+    assert hit.info["side"] == "lower" and hit.info["approach_velocity"] < 0
+    inertia = pin.crba(robot.model, robot.data, np.array([0.1]))[0, 0]
+    assert hit.info["energy_loss"] == pytest.approx(
+        0.5 * inertia * hit.info["approach_velocity"] ** 2, rel=1e-9
+    )
+    after = traj.t > hit.t
+    assert np.abs(traj.q[after, 0] - 0.1).max() < 1e-9
+    assert np.abs(traj.v[after, 0]).max() < 1e-9
+    # at rest the limit carries the gravity torque m g (l/2) sin(0.1)
+    force = traj.outputs["joint_limits.force"][-1, 0]
+    assert force == pytest.approx(1.0 * G * 0.2 * np.sin(0.1), rel=1e-9)
+    assert traj.phases[-1].name == "limit:j0@lower"
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+    # without limits the pendulum swings through
+    free = px.simulate(px.System(robot, joint_limits=False), 1.0, q0=np.array([0.4]))
+    assert free.q[:, 0].min() < -0.3 and not free.events
+
+
+def test_restitution_per_joint_and_lift_off(tmp_path):
+    robot = _pendulum(tmp_path, lower=0.1, upper=0.5)
+    limits = JointLimits(robot.model, restitution={"j0": 0.5}, rest_velocity=1e-3)
+    system = px.System(robot, joint_limits=False, components=[limits])
+    traj = px.simulate(system, 1.0, q0=np.array([0.4]))
+    impacts = [e for e in traj.events if e.name == "limit:j0"]
+    first, second = impacts[0], impacts[1]
+    assert first.info["bounce"] and first.t < second.t
+    i = np.flatnonzero(traj.t == first.t)[-1]
+    assert traj.v[i, 0] == pytest.approx(-0.5 * first.info["approach_velocity"], rel=1e-12)
+    assert all(e.info["approach_velocity"] < 0 for e in impacts)
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+    # a torque that pulls the joint off its limit: lift-off when the reaction crosses zero
+    robot = _pendulum(tmp_path, lower=0.1, upper=3.0)
+    robot.model.gravity.setZero()
+    system = px.System(robot)
+    traj = px.simulate(
+        system,
+        0.5,
+        q0=np.array([0.1]),
+        control=lambda t, x: np.array([-1.0 + 10.0 * t]),
+    )
+    names = [e.name for e in traj.events]
+    assert names == ["limit-off:j0"]
+    assert traj.events[0].t == pytest.approx(0.1, abs=1e-10)
+    assert traj.q[-1, 0] > 0.1
+
+
+def test_effort_saturation_and_velocity_report(tmp_path):
+    robot = _pendulum(tmp_path, lower=-10, upper=10, velocity=1.0, effort=2.0)
+    robot.model.gravity.setZero()
+    u = np.array([5.0])
+    system = px.System(robot, saturate_efforts=True)
+    assert any(isinstance(c, EffortSaturation) for c in system.components)
+    x0 = system.initial_state()
+    inertia = pin.crba(robot.model, robot.data, np.zeros(1))[0, 0]
+    assert system.step(0.0, x0, u).a[0] == pytest.approx(2.0 / inertia, rel=1e-12)
+    assert px.System(robot).step(0.0, x0, u).a[0] == pytest.approx(5.0 / inertia, rel=1e-12)
+    with pytest.warns(VelocityLimitWarning, match=r"'j0'.*t = ") as record:
+        traj = px.simulate(system, 0.5, control=u, output_dt=1e-3)
+    warned = [w for w in record if issubclass(w.category, VelocityLimitWarning)]
+    assert len(warned) == 1
+    when = float(str(warned[0].message).split("t = ")[1].split(" s")[0])
+    assert when == pytest.approx(inertia * 1.0 / 2.0, rel=1e-5)  # v = (2 / I) t reaches 1
+    assert not traj.events
+    balance = traj.energy_balance()
+    assert balance.input_work[-1] == pytest.approx(2.0 * traj.q[-1, 0], rel=1e-9)
+    assert np.abs(balance.residual).max() < 1e-9
+
+
+def test_start_outside_the_range_warns(tmp_path):
+    robot = _pendulum(tmp_path, lower=-0.5, upper=0.5)
+    with pytest.warns(JointLimitWarning, match="'j0' starts at 0.7"):
+        px.simulate(px.System(robot), 0.05, q0=np.array([0.7]))
+
+
+def test_panda_stays_within_its_limits(robots_dir):
+    robot = px.load_robot("panda")
+    model = robot.model
+    q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.0, 0.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traj = px.simulate(px.System(robot), 3.0, q0=q0)
+    lower, upper = model.lowerPositionLimit, model.upperPositionLimit
+    violation = np.maximum(lower - traj.q, traj.q - upper).max()
+    assert violation < 1e-6  # fingers included
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+    losses = [e.info["energy_loss"] for e in traj.events if e.name.startswith("limit:")]
+    assert min(losses) > -1e-12 and sum(losses) > 1.0
+    velocity = [w for w in caught if issubclass(w.category, VelocityLimitWarning)]
+    names = [str(w.message).split("'")[1] for w in velocity]
+    assert len(names) == len(set(names)) > 0  # one warning per joint
+    # joint_limits=False: the old result, the run of a model without limits
+    free = px.simulate(px.System(robot, joint_limits=False, mimic=False), 3.0, q0=q0)
+    unlimited = robot.model.copy()
+    unlimited.lowerPositionLimit[:] = -np.inf
+    unlimited.upperPositionLimit[:] = np.inf
+    unlimited.velocityLimit[:] = np.inf
+    reference = px.simulate(px.System(unlimited), 3.0, q0=q0)
+    np.testing.assert_array_equal(free.x[-1], reference.x[-1])
+    assert np.maximum(lower - free.q, free.q - upper).max() > 1.0
+
+
+def test_a_prescribed_joint_follows_its_law_through_its_limits():
+    """The law of a prescribed joint rules: its URDF limits are not enforced."""
+    robot = _pendulum_model_with_limit()
+    system = px.System(robot, components=[px.Prescribed("j0", lambda t: (2.0 * t, 2.0, 0.0))])
+    assert "j0" not in system.components[0].joints  # the limits component leaves it out
+    traj = px.simulate(system, 1.0, q0=np.zeros(1), output_dt=0.1)
+    assert np.abs(traj.q[:, 0] - 2.0 * traj.t).max() < 1e-12
+    assert traj.q[-1, 0] == pytest.approx(2.0)  # past the upper limit 1
+
+
+def _pendulum_model_with_limit():
+    model = pin.Model()
+    j = model.addJoint(0, pin.JointModelRY(), pin.SE3.Identity(), "j0")
+    model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+    model.lowerPositionLimit[:] = -1.0
+    model.upperPositionLimit[:] = 1.0
+    return model
