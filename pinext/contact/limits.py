@@ -397,20 +397,25 @@ class JointLimits(Component):
     def events(self, mode: LimitModes | None) -> list[Event]:  # noqa: D102
         mode = self._full(mode)
         events = []
+        approaching: list[tuple[int, LimitState]] = []  # free sides: one event for all
         for k, lim in enumerate(self.limits):
             state = mode[k]
             if state is FREE:
                 for side, bound in ((LOWER, lim.lower), (UPPER, lim.upper)):
+                    if not np.isfinite(bound):
+                        continue
                     start = next((e[2:] for e in mode.leaving if e[:2] == (k, side)), None)
-                    if np.isfinite(bound):
-                        events.append(
-                            Event(
-                                f"limit:{lim.joint}",
-                                self._distance_function(k, side, start),
-                                -1.0,
-                                self._impact_action(k, side),
-                            )
+                    if start is None:
+                        approaching.append((k, side))
+                        continue
+                    events.append(
+                        Event(
+                            f"limit:{lim.joint}",
+                            self._distance_function(k, side, start),
+                            -1.0,
+                            self._impact_action(k, side),
                         )
+                    )
             else:
                 events.append(
                     Event(
@@ -421,7 +426,49 @@ class JointLimits(Component):
                         dynamic=True,
                     )
                 )
+        if approaching:
+            events.append(
+                Event(
+                    "limit",
+                    self._nearest_function(approaching),
+                    -1.0,
+                    self._nearest_action(approaching),
+                )
+            )
         return events
+
+    def _nearest_distances(self, sides: list[tuple[int, LimitState]]):
+        """``distances(x)`` of every given side at once (one numpy expression per step)."""
+        index = np.array([self.limits[k].iq for k, _ in sides], dtype=int)
+        sign = np.array([1.0 if side is LOWER else -1.0 for _, side in sides])
+        bound = np.array(
+            [self.limits[k].lower if side is LOWER else self.limits[k].upper for k, side in sides]
+        )
+
+        def distances(x: np.ndarray) -> np.ndarray:
+            return sign * (x[index] - bound)
+
+        return distances
+
+    def _nearest_function(self, sides: list[tuple[int, LimitState]]):
+        """The distance to the nearest limit: one event function for every approaching side."""
+        distances = self._nearest_distances(sides)
+
+        def g(t: float, x: np.ndarray) -> float:
+            return float(distances(x).min())
+
+        return g
+
+    def _nearest_action(self, sides: list[tuple[int, LimitState]]):
+        """The impact on the side that the nearest-limit event reached."""
+        distances = self._nearest_distances(sides)
+
+        def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
+            k, side = sides[int(np.argmin(distances(x)))]
+            x_new, mode_new, info = self._impact_action(k, side)(t, x, mode, trial)
+            return x_new, mode_new, {"name": f"limit:{self.limits[k].joint}", **info}
+
+        return action
 
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
         mode = self._full(mode)

@@ -139,7 +139,9 @@ class Event:
         direction: As in :func:`scipy.integrate.solve_ivp` (+1 rising, -1 falling, 0 both).
         action: ``(t, x, mode, trial) -> (x_new, mode_new, info)``: the map applied at the
             event to the state and the owning component's mode; ``trial`` evaluates the step
-            for a candidate (state, mode); ``info`` is a dict recorded with the event.
+            for a candidate (state, mode); ``info`` is a dict recorded with the event (its
+            optional ``"name"`` replaces the event's name in the record: one event function
+            may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
     """
 

@@ -29,12 +29,11 @@ def make_rhs(
     components' derivatives and powers.
     """
     model, data = system.model, system.data
-    components = system.components
     nq, nv, shift = model.nq, model.nv, chart.shift
     v_block = slice(nq - shift, nq - shift + nv)
     n_internal = system.nx - shift
     identity, momentum = chart.identity, chart.momentum
-    if identity and not components and system.torque_inputs and not implicit:
+    if identity and system.torque_inputs and not implicit and _silent(system, phase):
         return plain_rhs(system, control, progress)
     if identity and not momentum:
         fused = fused_rhs(system, phase, control, progress)
@@ -97,6 +96,19 @@ def make_rhs(
         return dy
 
     return rhs
+
+
+def _silent(system: System, phase: Phase) -> bool:
+    """Whether no component adds anything to the right-hand side in this phase (no states,
+    efforts, powers, rows, inertia or imposed motion — joint limits far from their stops):
+    the bare mechanism's hot path applies."""
+    if system.nx != 2 * system.model.nv + 2 or system.imposing:
+        return False
+    hooks = ("effort", "derivative", "power", "mechanism")
+    if any(overrides(c, hook) for c in system.components for hook in hooks):
+        return False
+    step = system.acceleration_step(phase)
+    return not step.dense and step.added is None
 
 
 def plain_rhs(system: System, control, progress) -> Any:

@@ -229,7 +229,8 @@ def simulate(
                 x = system.impose(t, x)
                 phase = system.settle(t, x, phase.replace(owner.name, mode), law, skip=owner)
             info = {**info, "energy_loss": energy_before - system.energy(x)}
-            record.events.append(EventRecord(t, event.name, info))
+            name = info.pop("name", event.name)  # an action may name what it handled
+            record.events.append(EventRecord(t, name, info))
             if len(record.events) > max_events or stalled > 50:
                 raise IntegrationError(
                     f"{len(record.events)} events, {stalled} of them without time advancing "
