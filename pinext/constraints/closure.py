@@ -184,6 +184,13 @@ def close_loops(
         )
     mass = np.triu(data.M) + np.triu(data.M, 1).T
     jacobian = kin.jacobian
-    minv_jt = np.linalg.solve(mass, jacobian.T)
+    try:
+        minv_jt = np.linalg.solve(mass, jacobian.T)
+    except np.linalg.LinAlgError:
+        raise ConstraintError(
+            "the mass matrix is singular, so the velocity cannot be projected onto "
+            f"{', '.join(c.describe() for c in closures)}: a joint moves no mass (a link "
+            "without mass and inertia at the end of a chain)"
+        ) from None
     multipliers = np.linalg.lstsq(jacobian @ minv_jt, jacobian @ v, rcond=None)[0]
     return system.initial_state(q, v - minv_jt @ multipliers)

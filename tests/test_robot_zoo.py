@@ -1,0 +1,83 @@
+"""Every URDF of example-robot-data through pinext (slow: ``PINEXT_SLOW=1`` or ``-m slow``).
+
+Each robot loads, runs 0.5 s from its neutral pose and from a random pose within its limits,
+and passes ``pinext check`` — or stops with a ``pinext.exceptions`` error that names the
+cause — and no step runs longer than 60 s (a hang guard, not a speed target; the table of
+``benchmarks/robot_zoo.py`` reports the times).
+"""
+
+from __future__ import annotations
+
+import signal
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.check import check_model
+from pinext.exceptions import PinextError
+from pinext.robots import robots_dir
+from pinext.robots.example_robot_data import ROBOTS
+
+FOLDER = robots_dir()
+URDFS = sorted(FOLDER.rglob("*.urdf")) if FOLDER is not None else []
+FREE_FLYER = {str(FOLDER / rel) for rel, ff in ROBOTS.values() if ff} if FOLDER else set()
+GUARD = 60  # [s]
+
+
+class Hang(Exception):
+    """A step ran past the guard."""
+
+
+def guarded(step):
+    """Run a step under the guard; a pinext error is a valid outcome, anything else fails."""
+
+    def alarm(signum, frame):
+        raise Hang(f"more than {GUARD} s")
+
+    signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(GUARD)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return step()
+    except PinextError as err:
+        assert str(err), "a pinext error must say what was wrong"
+        return err
+    finally:
+        signal.alarm(0)
+
+
+def random_pose(model: pin.Model) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    low, high = model.lowerPositionLimit, model.upperPositionLimit
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = np.isfinite(low) & np.isfinite(high) & (high - low < 1e3)
+    q = pin.neutral(model)
+    q[finite] = rng.uniform(low[finite], high[finite])
+    return pin.normalize(model, q)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", URDFS, ids=[p.stem for p in URDFS])
+def test_every_example_robot_loads_simulates_and_checks(path):
+    root = "freeflyer" if str(path) in FREE_FLYER else "fixed"
+    robot = guarded(
+        lambda: px.load_urdf(path, package_dirs=[str(path.parents[2])], root_joint=root)
+    )
+    if isinstance(robot, PinextError):
+        return  # a clear error at load (an invalid URDF, a non-physical inertia)
+    for q0 in (pin.neutral(robot.model), random_pose(robot.model)):
+
+        def run(q0=q0):
+            system = px.System(robot)
+            return px.simulate(system, 0.5, x0=px.close_loops(system, q0))
+
+        traj = guarded(run)
+        if not isinstance(traj, PinextError):
+            assert traj.t[-1] == pytest.approx(0.5)
+            assert np.all(np.isfinite(traj.x))
+    report = guarded(lambda: check_model(robot.model, samples=2))
+    assert isinstance(report, PinextError) or report.passed
