@@ -63,7 +63,8 @@ def pinext_run(
     }
     runs = []
     for _ in range(repeats):
-        system = px.System(robot, drives=drives)
+        # the MuJoCo scene has no joint limits: neither has this one (same physics)
+        system = px.System(robot, drives=drives, joint_limits=False)
         traj = px.simulate(
             system, DURATION, q0=Q0, control=u, rtol=rtol, atol=rtol * 1e-2, output_dt=SAMPLE
         )
