@@ -84,13 +84,15 @@ class System:
         if (self.stiffness < 0).any() or (self.damping < 0).any():
             raise InvalidParameter("joint stiffness and damping must be non-negative")
         self.drives = dict(robot.drives if drives is None else drives)
-        options = {"drives": self.drives, "contacts": contacts, "environment": environment}
-        options.update(
-            loops=loops,
-            mimic=mimic,
-            joint_limits=joint_limits,
-            saturate_efforts=saturate_efforts,
-        )
+        options = {
+            "drives": self.drives,
+            "contacts": contacts,
+            "environment": environment,
+            "loops": loops,
+            "mimic": mimic,
+            "joint_limits": joint_limits,
+            "saturate_efforts": saturate_efforts,
+        }
         self.components: list[Component] = []
         for _, build in BUILDERS:
             comp = build(robot, options)
