@@ -28,7 +28,6 @@ and ``layer`` (w, model (d)) [m]. Event infos hold ``impulse`` [N.s], ``approach
 
 from __future__ import annotations
 
-import enum
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import ConstraintError, InvalidParameter
-from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
 from ..simulation.system import register_builder
 from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
 from .coordinates import Constraint
@@ -57,7 +56,7 @@ GAP_TOLERANCE = 1e-9
 VELOCITY_TOLERANCE = 1e-9
 
 
-class ContactState(enum.Enum):
+class ContactState(ModeState):
     """The state of one contact in a phase."""
 
     FREE = "free"
@@ -66,9 +65,6 @@ class ContactState(enum.Enum):
     """Constrained motion (20.88)–(20.89), or coupled with the environment mass (model c)."""
     SPRING = "spring"
     """Model (d): the massless layer pushes."""
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

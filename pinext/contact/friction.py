@@ -24,7 +24,6 @@ impulses (Coulomb friction during the impact) are not modelled.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
 from ..simulation.system import register_builder
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
@@ -45,15 +44,12 @@ if TYPE_CHECKING:
     from ..simulation.system import System
 
 
-class FrictionState(enum.Enum):
+class FrictionState(ModeState):
     """The state of a frictional contact."""
 
     FREE = "free"
     STICK = "stick"
     SLIP = "slip"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 FREE, STICK, SLIP = FrictionState.FREE, FrictionState.STICK, FrictionState.SLIP

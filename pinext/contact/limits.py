@@ -27,7 +27,6 @@ With ``saturate_efforts`` the joint-torque inputs are clipped to the effort limi
 
 from __future__ import annotations
 
-import enum
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -36,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
-from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
 from ..simulation.system import register_builder
 from .impulse import contact_forces, impact_impulse
 from .unilateral import REST_VELOCITY
@@ -62,7 +61,7 @@ class VelocityLimitWarning(UserWarning):
     """A joint exceeded its velocity limit."""
 
 
-class LimitState(enum.Enum):
+class LimitState(ModeState):
     """The state of one limited joint in a phase."""
 
     FREE = "free"
@@ -71,9 +70,6 @@ class LimitState(enum.Enum):
     """Resting on its lower limit: the row ``a_i + γ = 0`` pushes upwards."""
     UPPER = "upper"
     """Resting on its upper limit: the row ``-a_i + γ = 0`` pushes downwards."""
-
-    def __str__(self) -> str:
-        return self.value
 
 
 FREE, LOWER, UPPER = LimitState.FREE, LimitState.LOWER, LimitState.UPPER

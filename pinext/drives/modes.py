@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
+from ..simulation.component import ModeState
 
-class GearMode(enum.Enum):
+
+class GearMode(ModeState):
     """The state of one gear with an efficiency below one (Vukobratović & Potkonjak, after
     (20.69)): which side drives, and the direction of the motor shaft."""
 
@@ -42,9 +43,6 @@ class GearMode(enum.Enum):
         if driving:
             return cls.DRIVING if sign > 0 else cls.DRIVING_BACK
         return cls.BACKDRIVEN if sign > 0 else cls.BACKDRIVEN_BACK
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,14 @@ class Phase:
         return "+".join(named) if named else "free"
 
 
+class ModeState(enum.Enum):
+    """Base of the small enums that make up components' modes: ``str`` is the value, so a
+    phase reads ``constrained+D``; modes are compared as enums, never parsed back."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
 class RowKind(enum.Enum):
     """How a constraint row acts (McClamroch (1986) §6; Vukobratović & Potkonjak §20.5)."""
 
