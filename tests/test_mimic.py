@@ -84,3 +84,11 @@ def test_mimic_errors(tmp_path):
     )
     with pytest.raises(FileFormatError, match="<joint name='j'>.*multiplier='two'"):
         px.load_urdf(bad)
+
+
+def test_pinext_info_counts_the_panda_fingers_as_one_dof(panda):
+    """Two fingers, one coupling: 8 independent DOF of 9 (the rank of the coupling row)."""
+    system = px.System(panda)
+    assert system.independent_dofs() == 8
+    assert ("independent DOF", "8") in system.describe()
+    assert px.System(panda, mimic=False).independent_dofs() == 9

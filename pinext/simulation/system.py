@@ -329,6 +329,24 @@ class System:
             out[: self.model.nv] = self.impose(t, x)[self.layout["v"]]
         return out
 
+    def independent_dofs(self, q: np.ndarray | None = None) -> int:
+        """Degrees of freedom left by the rows that hold in every phase (loops, mimic
+        couplings, prescribed joints): ``nv`` minus their rank at q (default neutral),
+        McClamroch (1986) (24)."""
+        q = self.q_rest if q is None else np.asarray(q, dtype=float)
+        v = np.zeros(self.model.nv)
+        x = self.initial_state(q, v)
+        data = self.model.createData()
+        pin.computeAllTerms(self.model, data, q, v)
+        rows = [
+            c.constraint_rows(0.0, x, q, v, None, data)
+            for c in self.components
+            if c.is_constrained(None)
+        ]
+        rows = [r.jacobian for r in rows if r is not None and r.m]
+        rank = int(np.linalg.matrix_rank(np.vstack(rows))) if rows else 0
+        return self.model.nv - rank
+
     def describe(self) -> list[tuple[str, str]]:
         """Rows (name, value) that summarize the system, used by ``pinext info``."""
         from ..summary import state_size_text
@@ -337,6 +355,7 @@ class System:
             ("robot", self.model.name),
             ("joints", str(self.model.njoints - 1)),
             ("nq / nv", f"{self.model.nq} / {self.model.nv}"),
+            ("independent DOF", str(self.independent_dofs())),
             ("elastic DOFs", str(self.elastic.size)),
             ("state size", state_size_text(self)),
             ("inputs", f"{self.n_inputs} ({'joint torques' if self.torque_inputs else 'drives'})"),
