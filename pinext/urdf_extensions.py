@@ -70,7 +70,7 @@ else:  # pragma: no cover
 from .exceptions import FileFormatError
 
 #: Top-level tables of the pinext extension format.
-SECTIONS = ("flexible", "drives", "contacts", "environment", "root_joint")
+SECTIONS = ("flexible", "drives", "contacts", "loops", "environment", "root_joint")
 #: Values of ``root_joint``: a joint between the world and the URDF's root link.
 ROOT_JOINTS = ("fixed", "freeflyer", "planar")
 #: Parts of a drive table.
@@ -123,6 +123,8 @@ class Extensions:
         flexible: One dict of :class:`pinext.FlexibleLink` parameters per flexible link.
         drives: Joint name -> {part: parameters}, parts among ``DRIVE_PARTS``.
         contacts: One dict of parameters per contact.
+        loops: One dict of :class:`pinext.Loop` parameters per loop closure (``frame_a``,
+            ``frame_b``, ``kind``, ``xyz``/``rpy`` of the placement, ``axis``, ``name``).
         environment: Parameters of the dynamic environment, or None.
         sources: The files that contributed, in order.
         origins: Table (``"drives.<joint>"``, ``"flexible.<link>"``, ``"environment"``,
@@ -136,6 +138,7 @@ class Extensions:
     flexible: list[dict[str, Any]] = field(default_factory=list)
     drives: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     contacts: list[dict[str, Any]] = field(default_factory=list)
+    loops: list[dict[str, Any]] = field(default_factory=list)
     environment: dict[str, Any] | None = None
     sources: list[str] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)
@@ -153,6 +156,7 @@ class Extensions:
             for part, params in parts.items():
                 mine.setdefault(part, {}).update(params)
         self.contacts.extend(dict(c) for c in tables.get("contacts", []))
+        self.loops.extend(dict(c) for c in tables.get("loops", []))
         if tables.get("environment") is not None:
             self.environment = {**(self.environment or {}), **tables["environment"]}
             self.origins["environment"] = source
@@ -206,6 +210,9 @@ def _check_tables(tables: dict[str, Any], path: str) -> dict[str, Any]:
     for i, entry in enumerate(tables.get("contacts", [])):
         if not isinstance(entry, dict):
             raise FileFormatError(path, f"contacts[{i}]", "expected a table")
+    for i, entry in enumerate(tables.get("loops", [])):
+        if not isinstance(entry, dict) or "frame_a" not in entry or "frame_b" not in entry:
+            raise FileFormatError(path, f"loops[{i}]", "each loop needs 'frame_a' and 'frame_b'")
     env = tables.get("environment")
     if env is not None and not isinstance(env, dict):
         raise FileFormatError(path, "environment", "expected a table")
@@ -226,6 +233,8 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
             tables.setdefault("flexible", []).append(params)
         elif child.tag == "contact":
             tables.setdefault("contacts", []).append(params)
+        elif child.tag == "loop":
+            tables.setdefault("loops", []).append(params)
         elif child.tag == "environment":
             tables["environment"] = params
         elif child.tag == "root_joint":
@@ -241,7 +250,7 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
             raise FileFormatError(
                 path,
                 f"<pinext><{child.tag}>",
-                "unknown element; valid elements: flexible, drive, contact, environment, "
+                "unknown element; valid elements: flexible, drive, contact, loop, environment, "
                 "root_joint",
             )
     return _check_tables(tables, path)

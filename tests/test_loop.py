@@ -381,3 +381,34 @@ def test_a_loop_closed_at_a_configuration(kind):
     x = px.close_loops(system, q, rng.normal(size=robot.nv))
     assert np.abs(system.split(x)[0] - q).max() < 1e-12  # already closed: q unchanged
     assert loop.name == "here" and loop.kind == kind
+
+
+def test_loops_from_the_extension_format(tmp_path, four_bar):
+    """``<loop/>`` in the URDF's ``<pinext>`` block and ``[[loops]]`` in a sidecar close the
+    linkage exactly as the Python ``loops=`` argument does."""
+    q = np.r_[closed_angles(0.4)]
+    v = np.zeros(3)
+    reference = px.System(four_bar, loops=[px.Loop("tip", "pivot", "hinge", axis=(0, 1, 0))])
+    x = reference.initial_state(q, v)
+    expected = reference.step(0.0, x).a
+    inline = tmp_path / "inline.urdf"
+    inline.write_text(
+        FOUR_BAR.replace(
+            "</robot>",
+            '<pinext><loop frame_a="tip" frame_b="pivot" kind="hinge" axis="0 1 0"/></pinext>'
+            "</robot>",
+        )
+    )
+    sidecar = tmp_path / "side.urdf"
+    sidecar.write_text(FOUR_BAR)
+    (tmp_path / "side.pinext.toml").write_text(
+        '[[loops]]\nframe_a = "tip"\nframe_b = "pivot"\nkind = "hinge"\naxis = [0, 1, 0]\n'
+    )
+    for path in (inline, sidecar):
+        system = px.System(px.load_urdf(path))
+        assert [c.name for c in system.components if c.name.startswith("loop")]
+        assert np.allclose(system.step(0.0, x).a, expected, rtol=0, atol=1e-12)
+    assert px.System(px.load_urdf(inline), loops=()).independent_dofs() == 3
+    (tmp_path / "side.pinext.toml").write_text('[[loops]]\nframe_a = "tip"\n')
+    with pytest.raises(px.exceptions.FileFormatError, match="frame_a' and 'frame_b'"):
+        px.load_urdf(sidecar)

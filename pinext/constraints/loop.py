@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -185,13 +186,15 @@ class Loop(Closure):
 def _build(robot: Any, options: dict[str, Any]) -> list[Loop] | None:
     """The System's ``loops`` argument: :class:`Loop` objects, or ``(frame_a, frame_b, kind)``
     tuples / dicts of Loop's arguments."""
-    loops = options.get("loops") or ()
+    loops = options.get("loops")
+    if loops is None:  # the [[loops]] tables / <loop/> elements of the robot's files
+        loops = getattr(getattr(robot, "extensions", None), "loops", None) or ()
     built = []
     for spec in loops:
         if isinstance(spec, Loop):
             built.append(spec)
         elif isinstance(spec, dict):
-            built.append(Loop(**spec))
+            built.append(Loop(**_loop_arguments(spec)))
         elif isinstance(spec, (tuple, list)):
             built.append(Loop(*spec))
         else:
@@ -200,3 +203,33 @@ def _build(robot: Any, options: dict[str, Any]) -> list[Loop] | None:
                 f"got {type(spec).__name__}"
             )
     return built or None
+
+
+def _loop_arguments(spec: dict[str, Any]) -> dict[str, Any]:
+    """:class:`Loop` arguments from a dict: the placement as ``placement`` (a ``pin.SE3``) or
+    as ``xyz`` [m] and ``rpy`` [rad] (the extension format)."""
+    spec = dict(spec)
+    xyz, rpy = spec.pop("xyz", None), spec.pop("rpy", None)
+    if xyz is not None or rpy is not None:
+        rotation = pin.rpy.rpyToMatrix(*np.asarray(rpy if rpy is not None else (0, 0, 0), float))
+        spec["placement"] = pin.SE3(
+            rotation, np.asarray(xyz if xyz is not None else (0, 0, 0), float)
+        )
+    try:
+        inspect.signature(Loop).bind(**spec)
+    except TypeError:
+        valid = (
+            "frame_a",
+            "frame_b",
+            "kind",
+            "xyz",
+            "rpy",
+            "placement",
+            "axis",
+            "name",
+            "stabilization",
+        )
+        raise InvalidParameter(
+            f"bad loop keys {sorted(spec)}; valid keys: {', '.join(valid)}"
+        ) from None
+    return spec

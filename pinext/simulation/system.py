@@ -49,7 +49,8 @@ class System:
         environment: A dynamic environment for the contacts; None takes the robot's
             ``[environment]``, False none.
         components: Further :class:`Component` objects (prescribed joints, custom effects).
-        loops: Loop closures (:class:`pinext.Loop`), McClamroch (1986).
+        loops: Loop closures (:class:`pinext.Loop`), McClamroch (1986); None takes the
+            ``[[loops]]`` / ``<loop/>`` of the robot's extension files, ``()`` none.
         mimic: Couple the joints of the URDF's ``<mimic>`` elements (:class:`pinext.Mimic`).
         joint_limits: Enforce the URDF's position limits as unilateral rows with impacts
             (:class:`pinext.contact.JointLimits`); False leaves every joint free.
@@ -70,7 +71,7 @@ class System:
         contacts: Sequence[Any] | None = None,
         environment: Any = None,
         components: Sequence[Component] = (),
-        loops: Sequence[Any] = (),
+        loops: Sequence[Any] | None = None,
         mimic: bool = True,
         joint_limits: bool = True,
         saturate_efforts: bool = False,
