@@ -231,8 +231,8 @@ class DriveComponent(Component):
         self.lossy = np.array(
             [
                 i
-                for i in range(n)
-                if isinstance(d[i].transmission, Gear) and d[i].transmission.lossy
+                for i, x in enumerate(d)
+                if isinstance(x.transmission, Gear) and x.transmission.lossy
             ],
             dtype=int,
         )
@@ -244,11 +244,12 @@ class DriveComponent(Component):
     def _dc_motor_arrays(self) -> None:
         """The vectorized path: every drive a DC motor without inductance, no lossy gear, all
         elastic or all rigid (the common case, and the hot loop of most simulations)."""
-        motors = self.sources
-        n = len(motors)
+        motors = [m for m in self.sources if isinstance(m, DCMotor)]
+        n = len(self.sources)
         self.vectorized = (
             n > 0
-            and all(isinstance(m, DCMotor) and m.inductance == 0 for m in motors)
+            and len(motors) == n
+            and all(m.inductance == 0 for m in motors)
             and not self.lossy.size
             and self.elastic.size in (0, n)
         )
@@ -291,7 +292,7 @@ class DriveComponent(Component):
     def bind(self, system: System) -> None:
         """Reflect rigid drives' rotor and gear inertia into ``system.model.armature``."""
         self.model = system.model
-        self.nq = system.model.nq
+        self.nq, self.nv = system.model.nq, system.model.nv
         armature = np.array(system.model.armature, dtype=float)
         for i in self.rigid:
             armature[self.iv[i]] += self.drives[i].reflected_inertia()
@@ -466,7 +467,7 @@ class DriveComponent(Component):
         if self.elastic.size:
             friction[self.elastic] += self.transmission_damping * now.relative_velocity**2
         efficiency = np.zeros(n)
-        if mode:
+        if mode and step is not None and now.factor is not None:
             e = now.factor
             M = now.active_torque - self.motor_inertia * self.ratio * step.a[self.iv]
             moving = self.lossy[e[self.lossy] > 0]
@@ -520,27 +521,27 @@ class DriveComponent(Component):
         if not mode:
             return None
         e, _ = self._factors(mode)
-        added = np.zeros(self.model.nv)
+        added = np.zeros(self.nv)
         for i in self.lossy:
             if e[i] > 0:
                 added[self.iv[i]] += (e[i] - 1.0) * self.motor_inertia[i] * self.ratio[i] ** 2
         return added
 
     def is_constrained(self, mode: GearModes | None) -> bool:
-        return bool(mode) and GearMode.STUCK in mode.gears
+        return mode is not None and GearMode.STUCK in mode.gears
 
     def constraint_rows(self, t, x, q, v, mode, data):
         """A stuck gear holds its joint: the row ``a_i = 0``; its reaction is the joint torque
         the gear supplies."""
         _, stuck = self._factors(mode)
-        jacobian = np.zeros((stuck.size, self.model.nv))
+        jacobian = np.zeros((stuck.size, self.nv))
         jacobian[np.arange(stuck.size), self.iv[stuck]] = 1.0
         return ConstraintRows(jacobian, np.zeros(stuck.size), None, RowKind.MODAL)
 
     def _gear_torque(self, x: np.ndarray, mode: GearModes, step: Step) -> tuple:
         """(M entering each gear [N.m], joint torque each stuck gear supplies [N.m], active
         torques τ_s [N.m]) in a step."""
-        q, v = x[: self.nq], x[self.nq : self.nq + self.model.nv]
+        q, v = x[: self.nq], x[self.nq : self.nq + self.nv]
         now = self._evaluate(np.nan, x, q, v, step.u, mode)  # NaN time: not cached
         M = now.active_torque - self.motor_inertia * self.ratio * step.a[self.iv]
         held = np.zeros(len(self.drives))
@@ -592,7 +593,7 @@ class DriveComponent(Component):
     def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> GearModes | None:
         if not self.lossy.size:
             return None
-        v = x[self.nq : self.nq + self.model.nv]
+        v = x[self.nq : self.nq + self.nv]
         mode = GearModes((GearMode.DRIVING,) * self.lossy.size)
         for _ in range(2):
             for k, i in enumerate(self.lossy):
@@ -608,7 +609,7 @@ class DriveComponent(Component):
         """After another component's event: a gear whose joint is at rest chooses again."""
         if not mode:
             return mode
-        v = x[self.nq : self.nq + self.model.nv]
+        v = x[self.nq : self.nq + self.nv]
         for k, i in enumerate(self.lossy):
             if v[self.iv[i]] == 0:
                 mode = mode.replace(k, self._from_rest(x, mode, k, trial))

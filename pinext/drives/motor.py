@@ -100,7 +100,7 @@ class DCMotor(Actuator):
         """3 with inductance (current state), 2 without."""
         return 3 if self.inductance > 0 else 2
 
-    def saturate(self, voltage: float | np.ndarray) -> float | np.ndarray:
+    def saturate(self, voltage: float) -> float:
         """The voltage clipped to ``[-voltage_limit, voltage_limit]`` [V]."""
         if self.voltage_limit is None:
             return voltage

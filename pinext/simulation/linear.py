@@ -192,7 +192,7 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
 
     def jac(t: float, y: np.ndarray) -> np.ndarray:
         u = control(t, y) if tail is None else constant
-        z = concatenate((y[:n_core], u, one))
+        z: np.ndarray = concatenate((y[:n_core], np.asarray(u, dtype=float), one))
         v = y[nv : 2 * nv]
         da_dq, da_dv, m_inv = pin.computeABADerivatives(model, data, y[:nv], v, a_mat[:nv] @ z)
         da = m_inv @ a_tau

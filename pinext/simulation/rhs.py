@@ -81,9 +81,9 @@ def make_rhs(
             out = np.zeros(system.nx)
             for comp, mode in evolving:
                 comp.derivative(t, x, q, v, u, mode, out, solved)
-                p = comp.power(t, x, q, v, u, mode, solved)
-                p_in += p[0]
-                p_diss += p[1]
+                supplied, dissipated = comp.power(t, x, q, v, u, mode, solved)
+                p_in += supplied
+                p_diss += dissipated
             dy = out[shift:]
         else:
             dy = np.empty(n_internal)

@@ -121,8 +121,7 @@ class AccelerationStep:
                 a = pin.forwardDynamics(model, data, tau, jacobian, drift)
                 return Step(np.array(a), tau, u, _split_forces(rows, np.array(data.lambda_c)))
         if self.mechanism is not None:
-            mass, bias = self.mechanism.mechanism(q, v)
-            mass = np.array(mass, dtype=float)
+            mass, bias = _mechanism(self.mechanism, q, v)
             if self.added is not None:
                 mass[np.diag_indices_from(mass)] += self.added
             inverse = np.linalg.inv(mass)
@@ -144,6 +143,14 @@ class AccelerationStep:
         lam = np.linalg.solve(delassus, rhs) if mapped else _solve_delassus(delassus, rhs)
         forces = _split_forces(rows, lam)
         return Step(a_free + minv_jt @ lam, tau, u, forces)
+
+
+def _mechanism(comp: Any, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, h)`` of the component that replaces the mechanism (a copy of M, to be added to)."""
+    result = comp.mechanism(q, v)
+    if result is None:
+        raise InvalidParameter(f"component '{comp.name}' overrides mechanism() but returned None")
+    return np.array(result[0], dtype=float), np.asarray(result[1], dtype=float)
 
 
 def _split_forces(rows: list, lam: np.ndarray) -> dict[str, np.ndarray]:

@@ -14,7 +14,7 @@ from .chart import Chart
 from .component import Component, Phase, Step, overrides
 from .controls import as_control
 from .rhs import make_rhs
-from .step import AccelerationStep
+from .step import AccelerationStep, _mechanism
 
 #: Builders ``(robot, options) -> Component | None`` that turn a System's keyword arguments
 #: (``drives``, ``contacts``, ``environment``, ...) into components, with their rank in the
@@ -210,8 +210,7 @@ class System:
             law = as_control(control, self.n_inputs)
             tau = step.efforts(t, x, np.asarray(law(t, x), dtype=float))
             if step.mechanism is not None:
-                mass, bias = step.mechanism.mechanism(q, v)
-                mass = np.array(mass, dtype=float)
+                mass, bias = _mechanism(step.mechanism, q, v)
                 if step.added is not None:
                     mass[np.diag_indices_from(mass)] += step.added
             else:
@@ -339,12 +338,12 @@ class System:
         x = self.initial_state(q, v)
         data = self.model.createData()
         pin.computeAllTerms(self.model, data, q, v)
-        rows = [
+        found = [
             c.constraint_rows(0.0, x, q, v, None, data)
             for c in self.components
             if c.is_constrained(None)
         ]
-        rows = [r.jacobian for r in rows if r is not None and r.m]
+        rows = [r.jacobian for r in found if r is not None and r.m]
         rank = int(np.linalg.matrix_rank(np.vstack(rows))) if rows else 0
         return self.model.nv - rank
 
