@@ -406,16 +406,23 @@ class ContactComponent(Component):
                 k += m
         return force
 
+    @property
+    def layer(self) -> DynamicEnvironment:
+        """The environment of model (d) (the massless layer in front of the mass)."""
+        if self.environment is None or not self.layered:
+            raise InvalidParameter(f"contact component '{self.name}' has no layer (model d)")
+        return self.environment
+
     def _layer(self, t, x, q, v) -> tuple[float, np.ndarray]:
         """Model (d): layer force and J (calls computeAllTerms)."""
         pin.computeAllTerms(self.model, self.data, q, v)
         kin = self.contacts[0].constraint.evaluate(self.model, self.data, t)
         _, sd_e, w = self._env(x)
         wdot = -(kin.rate(v)[0] - sd_e)
-        return self.environment.layer_force(w, wdot), kin.jacobian
+        return self.layer.layer_force(w, wdot), kin.jacobian
 
     def _layer_rates(self, t, x, q, v, mode) -> tuple[float, float]:
-        env = self.environment
+        env = self.layer
         _, sd_e, w = self._env(x)
         if mode[0] is SPRING:
             pin.computeAllTerms(self.model, self.data, q, v)
@@ -423,7 +430,7 @@ class ContactComponent(Component):
             wdot = -(kin.rate(v)[0] - sd_e)
             return env.layer_force(w, wdot), wdot
         if env.contact_damping > 0:
-            return 0.0, -env.contact_stiffness * w / env.contact_damping
+            return 0.0, -float(env.contact_stiffness or 0.0) * w / env.contact_damping
         return 0.0, 0.0
 
     # -- events ------------------------------------------------------------------------------
@@ -589,7 +596,7 @@ class ContactComponent(Component):
 
         def action(t: float, x: np.ndarray, mode: ContactModes, trial: Trial):
             x = x.copy()
-            if self.layered and self.environment.contact_damping == 0.0:
+            if self.layered and self.layer.contact_damping == 0.0:
                 x[self.layout.slices["environment"].start + 2] = 0.0  # w = 0 when F = k_c w = 0
             return x, self._leave(mode, i, t, x), {"contact": contact.name}
 
