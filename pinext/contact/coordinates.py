@@ -390,7 +390,9 @@ class ImplicitSurface(Constraint):
 
 
 # -- surfaces ------------------------------------------------------------------------------
-def _frame_with_z(point: Sequence[float], normal: Sequence[float]) -> pin.SE3:
+def _frame_with_z(
+    point: Sequence[float] | np.ndarray, normal: Sequence[float] | np.ndarray
+) -> pin.SE3:
     n = np.asarray(normal, dtype=float)
     norm = np.linalg.norm(n)
     if norm == 0:
@@ -405,8 +407,8 @@ def _frame_with_z(point: Sequence[float], normal: Sequence[float]) -> pin.SE3:
 
 def plane(
     frame: str | int,
-    point: Sequence[float] = (0.0, 0.0, 0.0),
-    normal: Sequence[float] = (0.0, 0.0, 1.0),
+    point: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
+    normal: Sequence[float] | np.ndarray = (0.0, 0.0, 1.0),
     *,
     tool: pin.SE3 | None = None,
 ) -> FunctionalCoordinates:

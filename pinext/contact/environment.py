@@ -96,10 +96,11 @@ class DynamicEnvironment:
                 f"environment needs a 'mass' [kg]; valid keys: {', '.join(sorted(known))}"
             )
 
-        def number(key: str, default: float | None) -> float | None:
+        def optional(key: str) -> float | None:
+            return None if spec.get(key) is None else number(key, 0.0)
+
+        def number(key: str, default: float) -> float:
             value = spec.get(key, default)
-            if value is None:
-                return None
             try:
                 if isinstance(value, bool):
                     raise TypeError
@@ -110,10 +111,10 @@ class DynamicEnvironment:
                 ) from None
 
         return cls(
-            number("mass", None),
+            number("mass", np.nan),
             number("stiffness", 0.0),
             number("damping", 0.0),
-            number("contact_stiffness", None),
+            optional("contact_stiffness"),
             number("contact_damping", 0.0),
         )
 

@@ -164,6 +164,7 @@ def joint_limits(
         InvalidParameter: e outside [0, 1]. NameNotFound: a restitution names no joint.
     """
     per_joint = restitution if isinstance(restitution, Mapping) else {}
+    common = 0.0 if isinstance(restitution, Mapping) else float(restitution)
     unknown = set(per_joint) - set(model.names)
     if unknown:
         raise NameNotFound("joint", sorted(unknown)[0], list(model.names[1:]))
@@ -178,7 +179,7 @@ def joint_limits(
         upper = _bound(model.upperPositionLimit[iq])
         if lower >= upper:  # lower >= upper: URDF's "no limit"
             lower, upper = -np.inf, np.inf
-        e = float(per_joint.get(name, 0.0) if per_joint else restitution)
+        e = float(per_joint.get(name, 0.0)) if per_joint else common
         if not 0.0 <= e <= 1.0:
             raise InvalidParameter(f"restitution of joint '{name}' must be in [0, 1], got {e}")
         limits.append(
@@ -285,7 +286,7 @@ class JointLimits(Component):
         driven = {j for comp in system.components for j in comp.prescribed_joints()}
         self.limits = [lim for lim in self.limits if lim.joint not in driven]
 
-    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> LimitModes:
+    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> LimitModes | None:
         states = []
         for k, lim in enumerate(self.limits):
             state = FREE
@@ -378,7 +379,7 @@ class JointLimits(Component):
         out[held] = step.force(self.name, len(held))
         return out
 
-    def is_constrained(self, mode: LimitModes) -> bool:  # noqa: D102
+    def is_constrained(self, mode: LimitModes | None) -> bool:  # noqa: D102
         return mode is not None and any(s is not FREE for s in mode.states)
 
     def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
@@ -547,9 +548,9 @@ class JointLimits(Component):
             x, impulse = _impact(x, trial, held, self.name, k, self, bounce)
             if bounce:
                 held = self._leave(held, k, side, t, x)
-            mode = self.settle_mode(t, x, held, trial)
+            settled = self.settle_mode(t, x, held, trial)
             info |= {"impulse": impulse, "bounce": bounce}
-            return x, mode, info
+            return x, settled, info
 
         return action
 

@@ -200,7 +200,7 @@ def run_writing_task(
     )
     traj.meta["task"] = {
         "name": "writing",
-        "environment": environment if isinstance(environment, str) else env.model,
+        "environment": environment if isinstance(environment, str) or env is None else env.model,
         "table_height": table_height,
         "pressure": pressure,
         "frame": FRAME,

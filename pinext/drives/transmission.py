@@ -96,7 +96,10 @@ class Gear(Transmission):
     @property
     def lossy(self) -> bool:
         """Whether an efficiency is below one (the drive then has driving/backdriving modes)."""
-        return self.efficiency < 1 or self.backdrive_efficiency < 1
+        backdrive = (
+            self.efficiency if self.backdrive_efficiency is None else self.backdrive_efficiency
+        )
+        return self.efficiency < 1 or backdrive < 1
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ class Schedule:
 
     def __call__(self, t: float, x: np.ndarray | None = None) -> np.ndarray:
         if self.kind == "zoh":
-            i = max(np.searchsorted(self.times, t, side="right") - 1, 0)
+            i = max(int(np.searchsorted(self.times, t, side="right")) - 1, 0)
             return self.values[i]
         return np.array([np.interp(t, self.times, col) for col in self.values.T])
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 from scipy.integrate import ode
@@ -92,9 +93,12 @@ class _Run:
         (its first is the derivative at the step's start, kept from the previous step), and
         three more evaluations complete it."""
         h = t - t_old
+        stages = self.history
+        if stages is None:
+            raise RuntimeError("dense output needs the stages of the step (kept when sampling)")
         k = np.empty((_COEF.N_STAGES_EXTENDED, y.size))
-        k[0] = self.history[0]
-        k[1 : _COEF.N_STAGES + 1] = self.history[-_COEF.N_STAGES :]
+        k[0] = stages[0]
+        k[1 : _COEF.N_STAGES + 1] = stages[-_COEF.N_STAGES :]
         history, self.history = self.history, None
         for s in range(_COEF.N_STAGES + 1, _COEF.N_STAGES_EXTENDED):
             k[s] = self.rhs(t_old + _COEF.C[s] * h, y_old + h * (_COEF.A[s, :s] @ k[:s]))
@@ -151,13 +155,16 @@ def solve(
     y0 = np.array(y0, dtype=float)
     events = list(events or ())
     run = _Run(fun, y0.size, rtol, atol, float(max_step or 0.0))
+    times = np.asarray([] if t_eval is None else t_eval, dtype=float)
     sampled = t_eval is not None
-    pending = [float(t) for t in t_eval if t0 < t <= t1] if sampled else []
-    ts, ys = ([t0], [y0.copy()]) if not sampled or (len(t_eval) and t_eval[0] == t0) else ([], [])
-    last = [t0, y0.copy()]  # the last accepted step's end
+    pending = [float(t) for t in times if t0 < t <= t1]
+    starts = not sampled or (times.size and times[0] == t0)
+    ts: list[float] = [t0] if starts else []
+    ys: list[np.ndarray] = [y0.copy()] if starts else []
+    last: list[Any] = [t0, y0.copy()]  # the last accepted step's end: (t, y)
     g_last = [g(t0, y0) for g in events]
     crossing: list[int] = []
-    crossing_step: list = []  # (t, y) at the end of the step in which an event crossed
+    crossing_step: list[Any] = []  # (t, y) at the end of the step in which an event crossed
 
     def sample(t_old: float, y_old: np.ndarray, t: float, y: np.ndarray, until: float) -> None:
         """Output the pending times up to ``until`` from the step (t_old, t]."""
@@ -190,7 +197,7 @@ def solve(
         except BaseException as exc:  # noqa: BLE001 - re-raised by advance()
             run.error = exc
             return -1
-        if sampled:
+        if sampled and run.history is not None:
             run.history = run.history[-1:]  # the next step starts from this derivative
         else:
             ts.append(t)
@@ -229,7 +236,8 @@ def solve(
         t_events[i] = np.array([t_root])
         y_events[i] = y_root[None, :]
         if sampled:
-            sample(ta, ya, *crossing_step, t_root)
+            t_cross, y_cross = crossing_step
+            sample(ta, ya, t_cross, y_cross, t_root)
         else:
             ts.append(t_root)
             ys.append(y_root)

@@ -211,8 +211,8 @@ class Trajectory:
         steps: dict[int, Any] = {}
         for i, (ti, xi) in enumerate(zip(t, x, strict=True)):
             q, v = system.split(xi)
-            for name, value in system.energy_terms(xi).items():
-                outputs.setdefault(f"energy.{name}", []).append(value)
+            for name, energy in system.energy_terms(xi).items():
+                outputs.setdefault(f"energy.{name}", []).append(energy)
             u = np.asarray(control(ti, xi), dtype=float)
             outputs.setdefault("input", []).append(u)
             pid = int(phase_index[i])
@@ -234,7 +234,9 @@ class Trajectory:
             "nv": model.nv,
             "joint_names": list(model.names)[1:],
             "flexible": [
-                dataclasses.asdict(f) for f in robot.flexible if dataclasses.is_dataclass(f)
+                dataclasses.asdict(f)
+                for f in robot.flexible
+                if dataclasses.is_dataclass(f) and not isinstance(f, type)
             ],
             "sidecar": str(Path(sidecar).resolve())
             if sidecar and sidecar.endswith(".toml")
@@ -395,15 +397,14 @@ class Trajectory:
             "meta": _jsonable(self.meta),
             "format": FORMAT,
         }
-        arrays = {f"out:{k}": v for k, v in self.outputs.items()}
-        np.savez_compressed(
-            path,
-            t=self.t,
-            x=self.x,
-            phase_index=self.phase_index,
-            header=np.array(json.dumps(header)),
-            **arrays,
-        )
+        arrays: dict[str, Any] = {
+            "t": self.t,
+            "x": self.x,
+            "phase_index": self.phase_index,
+            "header": np.array(json.dumps(header)),
+        }
+        arrays.update({f"out:{k}": v for k, v in self.outputs.items()})
+        np.savez_compressed(path, **arrays)
         return path
 
     @classmethod
@@ -459,7 +460,7 @@ class Trajectory:
             trajectory = cls(
                 t=arrays["t"],
                 x=arrays["x"],
-                layout={k: tuple(int(i) for i in v) for k, v in header["layout"].items()},
+                layout={k: (int(v[0]), int(v[1])) for k, v in header["layout"].items()},
                 phase_index=arrays["phase_index"],
                 phases=[
                     PhaseRecord(
