@@ -247,7 +247,7 @@ def check_model(
         gam = fn["christoffel_symbols"](model, data, q)
         cv = c_ref @ v
         record("christoffel", relative_error(np.einsum("ijk,j,k->i", gam, v, v) - hamel - cv, cv))
-        if contact_ok:
+        if contact_ok and frame is not None:
             contact = _gauss.PointContact(model, frame, "3D")
             a_mat, _ = contact.acceleration_equation(model, data, q, v)
             if np.linalg.matrix_rank(a_mat, tol=1e-9) < 3:
@@ -300,6 +300,5 @@ def check_urdf(
     except ImportError:  # pragma: no cover - the core is always there in a full install
         model = pin.buildModelFromUrdf(str(path))
     else:
-        kwargs = {} if extensions is None else {"extensions": extensions}
-        model = load_urdf(str(path), **kwargs).model
+        model = load_urdf(str(path), extensions=extensions).model
     return check_model(model, seed=seed, samples=samples, name=str(path))

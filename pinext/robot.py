@@ -149,6 +149,8 @@ class Robot:
 
     def elastic_dofs(self) -> np.ndarray:
         """Indices in v of the DOFs that have a stiffness."""
+        if self.joint_stiffness is None:
+            raise InvalidParameter("the robot has no joint_stiffness (None after construction)")
         return np.flatnonzero(self.joint_stiffness)
 
 

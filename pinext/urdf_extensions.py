@@ -67,7 +67,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .exceptions import FileFormatError
+from .exceptions import FileFormatError, InvalidParameter
 
 #: Top-level tables of the pinext extension format.
 SECTIONS = ("flexible", "drives", "contacts", "loops", "environment", "root_joint")
@@ -374,10 +374,10 @@ def check_inertial_elements(root: ET.Element, path: str | Path) -> None:
             if text is None:
                 continue
             try:
-                values = [float(w) for w in text.split()]
+                numbers = [float(w) for w in text.split()]
             except ValueError:
-                values = []
-            if len(values) != 3 or not all(math.isfinite(v) for v in values):
+                numbers = []
+            if len(numbers) != 3 or not all(math.isfinite(v) for v in numbers):
                 raise FileFormatError(
                     str(path),
                     f"<link name='{name}'><inertial><origin {attribute}>",
@@ -435,6 +435,8 @@ def read_extensions(urdf_path: str | Path, sidecar: str | Path | bool | None = N
     )
     if sidecar is False:
         return ext
+    if sidecar is True:
+        raise InvalidParameter("sidecar must be a TOML file, None or False, got True")
     for block in root.findall("pinext"):
         ext.merge(_xml_tables(block, str(urdf_path)), str(urdf_path))
     if sidecar is None:

@@ -428,7 +428,7 @@ def static_deflection(
         tangent = tangent - jac_load
         step = np.linalg.solve(tangent, -residual)
         q_k[iq] += step
-        if np.linalg.norm(step) < tol * max(1.0, np.linalg.norm(q_k[iq])):
+        if np.linalg.norm(step) < tol * max(1.0, float(np.linalg.norm(q_k[iq]))):
             return q_k
     raise PinextError(
         f"static_deflection: Newton did not converge in {max_iterations} iterations "

@@ -378,6 +378,7 @@ def _plan_beam(model: pin.Model, spec: FlexibleLink, frame_id: int) -> _Beam:
     bounds = np.concatenate([[0.0], nodes, [length]])
 
     # Elastic axes.
+    bend: list[np.ndarray]
     if spec.bending_axes is not None:
         bend = []
         for a in spec.bending_axes:
@@ -396,14 +397,19 @@ def _plan_beam(model: pin.Model, spec: FlexibleLink, frame_id: int) -> _Beam:
             rot = link_placement.rotation
             column = int(np.argmin(np.abs(rot.T @ axis)[::-1]))  # prefer z, then y, then x
             first = _normal_to(rot[:, 2 - column], axis)
+        if first is None:  # the column least aligned with the beam is never along it
+            raise InvalidParameter(f"flexible link '{name}': no bending axis normal to {axis}")
         bend = [first, np.cross(axis, first)][: spec.n_bending_axes]
     flexural = [spec.young_modulus * i / (length / nu) for i in spec.second_moments]
     tags = ["bend1", "bend2"][: len(bend)]
     joint_axes = list(zip(tags, bend, flexural, strict=True))
     if spec.has_torsion:
-        joint_axes.append(
-            ("torsion", axis.copy(), spec.shear_modulus * spec.polar_moment / (length / nu))
-        )
+        shear, polar = spec.shear_modulus, spec.polar_moment
+        if shear is None or polar is None:
+            raise InvalidParameter(
+                f"flexible link '{name}': torsion needs both shear_modulus and polar_moment"
+            )
+        joint_axes.append(("torsion", axis.copy(), shear * polar / (length / nu)))
 
     # Sublink inertias (module docstring).
     if own.mass <= 0.0 and spec.mass_per_length is None:

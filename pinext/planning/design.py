@@ -195,21 +195,21 @@ def check_design(
             limit = getattr(limits, key)
             if limit is not None:
                 rows.append(CheckRow(joint, label, float(value), float(limit)))
-    for link, limits in (link_limits or {}).items():
+    for link, link_limit in (link_limits or {}).items():
         if link not in report.flexible:
             raise NameNotFound("flexible link", link, list(report.flexible))
         loads = report.flexible[link]
-        if limits.max_stress is not None:
+        if link_limit.max_stress is not None:
             rows.append(
-                CheckRow(link, "peak root stress [Pa]", loads.peak_stress, limits.max_stress)
+                CheckRow(link, "peak root stress [Pa]", loads.peak_stress, link_limit.max_stress)
             )
-        if limits.max_tip_deflection is not None:
+        if link_limit.max_tip_deflection is not None:
             rows.append(
                 CheckRow(
                     link,
                     "peak tip deflection [m]",
                     loads.peak_tip_deflection,
-                    limits.max_tip_deflection,
+                    link_limit.max_tip_deflection,
                 )
             )
     return DesignCheck(rows)

@@ -41,17 +41,17 @@ def speed_torque_figure(report: DriveReport, limits: Mapping[str, object] | None
     with the rated and peak torques and the maximum speed when the limits give them.
     """
     limits = limits or {}
-    columns = [k for k, m in enumerate(report.motors) if m is not None]
+    columns = [(k, m) for k, m in enumerate(report.motors) if m is not None]
     fig, axes = _grid(len(columns))
-    for ax, k in zip(axes, columns, strict=False):
-        motor = report.motors[k]
+    for ax, (k, motor) in zip(axes, columns, strict=False):
         lim = limits.get(report.joints[k])
         speed, torque = report.motor_speed[:, k], report.motor_torque[:, k]
         ax.plot(speed, torque, ".", ms=2, color="C0", label="operating points")
         voltage = getattr(lim, "max_voltage", None) or motor.voltage_limit
         w_max = max(np.abs(speed).max(), 1e-9)
-        if getattr(lim, "max_speed", None):
-            w_max = max(w_max, lim.max_speed)
+        max_speed = getattr(lim, "max_speed", None)
+        if max_speed:
+            w_max = max(w_max, max_speed)
         w = np.linspace(-1.2 * w_max, 1.2 * w_max, 3)
         if voltage:
             for sign in (1, -1):
@@ -68,9 +68,9 @@ def speed_torque_figure(report: DriveReport, limits: Mapping[str, object] | None
             if value:
                 ax.axhline(value, ls=style[1:], color=style[0], lw=1, label=f"{label} torque")
                 ax.axhline(-value, ls=style[1:], color=style[0], lw=1)
-        if getattr(lim, "max_speed", None):
-            ax.axvline(lim.max_speed, color="m", ls=":", lw=1, label="max speed")
-            ax.axvline(-lim.max_speed, color="m", ls=":", lw=1)
+        if max_speed:
+            ax.axvline(max_speed, color="m", ls=":", lw=1, label="max speed")
+            ax.axvline(-max_speed, color="m", ls=":", lw=1)
         t_max = max(np.abs(torque).max(), getattr(lim, "peak_torque", None) or 0.0, 1e-9)
         ax.set_ylim(-1.3 * t_max, 1.3 * t_max)
         ax.set_xlim(w[0], w[-1])

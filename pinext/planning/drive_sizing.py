@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, TypedDict
 
 import numpy as np
 import pinocchio as pin
@@ -474,10 +474,12 @@ def _joint_side(
 
 def _refine_peaks(ev: _Evaluator, mo: Motion, iv, torque, power):
     """Brent's method on |τ(t)| and P(t) between the neighbours of the sampled maxima."""
-    t = mo.t
+    t, law = mo.t, mo.law
+    if law is None:
+        raise InvalidParameter("refining the peaks between samples needs a motion with a law")
 
     def values(time: float) -> tuple[np.ndarray, np.ndarray]:
-        q, v, a = (np.asarray(x, dtype=float).reshape(-1) for x in mo.law(time))
+        q, v, a = (np.asarray(x, dtype=float).reshape(-1) for x in law(time))
         tau = ev.rnea(q, v, a)
         qf, vf, _ = ev.full(q, v, a)
         return tau[iv], tau[iv] * vf[iv]
@@ -507,13 +509,31 @@ def _refine_peaks(ev: _Evaluator, mo: Motion, iv, torque, power):
 # motor side
 
 
-def _motor_side(side: _JointSide, drive: Drive | None, c: int) -> dict[str, np.ndarray]:
+class _MotorColumn(TypedDict):
+    """Motor quantities of one column of a :class:`DriveReport` (see :func:`_motor_side`)."""
+
+    ratio: float
+    motor_speed: np.ndarray
+    motor_torque: np.ndarray
+    current: np.ndarray
+    voltage: np.ndarray
+    copper_loss: np.ndarray
+    winding_temperature: np.ndarray
+    motor: DCMotor | None
+
+
+_Stacked = Literal[
+    "motor_speed", "motor_torque", "current", "voltage", "copper_loss", "winding_temperature"
+]
+
+
+def _motor_side(side: _JointSide, drive: Drive | None, c: int) -> _MotorColumn:
     """Motor quantities of column ``c`` through ``drive``."""
     n = side.t.size
     nan = np.full(n, np.nan)
     tau, qd, qdd = side.torque[:, c], side.speed[:, c], side.acceleration[:, c]
     if drive is None:
-        return dict(
+        return _MotorColumn(
             ratio=1.0, motor_speed=qd, motor_torque=tau, current=nan, voltage=nan,
             copper_loss=nan, winding_temperature=nan, motor=None,
         )  # fmt: skip
@@ -545,7 +565,7 @@ def _motor_side(side: _JointSide, drive: Drive | None, c: int) -> dict[str, np.n
     friction = motor.viscous_friction if motor is not None else 0.0
     torque = inertia * alpha + friction * omega + into_gear
     if motor is None:
-        return dict(
+        return _MotorColumn(
             ratio=ratio, motor_speed=omega, motor_torque=torque, current=nan, voltage=nan,
             copper_loss=nan, winding_temperature=nan, motor=None,
         )  # fmt: skip
@@ -555,18 +575,13 @@ def _motor_side(side: _JointSide, drive: Drive | None, c: int) -> dict[str, np.n
     didt = np.gradient(current, side.t) if motor.inductance > 0 else 0.0
     voltage = motor.resistance * current + motor.inductance * didt + motor.back_emf_constant * omega
     loss = motor.resistance * current**2
+    r_th, tau_th = motor.thermal_resistance, motor.thermal_time_constant
     temperature = (
-        winding_temperature(
-            side.t,
-            loss,
-            motor.thermal_resistance,
-            motor.thermal_time_constant,
-            motor.ambient_temperature,
-        )  # fmt: skip
-        if motor.thermal
+        winding_temperature(side.t, loss, r_th, tau_th, motor.ambient_temperature)
+        if r_th is not None and tau_th is not None
         else nan
     )
-    return dict(
+    return _MotorColumn(
         ratio=ratio, motor_speed=omega, motor_torque=torque, current=current, voltage=voltage,
         copper_loss=loss, winding_temperature=temperature, motor=motor,
     )  # fmt: skip
@@ -578,7 +593,7 @@ def _assemble(side: _JointSide, drives: Mapping[str, Drive]) -> DriveReport:
             raise NameNotFound("joint", joint, side.joints)
     columns = [_motor_side(side, drives.get(j), c) for c, j in enumerate(side.joints)]
 
-    def stack(key: str) -> np.ndarray:
+    def stack(key: _Stacked) -> np.ndarray:
         return np.column_stack([col[key] for col in columns])
 
     power = side.torque * side.speed
@@ -721,6 +736,11 @@ def best_gear_ratio(
     side = _joint_side(system_or_robot, motion, gravity=gravity, samples=samples)
     c = side.joints.index(joint)
     transmission = drive.transmission if drive.transmission is not None else Gear(1.0)
+    if not isinstance(transmission, (Gear, ElasticTransmission)):
+        raise InvalidParameter(
+            f"drive of '{joint}' must have a Gear, an ElasticTransmission or none, "
+            f"got {transmission!r}"
+        )
     values = np.zeros(ratios.size)
     for k, ratio in enumerate(ratios):
         candidate = Drive(drive.actuator, dataclasses.replace(transmission, ratio=float(ratio)))

@@ -53,7 +53,7 @@ class Feedforward(NamedTuple):
         """
 
         def law(t: float, x: np.ndarray) -> np.ndarray:
-            i = min(max(np.searchsorted(self.t, t) - 1, 0), self.t.size - 2)
+            i = min(max(int(np.searchsorted(self.t, t)) - 1, 0), self.t.size - 2)
             w = (t - self.t[i]) / (self.t[i + 1] - self.t[i])
             at = [
                 (1 - w) * s[i] + w * s[i + 1]
@@ -85,14 +85,16 @@ def elastic_drive_feedforward(
     Returns:
         The :class:`Feedforward`.
     """
+    motors: list[DCMotor] = []
+    springs: list[ElasticTransmission] = []
     for joint, drive in drives.items():
-        if not (
-            isinstance(drive.actuator, DCMotor)
-            and isinstance(drive.transmission, ElasticTransmission)
-        ):
+        actuator, transmission = drive.actuator, drive.transmission
+        if not (isinstance(actuator, DCMotor) and isinstance(transmission, ElasticTransmission)):
             raise InvalidParameter(
                 f"drive of '{joint}' must be a DCMotor with an ElasticTransmission, got {drive!r}"
             )
+        motors.append(actuator)
+        springs.append(transmission)
     model, data = robot.model, robot.model.createData()
     dt = t[1] - t[0]
     v = np.gradient(q, dt, axis=0)
@@ -102,12 +104,11 @@ def elastic_drive_feedforward(
     )
     index = [robot.velocity_index(j) for j in drives]
     tau = tau_all[:, index]
-    ratio = np.array([d.transmission.ratio for d in drives.values()])
-    stiffness = np.array([d.transmission.stiffness for d in drives.values()])
+    ratio = np.array([s.ratio for s in springs])
+    stiffness = np.array([s.stiffness for s in springs])
     theta = ratio * (q[:, index] + tau / stiffness)
     omega = np.gradient(theta, dt, axis=0)
     alpha = np.gradient(omega, dt, axis=0)
-    motors = [d.actuator for d in drives.values()]
     inertia = np.array([m.rotor_inertia for m in motors])
     friction = np.array([m.viscous_friction for m in motors])
     resistance = np.array([m.resistance for m in motors])

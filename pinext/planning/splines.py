@@ -134,7 +134,7 @@ class Spline3m:
         ab = np.zeros((3, size))  # banded storage: upper, diagonal, lower
         rhs = np.zeros((size, n))
         for k in range(1, m):
-            r = k - 1
+            row = k - 1
             diag = 2.0 * (t[k] + t[k + 1])
             lower = t[k]  # coefficient of a_{k-1}
             upper = t[k + 1]  # coefficient of a_{k+1}
@@ -163,12 +163,12 @@ class Spline3m:
                 b -= t[1] * self.a0
             if k == m - 1:
                 b -= t[m] * self.af
-            ab[1, r] = diag
-            if r > 0:
-                ab[2, r - 1] = lower
-            if r < size - 1:
-                ab[0, r + 1] = upper
-            rhs[r] = b
+            ab[1, row] = diag
+            if row > 0:
+                ab[2, row - 1] = lower
+            if row < size - 1:
+                ab[0, row + 1] = upper
+            rhs[row] = b
         inner = solve_banded((1, 1), ab, rhs)  # (21)
         acc = np.vstack([self.a0, inner, self.af])
         q[1] = q[0] + t[1] * self.v0 + t[1] ** 2 / 3.0 * self.a0 + t[1] ** 2 / 6.0 * acc[1]
