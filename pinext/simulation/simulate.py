@@ -232,9 +232,11 @@ def simulate(
             name = info.pop("name", event.name)  # an action may name what it handled
             record.events.append(EventRecord(t, name, info))
             if len(record.events) > max_events or stalled > 50:
+                recent = sorted({e.name for e in record.events[-20:]})
                 raise IntegrationError(
                     f"{len(record.events)} events, {stalled} of them without time advancing "
-                    "(Zeno?)",
+                    f"(a Zeno cascade of {', '.join(recent)}: e.g. joints on their limits that "
+                    "the other rows push through; try joint_limits=False or a consistent start)",
                     t,
                     x,
                 )
