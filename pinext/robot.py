@@ -388,3 +388,15 @@ def _flexible_links(ext: Extensions, given: Sequence[Any]) -> list[Any]:
             by_link[spec["link"]] = FlexibleLink.from_dict(spec)
     by_link.update({link.link: link for link in given})
     return list(by_link.values())
+
+
+def resolve_frame(model: pin.Model, frame: str | int) -> int:
+    """Frame index of a name or index; unknown names and indices outside the model raise
+    :class:`NameNotFound` listing the frames."""
+    if isinstance(frame, (int, np.integer)):
+        if not 0 <= int(frame) < model.nframes:
+            raise NameNotFound("frame", str(frame), [f.name for f in model.frames])
+        return int(frame)
+    if not model.existFrame(frame):
+        raise NameNotFound("frame", frame, [f.name for f in model.frames])
+    return model.getFrameId(frame)

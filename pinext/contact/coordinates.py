@@ -45,7 +45,8 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..exceptions import InvalidParameter, NameNotFound
+from ..exceptions import InvalidParameter
+from ..robot import resolve_frame
 
 #: Names of the six functional coordinates, in the order of s.
 COORDINATE_NAMES = ("x", "y", "z", "roll", "pitch", "yaw")
@@ -77,17 +78,6 @@ class ConstraintKinematics(NamedTuple):
     def rate(self, v: np.ndarray) -> np.ndarray:
         """Shape (m,). ṡ^c = J_c v + b_c."""
         return self.jacobian @ v + self.bias
-
-
-def resolve_frame(model: pin.Model, frame: str | int) -> int:
-    """Frame index of a name; unknown names raise :class:`NameNotFound` listing the frames."""
-    if isinstance(frame, (int, np.integer)):
-        if not 0 <= int(frame) < model.nframes:
-            raise NameNotFound("frame", str(frame), [f.name for f in model.frames])
-        return int(frame)
-    if not model.existFrame(frame):
-        raise NameNotFound("frame", frame, [f.name for f in model.frames])
-    return model.getFrameId(frame)
 
 
 class Constraint(abc.ABC):

@@ -30,6 +30,7 @@ import pinocchio as pin
 from scipy.linalg import eigh
 
 from ..exceptions import InvalidParameter, NameNotFound, PinextError
+from ..robot import resolve_frame
 
 __all__ = [
     "ModalResult",
@@ -321,16 +322,6 @@ def _rotating_frequencies(
     return np.sort(values) / (2.0 * np.pi)
 
 
-def _frame_id(model: pin.Model, frame: str | int) -> int:
-    if isinstance(frame, (int, np.integer)):
-        if not 0 <= frame < model.nframes:
-            raise InvalidParameter(f"frame index {frame} out of range [0, {model.nframes})")
-        return int(frame)
-    if not model.existFrame(frame):
-        raise NameNotFound("frame", frame, [f.name for f in model.frames])
-    return model.getFrameId(frame)
-
-
 def static_deflection(
     robot: Any,
     q: np.ndarray | None,
@@ -381,7 +372,7 @@ def static_deflection(
     q = _configuration(model, q).copy()
     stiffness = _stiffness(robot, model)
     wrench = np.asarray(wrench, dtype=float).reshape(6)
-    fid = _frame_id(model, frame)
+    fid = resolve_frame(model, frame)
     gravity = (not linear) if gravity is None else bool(gravity)
     free = set(_free_dofs(model, locked_joints).tolist())
     elastic = []

@@ -34,7 +34,8 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..exceptions import InvalidParameter, NameNotFound
+from ..exceptions import InvalidParameter
+from ..robot import resolve_frame
 
 __all__ = ["ScrewAxes", "poe_forward_kinematics", "poe_jacobian", "screw_axes"]
 
@@ -101,16 +102,6 @@ def screw_axes(model: pin.Model) -> ScrewAxes:
     return ScrewAxes(axes, home, revolute, model)
 
 
-def _frame(model: pin.Model, frame: str | int) -> int:
-    if isinstance(frame, (int, np.integer)):
-        if not 0 <= frame < model.nframes:
-            raise InvalidParameter(f"frame index {frame} out of range [0, {model.nframes})")
-        return int(frame)
-    if not model.existFrame(frame):
-        raise NameNotFound("frame", frame, [f.name for f in model.frames])
-    return model.getFrameId(frame)
-
-
 def _chain(model: pin.Model, fid: int) -> list[int]:
     """Joint ids from the root to the frame's parent joint (universe excluded)."""
     return [j for j in model.supports[model.frames[fid].parentJoint] if j > 0]
@@ -153,7 +144,7 @@ def poe_forward_kinematics(
     """
     screws = screw_axes(model) if screws is None else screws
     q = _check_q(model, q)
-    fid = _frame(model, frame)
+    fid = resolve_frame(model, frame)
     return _exponentials(screws, _chain(model, fid), q)[-1] * screws.home[fid]
 
 
@@ -190,7 +181,7 @@ def poe_jacobian(
     """
     screws = screw_axes(model) if screws is None else screws
     q = _check_q(model, q)
-    fid = _frame(model, frame)
+    fid = resolve_frame(model, frame)
     chain = _chain(model, fid)
     products = _exponentials(screws, chain, q)
     jac = np.zeros((6, model.nv))
