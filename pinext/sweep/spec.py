@@ -129,7 +129,7 @@ def run_spec(
     Returns:
         0 (failed points are reported, not fatal).
     """
-    from ..cli import table
+    from .._format import table
     from .engine import run
 
     spec = Path(spec)
