@@ -6,6 +6,7 @@ machine; the ratios are what to compare.
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -108,12 +109,17 @@ def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
     def error(x):
         return float(np.linalg.norm(x - x_ref) / np.linalg.norm(x_ref))
 
+    repeats = 5  # walls are medians of this many runs
+
     rows_px = []
     for rtol in (1e-4, 1e-6, 1e-8):
-        start = time.perf_counter()
-        run = simulate(robot, t_final, control=u, rtol=rtol, atol=rtol * 1e-3)
-        wall = time.perf_counter() - start
-        rows_px.append((rtol, error(np.concatenate([run.q[-1], run.v[-1]])), wall))
+        walls = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            run = simulate(robot, t_final, control=u, rtol=rtol, atol=rtol * 1e-3)
+            walls.append(time.perf_counter() - start)
+        x = np.concatenate([run.q[-1], run.v[-1]])
+        rows_px.append((rtol, error(x), float(np.median(walls))))
     xml = mujoco_chain(robot)
     rows_mj = []
     for dt in (2e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4, 6.25e-5, 3.125e-5):
@@ -121,12 +127,17 @@ def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
         mj_data = mujoco.MjData(mj_model)
         mj_data.ctrl[0] = u[0]
         steps = int(round(t_final / dt))
-        start = time.perf_counter()
-        for _ in range(steps):
-            mujoco.mj_step(mj_model, mj_data)
-        wall = time.perf_counter() - start
+        walls = []
+        for _ in range(repeats):
+            mujoco.mj_resetData(mj_model, mj_data)
+            mj_data.ctrl[0] = u[0]
+            start = time.perf_counter()
+            for _ in range(steps):
+                mujoco.mj_step(mj_model, mj_data)
+            walls.append(time.perf_counter() - start)
         x = np.concatenate([mj_data.qpos, mj_data.qvel])
-        rows_mj.append((dt, error(x) if np.all(np.isfinite(x)) else np.inf, wall))
+        err = error(x) if np.all(np.isfinite(x)) else np.inf
+        rows_mj.append((dt, err, float(np.median(walls))))
     print(f"  reference: pinext DOP853 rtol=1e-13; nu={nu}, {t_final} s, hub torque {u[0]} N.m")
     for rtol, err, wall in rows_px:
         print(
@@ -136,20 +147,26 @@ def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
         print(
             f"  MuJoCo  RK4 dt={dt:8.2e}  final-state error {err:9.2e}  wall {wall * 1e3:8.1f} ms"
         )
+    # equal error: MuJoCo's wall time interpolated along its own error-time curve (log-log)
+    curve = sorted((e, w) for _, e, w in rows_mj if np.isfinite(e) and e > 0)
+    log_e = np.log([e for e, _ in curve])
+    log_w = np.log([w for _, w in curve])
     for _, err, wall in rows_px:
-        ok = [w for _, e, w in rows_mj if e <= err]
-        if ok:
-            print(
-                f"  at error <= {err:.1e}: pinext {wall * 1e3:.1f} ms, "
-                f"MuJoCo {min(ok) * 1e3:.1f} ms"
-                f"  -> MuJoCo/pinext = {min(ok) / wall:.2f}"
-            )
-        else:
-            print(f"  at error <= {err:.1e}: no MuJoCo step size tried reaches it")
+        if not curve or not log_e[0] <= np.log(err) <= log_e[-1]:
+            print(f"  at error {err:.1e}: outside MuJoCo's measured range (no interpolation)")
+            continue
+        mj_wall = float(np.exp(np.interp(np.log(err), log_e, log_w)))
+        print(
+            f"  at error {err:.1e}: pinext {wall * 1e3:.1f} ms, MuJoCo {mj_wall * 1e3:.1f} ms "
+            f"(interpolated)  -> MuJoCo/pinext = {mj_wall / wall:.2f}"
+        )
 
 
 def main() -> None:
     warnings.simplefilter("ignore")
+    if "--mujoco" in sys.argv:  # only the side-by-side comparison
+        mujoco_side_by_side()
+        return
     print("1. cost against the number of sublinks (pinext.simulate, rtol 1e-6, 0.2 s)")
     print(" a. damping ratio 2 % (stiffness-proportional), Radau with the analytic Jacobian")
     cost_against_nu(0.02, "Radau")
