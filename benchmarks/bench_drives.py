@@ -163,9 +163,11 @@ def main() -> None:
     aba = per_call(lambda: pin.aba(model, data, Q0, np.zeros(7), np.zeros(7)))
     reference, ref_stats = pinext_run(robot, u, 1e-12, repeats=1)
     rows = []
+    curves: dict[str, list[tuple[float, float]]] = {"pinext": [], "MuJoCo": []}
     for rtol in (1e-6, 1e-8, 1e-10):
         q, stats = pinext_run(robot, u, rtol)
         err = np.abs(q - reference).max()
+        curves["pinext"].append((float(err), float(stats["wall_time"])))
         per_eval = stats["wall_time"] / stats["nfev"]
         rows.append(
             [
@@ -187,6 +189,7 @@ def main() -> None:
         for dt in (1e-3, 5e-4, 1e-4):
             q, wall, steps = mujoco_run(xml, robot, u, dt)
             err = np.abs(q - reference[: len(q)]).max()
+            curves["MuJoCo"].append((float(err), float(wall)))
             rows.append(
                 [
                     f"MuJoCo RK4 dt {dt:g}",
@@ -214,6 +217,30 @@ def main() -> None:
             "real-time factor",
         ],
     )
+
+    equal_error(curves)
+
+
+def equal_error(curves: dict[str, list[tuple[float, float]]]) -> None:
+    """The two peers at equal error: at every measured error of one, the other's wall time
+    interpolated (log-log) along its own error-time curve, where that curve reaches it."""
+
+    def interpolate(curve: list[tuple[float, float]], err: float) -> float | None:
+        points = sorted(curve)
+        log_e = np.log([e for e, _ in points])
+        if len(points) < 2 or not log_e[0] <= np.log(err) <= log_e[-1]:
+            return None
+        return float(np.exp(np.interp(np.log(err), log_e, np.log([w for _, w in points]))))
+
+    rows = [(e, w, interpolate(curves["MuJoCo"], e)) for e, w in curves["pinext"]]
+    rows += [(e, interpolate(curves["pinext"], e), w) for e, w in curves["MuJoCo"]]
+    for err, pinext, mujoco in sorted(rows, reverse=True):
+        if pinext is None or mujoco is None:
+            continue
+        print(
+            f"at error {err:.1e} rad: pinext {pinext:.3f} s, MuJoCo {mujoco:.3f} s "
+            f"-> MuJoCo/pinext = {mujoco / pinext:.2f}"
+        )
 
 
 if __name__ == "__main__":
