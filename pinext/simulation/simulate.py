@@ -61,6 +61,7 @@ def simulate(
     output_dt: float | None = None,
     progress: bool = False,
     max_events: int = 10_000,
+    dt: float | None = None,
 ) -> Trajectory:
     """Simulate a System from t = 0 to ``t_final``, phase by phase.
 
@@ -102,6 +103,9 @@ def simulate(
             sample is at ``t_final`` even when ``output_dt`` does not divide it.
         progress: Show a tqdm progress bar.
         max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
+        dt: Step [s] of ``method="timestepping"`` (Moreau–Jean time stepping for many
+            contacts, :func:`pinext.contact.timestepping.simulate_timestepping`; rtol, atol,
+            max_step and max_events do not apply to it).
 
     Returns:
         The :class:`Trajectory`.
@@ -109,6 +113,22 @@ def simulate(
     Raises:
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
     """
+    if method == "timestepping":
+        from ..contact.timestepping import simulate_timestepping
+
+        return simulate_timestepping(
+            system_or_robot,
+            t_final,
+            dt=dt,
+            x0=x0,
+            q0=q0,
+            v0=v0,
+            control=control,
+            output_dt=output_dt,
+            progress=progress,
+        )
+    if dt is not None:
+        raise InvalidParameter("dt is the step of method='timestepping' only")
     system = system_or_robot if isinstance(system_or_robot, System) else System(system_or_robot)
     chosen = method
     method = "DOP853" if method is None else method
@@ -117,7 +137,8 @@ def simulate(
         method = "DOP853"
     elif method not in METHODS:
         raise InvalidParameter(
-            f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum"
+            f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum, "
+            "timestepping"
         )
     t_final = check_options(t_final, rtol=rtol, atol=atol, max_step=max_step, output_dt=output_dt)
     x = as_initial_state(system, x0, q0, v0)
