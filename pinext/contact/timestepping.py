@@ -409,7 +409,8 @@ def simulate_timestepping(
         contact, ``contact.force`` (shape (N, n, 3), mean force over the step that starts at
         the sample, world axes [N]), ``contact.residual`` (gap where negative [m]),
         ``contact.closed`` (in the step's contact problem) and ``contact.gap`` [m];
-        ``meta["stats"]`` counts steps, solver iterations and unconverged solves.
+        ``meta["stats"]`` counts steps, solver iterations and unconverged solves (with the
+        times of the first 20).
         ``state("dissipated_energy")`` accumulates the contact dissipation plus joint damping.
 
     Raises:
@@ -452,6 +453,7 @@ def simulate_timestepping(
     times, states, forces, gaps, closed = [], [], [], [], []
     events: list[EventRecord] = []
     iterations = unconverged = 0
+    unconverged_at: list[float] = []
     warned = False
     was_closed = np.zeros(n, dtype=bool)
     bar = tqdm(
@@ -479,7 +481,10 @@ def simulate_timestepping(
                 gaps.append(result.gaps.copy())
                 closed.append(result.active.copy())
             iterations += result.iterations
-            unconverged += not result.converged
+            if not result.converged:
+                unconverged += 1
+                if len(unconverged_at) < 20:
+                    unconverged_at.append(t)
             touching = np.linalg.norm(result.impulses, axis=1) > 0.0 if n else was_closed
             for i in np.flatnonzero(touching != was_closed):
                 kind = "touchdown" if touching[i] else "lift-off"
@@ -526,6 +531,7 @@ def simulate_timestepping(
         "solver": solver,
         "solver_iterations": int(iterations),
         "unconverged": int(unconverged),
+        "unconverged_at": unconverged_at,
         "wall_time": wall,
         "method": "timestepping",
     }
