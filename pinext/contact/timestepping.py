@@ -73,6 +73,7 @@ from .component import ContactComponent, _as_contact
 from .coordinates import FunctionalCoordinates
 from .friction import FrictionalContact
 from .limits import EffortSaturation, JointLimits, JointLimitWarning
+from .scene import SCENE_KEY, contact_scene_items
 from .unilateral import Contact
 
 #: Conic solvers of Pinocchio accepted by :func:`simulate_timestepping`.
@@ -302,10 +303,10 @@ class TimeStepper:
         )
 
 
-def point_contacts(system: System, contacts: Sequence[Any] | None = None) -> list[PointContact]:
-    """The point contacts of a run: ``contacts`` (Contact objects, constraints or dicts), or
-    the planar contacts of the System's contact components, or else the ``[[contacts]]``
-    of the robot's extension files."""
+def contact_specs(system: System, contacts: Sequence[Any] | None = None) -> list[Contact]:
+    """The contacts of a run: ``contacts`` (Contact objects, constraints or dicts), or the
+    contacts of the System's contact components, or else the ``[[contacts]]`` of the robot's
+    extension files."""
     if contacts is None:
         found: list[Contact] = []
         for comp in system.components:
@@ -316,7 +317,12 @@ def point_contacts(system: System, contacts: Sequence[Any] | None = None) -> lis
         specs: Sequence[Any] = found or list(system.robot.extensions.contacts or ())
     else:
         specs = contacts
-    return [PointContact.from_contact(system.model, _as_contact(s)) for s in specs]
+    return [_as_contact(s) for s in specs]
+
+
+def point_contacts(system: System, contacts: Sequence[Any] | None = None) -> list[PointContact]:
+    """The :class:`PointContact` objects of :func:`contact_specs`."""
+    return [PointContact.from_contact(system.model, c) for c in contact_specs(system, contacts)]
 
 
 def _effort_law(system: System, phase: Phase):
@@ -427,7 +433,8 @@ def simulate_timestepping(
         system = system_or_robot
     else:
         system = System(system_or_robot, contacts=())
-    found = point_contacts(system, contacts)
+    specs = contact_specs(system, contacts)
+    found = [PointContact.from_contact(system.model, c) for c in specs]
     x = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
@@ -524,7 +531,9 @@ def simulate_timestepping(
     traj.outputs["contact.residual"] = np.minimum(gap_array, 0.0)
     traj.outputs["contact.closed"] = np.array(closed, dtype=float).reshape(len(times), n)
     traj.meta["contact_rows"] = [1] * n
-    traj.meta["contacts"] = [c.name for c in found]
+    traj.meta["contact_names"] = [c.name for c in found]
+    if specs:
+        traj.meta[f"{SCENE_KEY}.contact"] = contact_scene_items(specs, None, component="contact")
     traj.meta["stats"] = {
         "steps": n_steps,
         "dt": dt,
