@@ -218,22 +218,32 @@ class TimeStepper:
         self.locals = np.array([c.local for c in self.contacts]).reshape(n, 3)
         self.joints = [c.joint for c in self.contacts]
 
-    def points(self, data: pin.Data) -> tuple[np.ndarray, np.ndarray]:
-        """(world positions (n, 3) [m], gaps (n,) [m]) of the contact points, from the joint
-        placements in ``data``."""
+    def points(self, data: pin.Data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(world positions (n, 3) [m], gaps (n,) [m], normal approach speeds (n,) [m/s]) of
+        the contact points, from the joint placements and velocities in ``data`` (computed
+        in Pinocchio's WORLD convention)."""
         n = len(self.contacts)
-        positions = np.empty((n, 3))
+        positions, closing = np.empty((n, 3)), np.empty(n)
         for k, j in enumerate(self.joints):
-            m = data.oMi[j]
-            positions[k] = m.rotation @ self.locals[k] + m.translation
+            m, vj = data.oMi[j], data.v[j]  # spatial velocity in world axes at the origin
+            p = m.rotation @ self.locals[k] + m.translation
+            positions[k] = p
+            w = vj.angular
+            cross = (
+                w[1] * p[2] - w[2] * p[1],
+                w[2] * p[0] - w[0] * p[2],
+                w[0] * p[1] - w[1] * p[0],
+            )
+            closing[k] = -self.normals[k] @ (vj.linear + cross)
         gaps = np.einsum("ij,ij->i", positions - self.origins, self.normals)
-        return positions, gaps
+        return positions, gaps, closing
 
     def step(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> StepResult:
         """One step from (q, v) under the efforts ``tau`` [N.m or N] (held over the step)."""
         model, data, dt = self.model, self.data, self.dt
         n = len(self.contacts)
-        v_free = v + dt * pin.aba(model, data, q, v, tau)
+        world = pin.Convention.WORLD  # data.oMi and data.v (world axes) for the contact points
+        v_free = v + dt * pin.aba(model, data, q, v, tau, world)
         impulses = np.zeros((n, 3))
         if n == 0:
             return StepResult(
@@ -246,18 +256,13 @@ class TimeStepper:
                 0,
                 True,
             )
-        pin.crba(model, data, q, pin.Convention.WORLD)  # M and the joint placements oMi
-        positions, gaps = self.points(data)
-        closing = np.zeros(n)
-        for k, j in enumerate(self.joints):  # normal speed of each point (velocity of this step)
-            m, vj = data.oMi[j], data.v[j]
-            local_velocity = vj.linear + np.cross(vj.angular, self.locals[k])
-            closing[k] = -self.normals[k] @ (m.rotation @ local_velocity)
+        positions, gaps, closing = self.points(data)
         active = gaps <= self.margin + 2.0 * dt * np.maximum(closing, 0.0)
         if not active.any():
             return StepResult(
                 v_free, pin.integrate(model, q, v_free * dt), impulses, gaps, active, 0.0, 0, True
             )
+        pin.crba(model, data, q, world)  # M for the Delassus operator
         models = pin.StdVec_ConstraintModel()
         for k in np.flatnonzero(active).tolist():
             c = self.contacts[k]
@@ -456,6 +461,8 @@ def simulate_timestepping(
     work_at = system.layout["input_work"].start
     lost_at = system.layout["dissipated_energy"].start
     limited = _limited_joints(system.model)
+    lower = system.model.lowerPositionLimit[limited]
+    upper = system.model.upperPositionLimit[limited]
     n = len(found)
     times, states, forces, gaps, closed = [], [], [], [], []
     events: list[EventRecord] = []
@@ -505,7 +512,7 @@ def simulate_timestepping(
             x = x_next
             if not np.all(np.isfinite(x)):
                 raise IntegrationError("non-finite state", t, states[-1] if states else x)
-            if limited.size and not warned and _outside(system.model, x[q_block], limited):
+            if limited.size and not warned and _outside(x[q_block][limited], lower, upper):
                 warned = True
                 warnings.warn(
                     f"a joint passed its position limit at t = {t:.4g} s: time stepping does "
@@ -518,7 +525,7 @@ def simulate_timestepping(
         times.append(t)
         states.append(x.copy())
         forces.append(np.zeros((n, 3)))
-        positions_gaps = stepper.points(_placements(stepper, x[q_block]))[1]
+        positions_gaps = stepper.points(_placements(stepper, x[q_block], x[v_block]))[1]
         gaps.append(positions_gaps)
         closed.append(np.zeros(n, dtype=bool))
     finally:
@@ -554,8 +561,8 @@ def simulate_timestepping(
     return traj
 
 
-def _placements(stepper: TimeStepper, q: np.ndarray) -> pin.Data:
-    pin.forwardKinematics(stepper.model, stepper.data, q)
+def _placements(stepper: TimeStepper, q: np.ndarray, v: np.ndarray) -> pin.Data:
+    pin.aba(stepper.model, stepper.data, q, v, np.zeros(stepper.model.nv), pin.Convention.WORLD)
     return stepper.data
 
 
@@ -571,11 +578,8 @@ def _limited_joints(model: pin.Model) -> np.ndarray:
     return np.array(idx, dtype=int)
 
 
-def _outside(model: pin.Model, q: np.ndarray, idx: np.ndarray) -> bool:
-    return bool(
-        np.any(q[idx] < model.lowerPositionLimit[idx])
-        or np.any(q[idx] > model.upperPositionLimit[idx])
-    )
+def _outside(values: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> bool:
+    return bool(((values < lower) | (values > upper)).any())
 
 
 def _trajectory(
