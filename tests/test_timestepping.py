@@ -165,6 +165,70 @@ def test_dropped_block_loses_the_plastic_impact_energy():
         assert steps.max() < 1e-12  # no input: the energy never increases
 
 
+# -- joint limits -----------------------------------------------------------------------------
+def _double_pendulum() -> pin.Model:
+    """Two 0.5 m links swinging about y; the elbow is limited to ±0.3 rad."""
+    model = pin.Model()
+    model.name = "double_pendulum"
+    link = pin.Inertia.FromBox(1.0, 0.05, 0.05, 0.5)
+    down = pin.SE3(np.eye(3), np.array([0.0, 0.0, -0.25]))
+    j1 = model.addJoint(0, pin.JointModelRY(), pin.SE3.Identity(), "shoulder")
+    model.appendBodyToJoint(j1, link, down)
+    elbow = pin.SE3(np.eye(3), np.array([0.0, 0.0, -0.5]))
+    j2 = model.addJoint(j1, pin.JointModelRY(), elbow, "elbow")
+    model.appendBodyToJoint(j2, link, down)
+    model.lowerPositionLimit[:] = [-3.0, -0.3]
+    model.upperPositionLimit[:] = [3.0, 0.3]
+    model.velocityLimit[:] = 100.0
+    model.effortLimit[:] = 100.0
+    return model
+
+
+def test_joint_limit_impacts_converge_to_the_event_driven_limits():
+    """A double pendulum released at 1 rad swings its elbow onto both limits: time stepping
+    (Pinocchio's JointLimitConstraintModel in the same conic problem) converges at first
+    order to the event-driven JointLimits (located plastic impacts), the elbow never passes
+    its limits, and the booked dissipation equals the event-driven impact losses to O(h)."""
+    system = px.System(_double_pendulum())
+    q0 = np.array([1.0, 0.0])
+    ref = px.simulate(system, 1.0, q0=q0, output_dt=0.01)
+    assert [e.name for e in ref.events] == ["limit:elbow", "limit:elbow"]
+    losses = ref.energy_balance().jump_losses[-1]
+    errors = []
+    for dt in (1e-3, 5e-4):
+        ts = px.simulate(system, 1.0, q0=q0, method="timestepping", dt=dt, output_dt=0.01)
+        assert ts.meta["stats"]["limit_steps"] > 0
+        expected = np.column_stack([np.interp(ts.t, ref.t, ref.q[:, i]) for i in range(2)])
+        errors.append(np.abs(ts.q - expected).max())
+        assert np.abs(ts.q[:, 1]).max() < 0.3 + 1e-9
+        assert ts.state("dissipated_energy")[-1, 0] == pytest.approx(losses, rel=5 * dt)
+    assert errors[0] < 5e-3 and errors[0] / errors[1] == pytest.approx(2.0, rel=0.1)
+
+
+def test_block_slides_on_a_frictional_floor_into_a_joint_stop():
+    """Friction and a joint limit together: a block sliding at 1 m/s on a floor with
+    μ = 0.3 reaches its x stop at 0.1 m when x = t − μ g t²/2 = 0.1, stops there plastically
+    and stays: all its kinetic energy is dissipated, part by friction, part at the stop."""
+    model = _block()
+    model.lowerPositionLimit[:] = [-1.0, -1.0]
+    model.upperPositionLimit[:] = [0.1, 1.0]
+    model.velocityLimit[:] = 100.0
+    model.effortLimit[:] = 100.0
+    mu, mass, v0 = 0.3, 2.0, 1.0
+    system = px.System(model, contacts=[Contact(plane("block"), friction=mu, name="floor")])
+    t_hit = (1 - np.sqrt(1 - 2 * mu * G * 0.1)) / (mu * G)
+    for dt in (1e-3, 5e-4):
+        ts = px.simulate(
+            system, 0.5, q0=np.zeros(2), v0=np.array([v0, 0.0]), method="timestepping", dt=dt
+        )
+        hit = ts.t[np.argmax(ts.q[:, 0] >= 0.1 - 1e-12)]
+        assert hit == pytest.approx(t_hit, abs=2 * dt)
+        assert ts.q[:, 0].max() < 0.1 + 1e-12 and np.abs(ts.q[:, 1]).max() < 1e-12
+        assert np.abs(ts.v[-1]).max() < 1e-12
+        lost = ts.state("dissipated_energy")[-1, 0]
+        assert lost == pytest.approx(0.5 * mass * v0**2, rel=1e-9)
+
+
 # -- solvers --------------------------------------------------------------------------------
 def test_admm_and_pgs_agree():
     """A tilted, spinning box lands on an edge, slides and falls flat on its four corners:

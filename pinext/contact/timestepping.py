@@ -72,7 +72,7 @@ from ..simulation.trajectory import (
 from .component import ContactComponent, _as_contact
 from .coordinates import FunctionalCoordinates
 from .friction import FrictionalContact
-from .limits import EffortSaturation, JointLimits, JointLimitWarning
+from .limits import EffortSaturation, JointLimit, JointLimits
 from .scene import SCENE_KEY, contact_scene_items
 from .unilateral import Contact
 
@@ -170,7 +170,11 @@ class TimeStepper:
             [m/s and N.s].
         max_iterations: Iteration limit of the solver.
         margin: Contacts whose gap is below ``margin`` [m] (plus the distance they can close
-            in two steps) enter the contact problem.
+            in two steps) enter the contact problem; the same for joints near their limits
+            [rad or m].
+        limits: Joint position limits (:class:`pinext.contact.JointLimit`) enforced as
+            unilateral rows of the same problem (Pinocchio's ``JointLimitConstraintModel``:
+            ``σ = ±v⁺ + r / h ≥ 0 ⊥ λ ≥ 0`` with r the distance to the limit).
     """
 
     def __init__(
@@ -183,6 +187,7 @@ class TimeStepper:
         tolerance: float = 1e-10,
         max_iterations: int = 500,
         margin: float = 1e-3,
+        limits: Sequence[JointLimit] = (),
     ) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidParameter(f"dt must be a finite step > 0 [s], got {dt}")
@@ -213,6 +218,21 @@ class TimeStepper:
         self.settings.relative_feasibility_tol = 1e-12
         self.settings.relative_complementarity_tol = 1e-12
         self.settings.max_iterations = int(max_iterations)
+        self.limits = [lim for lim in limits if lim.limited]
+        self.limit_model: Any = None
+        self.limit_steps = 0
+        if self.limits:
+            nq = model.nq
+            self.lower, self.upper = np.full(nq, -1e10), np.full(nq, 1e10)  # finite for Pinocchio
+            for lim in self.limits:
+                self.lower[lim.iq] = max(lim.lower, -1e10)
+                self.upper[lim.iq] = min(lim.upper, 1e10)
+            self.limit_iq = np.array([lim.iq for lim in self.limits], dtype=int)
+            self.limit_iv = np.array([lim.iv for lim in self.limits], dtype=int)
+            joints = sorted({model.getJointId(lim.joint) for lim in self.limits})
+            self.limit_model = pin.JointLimitConstraintModel(
+                model, joints, self.lower, self.upper, np.full(nq, self.margin)
+            )
         self.normals = np.array([c.plane.rotation[:, 2] for c in self.contacts]).reshape(n, 3)
         self.origins = np.array([c.plane.translation for c in self.contacts]).reshape(n, 3)
         self.locals = np.array([c.local for c in self.contacts]).reshape(n, 3)
@@ -238,6 +258,22 @@ class TimeStepper:
         gaps = np.einsum("ij,ij->i", positions - self.origins, self.normals)
         return positions, gaps, closing
 
+    def _select_limits(self, q: np.ndarray, v: np.ndarray) -> int:
+        """Select the limit rows of the joints within ``margin`` (plus two steps of travel)
+        of a limit; return their number."""
+        if self.limit_model is None:
+            return 0
+        reach = np.full(self.model.nq, self.margin)
+        reach[self.limit_iq] += 2.0 * self.dt * np.abs(v[self.limit_iv])
+        near = (q[self.limit_iq] - self.lower[self.limit_iq] <= reach[self.limit_iq]) | (
+            self.upper[self.limit_iq] - q[self.limit_iq] <= reach[self.limit_iq]
+        )
+        if not near.any():
+            return 0
+        self.limit_model.setPositionLimitAndMargin(self.lower, self.upper, reach)
+        self.limit_model.makeSelectionFilteredByLimitProximity(q)
+        return int(self.limit_model.residualSize())
+
     def step(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> StepResult:
         """One step from (q, v) under the efforts ``tau`` [N.m or N] (held over the step)."""
         model, data, dt = self.model, self.data, self.dt
@@ -245,20 +281,10 @@ class TimeStepper:
         world = pin.Convention.WORLD  # data.oMi and data.v (world axes) for the contact points
         v_free = v + dt * pin.aba(model, data, q, v, tau, world)
         impulses = np.zeros((n, 3))
-        if n == 0:
-            return StepResult(
-                v_free,
-                pin.integrate(model, q, v_free * dt),
-                impulses,
-                np.zeros(0),
-                np.zeros(0, dtype=bool),
-                0.0,
-                0,
-                True,
-            )
         positions, gaps, closing = self.points(data)
         active = gaps <= self.margin + 2.0 * dt * np.maximum(closing, 0.0)
-        if not active.any():
+        limit_rows = self._select_limits(q, v)
+        if not active.any() and not limit_rows:
             return StepResult(
                 v_free, pin.integrate(model, q, v_free * dt), impulses, gaps, active, 0.0, 0, True
             )
@@ -278,6 +304,9 @@ class TimeStepper:
             )
             point.setFriction(c.friction)
             models.append(pin.ConstraintModel(point))
+        if limit_rows:
+            models.append(pin.ConstraintModel(self.limit_model))
+            data.q_in = q  # the limit rows read the configuration there
         datas = pin.StdVec_ConstraintData()
         for cm in models:
             datas.append(cm.createData())
@@ -285,15 +314,19 @@ class TimeStepper:
         cholesky = pin.ContactCholeskyDecomposition(model, data, models, datas)
         cholesky.compute(model, data, models, datas, 1e-12)
         delassus = cholesky.getDelassusOperatorCholeskyExpression()
-        jacobian = pin.getConstraintsJacobian(model, data, models, datas)
+        jacobian = pin.getConstraintsJacobian(model, data, models, datas).reshape(-1, model.nv)
         g = jacobian @ v_free
-        g[2::3] += gaps[active] / dt  # rows (t1, t2, n) per contact, in the plane's axes
+        n_rows = 3 * int(active.sum())
+        g[2:n_rows:3] += gaps[active] / dt  # rows (t1, t2, n) per contact, in the plane's axes
+        if limit_rows:  # then the limits: r = q − lower or upper − q, rows ±1
+            g[n_rows:] += np.asarray(datas[len(datas) - 1].extract().constraint_residual) / dt
+            self.limit_steps += 1
         converged = bool(self.solver.solve(delassus, g, models, datas, self.settings, self.result))
         lam = np.array(self.result.retrieveConstraintImpulses()).reshape(-1)
         pin.cholesky.decompose(model, data)
         v_next = v_free + pin.cholesky.solve(model, data, jacobian.T @ lam)
         dissipated = -0.5 * float(lam @ (jacobian @ (v + v_next)))
-        per_contact = lam.reshape(-1, 3)
+        per_contact = lam[:n_rows].reshape(-1, 3)
         for row, k in enumerate(np.flatnonzero(active).tolist()):
             impulses[k] = self.contacts[k].plane.rotation @ per_contact[row]
         return StepResult(
@@ -454,21 +487,18 @@ def simulate_timestepping(
         tolerance=tolerance,
         max_iterations=max_iterations,
         margin=margin,
+        limits=[lim for c in system.components if isinstance(c, JointLimits) for lim in c.limits],
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     q_block, v_block = system.layout["q"], system.layout["v"]
     work_at = system.layout["input_work"].start
     lost_at = system.layout["dissipated_energy"].start
-    limited = _limited_joints(system.model)
-    lower = system.model.lowerPositionLimit[limited]
-    upper = system.model.upperPositionLimit[limited]
     n = len(found)
     times, states, forces, gaps, closed = [], [], [], [], []
     events: list[EventRecord] = []
     iterations = unconverged = 0
     unconverged_at: list[float] = []
-    warned = False
     was_closed = np.zeros(n, dtype=bool)
     bar = tqdm(
         total=float(t_final),
@@ -512,14 +542,6 @@ def simulate_timestepping(
             x = x_next
             if not np.all(np.isfinite(x)):
                 raise IntegrationError("non-finite state", t, states[-1] if states else x)
-            if limited.size and not warned and _outside(x[q_block][limited], lower, upper):
-                warned = True
-                warnings.warn(
-                    f"a joint passed its position limit at t = {t:.4g} s: time stepping does "
-                    "not enforce joint limits (use the event-driven simulate)",
-                    JointLimitWarning,
-                    stacklevel=2,
-                )
             if progress:
                 bar.update(h)
         times.append(t)
@@ -548,6 +570,7 @@ def simulate_timestepping(
         "solver_iterations": int(iterations),
         "unconverged": int(unconverged),
         "unconverged_at": unconverged_at,
+        "limit_steps": stepper.limit_steps,
         "wall_time": wall,
         "method": "timestepping",
     }
@@ -564,22 +587,6 @@ def simulate_timestepping(
 def _placements(stepper: TimeStepper, q: np.ndarray, v: np.ndarray) -> pin.Data:
     pin.aba(stepper.model, stepper.data, q, v, np.zeros(stepper.model.nv), pin.Convention.WORLD)
     return stepper.data
-
-
-def _limited_joints(model: pin.Model) -> np.ndarray:
-    """Configuration indices of one-dimensional joints with finite position limits."""
-    idx = []
-    for j in range(1, model.njoints):
-        joint = model.joints[j]
-        if joint.nq == 1 and joint.nv == 1:
-            lo, hi = model.lowerPositionLimit[joint.idx_q], model.upperPositionLimit[joint.idx_q]
-            if np.isfinite(lo) and np.isfinite(hi) and lo < hi:
-                idx.append(joint.idx_q)
-    return np.array(idx, dtype=int)
-
-
-def _outside(values: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> bool:
-    return bool(((values < lower) | (values > upper)).any())
 
 
 def _trajectory(
