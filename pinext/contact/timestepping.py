@@ -28,9 +28,13 @@ with ``G = J M^{-1} J^T`` the Delassus operator, ``φ`` the gap of each contact 
 ``K_μ`` its friction cone. The ``φ / h`` term makes the normal condition hold at the end of
 the step to first order, ``φ^+ ≈ φ + h σ_n - φ ≥ 0``: a contact closes exactly when it would
 otherwise penetrate, and a penetration left by the linearisation is corrected in the next
-step. The Delassus operator, its Cholesky factorisation and the conic solve are Pinocchio's
-(``PointContactConstraintModel``, ``ContactCholeskyDecomposition``,
-``ADMMConstraintSolver`` / ``PGSConstraintSolver``).
+step. Joint position limits near their bounds join the same problem as one-dimensional rows
+(``σ = ±v⁺ + r/h ≥ 0 ⊥ λ ≥ 0``, r the distance to the bound). The Delassus operator, its
+Cholesky factorisation and the conic solve are Pinocchio's (``PointContactConstraintModel``,
+``JointLimitConstraintModel``, ``ContactCholeskyDecomposition``, ``ADMMConstraintSolver`` /
+``PGSConstraintSolver``). Impacts are plastic (restitution is not modelled); Coulomb friction
+acts during impacts too (the event-driven impact of :mod:`pinext.contact.friction` is
+frictionless).
 
 Energy: the kinetic energy change of a step is
 ``½ v⁺ᵀ M v⁺ − ½ vᵀ M v = (h f + Jᵀ λ)ᵀ (v + v⁺) / 2`` (``f`` the smooth forces), so the
@@ -425,8 +429,10 @@ def simulate_timestepping(
 
     Each step is :meth:`TimeStepper.step`: the free velocity from Pinocchio's ``aba`` under
     the System's efforts (inputs, joint springs and dampers, effort components), then the
-    frictional contact impulses from Pinocchio's Delassus operator and conic solver, then
-    ``q⁺ = q ⊕ h v⁺``.
+    frictional contact and joint-limit impulses from Pinocchio's Delassus operator and conic
+    solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
+    enforced; loops, prescribed joints and components with their own states (drive
+    dynamics) are not integrated by this method (an error names them).
 
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
