@@ -14,6 +14,7 @@ from pinext.contact import Contact, plane
 from pinext.contact.timestepping import PointContact, TimeStepper, simulate_timestepping
 from pinext.exceptions import InvalidParameter
 from pinext.robots.solo12 import FEET, load_solo12, posture_law
+from pinext.simulation.component import Component
 
 G = 9.81
 
@@ -274,6 +275,16 @@ def test_bad_input_is_named():
     hole = Contact(px.contact.peg_in_hole("block", pin.SE3.Identity()))
     with pytest.raises(InvalidParameter, match="fixed planes"):
         simulate_timestepping(system, 1.0, dt=1e-3, contacts=[hole])
+
+    class Thermal(Component):  # a component with a state of its own
+        name = "thermal"
+
+        def states(self):
+            return [("temperature", 1)]
+
+    stateful = px.System(_block(), contacts=(), components=[Thermal()])
+    with pytest.raises(InvalidParameter, match="'thermal' .* own states"):
+        simulate_timestepping(stateful, 1.0, dt=1e-3, q0=np.array([0.0, 0.1]))
 
 
 def test_ground_surface_of_the_extension_format():
