@@ -145,3 +145,24 @@ class MissingDependency(PinextError, ImportError):
             f"{feature} needs {', '.join(self.packages)}, which are not installed; "
             f'install them with: pip install "pinext[{extra}]"'
         )
+
+
+class UnsupportedModel(InvalidParameter):
+    """A Pinocchio model that a compiled kernel cannot handle (an unsupported joint type).
+
+    Callers catch it and fall back to Pinocchio's own algorithms.
+
+    Attributes:
+        joint: The name of the offending joint.
+        joint_type: Its Pinocchio type (``JointModelHelicalX``, ...).
+        supported: The joint types that are supported.
+    """
+
+    def __init__(self, joint: str, joint_type: str, supported: Iterable[str]) -> None:
+        self.joint = joint
+        self.joint_type = joint_type
+        self.supported = list(supported)
+        super().__init__(
+            f"joint '{joint}' has type {joint_type}, which the compiled kernels do not support; "
+            f"supported types: {', '.join(self.supported)}"
+        )
