@@ -14,5 +14,16 @@ integrator loop) and equal Pinocchio's results to 1e-12; Pinocchio stays the ref
 
 from .aba import aba, joint_transforms
 from .model import JOINT_CODES, PackedModel, pack
+from .path import compiled_events, enabled, phase_kernel, solve
 
-__all__ = ["JOINT_CODES", "PackedModel", "aba", "joint_transforms", "pack"]
+__all__ = [
+    "JOINT_CODES",
+    "PackedModel",
+    "aba",
+    "compiled_events",
+    "enabled",
+    "joint_transforms",
+    "pack",
+    "phase_kernel",
+    "solve",
+]
