@@ -122,12 +122,18 @@ def test_dc_motors_and_elastic_transmissions(tmp_path, monkeypatch):
     assert a.energy_balance().max_relative() < 1e-8
 
 
-def test_python_control_law_falls_back(tmp_path, monkeypatch):
+def test_python_control_law_takes_the_python_path(tmp_path, monkeypatch):
     robot = pendulum(tmp_path, n=2)
-    compiled_path._announced.discard("a control law written in Python is called at every evaluation")
     monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
-    with pytest.warns(RuntimeWarning, match="control law written in Python"):
-        px.simulate(px.System(robot), 0.1, control=lambda t, x: -x[2:4])
+    system = px.System(robot)
+    x = system.initial_state()
+    law = px.simulation.arguments.checked_control(lambda t, x: -x[2:4], system, x)
+    phase = system.initial_phase(0.0, x, law)
+    from pinext.simulation.chart import Chart
+
+    assert compiled_path.phase_kernel(system, phase, Chart(system, x), law) is None
+    traj = px.simulate(system, 0.1, control=lambda t, x: -x[2:4])
+    assert traj.energy_balance().max_relative() < 1e-9
 
 
 def test_unsupported_joint_is_announced(monkeypatch):
@@ -191,3 +197,15 @@ def test_one_step_equals_the_python_step(tmp_path):
         got = np.empty_like(y)
         _state_at(kernel, 0.2, y, 0.2 + h, 1e-6, 1e-8, 1.0, got)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_blow_up_raises_with_time_and_state(tmp_path, monkeypatch):
+    """A run that overflows stops with IntegrationError, on both paths alike."""
+    robot = pendulum(tmp_path, n=2)
+    schedule = Schedule([0.0, 0.05], [[0.0, 0.0], [1e308, -1e308]], "linear")
+    for flag in ("0", "1"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
+        with pytest.raises(px.exceptions.IntegrationError) as caught:
+            px.simulate(px.System(robot), 0.1, control=schedule)
+        assert 0.0 < caught.value.time <= 0.05
+        assert np.all(np.isfinite(caught.value.state))

@@ -6,7 +6,8 @@ JOINT_CODES` and its configuration space is Euclidean (the chart is the identity
 linear (:func:`pinext.simulation.linear.identify`) or has no component terms at all, the inputs
 are a constant or a :class:`~pinext.simulation.controls.Schedule`, and every event of the phase
 has a compiled form (:attr:`Event.distances`). Otherwise the phase runs on the Python path,
-and pinext says once per process why (which joint, component, control or event).
+and pinext says once per process why (which joint, component or event); a control law
+written in Python silently takes the Python path, which calls it at every evaluation.
 ``PINEXT_NO_COMPILED=1`` forces the Python path.
 
 :func:`solve` has the interface of :func:`pinext.simulation.dop853.solve` and returns the same
@@ -116,8 +117,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         )
         return None
     inputs = _inputs(law, system.n_inputs)
-    if inputs is None:
-        _announce("a control law written in Python is called at every evaluation")
+    if inputs is None:  # a control law written in Python: the Python path calls it
         return None
     a_mat = form.a + _own_part(system, form.a.shape[1])
     kind, times, values = inputs
