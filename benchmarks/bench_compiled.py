@@ -34,7 +34,7 @@ CALLS = 20000
 def _loop(pm, q, v, tau, a, n):
     """n calls of the compiled ABA, varying v slightly so nothing is hoisted."""
     total = 0.0
-    for k in range(n):
+    for _ in range(n):
         v[0] += 1e-12
         aba(pm, q, v, tau, a)
         total += a[0]

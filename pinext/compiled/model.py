@@ -126,8 +126,11 @@ def _joint_code(model: pin.Model, i: int) -> tuple[int, np.ndarray]:
     if name not in JOINT_CODES:
         raise UnsupportedModel(model.names[i], name, JOINT_CODES)
     code, axis = JOINT_CODES[name]
-    if axis is None:
-        axis = np.asarray(joint.extract().axis, dtype=float)
+    if axis is None:  # an unaligned axis: read it from S (not every such joint exposes .axis)
+        data = joint.createData()
+        joint.calc(data, pin.neutral(model))
+        column = np.asarray(data.S, dtype=float).reshape(6)
+        axis = column[:3] if code == PRISMATIC else column[3:]
         axis = axis / np.linalg.norm(axis)
     return code, np.array(axis, dtype=float)
 
