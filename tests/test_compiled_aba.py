@@ -176,7 +176,11 @@ def test_sample_humanoid_and_manipulator():
 
 @pytest.mark.parametrize(
     "joint",
-    [pin.JointModelHX(0.1), pin.JointModelSphericalZYX(), pin.JointModelUniversal(1.0, 0.0, 0.0, 0.0, 1.0, 0.0)],
+    [
+        pin.JointModelHX(0.1),
+        pin.JointModelSphericalZYX(),
+        pin.JointModelUniversal(1.0, 0.0, 0.0, 0.0, 1.0, 0.0),
+    ],
     ids=lambda j: j.shortname(),
 )
 def test_unsupported_joint_raises(joint):
