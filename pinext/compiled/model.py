@@ -84,7 +84,7 @@ class PackedModel(NamedTuple):
     rotational_inertia: np.ndarray
     """Rotational inertia about the centre of mass [kg.m²]. Shape (nj, 3, 3)."""
     inertia: np.ndarray
-    """Spatial inertia at the joint origin, Pinocchio's (linear, angular) order. Shape (nj, 6, 6)."""
+    """Spatial inertia at the joint origin, (linear, angular) order. Shape (nj, 6, 6)."""
     motion_subspace: np.ndarray
     """Row k is the column of S for dof k, in the joint frame. Shape (nv, 6)."""
     armature: np.ndarray
@@ -116,6 +116,8 @@ class PackedModel(NamedTuple):
     """Scratch 6 × 6 matrices. Shape (3, 6, 6)."""
     ws_vector: np.ndarray
     """Scratch 6-vectors. Shape (4, 6)."""
+    ws_joint_rotation: np.ndarray
+    """Scratch rotation of one joint. Shape (1, 3, 3)."""
 
 
 def _joint_code(model: pin.Model, i: int) -> tuple[int, np.ndarray]:
@@ -124,8 +126,11 @@ def _joint_code(model: pin.Model, i: int) -> tuple[int, np.ndarray]:
     if name not in JOINT_CODES:
         raise UnsupportedModel(model.names[i], name, JOINT_CODES)
     code, axis = JOINT_CODES[name]
-    if axis is None:
-        axis = np.asarray(joint.extract().axis, dtype=float)
+    if axis is None:  # an unaligned axis: read it from S (not every such joint exposes .axis)
+        data = joint.createData()
+        joint.calc(data, pin.neutral(model))
+        column = np.asarray(data.S, dtype=float).reshape(6)
+        axis = column[:3] if code == PRISMATIC else column[3:]
         axis = axis / np.linalg.norm(axis)
     return code, np.array(axis, dtype=float)
 
@@ -222,4 +227,5 @@ def pack(model: pin.Model) -> PackedModel:
         ws_u=np.zeros(nv),
         ws_matrix=np.zeros((3, 6, 6)),
         ws_vector=np.zeros((4, 6)),
+        ws_joint_rotation=np.zeros((1, 3, 3)),
     )
