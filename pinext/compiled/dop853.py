@@ -49,7 +49,10 @@ BHH1, BHH2, BHH3 = (
     0.733846688281611857341361741547,
     0.220588235294117647058823529412e-01,
 )
-SAFE, FAC1, FAC2, EXPO1, NSTIFF = 0.9, 0.3, 6.0, 1.0 / 8.0, 1000
+SAFE, FAC1, FAC2, EXPO1 = 0.9, 0.3, 6.0, 1.0 / 8.0
+#: Accepted steps between two stiffness tests (the code's default; 1 when a stiff run should
+#: switch methods as soon as the test says so).
+NSTIFF = 1000
 UROUND = 2.220446049250313e-16
 EPS = np.finfo(np.float64).eps
 
@@ -57,7 +60,7 @@ EPS = np.finfo(np.float64).eps
 DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
 
 # integer state: it[...]
-_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE = range(10)
+_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF = range(11)
 # float state: st[...]
 _T, _H, _FACOLD, _HLAMB, _TROOT = range(5)
 
@@ -380,7 +383,7 @@ def advance(
             rhs(P, x + h, y_new, k[12])
             it[_NFEV] += 1
             stiff_now = False
-            if it[_NACCPT] % NSTIFF == 0 or it[_IASTI] > 0:
+            if it[_NACCPT] % it[_NSTIFF] == 0 or it[_IASTI] > 0:
                 stnum = 0.0
                 stden = 0.0
                 for i in range(n):

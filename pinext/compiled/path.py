@@ -209,7 +209,8 @@ def solve(
     sampled = t_eval.size > 0
     k = np.zeros((16, n))
     st = np.zeros(5)
-    it = np.zeros(10, dtype=np.int64)
+    it = np.zeros(11, dtype=np.int64)
+    it[_dop._NSTIFF] = 1 if stop_when_stiff else _dop.NSTIFF
     capacity = 4096
     ts: list[np.ndarray] = []
     ys: list[np.ndarray] = []
