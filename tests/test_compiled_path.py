@@ -209,3 +209,37 @@ def test_blow_up_raises_with_time_and_state(tmp_path, monkeypatch):
             px.simulate(px.System(robot), 0.1, control=schedule)
         assert 0.0 < caught.value.time <= 0.05
         assert np.all(np.isfinite(caught.value.state))
+
+
+def test_stability_bound_run_switches_to_radau(tmp_path, monkeypatch):
+    """A stiff transmission at a loose tolerance: DOP853's stiffness test fires, the run goes
+    on with Radau (announced), and the result stays within the tolerance of a tight run."""
+    robot = pendulum(tmp_path, n=2, damping=0.02)
+    motor = dict(resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5)
+
+    def build():
+        return px.System(
+            robot,
+            drives={
+                "j0": Drive(DCMotor(**motor), ElasticTransmission(50.0, 2e5, 2.0)),
+                "j1": Drive(DCMotor(**motor), ElasticTransmission(50.0, 2e5, 2.0)),
+            },
+        )
+
+    q0 = np.array([0.4, -0.3])
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    with pytest.warns(RuntimeWarning, match="became stiff"):
+        switched = px.simulate(build(), 2.0, q0=q0, control=np.array([1.0, -1.0]), rtol=1e-4,
+                               atol=1e-6, output_dt=0.01)  # fmt: skip
+    stats = switched.meta["stats"]
+    assert stats["method"] == "Radau" and 0.0 < stats["switched_to_radau_at"] < 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        explicit = px.simulate(build(), 2.0, q0=q0, control=np.array([1.0, -1.0]), rtol=1e-4,
+                               atol=1e-6, output_dt=0.01, method="DOP853")  # fmt: skip
+        tight = px.simulate(build(), 2.0, q0=q0, control=np.array([1.0, -1.0]), rtol=1e-11,
+                            atol=1e-13, output_dt=0.01, method="DOP853")  # fmt: skip
+    assert explicit.meta["stats"]["switched_to_radau_at"] is None
+    assert stats["nfev"] < 0.2 * explicit.meta["stats"]["nfev"]  # steps follow the accuracy
+    assert np.abs(switched.q - tight.q).max() < 1e-4
+    assert switched.energy_balance().max_relative() < 1e-5
