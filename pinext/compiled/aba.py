@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from .model import (
     FREE_FLYER,
     PLANAR,
@@ -20,11 +18,11 @@ from .model import (
     TRANSLATION,
 )
 from .spatial import (
-    JIT,
     add_force_to_parent,
     add_inertia_to_parent,
     force_cross,
     inertia_times,
+    kernel,
     motion_cross,
     motion_to_child,
 )
@@ -32,7 +30,7 @@ from .spatial import (
 __all__ = ["aba", "joint_transforms"]
 
 
-@njit(**JIT)
+@kernel
 def _quaternion_matrix(x, y, z, w, out):
     """out[0] = rotation matrix of the quaternion (x, y, z, w), as Eigen's ``toRotationMatrix``."""
     tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
@@ -50,7 +48,7 @@ def _quaternion_matrix(x, y, z, w, out):
     out[0, 2, 2] = 1.0 - (txx + tyy)
 
 
-@njit(**JIT)
+@kernel
 def _axis_rotation(axis, i, cos, sin, out):
     """out[0] = cos I + sin [a]× + (1 − cos) a aᵀ (Rodrigues), a = axis[i] a unit vector."""
     a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
@@ -66,7 +64,7 @@ def _axis_rotation(axis, i, cos, sin, out):
     out[0, 2, 2] = cos + k * a2 * a2
 
 
-@njit(**JIT)
+@kernel
 def _joint_motion(code, iq, axis, i, q, rot, trans):
     """The transform X_J(q) of joint i alone (Featherstone (2008), Table 4.1), written to
     rot[0] (3 × 3) and trans[0, :3]."""
@@ -96,7 +94,7 @@ def _joint_motion(code, iq, axis, i, q, rot, trans):
         trans[0, 1] = q[iq + 1]
 
 
-@njit(**JIT)
+@kernel
 def _transforms(jtype, idx_q, axis, rot_p, trans_p, q, rot_j, trans_j, rot, trans):
     for i in range(1, jtype.shape[0]):
         _joint_motion(jtype[i], idx_q[i], axis, i, q, rot_j, trans_j)
@@ -116,7 +114,7 @@ def _transforms(jtype, idx_q, axis, rot_p, trans_p, q, rot_j, trans_j, rot, tran
             )
 
 
-@njit(**JIT)
+@kernel
 def joint_transforms(pm, q):
     """Parent -> joint frame transforms at q, ``liMi = jointPlacement · X_J(q)``, written to
     ``pm.ws_rotation`` and ``pm.ws_translation`` (Featherstone (2008), Table 5.1: ⁱX_λ = X_J X_T).
@@ -135,7 +133,7 @@ def joint_transforms(pm, q):
     )
 
 
-@njit(**JIT)
+@kernel
 def _invert_spd(d, k0, n, work):
     """Invert the n × n symmetric positive-definite block d[k0:k0+n, :n] in place (Cholesky
     L Lᵀ = D, then D⁻¹ = L⁻ᵀ L⁻¹); work[2] is overwritten."""
@@ -174,7 +172,7 @@ def _invert_spd(d, k0, n, work):
             d[k0 + c, r] = s
 
 
-@njit(**JIT)
+@kernel
 def aba(pm, q, v, tau, a_out):
     """Forward dynamics q̈ = ABA(q, v, τ), equal to ``pin.aba`` (armature included).
 
@@ -223,7 +221,7 @@ def aba(pm, q, v, tau, a_out):
     )
 
 
-@njit(**JIT)
+@kernel
 def _aba(
     parent, idx_v, nvs, s_rows, inertia, armature, gravity, rot, trans,
     vel, bias, acc, ia, pa, u_mat, d_inv, u, work, vec, v, tau, a_out,
