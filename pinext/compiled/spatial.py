@@ -21,9 +21,10 @@ from numba import njit
 #: The decorator of every kernel: cached, no fastmath (results equal Pinocchio's to 1e-12), no
 #: reference counting (the kernels allocate nothing; ``_nrt`` is a Numba compiler flag).
 kernel = njit(cache=True, _nrt=False)  # type: ignore[call-overload]
+helper = njit(cache=True, _nrt=False, forceinline=True)  # type: ignore[call-overload]
 
 
-@kernel
+@helper
 def motion_cross(v, i, m, j, out, k):
     """Motion cross product, out[k] = v[i] × m[j] (Featherstone (2008), eq. (2.31)).
 
@@ -41,7 +42,7 @@ def motion_cross(v, i, m, j, out, k):
     out[k, 5] = w0 * b1 - w1 * b0
 
 
-@kernel
+@helper
 def force_cross(v, i, f, j, out, k):
     """Force cross product, out[k] = v[i] ×* f[j] (Featherstone (2008), eq. (2.32)).
 
@@ -59,7 +60,7 @@ def force_cross(v, i, f, j, out, k):
     out[k, 5] = w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
 
 
-@kernel
+@helper
 def inertia_times(inertia, i, x, j, out, k):
     """out[k] = inertia[i] x[j]: a 6 × 6 spatial inertia times a motion (a momentum)."""
     for r in range(6):
@@ -69,7 +70,7 @@ def inertia_times(inertia, i, x, j, out, k):
         out[k, r] = s
 
 
-@kernel
+@helper
 def motion_to_child(rot, trans, i, m, j, out, k):
     """Express a parent-frame motion in the frame of joint i, out[k] = ⁱX_λ m[j]
     (Featherstone (2008), eq. (2.24)), with (R, p) = (rot[i], trans[i]):
@@ -87,7 +88,7 @@ def motion_to_child(rot, trans, i, m, j, out, k):
         out[k, 3 + r] = rot[i, 0, r] * w0 + rot[i, 1, r] * w1 + rot[i, 2, r] * w2
 
 
-@kernel
+@helper
 def add_force_to_parent(rot, trans, i, f, j, out, k):
     """Add a force in the frame of joint i to one in its parent's frame, out[k] += λX*_i f[j]
     (Featherstone (2008), eq. (2.25), λX*_i = (ⁱX_λ)ᵀ), with (R, p) = (rot[i], trans[i]):
@@ -108,7 +109,7 @@ def add_force_to_parent(rot, trans, i, f, j, out, k):
     out[k, 5] += rot[i, 2, 0] * n0 + rot[i, 2, 1] * n1 + rot[i, 2, 2] * n2 + p0 * g1 - p1 * g0
 
 
-@kernel
+@helper
 def add_inertia_to_parent(rot, trans, i, inertia, j, out, k, work):
     """Add a spatial inertia in the frame of joint i to one in its parent's frame,
     out[k] += λX*_i inertia[j] ⁱX_λ (Featherstone (2008), eq. (2.66) and Table 7.1).
