@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from .model import (
     FREE_FLYER,
     PLANAR,
@@ -23,7 +21,9 @@ from .spatial import (
     add_force_to_parent,
     add_inertia_to_parent,
     force_cross,
+    helper,
     inertia_times,
+    kernel,
     motion_cross,
     motion_to_child,
 )
@@ -31,7 +31,7 @@ from .spatial import (
 __all__ = ["aba", "joint_transforms"]
 
 
-@njit(cache=True)
+@helper
 def _quaternion_matrix(x, y, z, w, out):
     """out[0] = rotation matrix of the quaternion (x, y, z, w), as Eigen's ``toRotationMatrix``."""
     tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
@@ -49,7 +49,7 @@ def _quaternion_matrix(x, y, z, w, out):
     out[0, 2, 2] = 1.0 - (txx + tyy)
 
 
-@njit(cache=True)
+@helper
 def _axis_rotation(axis, i, cos, sin, out):
     """out[0] = cos I + sin [a]× + (1 − cos) a aᵀ (Rodrigues), a = axis[i] a unit vector."""
     a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
@@ -65,7 +65,7 @@ def _axis_rotation(axis, i, cos, sin, out):
     out[0, 2, 2] = cos + k * a2 * a2
 
 
-@njit(cache=True)
+@helper
 def _joint_motion(code, iq, axis, i, q, rot, trans):
     """The transform X_J(q) of joint i alone (Featherstone (2008), Table 4.1), written to
     rot[0] (3 × 3) and trans[0, :3]."""
@@ -95,7 +95,7 @@ def _joint_motion(code, iq, axis, i, q, rot, trans):
         trans[0, 1] = q[iq + 1]
 
 
-@njit(cache=True)
+@kernel
 def _transforms(jtype, idx_q, axis, rot_p, trans_p, q, rot_j, trans_j, rot, trans):
     for i in range(1, jtype.shape[0]):
         _joint_motion(jtype[i], idx_q[i], axis, i, q, rot_j, trans_j)
@@ -115,7 +115,7 @@ def _transforms(jtype, idx_q, axis, rot_p, trans_p, q, rot_j, trans_j, rot, tran
             )
 
 
-@njit(cache=True)
+@kernel
 def joint_transforms(pm, q):
     """Parent -> joint frame transforms at q, ``liMi = jointPlacement · X_J(q)``, written to
     ``pm.ws_rotation`` and ``pm.ws_translation`` (Featherstone (2008), Table 5.1: ⁱX_λ = X_J X_T).
@@ -134,7 +134,7 @@ def joint_transforms(pm, q):
     )
 
 
-@njit(cache=True)
+@helper
 def _invert_spd(d, k0, n, work):
     """Invert the n × n symmetric positive-definite block d[k0:k0+n, :n] in place (Cholesky
     L Lᵀ = D, then D⁻¹ = L⁻ᵀ L⁻¹); work[2] is overwritten."""
@@ -173,7 +173,7 @@ def _invert_spd(d, k0, n, work):
             d[k0 + c, r] = s
 
 
-@njit(cache=True)
+@kernel
 def aba(pm, q, v, tau, a_out):
     """Forward dynamics q̈ = ABA(q, v, τ), equal to ``pin.aba`` (armature included).
 
@@ -201,6 +201,7 @@ def aba(pm, q, v, tau, a_out):
         pm.idx_v,
         pm.nv,
         pm.motion_subspace,
+        pm.dof_axis,
         pm.inertia,
         pm.armature,
         pm.gravity,
@@ -222,12 +223,17 @@ def aba(pm, q, v, tau, a_out):
     )
 
 
-@njit(cache=True)
+@kernel
 def _aba(
-    parent, idx_v, nvs, s_rows, inertia, armature, gravity, rot, trans,
+    parent, idx_v, nvs, s_rows, dof_axis, inertia, armature, gravity, rot, trans,
     vel, bias, acc, ia, pa, u_mat, d_inv, u, work, vec, v, tau, a_out,
 ):  # fmt: skip
-    """The three passes of :func:`aba` over whole arrays (rows named by index)."""
+    """The three passes of :func:`aba` over whole arrays (rows named by index).
+
+    A row of S that is a unit vector e_j (``dof_axis`` = j ≥ 0) is applied by indexing:
+    S q̇ adds q̇ to entry j, U = I^A S is column j of I^A, Sᵀ f is f_j; the results are the
+    same floating-point numbers as the dense products.
+    """
     nj = parent.shape[0]
     for r in range(6):
         vel[0, r] = 0.0
@@ -235,11 +241,15 @@ def _aba(
     # pass 1: velocities, velocity-product accelerations, bias forces
     for i in range(1, nj):
         k0 = idx_v[i]
-        for r in range(6):  # vec[0] = S q̇
-            s = 0.0
-            for k in range(k0, k0 + nvs[i]):
-                s += s_rows[k, r] * v[k]
-            vec[0, r] = s
+        for r in range(6):
+            vec[0, r] = 0.0
+        for k in range(k0, k0 + nvs[i]):  # vec[0] = S q̇
+            j = dof_axis[k]
+            if j >= 0:
+                vec[0, j] += v[k]
+            else:
+                for r in range(6):
+                    vec[0, r] += s_rows[k, r] * v[k]
         motion_to_child(rot, trans, i, vel, parent[i], vel, i)
         for r in range(6):
             vel[i, r] += vec[0, r]
@@ -255,17 +265,27 @@ def _aba(
     for i in range(nj - 1, 0, -1):
         k0 = idx_v[i]
         n = nvs[i]
-        for k in range(k0, k0 + n):
-            inertia_times(ia, i, s_rows, k, u_mat, k)
-            s = 0.0
-            for r in range(6):
-                s += s_rows[k, r] * pa[i, r]
-            u[k] -= s
-        for a in range(n):
-            for b in range(n):
+        for k in range(k0, k0 + n):  # U = I^A S, u = τ − Sᵀ p^A
+            j = dof_axis[k]
+            if j >= 0:
+                for r in range(6):
+                    u_mat[k, r] = ia[i, r, j]
+                u[k] -= pa[i, j]
+            else:
+                inertia_times(ia, i, s_rows, k, u_mat, k)
                 s = 0.0
                 for r in range(6):
-                    s += s_rows[k0 + a, r] * u_mat[k0 + b, r]
+                    s += s_rows[k, r] * pa[i, r]
+                u[k] -= s
+        for a in range(n):  # D = Sᵀ U + armature
+            j = dof_axis[k0 + a]
+            for b in range(n):
+                if j >= 0:
+                    s = u_mat[k0 + b, j]
+                else:
+                    s = 0.0
+                    for r in range(6):
+                        s += s_rows[k0 + a, r] * u_mat[k0 + b, r]
                 d_inv[k0 + a, b] = s
             d_inv[k0 + a, a] += armature[k0 + a]
         _invert_spd(d_inv, k0, n, work)
@@ -311,6 +331,10 @@ def _aba(
             for b in range(n):
                 s += d_inv[k0 + a, b] * vec[1, b]
             a_out[k0 + a] = s
-        for k in range(k0, k0 + n):
-            for r in range(6):
-                acc[i, r] += s_rows[k, r] * a_out[k]
+        for k in range(k0, k0 + n):  # a = a' + S q̈
+            j = dof_axis[k]
+            if j >= 0:
+                acc[i, j] += a_out[k]
+            else:
+                for r in range(6):
+                    acc[i, r] += s_rows[k, r] * a_out[k]

@@ -87,6 +87,9 @@ class PackedModel(NamedTuple):
     """Spatial inertia at the joint origin, (linear, angular) order. Shape (nj, 6, 6)."""
     motion_subspace: np.ndarray
     """Row k is the column of S for dof k, in the joint frame. Shape (nv, 6)."""
+    dof_axis: np.ndarray
+    """For dof k, the index of the one nonzero (= 1) entry of row k of S, or −1 when the row
+    has several (unaligned axes); lets the kernels skip products by S. Shape (nv,), int64."""
     armature: np.ndarray
     """Armature (rotor inertia) added to the diagonal of the joint-space inertia. Shape (nv,)."""
     gravity: np.ndarray
@@ -213,6 +216,13 @@ def pack(model: pin.Model) -> PackedModel:
         rotational_inertia=rotational,
         inertia=inertia,
         motion_subspace=subspace,
+        dof_axis=np.array(
+            [
+                int(np.argmax(row)) if np.count_nonzero(row) == 1 and row.max() == 1.0 else -1
+                for row in subspace
+            ],
+            dtype=np.int64,
+        ).reshape(nv),
         armature=np.array(model.armature, dtype=float).copy(),
         gravity=gravity,
         ws_rotation=np.zeros((nj, 3, 3)),
