@@ -120,12 +120,17 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     if inputs is None:  # a control law written in Python: the Python path calls it
         return None
     a_mat = form.a + _own_part(system, form.a.shape[1])
+    rows, cols = np.nonzero(a_mat)
+    pairs = np.argwhere(np.abs(form.q).sum(axis=0) > 0)
     kind, times, values = inputs
     return PhaseKernel(
         packed,
-        np.ascontiguousarray(a_mat),
-        np.ascontiguousarray(form.active, dtype=np.int64),
-        np.ascontiguousarray(form.q),
+        np.searchsorted(rows, np.arange(a_mat.shape[0] + 1)).astype(np.int64),
+        cols.astype(np.int64),
+        np.ascontiguousarray(a_mat[rows, cols]),
+        np.ascontiguousarray(form.active[pairs[:, 0]], dtype=np.int64),
+        np.ascontiguousarray(form.active[pairs[:, 1]], dtype=np.int64),
+        np.ascontiguousarray(form.q[:, pairs[:, 0], pairs[:, 1]]).reshape(2, len(pairs)),
         np.ascontiguousarray(system.damping, dtype=float),
         bool(system.torque_inputs),
         kind,

@@ -19,22 +19,29 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .aba import aba
 from .model import PackedModel
+from .spatial import kernel
 
 #: u_kind codes of :class:`PhaseKernel`.
 CONSTANT, HOLD, LINEAR = 0, 1, 2
 
 
 class PhaseKernel(NamedTuple):
-    """Everything the compiled right-hand side of one phase reads (plain arrays)."""
+    """Everything the compiled right-hand side of one phase reads (plain arrays).
+
+    The matrices are stored sparse (they are mostly zeros: each drive couples a few
+    variables): A row by row (CSR), the power forms as (i, j, value) triples over z.
+    """
 
     model: PackedModel  # the mechanism, for the articulated-body algorithm
-    a_mat: np.ndarray  # (n_lin, m): [tau; s_dot] = a_mat z, n_lin = nv + component states
-    active: np.ndarray  # int64 (n_active,): indices into z of the power forms' variables
-    q_forms: np.ndarray  # (2, n_active, n_active): [p_in, p_diss] quadratic forms
+    a_ptr: np.ndarray  # int64 (n_lin + 1,): row r of A is a_val[a_ptr[r]:a_ptr[r + 1]]
+    a_col: np.ndarray  # int64: the columns (indices into z) of the stored entries
+    a_val: np.ndarray  # the stored entries; [tau; s_dot] = A z, n_lin = nv + component states
+    q_row: np.ndarray  # int64: z index i of each stored pair of the power forms
+    q_col: np.ndarray  # int64: z index j
+    q_val: np.ndarray  # (2, n_pairs): [p_in, p_diss] = sum q_val[:, k] z[i_k] z[j_k]
     damping: np.ndarray  # (nv,): the System's joint dampers
     torque_inputs: bool  # the inputs are joint torques (their power is u.v)
     u_kind: int  # CONSTANT, HOLD or LINEAR
@@ -44,7 +51,7 @@ class PhaseKernel(NamedTuple):
     lin: np.ndarray  # (n_lin,) workspace
 
 
-@njit(cache=True)
+@kernel
 def _inputs(P, t, u):
     """u(t): constant, held (zero-order) or interpolated (np.interp's end rule)."""
     times, values = P.u_times, P.u_values
@@ -71,7 +78,7 @@ def _inputs(P, t, u):
             u[j] = values[i, j] + w * (values[i + 1, j] - values[i, j])
 
 
-@njit(cache=True)
+@kernel
 def rhs(P, t, y, out):
     """``out = f(t, y)`` of the phase (module docstring)."""
     nv = P.damping.size
@@ -83,27 +90,23 @@ def rhs(P, t, y, out):
         z[i] = y[i]
     _inputs(P, t, z[n_core : n_core + n_in])
     z[m - 1] = 1.0
-    a_mat, lin = P.a_mat, P.lin
-    n_lin = a_mat.shape[0]
-    for r in range(n_lin):
+    lin = P.lin
+    for r in range(lin.size):
         acc = 0.0
-        for c in range(m):
-            acc += a_mat[r, c] * z[c]
+        for k in range(P.a_ptr[r], P.a_ptr[r + 1]):
+            acc += P.a_val[k] * z[P.a_col[k]]
         lin[r] = acc
     for i in range(nv):
         out[i] = y[nv + i]
     aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
-    for i in range(nv, n_lin):
+    for i in range(nv, lin.size):
         out[nv + i] = lin[i]
-    active, q_forms = P.active, P.q_forms
     p_in = 0.0
     p_diss = 0.0
-    for a in range(active.size):
-        za = z[active[a]]
-        for b in range(active.size):
-            zz = za * z[active[b]]
-            p_in += q_forms[0, a, b] * zz
-            p_diss += q_forms[1, a, b] * zz
+    for k in range(P.q_row.size):
+        zz = z[P.q_row[k]] * z[P.q_col[k]]
+        p_in += P.q_val[0, k] * zz
+        p_diss += P.q_val[1, k] * zz
     for i in range(nv):
         p_diss += P.damping[i] * y[nv + i] * y[nv + i]
     if P.torque_inputs:
