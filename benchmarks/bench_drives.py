@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import per_call, print_table, robots_dir  # noqa: E402
+from _common import equal_error, per_call, print_table, robots_dir  # noqa: E402
 
 import pinext as px  # noqa: E402
 from pinext.drives import DCMotor, Drive, ElasticTransmission  # noqa: E402
@@ -219,28 +219,6 @@ def main() -> None:
     )
 
     equal_error(curves)
-
-
-def equal_error(curves: dict[str, list[tuple[float, float]]]) -> None:
-    """The two peers at equal error: at every measured error of one, the other's wall time
-    interpolated (log-log) along its own error-time curve, where that curve reaches it."""
-
-    def interpolate(curve: list[tuple[float, float]], err: float) -> float | None:
-        points = sorted(curve)
-        log_e = np.log([e for e, _ in points])
-        if len(points) < 2 or not log_e[0] <= np.log(err) <= log_e[-1]:
-            return None
-        return float(np.exp(np.interp(np.log(err), log_e, np.log([w for _, w in points]))))
-
-    rows = [(e, w, interpolate(curves["MuJoCo"], e)) for e, w in curves["pinext"]]
-    rows += [(e, interpolate(curves["pinext"], e), w) for e, w in curves["MuJoCo"]]
-    for err, pinext, mujoco in sorted(rows, reverse=True):
-        if pinext is None or mujoco is None:
-            continue
-        print(
-            f"at error {err:.1e} rad: pinext {pinext:.3f} s, MuJoCo {mujoco:.3f} s "
-            f"-> MuJoCo/pinext = {mujoco / pinext:.2f}"
-        )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,12 @@ from scipy.integrate import solve_ivp
 
 import pinext as px
 from pinext.contact import RedundantConstraintWarning
-from pinext.exceptions import ConstraintError, InvalidParameter, NameNotFound
+from pinext.exceptions import (
+    ConstraintError,
+    InconsistentInitialConditions,
+    InvalidParameter,
+    NameNotFound,
+)
 from pinext.simulation.controls import as_control
 
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -370,14 +375,43 @@ def test_loop_errors_name_what_exists(four_bar):
     with pytest.raises(InvalidParameter, match="only for a hinge"):
         px.Loop("tip", "pivot", "point", axis=(0, 0, 1))
     system = px.System(four_bar, loops=[px.Loop("tip", "pivot", name="closing")])
-    with pytest.raises(ConstraintError, match="loop 'closing' .* is open at the start"):
+    with pytest.raises(
+        InconsistentInitialConditions, match="'closing' .* open at the start"
+    ) as err:
         px.simulate(system, 0.1, q0=np.zeros(3))
-    # a pivot out of reach: the projection names the loop
+    # at q = 0 the chain lies straight along x: the tip is CRANK + COUPLER + ROCKER - GROUND
+    # beyond the pivot
+    gap = CRANK + COUPLER + ROCKER - GROUND
+    assert err.value.residuals == {system.components[-1].describe(): pytest.approx(gap)}
+    assert isinstance(err.value, ConstraintError)
+    # a pivot out of reach: the projection names the loop and its residual
     far = px.System(
         four_bar, loops=[px.Loop("tip", "pivot", placement=pin.SE3(np.eye(3), np.ones(3)))]
     )
-    with pytest.raises(ConstraintError, match="cannot close loop 'loop:tip-pivot'"):
+    with pytest.raises(
+        InconsistentInitialConditions, match=r"cannot close loop 'loop:tip-pivot'.*residual \d"
+    ) as err:
         px.close_loops(far, closed_angles(0.7))
+    ((name, residual),) = err.value.residuals.items()
+    assert "loop:tip-pivot" in name and residual > 0.1
+
+
+def test_singular_delassus_names_the_dependent_loops():
+    """B M⁻¹ Bᵀ singular: the warning names the closures whose rows are dependent (the same
+    grip twice) and not an independent one in the same System (a coupling of two joints)."""
+    robot = px.free_body(px.load_robot("six_dof_arm"), "load", 1.0)
+    system = px.System(
+        robot,
+        loops=[px.Loop("tool", "load", name="grip"), px.Loop("tool", "load", name="again")],
+        components=[px.Mimic("wrist_3", "wrist_1", 0.5, name="coupling")],
+    )
+    x = random_closed_state(system, np.random.default_rng(5))
+    with pytest.warns(RedundantConstraintWarning) as caught:
+        system.step(0.0, x)
+    message = str(caught[0].message)
+    assert "B M⁻¹ Bᵀ is singular" in message
+    assert "'grip'" in message and "'again'" in message and "coupling" not in message
+    assert "the 6 rows" in message and "rank 3" in message
 
 
 def test_loops_as_tuples_and_dicts(four_bar):

@@ -175,6 +175,27 @@ class Loop(Closure):
         force, torque = self.wrench(step.force(self.name, self.m))
         return {"force": force, "torque": torque, **out}
 
+    def metadata(self) -> dict[str, Any]:
+        """The scene item a viewer draws: the two joined points and the force on frame A
+        (:mod:`pinext.visualization.scene`, kind ``"loop"``)."""
+        model = getattr(self, "model", None)
+
+        def name(frame: str | int) -> str:
+            if model is not None and isinstance(frame, int):
+                return str(model.frames[frame].name)
+            return str(frame)
+
+        item = {
+            "kind": "loop",
+            "name": self.name,
+            "loop": self.kind,
+            "frame_a": name(self.frame_a),
+            "frame_b": name(self.frame_b),
+            "placement": self.placement.homogeneous.tolist(),
+            "force": f"{self.name}.force",
+        }
+        return {f"scene.{self.name}": [item]}
+
     def describe(self) -> str:
         return f"loop '{self.name}' ({self.kind}, {self.frame_a} to {self.frame_b})"
 
