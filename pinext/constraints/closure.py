@@ -110,12 +110,11 @@ class Closure(Component):
             jacobian = np.vstack([k.jacobian for k in kins])
             if is_rank_deficient(jacobian):
                 involved = dependent_closures(self._closures, [k.jacobian for k in kins])
-                rows = sum(
-                    k.jacobian.shape[0] for c, k in zip(self._closures, kins, strict=True) if c in involved
-                )
-                block = np.vstack(
-                    [k.jacobian for c, k in zip(self._closures, kins, strict=True) if c in involved]
-                )
+                blocks = [
+                    k.jacobian for c, k in zip(self._closures, kins, strict=True) if c in involved
+                ]
+                rows = sum(b.shape[0] for b in blocks)
+                block = np.vstack(blocks)
                 rank = np.linalg.matrix_rank(block, tol=1e-10 * np.abs(jacobian).max())
                 warnings.warn(
                     f"redundant closures (B M⁻¹ Bᵀ is singular): the {rows} rows of "
