@@ -236,24 +236,35 @@ def main() -> None:
             box, wall, nfev = pinext_curve_point(system, x0, u, rtol, REPEATS)
             err = float(np.abs(box - reference).max())
             curves["pinext"].append((err, wall))
-            rows.append([f"pinext DOP853 rtol {rtol:g}", f"{err:.1e}", f"{wall:.3f}", nfev])
+            rows.append(
+                [
+                    f"pinext DOP853 rtol {rtol:g}",
+                    f"{err:.1e}",
+                    f"{wall:.3f}",
+                    nfev,
+                    f"{wall / nfev * 1e6:.0f}",
+                ]
+            )
     try:
         import mujoco  # noqa: F401
     except ImportError:
         print("mujoco not installed: MuJoCo rows skipped (pip install '.[bench]')")
     else:
-        for dt in (2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4, 5e-5):
+        for dt in (2e-3, 1e-3, 5e-4, 2.5e-4, 1e-4, 5e-5, 2e-5, 1e-5):
             runs = [mujoco_run(system, loops, x0, u, dt) for _ in range(REPEATS)]
             box, wall, steps = sorted(runs, key=lambda r: r[1])[REPEATS // 2]
             err = float(np.abs(box - reference[: len(box)]).max())
             curves["MuJoCo"].append((err, wall))
-            rows.append([f"MuJoCo RK4 dt {dt:g}", f"{err:.1e}", f"{wall:.3f}", 4 * steps])
+            per_eval = wall / (4 * steps) * 1e6
+            rows.append(
+                [f"MuJoCo RK4 dt {dt:g}", f"{err:.1e}", f"{wall:.3f}", 4 * steps, f"{per_eval:.1f}"]
+            )
     drop = np.abs(reference - reference[0]).max()
     print(
         f"\nbox trajectory over {DURATION:g} s (it moves {drop:.2f} m); reference: pinext rtol "
         f"1e-12 ({ref_nfev} rhs evaluations); medians of {REPEATS} runs"
     )
-    print_table(rows, ["run", "max |p_box - p_ref| [m]", "wall [s]", "rhs evals"])
+    print_table(rows, ["run", "max |p_box - p_ref| [m]", "wall [s]", "rhs evals", "per eval [us]"])
     if curves["MuJoCo"]:
         equal_error(curves, unit="m")
     print(f"machine load (1, 5, 15 min): {os.getloadavg()}")

@@ -164,3 +164,20 @@ def test_internal_force_is_the_free_parameter_of_a_redundant_pair():
         px.constrained_inverse_dynamics(system, q, v, a, least.multipliers, internal=internal)
     with pytest.raises(InvalidParameter, match=r"internal must have shape \(12,\)"):
         px.constrained_inverse_dynamics(system, q, v, a, internal=np.zeros(3))
+
+
+@pytest.mark.slow
+def test_two_arms_carry_example_writes_the_page_with_both_grip_forces(tmp_path, monkeypatch):
+    """examples/two_arms_carry.py end to end (2 s, HTML): the page draws both grips' force
+    arrows and loop markers."""
+    carry = _example("two_arms_carry")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["two_arms_carry.py"])
+    carry.main()
+    from .test_viewer import _scene_commands
+
+    html = (tmp_path / "out" / "two_arms_carry.html").read_text()
+    names = {c["path"] for c in _scene_commands(html) if c["type"] == "set_object"}
+    for name in ("left grip", "right grip"):
+        assert any(f"/pinext/forces/{name}/shaft" in n for n in names)
+        assert any(f"/pinext/loops/{name}/a" in n for n in names)
