@@ -140,7 +140,8 @@ class Loop(Closure):
         oMb = oMf * self.placement
         r = oMb.translation - oMf.translation
         jb_lin = jb[:3] - pin.skew(r) @ jb[3:]
-        acc_b = ab.linear + np.cross(alpha_b, r) + np.cross(w_b, np.cross(w_b, r))
+        skew_w = pin.skew(w_b)  # ω_B × (3-vector products: pin.skew, not np.cross, for speed)
+        acc_b = ab.linear + pin.skew(alpha_b) @ r + skew_w @ (skew_w @ r)
         rows = [ja[:3] - jb_lin]
         residual = [oMa.translation - oMb.translation]
         drift = [aa.linear - acc_b]
@@ -153,8 +154,8 @@ class Loop(Closure):
             w_rel = va.angular - w_b
             rows.append(normals.T @ (ja[3:] - jb[3:]))
             e_a, e_b = oMa.rotation @ self.axis, oMb.rotation @ self.axis
-            residual.append(normals.T @ np.cross(e_b, e_a))
-            drift.append(normals.T @ (aa.angular - alpha_b) + np.cross(w_b, normals.T).dot(w_rel))
+            residual.append(normals.T @ (pin.skew(e_b) @ e_a))
+            drift.append(normals.T @ (aa.angular - alpha_b) + (skew_w @ normals).T @ w_rel)
         m = self.m
         return ConstraintKinematics(
             np.concatenate(residual), np.vstack(rows), np.concatenate(drift), np.zeros(m)
