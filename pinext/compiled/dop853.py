@@ -60,7 +60,9 @@ EPS = np.finfo(np.float64).eps
 DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
 
 # integer state: it[...]
-_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF = range(11)
+(_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF) = (
+    range(11)
+)
 # float state: st[...]
 _T, _H, _FACOLD, _HLAMB, _TROOT = range(5)
 

@@ -80,9 +80,7 @@ def _form(system: System, phase: Phase) -> LinearForm | None:
         if step.dense or step.added is not None:
             return None
         m = system.nx - 2 + system.n_inputs + 1
-        return LinearForm(
-            np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1))
-        )
+        return LinearForm(np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1)))
     cache = system.__dict__.setdefault("_linear_forms", {})
     if phase.modes not in cache:
         cache[phase.modes] = identify(system, phase)
@@ -144,7 +142,14 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
 def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | None:
     """The events' compiled forms (distance groups, then the breakpoint), or None when one
     has none (the reason said once)."""
-    kind, start, stop, time, index, sign, bound, direction = [], [], [], [], [], [], [], []
+    kind: list[int] = []
+    start: list[int] = []
+    stop: list[int] = []
+    time: list[float] = []
+    index: list[int] = []
+    sign: list[float] = []
+    bound: list[float] = []
+    direction: list[float] = []
     for event in events:
         if event.distances is None:
             _announce(f"event '{event.name}' has no compiled form")

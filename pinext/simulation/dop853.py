@@ -151,8 +151,8 @@ def solve(
     Returns:
         A namespace like solve_ivp's result: ``t`` (every accepted step and the event, or the
         output times up to the event), ``y`` (n × k), ``t_events``, ``y_events``, ``status``
-        (0 end reached, 1 event, 2 stopped by the stiffness test, -1 failure), ``message``, ``nfev``; and ``stiff``: DOP853's
-        stiffness test fired (the run went on regardless).
+        (0 end reached, 1 event, 2 stopped by the stiffness test, -1 failure), ``message``,
+        ``nfev``; and ``stiff``: DOP853's stiffness test fired.
     """
     t0, t1 = float(t_span[0]), float(t_span[1])
     y0 = np.array(y0, dtype=float)

@@ -164,6 +164,7 @@ def simulate(
     stiff_warned = False
     switched_at = None
     from .. import compiled as _compiled  # imported here: pinext.compiled imports this package
+
     started = time.perf_counter()
     try:
         while True:
@@ -186,7 +187,7 @@ def simulate(
                 compiled = _compiled.compiled_events(
                     evs, float(upcoming[0]) if upcoming.size else None
                 )
-            if compiled is not None:
+            if kernel is not None and compiled is not None:
                 sol = _compiled.solve(
                     kernel,
                     (t, t_final),
