@@ -14,10 +14,11 @@ integrator loop) and equal Pinocchio's results to 1e-12; Pinocchio stays the ref
 
 from .aba import aba, joint_transforms
 from .model import JOINT_CODES, PackedModel, pack
-from .path import compiled_events, enabled, phase_kernel, solve
+from .path import METHODS, compiled_events, enabled, phase_kernel, solve
 
 __all__ = [
     "JOINT_CODES",
+    "METHODS",
     "PackedModel",
     "aba",
     "compiled_events",

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..exceptions import UnsupportedModel
+from ..exceptions import InvalidParameter, UnsupportedModel
 from ..simulation.component import Event, Phase, overrides
 from ..simulation.controls import Schedule
 from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
+from . import radau as _rad
 from .model import pack
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel
 
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from ..simulation.chart import Chart
     from ..simulation.system import System
 
+#: The methods :func:`solve` runs in compiled code.
+METHODS = ("DOP853", "Radau")
 #: Seconds a first (compiling) call may take before pinext says what it is compiling.
 NOTICE_AFTER = 1.0
 _announced: set[str] = set()
@@ -185,7 +188,8 @@ def _compiling_notice() -> None:
     if "compiling" not in _announced:
         _announced.add("compiling")
         print(
-            "pinext: compiling the simulation kernels (ABA, DOP853; first run only, cached)...",
+            "pinext: compiling the simulation kernels (ABA, DOP853, Radau; first run only, "
+            "cached)...",
             file=sys.stderr,
             flush=True,
         )
@@ -203,24 +207,50 @@ def solve(
     max_step: float | None = None,
     progress: Any = None,
     stop_when_stiff: bool = False,
+    method: str = "DOP853",
 ) -> SimpleNamespace:
-    """Integrate the phase with the compiled DOP853 (see :func:`pinext.simulation.dop853.solve`
-    for the arguments and the result; ``status`` 2 means stopped by the stiffness test when
-    ``stop_when_stiff``, the result then ends at the last accepted step)."""
+    """Integrate the phase with the compiled DOP853 or Radau IIA (see
+    :func:`pinext.simulation.dop853.solve` for the arguments and the result; ``status`` 2
+    means stopped by DOP853's stiffness test when ``stop_when_stiff``, the result then ends at
+    the last accepted step).
+
+    Args:
+        method: ``"DOP853"`` (:mod:`pinext.compiled.dop853`) or ``"Radau"``
+            (:mod:`pinext.compiled.radau`, scipy's Radau with a finite-difference Jacobian;
+            ``stop_when_stiff`` does not apply). The other arguments as
+            :func:`pinext.simulation.dop853.solve`.
+    """
+    if method not in METHODS:
+        raise InvalidParameter(f"unknown compiled method '{method}'; valid: DOP853, Radau")
+    radau = method == "Radau"
     t0, t1 = float(t_span[0]), float(t_span[1])
     y = np.array(y0, dtype=float)
     n = y.size
-    hmax = float(max_step) if max_step else t1 - t0
+    if radau:
+        hmax = float(max_step) if max_step else np.inf
+    else:
+        hmax = float(max_step) if max_step else t1 - t0
     if events is None:
         events = compiled_events([], None)
     assert events is not None
     n_events = events[0].size
     t_eval = np.asarray([] if t_eval is None else t_eval, dtype=float)
     sampled = t_eval.size > 0
-    k = np.zeros((16, n))
-    st = np.zeros(5)
-    it = np.zeros(11, dtype=np.int64)
-    it[_dop._NSTIFF] = 1 if stop_when_stiff else _dop.NSTIFF
+    if radau:
+        work = _rad.workspace(n)
+        st = np.zeros(_rad.N_FLOAT)
+        it = np.zeros(_rad.N_INT, dtype=np.int64)
+        i_nout, i_event, i_nfev, i_t, i_troot = (
+            _rad._NOUT, _rad._EVENT, _rad._NFEV, _rad._T, _rad._TROOT
+        )  # fmt: skip
+    else:
+        k = np.zeros((16, n))
+        st = np.zeros(5)
+        it = np.zeros(11, dtype=np.int64)
+        it[_dop._NSTIFF] = 1 if stop_when_stiff else _dop.NSTIFF
+        i_nout, i_event, i_nfev, i_t, i_troot = (
+            _dop._NOUT, _dop._EVENT, _dop._NFEV, _dop._T, _dop._TROOT
+        )  # fmt: skip
     capacity = 4096
     ts: list[np.ndarray] = []
     ys: list[np.ndarray] = []
@@ -240,22 +270,31 @@ def solve(
     timer.daemon = True
     timer.start()
     try:
-        _dop.start(kernel, t0, y, t1, hmax, 0.0, rtol, atol, k, st, it)
+        if radau:
+            _rad.start(kernel, t0, y, t1, hmax, rtol, atol, work[0], work[1], st, it)
+        else:
+            _dop.start(kernel, t0, y, t1, hmax, 0.0, rtol, atol, k, st, it)
         while True:
             out_t = np.empty(capacity)
             out_y = np.empty((capacity, n))
-            it[_dop._NOUT] = 0
+            it[i_nout] = 0
             pause = progress.n + progress.step if progress is not None else np.inf
-            code = _dop.advance(
-                kernel, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
-                events, pause, stop_when_stiff,
-            )  # fmt: skip
+            if radau:
+                code = _rad.advance(
+                    kernel, y, t1, hmax, rtol, atol, *work, st, it, t_eval, out_t, out_y,
+                    g_last, events, pause,
+                )  # fmt: skip
+            else:
+                code = _dop.advance(
+                    kernel, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
+                    events, pause, stop_when_stiff,
+                )  # fmt: skip
             timer.cancel()
-            m = int(it[_dop._NOUT])
+            m = int(it[i_nout])
             ts.append(out_t[:m])
             ys.append(out_y[:m])
-            if progress is not None and st[_dop._T] > progress.n:
-                progress.update(min(st[_dop._T], progress.total) - progress.n)
+            if progress is not None and st[i_t] > progress.n:
+                progress.update(min(st[i_t], progress.total) - progress.n)
             if code != _dop.PAUSE:
                 break
     finally:
@@ -267,15 +306,15 @@ def solve(
     status = 0
     if code == _dop.EVENT:
         status = 1
-        e = int(it[_dop._EVENT])
-        t_events[e] = np.array([st[_dop._TROOT]])
+        e = int(it[i_event])
+        t_events[e] = np.array([st[i_troot]])
         y_events[e] = y[None, :].copy()
     elif code == _dop.STIFF:
         status = 2
     elif code < 0:
         status = -1
-        if sampled and (t_all.size == 0 or t_all[-1] < st[_dop._T]):
-            t_all = np.append(t_all, st[_dop._T])
+        if sampled and (t_all.size == 0 or t_all[-1] < st[i_t]):
+            t_all = np.append(t_all, st[i_t])
             y_all = np.hstack((y_all, y[:, None]))
     return SimpleNamespace(
         t=t_all,
@@ -284,8 +323,8 @@ def solve(
         y_events=y_events if n_events else None,
         status=status,
         message=_MESSAGES.get(code, "success"),
-        nfev=int(it[_dop._NFEV]),
-        stiff=bool(it[_dop._STIFF]),
-        t_stop=float(st[_dop._T]),
+        nfev=int(it[i_nfev]),
+        stiff=False if radau else bool(it[_dop._STIFF]),
+        t_stop=float(st[i_t]),
         y_stop=y.copy(),
     )
