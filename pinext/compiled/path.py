@@ -281,8 +281,9 @@ def solve(
             pause = progress.n + progress.step if progress is not None else np.inf
             if radau:
                 code = _rad.advance(
-                    kernel, y, t1, hmax, rtol, atol, *work, st, it, t_eval, out_t, out_y,
-                    g_last, events, pause,
+                    kernel, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
+                    work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y, g_last,
+                    events, pause,
                 )  # fmt: skip
             else:
                 code = _dop.advance(
