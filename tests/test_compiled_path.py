@@ -243,3 +243,171 @@ def test_stability_bound_run_switches_to_radau(tmp_path, monkeypatch):
     assert stats["nfev"] < 0.2 * explicit.meta["stats"]["nfev"]  # steps follow the accuracy
     assert np.abs(switched.q - tight.q).max() < 1e-4
     assert switched.energy_balance().max_relative() < 1e-5
+
+
+def stiff_drives(robot, joints, stiffness=2e5, damping=2.0):
+    """A System whose DC drives have stiff elastic transmissions (DOP853 is stability-bound)."""
+    motor = dict(resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5)
+    return px.System(
+        robot,
+        drives={
+            j: Drive(DCMotor(**motor), ElasticTransmission(50.0, stiffness, damping))
+            for j in joints
+        },
+    )
+
+
+def assert_close(a, b, tol):
+    """Same samples; states within ``tol`` of their scale; events alike, their times to tol."""
+    np.testing.assert_allclose(a.t, b.t, rtol=0, atol=tol)
+    scale = max(1.0, float(np.abs(b.x).max()))
+    assert np.abs(a.x - b.x).max() <= tol * scale, np.abs(a.x - b.x).max() / scale
+    assert [e.name for e in a.events] == [e.name for e in b.events]
+    for ea, eb in zip(a.events, b.events, strict=True):
+        assert abs(ea.t - eb.t) <= tol
+
+
+def test_compiled_radau_agrees_with_scipy_radau(tmp_path, monkeypatch):
+    """method='Radau' on a compiled phase (finite-difference Jacobian) against scipy's Radau
+    on the Python path (analytic Jacobian): stiff transmissions, joint-limit impacts, sampled
+    output; the same steps up to the Jacobian, the states to the tolerance."""
+    path = tmp_path / "p.urdf"
+    path.write_text(pendulum_urdf(2, damping=0.02).replace('lower="-10"', 'lower="-0.35"'))
+    robot = px.load_urdf(path)
+    rtol = 1e-6
+    a, b = both(
+        monkeypatch, lambda: stiff_drives(robot, ("j0", "j1")), 1.5, q0=np.array([0.3, -0.2]),
+        control=np.array([-2.0, 1.0]), rtol=rtol, atol=1e-8, output_dt=0.01, method="Radau",
+    )  # fmt: skip
+    assert a.meta["stats"]["method"] == b.meta["stats"]["method"] == "Radau"
+    assert np.isin(np.round(np.linspace(0.0, 1.5, 151), 12), np.round(a.t, 12)).all()
+    assert any(e.name.startswith("limit") for e in b.events)
+    assert abs(a.meta["stats"]["nfev"] - b.meta["stats"]["nfev"]) < 0.2 * b.meta["stats"]["nfev"]
+    assert_close(a, b, 10 * rtol)
+    assert a.energy_balance().max_relative() < 10 * rtol
+    assert b.energy_balance().max_relative() < 10 * rtol
+
+
+def test_compiled_radau_every_step_output(tmp_path, monkeypatch):
+    """Without output_dt: one sample per accepted step, as solve_ivp gives them."""
+    robot = pendulum(tmp_path, n=2, damping=0.02)
+    a, b = both(
+        monkeypatch, lambda: stiff_drives(robot, ("j0", "j1")), 0.5, q0=np.array([0.4, -0.3]),
+        control=np.array([1.0, -1.0]), rtol=1e-5, atol=1e-7, method="Radau",
+    )  # fmt: skip
+    assert abs(a.t.size - b.t.size) <= 0.1 * b.t.size
+    q_b = np.array([np.interp(a.t, b.t, b.q[:, j]) for j in range(2)]).T
+    assert np.abs(a.q - q_b).max() < 1e-3  # linear interpolation of b between its steps
+    assert np.abs(a.x[-1] - b.x[-1]).max() <= 1e-4 * max(1.0, np.abs(b.x[-1]).max())
+
+
+def test_switch_to_radau_stays_compiled(tmp_path, monkeypatch):
+    """DOP853's stiffness test fires; the rest of the run goes on with the compiled Radau
+    (scipy's solve_ivp is never called) and stays within the tolerance of a tight run."""
+    import importlib
+
+    simulate_module = importlib.import_module("pinext.simulation.simulate")
+
+    robot = pendulum(tmp_path, n=2, damping=0.02)
+    kwargs = dict(q0=np.array([0.4, -0.3]), control=np.array([1.0, -1.0]), output_dt=0.01)
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        tight = px.simulate(stiff_drives(robot, ("j0", "j1")), 2.0, rtol=1e-11, atol=1e-13,
+                            method="DOP853", **kwargs)  # fmt: skip
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("scipy's solve_ivp called")
+
+    monkeypatch.setattr(simulate_module, "solve_ivp", refuse)
+    rtol = 1e-4
+    with pytest.warns(RuntimeWarning, match="became stiff"):
+        run = px.simulate(stiff_drives(robot, ("j0", "j1")), 2.0, rtol=rtol, atol=1e-6, **kwargs)
+    assert run.meta["stats"]["method"] == "Radau"
+    assert 0.0 < run.meta["stats"]["switched_to_radau_at"] < 2.0
+    assert np.abs(run.q - tight.q).max() < 10 * rtol
+    assert run.energy_balance().max_relative() < 10 * rtol
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        radau = px.simulate(stiff_drives(robot, ("j0", "j1")), 2.0, rtol=rtol, atol=1e-6,
+                            method="Radau", **kwargs)  # fmt: skip
+    assert np.abs(radau.q - tight.q).max() < 10 * rtol
+
+
+ROTOR_URDF = """<robot name="rotor"><link name="base"/>
+<link name="disc"><inertial><origin xyz="0 0 0"/><mass value="2.0"/>
+<inertia ixx="0.01" iyy="0.01" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+<joint name="j0" type="revolute"><parent link="base"/><child link="disc"/>
+<axis xyz="0 0 1"/><limit lower="-100" upper="100" effort="100" velocity="100"/>
+<dynamics damping="0.01"/></joint></robot>"""
+
+
+@pytest.mark.parametrize("rtol", [1e-4, 1e-7])
+def test_compiled_radau_on_a_stiff_linear_system(tmp_path, rtol):
+    """A disc turning about the vertical (no gravity torque: the dynamics are affine) driven
+    through a stiff elastic transmission: ẏ = A y + b exactly, solved by the matrix
+    exponential (scipy.linalg.expm of the augmented matrix [[A, b], [0, 0]]); the compiled
+    Radau's samples agree to the tolerance (the stiff mode is damped: the global error stays
+    below the local tolerance, about 0.1 rtol here)."""
+    from scipy.integrate import solve_ivp
+    from scipy.linalg import expm
+
+    from pinext.compiled.phase import rhs as compiled_rhs
+    from pinext.simulation.chart import Chart
+    from pinext.simulation.linear import fused_rhs
+
+    path = tmp_path / "rotor.urdf"
+    path.write_text(ROTOR_URDF)
+    system = stiff_drives(px.load_urdf(path), ("j0",), stiffness=5e6, damping=100.0)
+    x = system.initial_state()
+    x[:4] = [0.3, -1.0, 50.0 * 0.3, 50.0 * -1.0]  # q, v, motor angle and speed (ratio 50)
+    law = px.simulation.arguments.checked_control(np.array([3.0]), system, x)
+    phase = system.initial_phase(0.0, x, law)
+    kernel = compiled_path.phase_kernel(system, phase, Chart(system, x), law)
+    assert kernel is not None
+    reference = fused_rhs(system, phase, law, None)  # the Python right-hand side
+    n = system.nx - 2  # the core states (the last two integrate the power: quadratic)
+    f0 = reference(0.0, np.zeros(system.nx))[:n]
+    a_mat = np.column_stack([reference(0.0, np.eye(system.nx)[j])[:n] - f0 for j in range(n)])
+    rng = np.random.default_rng(11)
+    y_rand = rng.standard_normal(system.nx)  # the dynamics are affine: checked, not assumed
+    np.testing.assert_allclose(reference(0.0, y_rand)[:n], a_mat @ y_rand[:n] + f0, atol=1e-6)
+    out = np.empty(system.nx)
+    compiled_rhs(kernel, 0.0, y_rand, out)
+    np.testing.assert_allclose(out[:n], a_mat @ y_rand[:n] + f0, atol=1e-6)
+    stiffest = np.abs(np.linalg.eigvals(a_mat)).max()
+    assert stiffest > 1e4  # stiff: explicit steps would be < 1e-4 s
+    t_eval = np.linspace(0.0, 0.5, 51)
+    sol = compiled_path.solve(
+        kernel, (0.0, 0.5), x, t_eval=t_eval, rtol=rtol, atol=rtol * 1e-2, method="Radau"
+    )
+    assert sol.status == 0
+    np.testing.assert_array_equal(sol.t, t_eval)
+    aug = np.zeros((n + 1, n + 1))
+    aug[:n, :n] = a_mat
+    aug[:n, n] = f0
+    z0 = np.append(x[:n], 1.0)
+    exact = np.array([(expm(aug * t) @ z0)[:n] for t in t_eval]).T
+    scale = np.abs(exact).max(axis=1, keepdims=True) + 1e-2
+    assert np.abs((sol.y[:n] - exact) / scale).max() < rtol
+    # the same algorithm as scipy's Radau (analytic Jacobian): about the same evaluations
+    scipy_run = solve_ivp(
+        reference, (0.0, 0.5), x, method="Radau", t_eval=t_eval, rtol=rtol, atol=rtol * 1e-2,
+        jac=reference.jac,
+    )  # fmt: skip
+    assert abs(sol.nfev - scipy_run.nfev) < 0.1 * scipy_run.nfev
+    assert np.abs((scipy_run.y[:n] - exact) / scale).max() < rtol
+
+
+def test_compiled_solve_refuses_unknown_method(tmp_path):
+    from pinext.exceptions import InvalidParameter
+    from pinext.simulation.chart import Chart
+
+    system = px.System(pendulum(tmp_path, n=1))
+    x = system.initial_state()
+    law = px.simulation.arguments.checked_control(None, system, x)
+    kernel = compiled_path.phase_kernel(
+        system, system.initial_phase(0.0, x, law), Chart(system, x), law
+    )
+    with pytest.raises(InvalidParameter, match="DOP853, Radau"):
+        compiled_path.solve(kernel, (0.0, 1.0), x, method="BDF")
