@@ -34,8 +34,9 @@ import numpy as np
 from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
+from .aba import aba
 from .dop853 import _active, _event_value
-from .phase import rhs
+from .phase import _inputs, rhs
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
 TI = np.ascontiguousarray(_sr.TI, dtype=np.float64)
@@ -143,18 +144,76 @@ def _lu_solve(a, piv, b):
 
 
 @njit(cache=True)
-def _jacobian(Pk, t, y, f, J, y1, f1):
-    """Forward differences: J[:, j] = (f(t, y + δ_j e_j) − f) / δ_j, δ_j = √ε max(|y_j|, 1)."""
+def _jacobian(Pk, t, y, f, J, y1, f1, minv):
+    """∂f/∂y of the phase's right-hand side (:func:`pinext.compiled.phase.rhs`).
+
+    Columns of q and v: forward differences, J[:, j] = (f(t, y + δ_j e_j) − f) / δ_j with
+    δ_j = √ε max(|y_j|, 1) (2 nv evaluations). Columns of the components' states s enter
+    f only through the affine map [τ; ṡ] = A z and the power forms, so they are exact:
+    ∂v̇/∂s = M⁻¹ A_τs (M⁻¹ e_i = ABA(q, v, e_i) − ABA(q, v, 0), as ABA is affine in τ:
+    nv + 1 ABA calls), ∂ṡ/∂s = A_ss, ∂p/∂s_c = Σ_k w_k (δ_{i_k c} z_{j_k} + δ_{j_k c} z_{i_k}).
+    The power integrals are read by nothing: their columns are zero.
+    """
     n = y.size
+    nv = Pk.damping.size
+    m = Pk.z.size
+    n_in = Pk.u_values.shape[1]
+    n_core = m - n_in - 1
     for i in range(n):
         y1[i] = y[i]
-    for j in range(n):
+        for j in range(n):
+            J[i, j] = 0.0
+    for j in range(2 * nv):
         d = (y[j] + SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
         y1[j] = y[j] + d
         rhs(Pk, t, y1, f1)
         y1[j] = y[j]
         for i in range(n):
             J[i, j] = (f1[i] - f[i]) / d
+    if n_core == 2 * nv:
+        return 2 * nv
+    # M⁻¹ column by column (f1 and y1 as scratch: tau in y1[:nv], accelerations in f1)
+    q = y[:nv]
+    v = y[nv : 2 * nv]
+    tau = y1[:nv]
+    a0 = f1[nv : 2 * nv]
+    col = f1[:nv]
+    for i in range(nv):
+        tau[i] = 0.0
+    aba(Pk.model, q, v, tau, a0)
+    for r in range(nv):
+        tau[r] = 1.0
+        aba(Pk.model, q, v, tau, col)
+        tau[r] = 0.0
+        for i in range(nv):
+            minv[i, r] = col[i] - a0[i]
+    # z at (t, y): the core states, the inputs, 1
+    z = Pk.z
+    for i in range(n_core):
+        z[i] = y[i]
+    _inputs(Pk, t, z[n_core : n_core + n_in])
+    z[m - 1] = 1.0
+    for r in range(Pk.a_ptr.size - 1):
+        for k in range(Pk.a_ptr[r], Pk.a_ptr[r + 1]):
+            c = Pk.a_col[k]
+            if c < 2 * nv or c >= n_core:
+                continue
+            val = Pk.a_val[k]
+            if r < nv:  # an effort: through M⁻¹ into the accelerations
+                for i in range(nv):
+                    J[nv + i, c] += minv[i, r] * val
+            else:  # a component state's derivative
+                J[nv + r, c] += val
+    for k in range(Pk.q_row.size):
+        a = Pk.q_row[k]
+        b = Pk.q_col[k]
+        if 2 * nv <= a < n_core:
+            J[n_core, a] += Pk.q_val[0, k] * z[b]
+            J[n_core + 1, a] += Pk.q_val[1, k] * z[b]
+        if 2 * nv <= b < n_core:
+            J[n_core, b] += Pk.q_val[0, k] * z[a]
+            J[n_core + 1, b] += Pk.q_val[1, k] * z[a]
+    return 2 * nv
 
 
 @njit(cache=True)
@@ -315,8 +374,7 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it):
     st[_H_OLD] = -1.0
     st[_ERR_OLD] = -1.0
     st[_NEWTON_TOL] = max(10 * EPS / rtol, min(0.03, rtol**0.5))
-    _jacobian(Pk, t0, y0, f, J, y1, f1)
-    it[_NFEV] += n
+    it[_NFEV] += _jacobian(Pk, t0, y0, f, J, y1, f1, np.empty((Pk.damping.size, Pk.damping.size)))
     it[_NJEV] += 1
     it[_CURRENT_JAC] = 1
     it[_HAS_LU] = 0
@@ -434,6 +492,7 @@ def advance(
     f_new = np.empty(n)
     scale = np.empty(n)
     tmp = np.empty(n)
+    minv = np.empty((Pk.damping.size, Pk.damping.size))
     n_events = g_last.size
     g_new = np.empty(n_events)
     capacity = out_t.size
@@ -506,8 +565,7 @@ def advance(
                 if not converged:
                     if current_jac:
                         break
-                    _jacobian(Pk, t, y, f, J, y1, f1)
-                    it[_NFEV] += n
+                    it[_NFEV] += _jacobian(Pk, t, y, f, J, y1, f1, minv)
                     it[_NJEV] += 1
                     current_jac = True
                     has_lu = False
@@ -555,8 +613,7 @@ def advance(
         rhs(Pk, t_new, y_new, f_new)
         it[_NFEV] += 1
         if recompute_jac:
-            _jacobian(Pk, t_new, y_new, f_new, J, y1, f1)
-            it[_NFEV] += n
+            it[_NFEV] += _jacobian(Pk, t_new, y_new, f_new, J, y1, f1, minv)
             it[_NJEV] += 1
             current_jac = True
         else:
