@@ -43,6 +43,7 @@ METHODS = ("DOP853", "Radau")
 #: Seconds a first (compiling) call may take before pinext says what it is compiling.
 NOTICE_AFTER = 1.0
 _announced: set[str] = set()
+_warm: set[str] = set()  # the methods whose compiled kernels have run in this process
 _MESSAGES = {
     _dop.FAILED_SMALL: "step size becomes too small",
     _dop.FAILED_NAN: "non-finite state or derivative",
@@ -266,9 +267,12 @@ def solve(
     g_last = np.array(
         [_dop._event_value(e, t0, y, *events[:7]) for e in range(n_events)], dtype=float
     )
-    timer = threading.Timer(NOTICE_AFTER, _compiling_notice)
-    timer.daemon = True
-    timer.start()
+    # the notice thread only until the method's kernels have run once in this process
+    timer: threading.Timer | None = None
+    if method not in _warm:
+        timer = threading.Timer(NOTICE_AFTER, _compiling_notice)
+        timer.daemon = True
+        timer.start()
     try:
         if radau:
             _rad.start(kernel, t0, y, t1, hmax, rtol, atol, work[0], work[1], st, it)
@@ -290,7 +294,9 @@ def solve(
                     kernel, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
                     events, pause, stop_when_stiff,
                 )  # fmt: skip
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
+            _warm.add(method)
             m = int(it[i_nout])
             ts.append(out_t[:m])
             ys.append(out_y[:m])
@@ -299,7 +305,8 @@ def solve(
             if code != _dop.PAUSE:
                 break
     finally:
-        timer.cancel()
+        if timer is not None:
+            timer.cancel()
     t_all = np.concatenate(ts)
     y_all = np.vstack(ys).T if ts else np.empty((n, 0))
     t_events = [np.empty(0) for _ in range(n_events)]

@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
+from .chart import Chart
+from .controls import as_control
+from .rhs import make_rhs
+
 if TYPE_CHECKING:
     from .system import System
 
@@ -48,9 +52,16 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
     x0 = np.asarray(x0, dtype=float)
     n = system.nx - nq + nv - 2
     phase = system.initial_phase(0.0, x0)
+    if system.euclidean:  # the chart is the identity: one right-hand side for every column
+        f = make_rhs(system, phase, Chart(system, x0), as_control(control, system.n_inputs), None)
 
-    def rhs(x: np.ndarray) -> np.ndarray:
-        return system.derivative(0.0, x, control, phase)[:n]
+        def rhs(x: np.ndarray) -> np.ndarray:
+            return f(0.0, x)[:n]
+
+    else:
+
+        def rhs(x: np.ndarray) -> np.ndarray:
+            return system.derivative(0.0, x, control, phase)[:n]
 
     def moved(k: int, step: float) -> np.ndarray:
         x = x0.copy()
