@@ -1,6 +1,7 @@
 """Panda (7 DOF) with DC motors and elastic transmissions, 5 s: pinext vs MuJoCo.
 
-pinext integrates the complete model (20.98)-(20.99) + (20.70) with DOP853; MuJoCo gets the
+pinext integrates the complete model (20.98)-(20.99) + (20.70) with DOP853 (switching to the
+compiled Radau IIA when its stiffness test fires), DOP853 only, Radau only; MuJoCo gets the
 same model: per joint a rotor hinge (joint-side coordinate theta/N, armature J N^2, damping
 from back-EMF and friction, motor gear N C_M / R) coupled to the link joint by a fixed tendon
 spring (stiffness c, damping d). Both are compared against a tight pinext reference.
@@ -202,6 +203,7 @@ def main() -> None:
     pinext_peers = (
         ("pinext", None, "0"),  # DOP853, switching to Radau when its stiffness test fires
         ("pinext DOP853 only", "DOP853", "0"),
+        ("pinext Radau", "Radau", "0"),  # compiled Radau IIA from the start
         ("pinext Python path", None, "1"),
     )
     for name, method, flag in pinext_peers:
