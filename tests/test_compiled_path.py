@@ -448,3 +448,15 @@ def test_compiled_radau_jacobian_equals_the_analytic_one(tmp_path):
         # forward differences: O(√ε) relative in the q and v columns, exact elsewhere
         assert np.abs(jac[:, : 2 * nv] - expected[:, : 2 * nv]).max() < 1e-6 * scale
         assert np.abs(jac[:, 2 * nv :] - expected[:, 2 * nv :]).max() < 1e-12 * scale
+
+
+def test_compiled_radau_blow_up_raises_with_time_and_state(tmp_path, monkeypatch):
+    """An overflowing input: the compiled Radau stops (non-finite stages, steps halved to
+    nothing) and simulate raises IntegrationError with a finite state, progress bar shown."""
+    robot = pendulum(tmp_path, n=2)
+    schedule = Schedule([0.0, 0.05], [[0.0, 0.0], [1e308, -1e308]], "linear")
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    with pytest.raises(px.exceptions.IntegrationError) as caught:
+        px.simulate(px.System(robot), 0.1, control=schedule, method="Radau", progress=True)
+    assert 0.0 < caught.value.time <= 0.05
+    assert np.all(np.isfinite(caught.value.state))
