@@ -67,7 +67,9 @@ def simulate(
 
     Each phase is integrated with scipy: the default DOP853 runs Hairer's compiled code
     (:mod:`pinext.simulation.dop853`, through ``scipy.integrate.ode``), the other methods run
-    :func:`scipy.integrate.solve_ivp`. The events of the
+    :func:`scipy.integrate.solve_ivp`. Phases that compile (:func:`pinext.compiled.
+    phase_kernel`) run DOP853 and Radau in compiled code instead (:mod:`pinext.compiled.
+    dop853`, :mod:`pinext.compiled.radau`, the same algorithms). The events of the
     components (contact, lift-off, gear efficiency switch, ...) end a phase, their map changes
     the state (impact) and the phase, and integration restarts. Configurations are integrated
     on the manifold (``pin.integrate`` on a local chart), never as ``q + v dt``. Without
@@ -95,7 +97,9 @@ def simulate(
             dop853_steps`): then ``"Radau"``, announced by a warning. For stiff damped models
             (finely split flexible links with ``damping_ratio``, very stiff transmissions)
             Radau gets, in linear phases, the analytic Jacobian (Pinocchio's
-            ``computeABADerivatives``) and its steps no longer shrink with the stiffness.
+            ``computeABADerivatives``; in compiled phases forward differences) and its steps
+            no longer shrink with the stiffness. When DOP853's own stiffness test fires
+            during a run with ``method=None``, the rest of the run continues with Radau.
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step [s] (compiled DOP853 may stretch its last step by 1 %).
