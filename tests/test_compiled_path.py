@@ -23,6 +23,9 @@ from pinext.simulation.controls import Schedule
 
 from .conftest import pendulum_urdf
 
+#: These tests choose the path of each run themselves (tests/conftest.py).
+BOTH_PATHS = False
+
 
 def both(monkeypatch, build, t_final, **kwargs):
     """Run a freshly built System on the compiled and on the Python path."""
