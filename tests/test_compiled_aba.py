@@ -73,9 +73,14 @@ def every_joint_tree(rng: np.random.Generator) -> pin.Model:
         pin.JointModelPlanar(),
     ]
     model = pin.Model()
+    parent = 0
     for i, joint in enumerate(joints):
-        parent = 0 if i == 0 else int(rng.integers(max(1, i - 2), i + 1))  # a tree, not a chain
+        # a tree in depth-first order (Pinocchio's crba needs each subtree's dofs contiguous):
+        # the parent is the last joint or one of its ancestors
+        for _ in range(int(rng.integers(0, 3)) if i > 1 else 0):
+            parent = max(model.parents[parent], 1)
         jid = model.addJoint(parent, joint, _random_placement(rng), f"j{i}_{joint.shortname()}")
+        parent = jid
         model.appendBodyToJoint(jid, _random_inertia(rng), pin.SE3.Identity())
     model.lowerPositionLimit[:] = -2.0
     model.upperPositionLimit[:] = 2.0

@@ -10,9 +10,19 @@ integrator loop) and equal Pinocchio's results to 1e-12; Pinocchio stays the ref
 
     pm = pack(model)  # raises UnsupportedModel for joints the kernels do not support
     aba(pm, q, v, tau, a_out)  # a_out = pin.aba(model, data, q, v, tau)
+    momentum_rhs(pm, q, p, tau, v_out, p_dot_out)  # Celentano (2008): v = M⁻¹p and ṗ
 """
 
-from .aba import aba, joint_transforms
+from .aba import aba, aba_from_transforms, joint_transforms
 from .model import JOINT_CODES, PackedModel, pack
+from .momentum import momentum_rhs
 
-__all__ = ["JOINT_CODES", "PackedModel", "aba", "joint_transforms", "pack"]
+__all__ = [
+    "JOINT_CODES",
+    "PackedModel",
+    "aba",
+    "aba_from_transforms",
+    "joint_transforms",
+    "momentum_rhs",
+    "pack",
+]

@@ -28,7 +28,7 @@ from .spatial import (
     motion_to_child,
 )
 
-__all__ = ["aba", "joint_transforms"]
+__all__ = ["aba", "aba_from_transforms", "joint_transforms"]
 
 
 @helper
@@ -196,6 +196,15 @@ def aba(pm, q, v, tau, a_out):
         a_out: (nv,) array that receives q̈.
     """
     joint_transforms(pm, q)
+    aba_from_transforms(pm, v, tau, pm.gravity, a_out)
+
+
+@kernel
+def aba_from_transforms(pm, v, tau, gravity, a_out):
+    """:func:`aba` once :func:`joint_transforms` has run, with the gravity (6,) given.
+
+    With v = 0 and a null gravity it returns M(q)⁻¹ τ.
+    """
     _aba(
         pm.parent,
         pm.idx_v,
@@ -204,7 +213,7 @@ def aba(pm, q, v, tau, a_out):
         pm.dof_axis,
         pm.inertia,
         pm.armature,
-        pm.gravity,
+        gravity,
         pm.ws_rotation,
         pm.ws_translation,
         pm.ws_velocity,

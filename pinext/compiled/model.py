@@ -7,7 +7,7 @@ index. The packed model also carries the kernels' workspace, so that they alloca
 packed model must not be shared between threads.
 
 Every supported joint has a constant motion subspace S in its own frame and a zero bias
-c_J = Ṡ q̇ (Featherstone (2008), Table 4.1 and §4.4), which keeps the kernels short.
+c_J = Ṡ q̇ (Featherstone (2008), ch. 4), which keeps the kernels short.
 """
 
 from __future__ import annotations
@@ -94,6 +94,8 @@ class PackedModel(NamedTuple):
     """Armature (rotor inertia) added to the diagonal of the joint-space inertia. Shape (nv,)."""
     gravity: np.ndarray
     """Gravity as a spatial acceleration (linear, angular) [m/s²]. Shape (6,)."""
+    zeros: np.ndarray
+    """Zeros (a null velocity and a null gravity for the kernels). Shape (max(nv, 6),)."""
     # --- workspace (overwritten by every kernel call) ---
     ws_rotation: np.ndarray
     """Rotation of parent -> joint frame at the current q. Shape (nj, 3, 3)."""
@@ -121,6 +123,10 @@ class PackedModel(NamedTuple):
     """Scratch 6-vectors. Shape (4, 6)."""
     ws_joint_rotation: np.ndarray
     """Scratch rotation of one joint. Shape (1, 3, 3)."""
+    ws_momentum: np.ndarray
+    """Body momenta h_i = I_i v_i, summed over subtrees by the momentum kernel. Shape (nj, 6)."""
+    ws_gravity_force: np.ndarray
+    """Forces I_i a_i of gravity alone, summed over subtrees. Shape (nj, 6)."""
 
 
 def _joint_code(model: pin.Model, i: int) -> tuple[int, np.ndarray]:
@@ -225,6 +231,7 @@ def pack(model: pin.Model) -> PackedModel:
         ).reshape(nv),
         armature=np.array(model.armature, dtype=float).copy(),
         gravity=gravity,
+        zeros=np.zeros(max(nv, 6)),
         ws_rotation=np.zeros((nj, 3, 3)),
         ws_translation=np.zeros((nj, 3)),
         ws_velocity=np.zeros((nj, 6)),
@@ -238,4 +245,6 @@ def pack(model: pin.Model) -> PackedModel:
         ws_matrix=np.zeros((3, 6, 6)),
         ws_vector=np.zeros((4, 6)),
         ws_joint_rotation=np.zeros((1, 3, 3)),
+        ws_momentum=np.zeros((nj, 6)),
+        ws_gravity_force=np.zeros((nj, 6)),
     )

@@ -26,7 +26,7 @@ helper = njit(cache=True, _nrt=False, forceinline=True)  # type: ignore[call-ove
 
 @helper
 def motion_cross(v, i, m, j, out, k):
-    """Motion cross product, out[k] = v[i] × m[j] (Featherstone (2008), eq. (2.31)).
+    """Motion cross product, out[k] = v[i] × m[j] (Featherstone (2008), ch. 2).
 
     .. math:: \\begin{bmatrix} v \\\\ ω \\end{bmatrix} \\times
         \\begin{bmatrix} m_v \\\\ m_ω \\end{bmatrix} =
@@ -44,7 +44,7 @@ def motion_cross(v, i, m, j, out, k):
 
 @helper
 def force_cross(v, i, f, j, out, k):
-    """Force cross product, out[k] = v[i] ×* f[j] (Featherstone (2008), eq. (2.32)).
+    """Force cross product, out[k] = v[i] ×* f[j] (Featherstone (2008), ch. 2).
 
     .. math:: \\begin{bmatrix} v \\\\ ω \\end{bmatrix} \\times^*
         \\begin{bmatrix} f \\\\ n \\end{bmatrix} =
@@ -73,7 +73,7 @@ def inertia_times(inertia, i, x, j, out, k):
 @helper
 def motion_to_child(rot, trans, i, m, j, out, k):
     """Express a parent-frame motion in the frame of joint i, out[k] = ⁱX_λ m[j]
-    (Featherstone (2008), eq. (2.24)), with (R, p) = (rot[i], trans[i]):
+    (Featherstone (2008), ch. 2), with (R, p) = (rot[i], trans[i]):
 
     .. math:: \\begin{bmatrix} v' \\\\ ω' \\end{bmatrix} =
         \\begin{bmatrix} R^T (v - p \\times ω) \\\\ R^T ω \\end{bmatrix}
@@ -91,7 +91,7 @@ def motion_to_child(rot, trans, i, m, j, out, k):
 @helper
 def add_force_to_parent(rot, trans, i, f, j, out, k):
     """Add a force in the frame of joint i to one in its parent's frame, out[k] += λX*_i f[j]
-    (Featherstone (2008), eq. (2.25), λX*_i = (ⁱX_λ)ᵀ), with (R, p) = (rot[i], trans[i]):
+    (Featherstone (2008), ch. 2, λX*_i = (ⁱX_λ)ᵀ), with (R, p) = (rot[i], trans[i]):
 
     .. math:: \\begin{bmatrix} f' \\\\ n' \\end{bmatrix} \\mathrel{+}=
         \\begin{bmatrix} R f \\\\ R n + p \\times R f \\end{bmatrix}
@@ -112,7 +112,7 @@ def add_force_to_parent(rot, trans, i, f, j, out, k):
 @helper
 def add_inertia_to_parent(rot, trans, i, inertia, j, out, k, work):
     """Add a spatial inertia in the frame of joint i to one in its parent's frame,
-    out[k] += λX*_i inertia[j] ⁱX_λ (Featherstone (2008), eq. (2.66) and Table 7.1).
+    out[k] += λX*_i inertia[j] ⁱX_λ (Featherstone (2008), ch. 2 and Table 7.1).
 
     With the blocks of I' = diag(R, R) I diag(R, R)ᵀ = [[A, B], [Bᵀ, C]] and P = p×, moving the
     origin from the joint frame to its parent's gives
