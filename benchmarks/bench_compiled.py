@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_flexible import arm  # noqa: E402
 from bench_simulate import stiff_chain  # noqa: E402
 
-from pinext.compiled import aba, pack  # noqa: E402
+from pinext.compiled import aba, momentum_rhs, pack  # noqa: E402
+from pinext.dynamics import momentum  # noqa: E402
 from pinext.robots import load_robot  # noqa: E402
 
 CALLS = 20000
@@ -42,14 +43,26 @@ def _loop(pm, q, v, tau, a, n):
     return total
 
 
-def compiled_per_call(pm, q, v, tau) -> float:
+@njit(cache=True)
+def _momentum_loop(pm, q, p, tau, v_out, p_dot, n):
+    """n calls of the compiled momentum right-hand side."""
+    total = 0.0
+    for _ in range(n):
+        p[0] += 1e-12
+        momentum_rhs(pm, q, p, tau, v_out, p_dot)
+        total += p_dot[0]
+    return total
+
+
+def compiled_per_call(pm, q, v, tau, loop=_loop) -> float:
     """Least CPU time of one call [s] over 15 batches of CALLS calls from an njit loop."""
-    a = np.zeros(v.size)
-    _loop(pm, q, v.copy(), tau, a, 10)
+    a, b = np.zeros(v.size), np.zeros(v.size)
+    args = (a,) if loop is _loop else (a, b)
+    loop(pm, q, v.copy(), tau, *args, 10)
     samples = []
     for _ in range(15):
         start = time.process_time()
-        _loop(pm, q, v.copy(), tau, a, CALLS)
+        loop(pm, q, v.copy(), tau, *args, CALLS)
         samples.append((time.process_time() - start) / CALLS)
     return min(samples)
 
@@ -98,5 +111,55 @@ def main() -> None:
         print(f"{name:22s} {model.nv:3d} {t_c * 1e6:14.3f} {t_p * 1e6:13.3f} {t_c / t_p:6.2f}")
 
 
+def serial_chain(n: int, joint: str, seed: int = 0) -> pin.Model:
+    """n links of 0.3 m with random (consistent) inertias, revolute ("R", alternating z and y
+    axes) or spherical ("S") joints, as Celentano (2008) Table 1 counts spatial robots."""
+    rng = np.random.default_rng(seed)
+    model = pin.Model()
+    parent = 0
+    for i in range(n):
+        if joint == "S":
+            jm = pin.JointModelSpherical()
+        else:
+            jm = pin.JointModelRZ() if i % 2 == 0 else pin.JointModelRY()
+        placement = pin.SE3(np.eye(3), np.array([0.0, 0.0, 0.3 if i else 0.0]))
+        parent = model.addJoint(parent, jm, placement, f"j{i}")
+        moments = rng.uniform(0.01, 0.05, 3)
+        body = pin.Inertia(rng.uniform(1.0, 3.0), np.array([0.0, 0.0, 0.15]), np.diag(moments))
+        model.appendBodyToJoint(parent, body, pin.SE3.Identity())
+    return model
+
+
+def momentum_table() -> None:
+    """The momentum right-hand side F(q, p, τ) = (M⁻¹p, ṗ) against one forward dynamics."""
+    print()
+    print("Celentano (2008) momentum right-hand side vs one ABA, serial chains (CPU us per call)")
+    print(
+        f"{'chain':8s} {'nv':>3s} {'momentum_rhs':>13s} {'aba':>8s} {'ratio':>6s}"
+        f" {'pin.aba (Py)':>13s} {'Python F':>9s}"
+    )
+    rng = np.random.default_rng(1)
+    for joint in ("R", "S"):
+        for n in range(1, 8):
+            model = serial_chain(n, joint)
+            data = model.createData()
+            q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+            v, tau = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+            pm = pack(model)
+            p = momentum.momentum_from_velocity(model, data, q, v)
+            t_m = compiled_per_call(pm, q, p, tau, loop=_momentum_loop)
+            t_a = compiled_per_call(pm, q, v, tau)
+            t_p = python_per_call(lambda: pin.aba(model, data, q, v, tau))  # noqa: B023
+            t_f = python_per_call(
+                lambda: momentum.momentum_rhs(model, data, q, p, tau),  # noqa: B023
+                calls=500,
+            )
+            print(
+                f"{joint}x{n:<6d} {model.nv:3d} {t_m * 1e6:13.3f} {t_a * 1e6:8.3f}"
+                f" {t_m / t_a:6.2f} {t_p * 1e6:13.3f} {t_f * 1e6:9.1f}"
+            )
+
+
 if __name__ == "__main__":
     main()
+    momentum_table()
