@@ -32,7 +32,7 @@ from pinext.robots import load_robot  # noqa: E402
 CALLS = 20000
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see changes in pinext.compiled
 def _loop(pm, q, v, tau, a, n):
     """n calls of the compiled ABA, varying v slightly so nothing is hoisted."""
     total = 0.0
@@ -43,7 +43,7 @@ def _loop(pm, q, v, tau, a, n):
     return total
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see changes in pinext.compiled
 def _momentum_loop(pm, q, p, tau, v_out, p_dot, n):
     """n calls of the compiled momentum right-hand side."""
     total = 0.0

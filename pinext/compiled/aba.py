@@ -21,7 +21,6 @@ from .spatial import (
     add_force_to_parent,
     add_inertia_to_parent,
     force_cross,
-    helper,
     inertia_times,
     kernel,
     motion_cross,
@@ -31,7 +30,7 @@ from .spatial import (
 __all__ = ["aba", "aba_from_transforms", "joint_transforms"]
 
 
-@helper
+@kernel
 def _quaternion_matrix(x, y, z, w, out):
     """out[0] = rotation matrix of the quaternion (x, y, z, w), as Eigen's ``toRotationMatrix``."""
     tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
@@ -49,7 +48,7 @@ def _quaternion_matrix(x, y, z, w, out):
     out[0, 2, 2] = 1.0 - (txx + tyy)
 
 
-@helper
+@kernel
 def _axis_rotation(axis, i, cos, sin, out):
     """out[0] = cos I + sin [a]× + (1 − cos) a aᵀ (Rodrigues), a = axis[i] a unit vector."""
     a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
@@ -65,7 +64,7 @@ def _axis_rotation(axis, i, cos, sin, out):
     out[0, 2, 2] = cos + k * a2 * a2
 
 
-@helper
+@kernel
 def _joint_motion(code, iq, axis, i, q, rot, trans):
     """The transform X_J(q) of joint i alone (Featherstone (2008), Table 4.1), written to
     rot[0] (3 × 3) and trans[0, :3]."""
@@ -134,7 +133,7 @@ def joint_transforms(pm, q):
     )
 
 
-@helper
+@kernel
 def _invert_spd(d, k0, n, work):
     """Invert the n × n symmetric positive-definite block d[k0:k0+n, :n] in place (Cholesky
     L Lᵀ = D, then D⁻¹ = L⁻ᵀ L⁻¹); work[2] is overwritten."""
