@@ -6,16 +6,21 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pinext.compiled import momentum_rhs, pack
+from pinext.compiled import momentum_rhs, momentum_rhs_crba, pack
 from pinext.dynamics import momentum
 from pinext.robots import load_robot, robot_names
 from tests.models import humanoid, rel, state
 from tests.test_compiled_aba import every_joint_tree
 
 EXAMPLE_ROBOTS = ("ur5", "panda", "talos_arm", "solo12")
+KERNELS = pytest.mark.parametrize(
+    "rhs", [momentum_rhs, momentum_rhs_crba], ids=["aba", "crba_ltdl"]
+)
 
 
-def _worst_errors(model: pin.Model, seed: int, states: int = 5) -> tuple[float, float, float]:
+def _worst_errors(
+    model: pin.Model, seed: int, rhs=momentum_rhs, states: int = 5
+) -> tuple[float, float, float]:
     """Largest relative differences of (v, ṗ) to the Python reference over seeded states
     (random q, τ and p = M v for a random v), and the largest condition number of M met."""
     rng = np.random.default_rng(seed)
@@ -26,7 +31,7 @@ def _worst_errors(model: pin.Model, seed: int, states: int = 5) -> tuple[float, 
     for _ in range(states):
         q, v, tau = state(model, rng)
         p = momentum.momentum_from_velocity(model, data, q, 3.0 * v)
-        momentum_rhs(pm, q, p, 10.0 * tau, v_out, p_dot)
+        rhs(pm, q, p, 10.0 * tau, v_out, p_dot)
         ref = momentum.momentum_rhs(model, data, q, p, 10.0 * tau)
         worst_v = max(worst_v, rel(v_out, ref.v))
         worst_p = max(worst_p, rel(p_dot, ref.p_dot))
@@ -35,32 +40,36 @@ def _worst_errors(model: pin.Model, seed: int, states: int = 5) -> tuple[float, 
 
 
 def _tolerance(cond: float) -> float:
-    """v = M⁻¹ p by ABA here and by Cholesky in the reference: they agree to ~κ(M) ε."""
+    """v = M⁻¹ p by ABA or LTDL here and by Cholesky in the reference: they agree to ~κ(M) ε."""
     return max(1e-12, 50.0 * cond * np.finfo(float).eps)
 
 
+@KERNELS
 @pytest.mark.parametrize("name", robot_names())
-def test_project_robots(name):
-    worst_v, worst_p, cond = _worst_errors(load_robot(name).model, seed=1)
+def test_project_robots(name, rhs):
+    worst_v, worst_p, cond = _worst_errors(load_robot(name).model, seed=1, rhs=rhs)
     assert worst_v < _tolerance(cond) and worst_p < _tolerance(cond)
 
 
+@KERNELS
 @pytest.mark.parametrize("name", EXAMPLE_ROBOTS)
-def test_example_robot_data_robots(name, robots_dir):
-    worst_v, worst_p, cond = _worst_errors(load_robot(name).model, seed=2)
+def test_example_robot_data_robots(name, robots_dir, rhs):
+    worst_v, worst_p, cond = _worst_errors(load_robot(name).model, seed=2, rhs=rhs)
     assert worst_v < _tolerance(cond) and worst_p < _tolerance(cond)
 
 
-def test_every_joint_type_with_armature():
+@KERNELS
+def test_every_joint_type_with_armature(rhs):
     """Free-flyer, spherical and planar joints exercise the Euler–Poincaré term ad*_v p."""
     model = every_joint_tree(np.random.default_rng(3))
     model.armature[:] = np.linspace(0.0, 0.3, model.nv)
-    worst_v, worst_p, cond = _worst_errors(model, seed=4)
+    worst_v, worst_p, cond = _worst_errors(model, seed=4, rhs=rhs)
     assert worst_v < _tolerance(cond) and worst_p < _tolerance(cond)
 
 
-def test_sample_humanoid():
-    worst_v, worst_p, cond = _worst_errors(humanoid(), seed=5)
+@KERNELS
+def test_sample_humanoid(rhs):
+    worst_v, worst_p, cond = _worst_errors(humanoid(), seed=5, rhs=rhs)
     assert worst_v < _tolerance(cond) and worst_p < _tolerance(cond)
 
 

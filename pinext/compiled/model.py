@@ -90,6 +90,10 @@ class PackedModel(NamedTuple):
     dof_axis: np.ndarray
     """For dof k, the index of the one nonzero (= 1) entry of row k of S, or −1 when the row
     has several (unaligned axes); lets the kernels skip products by S. Shape (nv,), int64."""
+    dof_parent: np.ndarray
+    """Parent dof λ(k) of the kinematic tree over dofs (previous dof of the same joint, else
+    the last dof of the parent joint, −1 at the root), for the LTDL factorisation.
+    Shape (nv,), int64."""
     armature: np.ndarray
     """Armature (rotor inertia) added to the diagonal of the joint-space inertia. Shape (nv,)."""
     gravity: np.ndarray
@@ -123,6 +127,8 @@ class PackedModel(NamedTuple):
     """Scratch 6-vectors. Shape (4, 6)."""
     ws_joint_rotation: np.ndarray
     """Scratch rotation of one joint. Shape (1, 3, 3)."""
+    ws_mass_matrix: np.ndarray
+    """Joint-space inertia M (or its LTDL factors). Shape (nv, nv)."""
     ws_momentum: np.ndarray
     """Body momenta h_i = I_i v_i, summed over subtrees by the momentum kernel. Shape (nj, 6)."""
     ws_gravity_force: np.ndarray
@@ -206,6 +212,12 @@ def pack(model: pin.Model) -> PackedModel:
         rotational[i] = body.inertia
         inertia[i] = body.matrix()
         subspace[joint.idx_v : joint.idx_v + joint.nv] = _motion_subspace(code, ax)
+    dof_parent = np.full(nv, -1, dtype=np.int64)
+    for i in range(1, nj):
+        first = idx_v[i]
+        dof_parent[first + 1 : first + nvs[i]] = np.arange(first, first + nvs[i] - 1)
+        if parent[i] > 0:
+            dof_parent[first] = idx_v[parent[i]] + nvs[parent[i]] - 1
     gravity = np.r_[model.gravity.linear, model.gravity.angular].astype(float)
     return PackedModel(
         parent=parent,
@@ -229,6 +241,7 @@ def pack(model: pin.Model) -> PackedModel:
             ],
             dtype=np.int64,
         ).reshape(nv),
+        dof_parent=dof_parent,
         armature=np.array(model.armature, dtype=float).copy(),
         gravity=gravity,
         zeros=np.zeros(max(nv, 6)),
@@ -245,6 +258,7 @@ def pack(model: pin.Model) -> PackedModel:
         ws_matrix=np.zeros((3, 6, 6)),
         ws_vector=np.zeros((4, 6)),
         ws_joint_rotation=np.zeros((1, 3, 3)),
+        ws_mass_matrix=np.zeros((nv, nv)),
         ws_momentum=np.zeros((nj, 6)),
         ws_gravity_force=np.zeros((nj, 6)),
     )
