@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_flexible import arm  # noqa: E402
 from bench_simulate import stiff_chain  # noqa: E402
 
-from pinext.compiled import aba, momentum_rhs, pack  # noqa: E402
+from pinext.compiled import aba, momentum_rhs, momentum_rhs_crba, pack  # noqa: E402
 from pinext.dynamics import momentum  # noqa: E402
 from pinext.robots import load_robot  # noqa: E402
 
@@ -50,6 +50,17 @@ def _momentum_loop(pm, q, p, tau, v_out, p_dot, n):
     for _ in range(n):
         p[0] += 1e-12
         momentum_rhs(pm, q, p, tau, v_out, p_dot)
+        total += p_dot[0]
+    return total
+
+
+@njit  # not cached: Numba would not see changes in pinext.compiled
+def _momentum_crba_loop(pm, q, p, tau, v_out, p_dot, n):
+    """n calls of the compiled momentum right-hand side, v = M⁻¹p by CRBA + LTDL."""
+    total = 0.0
+    for _ in range(n):
+        p[0] += 1e-12
+        momentum_rhs_crba(pm, q, p, tau, v_out, p_dot)
         total += p_dot[0]
     return total
 
@@ -134,8 +145,9 @@ def momentum_table() -> None:
     """The momentum right-hand side F(q, p, τ) = (M⁻¹p, ṗ) against one forward dynamics."""
     print()
     print("Celentano (2008) momentum right-hand side vs one ABA, serial chains (CPU us per call)")
+    print("  F/ABA: momentum_rhs (v = M⁻¹p by ABA); F/CRBA: momentum_rhs_crba (by CRBA + LTDL)")
     print(
-        f"{'chain':8s} {'nv':>3s} {'momentum_rhs':>13s} {'aba':>8s} {'ratio':>6s}"
+        f"{'chain':8s} {'nv':>3s} {'F/ABA':>8s} {'F/CRBA':>8s} {'aba':>8s} {'ratios':>11s}"
         f" {'pin.aba (Py)':>13s} {'Python F':>9s}"
     )
     rng = np.random.default_rng(1)
@@ -148,6 +160,7 @@ def momentum_table() -> None:
             pm = pack(model)
             p = momentum.momentum_from_velocity(model, data, q, v)
             t_m = compiled_per_call(pm, q, p, tau, loop=_momentum_loop)
+            t_c = compiled_per_call(pm, q, p, tau, loop=_momentum_crba_loop)
             t_a = compiled_per_call(pm, q, v, tau)
             t_p = python_per_call(lambda: pin.aba(model, data, q, v, tau))  # noqa: B023
             t_f = python_per_call(
@@ -155,8 +168,8 @@ def momentum_table() -> None:
                 calls=500,
             )
             print(
-                f"{joint}x{n:<6d} {model.nv:3d} {t_m * 1e6:13.3f} {t_a * 1e6:8.3f}"
-                f" {t_m / t_a:6.2f} {t_p * 1e6:13.3f} {t_f * 1e6:9.1f}"
+                f"{joint}x{n:<6d} {model.nv:3d} {t_m * 1e6:8.3f} {t_c * 1e6:8.3f} {t_a * 1e6:8.3f}"
+                f" {t_m / t_a:5.2f} {t_c / t_a:5.2f} {t_p * 1e6:13.3f} {t_f * 1e6:9.1f}"
             )
 
 
