@@ -14,7 +14,7 @@ integrator loop) and equal Pinocchio's results to 1e-12; Pinocchio stays the ref
     crba(pm, q, m_out)  # m_out = pin.crba(model, data, q), both triangles
 """
 
-from .aba import aba, aba_from_transforms, joint_transforms
+from .aba import aba, aba_from_transforms, joint_transforms, minv_from_transforms, minv_solve
 from .crba import crba, crba_from_transforms, ltdl, ltdl_solve
 from .model import JOINT_CODES, PackedModel, pack
 from .momentum import momentum_rhs, momentum_rhs_crba
@@ -29,6 +29,8 @@ __all__ = [
     "joint_transforms",
     "ltdl",
     "ltdl_solve",
+    "minv_from_transforms",
+    "minv_solve",
     "momentum_rhs",
     "momentum_rhs_crba",
     "pack",

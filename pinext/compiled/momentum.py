@@ -30,7 +30,7 @@ the same passes.
 
 from __future__ import annotations
 
-from .aba import aba_from_transforms, joint_transforms
+from .aba import joint_transforms, minv_from_transforms
 from .crba import crba_from_transforms, ltdl, ltdl_solve
 from .model import FREE_FLYER, PLANAR, SPHERICAL
 from .spatial import (
@@ -56,7 +56,7 @@ def momentum_rhs(pm, q, p, tau, v_out, p_dot_out):
         v_out: (nv,) receives v = M⁻¹ p. p_dot_out: (nv,) receives ṗ.
     """
     joint_transforms(pm, q)
-    aba_from_transforms(pm, pm.zeros, p, pm.zeros, v_out)  # v = M⁻¹ p
+    minv_from_transforms(pm, p, v_out)  # v = M⁻¹ p
     _momentum_from_velocity(pm, p, tau, v_out, p_dot_out)
 
 
