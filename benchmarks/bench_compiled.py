@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_flexible import arm  # noqa: E402
 from bench_simulate import stiff_chain  # noqa: E402
 
-from pinext.compiled import aba, momentum_rhs, momentum_rhs_crba, pack  # noqa: E402
+from pinext.compiled import aba, minv_solve, momentum_rhs, momentum_rhs_crba, pack  # noqa: E402
 from pinext.dynamics import momentum  # noqa: E402
 from pinext.robots import load_robot  # noqa: E402
 
@@ -40,6 +40,18 @@ def _loop(pm, q, v, tau, a, n):
         v[0] += 1e-12
         aba(pm, q, v, tau, a)
         total += a[0]
+    return total
+
+
+@njit  # not cached: Numba would not see changes in pinext.compiled
+def _minv_loop(pm, q, b, tau, out, n):
+    """One ABA at q, then n solves M⁻¹ b reusing its factors."""
+    aba(pm, q, b, tau, out)
+    total = 0.0
+    for _ in range(n):
+        b[0] += 1e-12
+        minv_solve(pm, b, out)
+        total += out[0]
     return total
 
 
@@ -68,7 +80,7 @@ def _momentum_crba_loop(pm, q, p, tau, v_out, p_dot, n):
 def compiled_per_call(pm, q, v, tau, loop=_loop) -> float:
     """Least CPU time of one call [s] over 15 batches of CALLS calls from an njit loop."""
     a, b = np.zeros(v.size), np.zeros(v.size)
-    args = (a,) if loop is _loop else (a, b)
+    args = (a,) if loop in (_loop, _minv_loop) else (a, b)
     loop(pm, q, v.copy(), tau, *args, 10)
     samples = []
     for _ in range(15):
@@ -109,7 +121,10 @@ def call_overhead() -> float:
 def main() -> None:
     rng = np.random.default_rng(0)
     print(f"pin.aba on a 1-joint model (call overhead): {call_overhead() * 1e6:.3f} us")
-    print(f"{'model':22s} {'nv':>3s} {'compiled [us]':>14s} {'pin.aba [us]':>13s} {'ratio':>6s}")
+    print(
+        f"{'model':22s} {'nv':>3s} {'compiled [us]':>14s} {'pin.aba [us]':>13s} {'ratio':>6s}"
+        f" {'minv_solve [us]':>16s}"
+    )
     for name, model in models():
         data = model.createData()
         lo = np.maximum(np.nan_to_num(model.lowerPositionLimit, neginf=-1.0), -3.0)
@@ -119,7 +134,11 @@ def main() -> None:
         pm = pack(model)
         t_c = compiled_per_call(pm, q, v, tau)
         t_p = python_per_call(lambda: pin.aba(model, data, q, v, tau))  # noqa: B023
-        print(f"{name:22s} {model.nv:3d} {t_c * 1e6:14.3f} {t_p * 1e6:13.3f} {t_c / t_p:6.2f}")
+        t_s = compiled_per_call(pm, q, v, tau, loop=_minv_loop)
+        print(
+            f"{name:22s} {model.nv:3d} {t_c * 1e6:14.3f} {t_p * 1e6:13.3f} {t_c / t_p:6.2f}"
+            f" {t_s * 1e6:16.3f}"
+        )
 
 
 def serial_chain(n: int, joint: str, seed: int = 0) -> pin.Model:
