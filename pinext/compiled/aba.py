@@ -21,8 +21,8 @@ from .spatial import (
     add_force_to_parent,
     add_inertia_to_parent,
     force_cross,
+    helper,
     inertia_times,
-    kernel,
     motion_cross,
     motion_to_child,
 )
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-@kernel
+@helper
 def _quaternion_matrix(x, y, z, w, out):
     """out[0] = rotation matrix of the quaternion (x, y, z, w), as Eigen's ``toRotationMatrix``."""
     tx, ty, tz = 2.0 * x, 2.0 * y, 2.0 * z
@@ -54,7 +54,7 @@ def _quaternion_matrix(x, y, z, w, out):
     out[0, 2, 2] = 1.0 - (txx + tyy)
 
 
-@kernel
+@helper
 def _axis_rotation(axis, i, cos, sin, out):
     """out[0] = cos I + sin [a]× + (1 − cos) a aᵀ (Rodrigues), a = axis[i] a unit vector."""
     a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
@@ -70,7 +70,7 @@ def _axis_rotation(axis, i, cos, sin, out):
     out[0, 2, 2] = cos + k * a2 * a2
 
 
-@kernel
+@helper
 def _joint_motion(code, iq, axis, i, q, rot, trans):
     """The transform X_J(q) of joint i alone (Featherstone (2008), Table 4.1), written to
     rot[0] (3 × 3) and trans[0, :3]."""
@@ -100,7 +100,7 @@ def _joint_motion(code, iq, axis, i, q, rot, trans):
         trans[0, 1] = q[iq + 1]
 
 
-@kernel
+@helper
 def _transforms(jtype, idx_q, axis, rot_p, trans_p, q, rot_j, trans_j, rot, trans):
     for i in range(1, jtype.shape[0]):
         _joint_motion(jtype[i], idx_q[i], axis, i, q, rot_j, trans_j)
@@ -120,7 +120,7 @@ def _transforms(jtype, idx_q, axis, rot_p, trans_p, q, rot_j, trans_j, rot, tran
             )
 
 
-@kernel
+@helper
 def joint_transforms(pm, q):
     """Parent -> joint frame transforms at q, ``liMi = jointPlacement · X_J(q)``, written to
     ``pm.ws_rotation`` and ``pm.ws_translation`` (Featherstone (2008), Table 5.1: ⁱX_λ = X_J X_T).
@@ -139,7 +139,7 @@ def joint_transforms(pm, q):
     )
 
 
-@kernel
+@helper
 def _invert_spd(d, k0, n, work):
     """Invert the n × n symmetric positive-definite block d[k0:k0+n, :n] in place (Cholesky
     L Lᵀ = D, then D⁻¹ = L⁻ᵀ L⁻¹); work[2] is overwritten."""
@@ -178,7 +178,7 @@ def _invert_spd(d, k0, n, work):
             d[k0 + c, r] = s
 
 
-@kernel
+@helper
 def aba(pm, q, v, tau, a_out):
     """Forward dynamics q̈ = ABA(q, v, τ), equal to ``pin.aba`` (armature included).
 
@@ -204,7 +204,7 @@ def aba(pm, q, v, tau, a_out):
     aba_from_transforms(pm, v, tau, pm.gravity, a_out)
 
 
-@kernel
+@helper
 def aba_from_transforms(pm, v, tau, gravity, a_out):
     """:func:`aba` once :func:`joint_transforms` has run, with the gravity (6,) given.
 
@@ -238,7 +238,7 @@ def aba_from_transforms(pm, v, tau, gravity, a_out):
     )
 
 
-@kernel
+@helper
 def minv_from_transforms(pm, b, out):
     """out = M(q)⁻¹ b once :func:`joint_transforms` has run: the ABA with v = 0 and no gravity,
     its velocity terms skipped. Leaves the factors U_i, D_i⁻¹ for :func:`minv_solve`."""
@@ -270,7 +270,7 @@ def minv_from_transforms(pm, b, out):
     )
 
 
-@kernel
+@helper
 def minv_solve(pm, b, out):
     """out = M(q)⁻¹ b reusing the factors of the last :func:`aba`, :func:`aba_from_transforms`
     or :func:`minv_from_transforms` call (at that call's q; any v, τ): U_i = I^A_i S_i and D_i⁻¹
@@ -301,7 +301,7 @@ def minv_solve(pm, b, out):
     )
 
 
-@kernel
+@helper
 def _minv_solve(
     parent, idx_v, nvs, s_rows, dof_axis, rot, trans, acc, pa, u_mat, d_inv, u, vec, b, out,
 ):  # fmt: skip
@@ -341,7 +341,7 @@ def _minv_solve(
         )
 
 
-@kernel
+@helper
 def _joint_acceleration(
     i, parent, idx_v, nvs, s_rows, dof_axis, rot, trans, acc, u_mat, d_inv, u, vec, out,
 ):  # fmt: skip
@@ -373,7 +373,7 @@ def _joint_acceleration(
                 acc[i, r] += s_rows[k, r] * out[k]
 
 
-@kernel
+@helper
 def _aba(
     parent, idx_v, nvs, s_rows, dof_axis, inertia, armature, gravity, rot, trans,
     vel, bias, acc, ia, pa, u_mat, d_inv, u, work, vec, v, tau, a_out, moving,

@@ -9,19 +9,19 @@
 from __future__ import annotations
 
 from .aba import joint_transforms
-from .spatial import add_force_to_parent, add_inertia_to_parent, inertia_times, kernel
+from .spatial import add_force_to_parent, add_inertia_to_parent, helper, inertia_times
 
 __all__ = ["crba", "crba_from_transforms", "ltdl", "ltdl_solve"]
 
 
-@kernel
+@helper
 def crba(pm, q, m_out):
     """M(q) into ``m_out`` (nv, nv), both triangles, armature on the diagonal."""
     joint_transforms(pm, q)
     crba_from_transforms(pm, m_out)
 
 
-@kernel
+@helper
 def crba_from_transforms(pm, m_out):
     """:func:`crba` once :func:`pinext.compiled.joint_transforms` has run.
 
@@ -45,7 +45,7 @@ def crba_from_transforms(pm, m_out):
     )
 
 
-@kernel
+@helper
 def _crba(parent, idx_v, nvs, s_rows, inertia, armature, rot, trans, ic, work, vec, m_out):
     nj = parent.shape[0]
     for r in range(m_out.shape[0]):  # entries between unrelated branches stay zero
@@ -84,7 +84,7 @@ def _crba(parent, idx_v, nvs, s_rows, inertia, armature, rot, trans, ic, work, v
         m_out[k, k] += armature[k]
 
 
-@kernel
+@helper
 def ltdl(pm, m):
     """Factorise M = Lᵀ D L in place (Featherstone (2008), Table 6.3), λ the dof parents:
 
@@ -105,7 +105,7 @@ def ltdl(pm, m):
             i = lam[i]
 
 
-@kernel
+@helper
 def ltdl_solve(pm, factors, b):
     """Solve M x = b in place (b becomes x) with the factors of :func:`ltdl`
     (Featherstone (2008), Table 6.4): x = L⁻¹ D⁻¹ L⁻ᵀ b."""

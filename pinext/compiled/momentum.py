@@ -36,15 +36,15 @@ from .model import FREE_FLYER, PLANAR, SPHERICAL
 from .spatial import (
     add_force_to_parent,
     force_cross,
+    helper,
     inertia_times,
-    kernel,
     motion_to_child,
 )
 
 __all__ = ["momentum_rhs", "momentum_rhs_crba"]
 
 
-@kernel
+@helper
 def momentum_rhs(pm, q, p, tau, v_out, p_dot_out):
     """Celentano's function F: (q, p, τ) ↦ (v, ṗ), equal to
     :func:`pinext.dynamics.momentum.momentum_rhs` (see the module docstring for the equations).
@@ -60,7 +60,7 @@ def momentum_rhs(pm, q, p, tau, v_out, p_dot_out):
     _momentum_from_velocity(pm, p, tau, v_out, p_dot_out)
 
 
-@kernel
+@helper
 def momentum_rhs_crba(pm, q, p, tau, v_out, p_dot_out):
     """:func:`momentum_rhs` with v = M⁻¹ p by the composite-rigid-body algorithm and the sparse
     LTDL factorisation (Featherstone (2008), Tables 6.2–6.4) instead of the ABA: Celentano's
@@ -74,7 +74,7 @@ def momentum_rhs_crba(pm, q, p, tau, v_out, p_dot_out):
     _momentum_from_velocity(pm, p, tau, v_out, p_dot_out)
 
 
-@kernel
+@helper
 def _momentum_from_velocity(pm, p, tau, v, p_dot_out):
     _momentum_rate(
         pm.parent,
@@ -99,7 +99,7 @@ def _momentum_from_velocity(pm, p, tau, v, p_dot_out):
     )
 
 
-@kernel
+@helper
 def _momentum_rate(
     parent, jtype, idx_v, nvs, s_rows, inertia, gravity, rot, trans,
     vel, vj, acc, mom, fg, vec, v, p, tau, out,
@@ -152,7 +152,7 @@ def _momentum_rate(
             out[k0 + 2] += px * vy - py * vx
 
 
-@kernel
+@helper
 def _cross_add(a, i, b, j, out, k):
     """out[k:k+3] += a[i:i+3] × b[j:j+3]."""
     out[k] += a[i + 1] * b[j + 2] - a[i + 2] * b[j + 1]
@@ -160,7 +160,7 @@ def _cross_add(a, i, b, j, out, k):
     out[k + 2] += a[i] * b[j + 1] - a[i + 1] * b[j]
 
 
-@kernel
+@helper
 def _hamel_se3(v, p, k0, out):
     """ad*_v p on se(3): with v = (ν, ω), p = (p_l, p_a): (p_l × ω, p_a × ω + p_l × ν)."""
     _cross_add(p, k0, v, k0 + 3, out, k0)

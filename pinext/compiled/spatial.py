@@ -9,23 +9,26 @@ Every helper reads and writes rows of whole arrays, named by an index: ``motion_
 j, out, k)`` computes ``out[k] = v[i] × m[j]``, so that no view is created in a hot loop.
 
 The kernels never allocate, and they are compiled without Numba's reference-counting runtime
-(``_nrt=False``, see :data:`kernel`): with it, every call of a helper that LLVM does not inline
-increments and decrements the count of each array argument (two atomic library calls per
-array), which measured 5× the cost of the joint transforms themselves.
+(``_nrt=False``, see :data:`kernel` and :data:`helper`): with it, every call of a function that
+LLVM does not inline increments and decrements the count of each array argument (two atomic
+library calls per array), which measured 5× the cost of the joint transforms themselves.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
-#: The decorator of every kernel: cached; no fastmath (results equal Pinocchio's to 1e-12); no
-#: reference counting (the kernels allocate nothing; ``_nrt`` is a Numba compiler flag); and
-#: inlined by LLVM into their callers (``forceinline``), which spares copying the packed model's
-#: ~30 array structures on every call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5.
-kernel = njit(cache=True, _nrt=False, forceinline=True)  # type: ignore[call-overload]
+#: The decorator of a compiled entry point: cached; no fastmath (results equal Pinocchio's to
+#: 1e-12); no reference counting (nothing allocates; ``_nrt`` is a Numba compiler flag).
+kernel = njit(cache=True, _nrt=False)  # type: ignore[call-overload]
+#: The same, and inlined by LLVM into every caller (``forceinline``): the ABA, CRBA and momentum
+#: kernels and their helpers. It spares copying the packed model's ~30 array structures on each
+#: call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5. Large functions called from
+#: many places (an integrator's stages calling a right-hand side) should stay ``kernel``.
+helper = njit(cache=True, _nrt=False, forceinline=True)  # type: ignore[call-overload]
 
 
-@kernel
+@helper
 def motion_cross(v, i, m, j, out, k):
     """Motion cross product, out[k] = v[i] × m[j] (Featherstone (2008), ch. 2).
 
@@ -43,7 +46,7 @@ def motion_cross(v, i, m, j, out, k):
     out[k, 5] = w0 * b1 - w1 * b0
 
 
-@kernel
+@helper
 def force_cross(v, i, f, j, out, k):
     """Force cross product, out[k] = v[i] ×* f[j] (Featherstone (2008), ch. 2).
 
@@ -61,7 +64,7 @@ def force_cross(v, i, f, j, out, k):
     out[k, 5] = w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
 
 
-@kernel
+@helper
 def inertia_times(inertia, i, x, j, out, k):
     """out[k] = inertia[i] x[j]: a 6 × 6 spatial inertia times a motion (a momentum)."""
     for r in range(6):
@@ -71,7 +74,7 @@ def inertia_times(inertia, i, x, j, out, k):
         out[k, r] = s
 
 
-@kernel
+@helper
 def motion_to_child(rot, trans, i, m, j, out, k):
     """Express a parent-frame motion in the frame of joint i, out[k] = ⁱX_λ m[j]
     (Featherstone (2008), ch. 2), with (R, p) = (rot[i], trans[i]):
@@ -89,7 +92,7 @@ def motion_to_child(rot, trans, i, m, j, out, k):
         out[k, 3 + r] = rot[i, 0, r] * w0 + rot[i, 1, r] * w1 + rot[i, 2, r] * w2
 
 
-@kernel
+@helper
 def add_force_to_parent(rot, trans, i, f, j, out, k):
     """Add a force in the frame of joint i to one in its parent's frame, out[k] += λX*_i f[j]
     (Featherstone (2008), ch. 2, λX*_i = (ⁱX_λ)ᵀ), with (R, p) = (rot[i], trans[i]):
@@ -110,7 +113,7 @@ def add_force_to_parent(rot, trans, i, f, j, out, k):
     out[k, 5] += rot[i, 2, 0] * n0 + rot[i, 2, 1] * n1 + rot[i, 2, 2] * n2 + p0 * g1 - p1 * g0
 
 
-@kernel
+@helper
 def add_inertia_to_parent(rot, trans, i, inertia, j, out, k, work):
     """Add a spatial inertia in the frame of joint i to one in its parent's frame,
     out[k] += λX*_i inertia[j] ⁱX_λ (Featherstone (2008), ch. 2 and Table 7.1).
