@@ -83,6 +83,22 @@ class ConstraintError(PinextError):
     """Inconsistent or degenerate constraints (contact tasks, Gauss's principle)."""
 
 
+class InconsistentInitialConditions(ConstraintError):
+    """The closures (loops, mimic couplings) do not hold at the start of a run and cannot be
+    made to (McClamroch (1986) (32), (39): consistent initial conditions).
+
+    Attributes:
+        residuals: Closure description -> its largest residual [m or rad] (or closure
+            velocity [m/s or rad/s] when ``quantity`` says so), for the open ones.
+        quantity: ``"residual"`` or ``"velocity"``.
+    """
+
+    def __init__(self, message: str, residuals: dict[str, float], quantity: str = "residual"):
+        self.residuals = dict(residuals)
+        self.quantity = quantity
+        super().__init__(message)
+
+
 class ExtensionError(FileFormatError, InvalidParameter):
     """A value in a URDF's ``<pinext>`` block or sidecar that is out of range or not a number.
 

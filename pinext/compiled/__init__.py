@@ -18,14 +18,17 @@ from .aba import aba, aba_from_transforms, joint_transforms, minv_from_transform
 from .crba import crba, crba_from_transforms, ltdl, ltdl_solve
 from .model import JOINT_CODES, PackedModel, pack
 from .momentum import momentum_rhs, momentum_rhs_crba
+from .path import compiled_events, enabled, phase_kernel, solve
 
 __all__ = [
     "JOINT_CODES",
     "PackedModel",
     "aba",
     "aba_from_transforms",
+    "compiled_events",
     "crba",
     "crba_from_transforms",
+    "enabled",
     "joint_transforms",
     "ltdl",
     "ltdl_solve",
@@ -34,4 +37,6 @@ __all__ = [
     "momentum_rhs",
     "momentum_rhs_crba",
     "pack",
+    "phase_kernel",
+    "solve",
 ]

@@ -19,6 +19,7 @@ COLORS: dict[str, Any] = {
     "surface": 0x8C8C8C,
     "environment": 0x8C564B,
     "layer": 0x2CA02C,
+    "loop": 0x9467BD,
     "skeleton": np.array([0.35, 0.45, 0.6, 1.0]),
     "joint": np.array([0.9, 0.55, 0.15, 1.0]),
     "flexible": np.array([0.55, 0.6, 0.7, 1.0]),
