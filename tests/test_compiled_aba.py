@@ -6,7 +6,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pinext.compiled import JOINT_CODES, aba, pack
+from pinext.compiled import (
+    JOINT_CODES,
+    aba,
+    joint_transforms,
+    minv_from_transforms,
+    minv_solve,
+    pack,
+)
 from pinext.exceptions import InvalidParameter, PinextError, UnsupportedModel
 from pinext.robots import load_robot, robot_names
 from tests.models import humanoid, rel, state
@@ -73,9 +80,14 @@ def every_joint_tree(rng: np.random.Generator) -> pin.Model:
         pin.JointModelPlanar(),
     ]
     model = pin.Model()
+    parent = 0
     for i, joint in enumerate(joints):
-        parent = 0 if i == 0 else int(rng.integers(max(1, i - 2), i + 1))  # a tree, not a chain
+        # a tree in depth-first order (Pinocchio's crba needs each subtree's dofs contiguous):
+        # the parent is the last joint or one of its ancestors
+        for _ in range(int(rng.integers(0, 3)) if i > 1 else 0):
+            parent = max(model.parents[parent], 1)
         jid = model.addJoint(parent, joint, _random_placement(rng), f"j{i}_{joint.shortname()}")
+        parent = jid
         model.appendBodyToJoint(jid, _random_inertia(rng), pin.SE3.Identity())
     model.lowerPositionLimit[:] = -2.0
     model.upperPositionLimit[:] = 2.0
@@ -217,3 +229,33 @@ def test_workspace_does_not_leak_between_calls():
     aba(pm, *second, out2)
     aba(pm, *first, out2)
     np.testing.assert_array_equal(out1, out2)
+
+
+def _mass_matrix(model: pin.Model, q: np.ndarray) -> np.ndarray:
+    m = pin.crba(model, model.createData(), q)
+    return np.triu(m) + np.triu(m, 1).T
+
+
+@pytest.mark.parametrize("which", ["tree", "humanoid"])
+def test_minv_solve_reuses_the_factors_of_the_last_aba(which):
+    """After aba(q, v, τ), minv_solve(b) = M(q)⁻¹ b for several b (the columns of M⁻¹ Jᵀ in a
+    constrained solve); minv_from_transforms gives the same from scratch."""
+    model = every_joint_tree(np.random.default_rng(15)) if which == "tree" else humanoid()
+    model.armature[:] = 0.05
+    rng = np.random.default_rng(16)
+    pm = pack(model)
+    q, v, tau = state(model, rng)
+    mass = _mass_matrix(model, q)
+    tol = max(1e-12, 50.0 * np.linalg.cond(mass) * np.finfo(float).eps)
+    a = np.zeros(model.nv)
+    aba(pm, q, v, tau, a)
+    x, y = np.zeros(model.nv), np.zeros(model.nv)
+    for _ in range(3):
+        b = rng.standard_normal(model.nv)
+        minv_solve(pm, b, x)
+        assert rel(x, np.linalg.solve(mass, b)) < tol
+    joint_transforms(pm, q)
+    minv_from_transforms(pm, b, y)
+    assert rel(y, np.linalg.solve(mass, b)) < tol
+    minv_solve(pm, b, x)
+    np.testing.assert_allclose(x, y, rtol=0, atol=1e-13 * (1 + np.abs(y).max()))
