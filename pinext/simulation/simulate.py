@@ -202,7 +202,7 @@ def simulate(
                 options["t_eval"] = output_times(t, t_final, output_dt)
             switch = chosen is None and method == "DOP853" and not momentum
             kernel = compiled = None
-            if method == "DOP853" and not momentum:
+            if method == "DOP853":
                 kernel = _compiled.phase_kernel(system, phase, chart, law)
             if kernel is not None:
                 compiled = _compiled.compiled_events(
