@@ -62,20 +62,24 @@ def voltages(robot: px.Robot) -> np.ndarray:
     return g / RATIO * m["resistance"] / m["torque_constant"] + 1.0
 
 
+def panda_system(robot: px.Robot) -> px.System:
+    """The Panda with its seven elastic DC drives; no joint limits, as the MuJoCo scene."""
+    drives = {
+        j: Drive(DCMotor(**MOTOR), ElasticTransmission(n, c, d))
+        for j, n, c, d in zip(JOINTS, RATIO, STIFFNESS, DAMPING, strict=True)
+    }
+    return px.System(robot, drives=drives, joint_limits=False)
+
+
 def pinext_run(
     robot: px.Robot, u: np.ndarray, rtol: float, method: str | None = None, repeats: int = REPEATS
 ) -> tuple[np.ndarray, dict, float]:
     """Samples every SAMPLE seconds, the stats of the last run and the median wall time of
     ``repeats`` runs (each building its System, so the identification of the linear phase is
     in the time)."""
-    drives = {
-        j: Drive(DCMotor(**MOTOR), ElasticTransmission(n, c, d))
-        for j, n, c, d in zip(JOINTS, RATIO, STIFFNESS, DAMPING, strict=True)
-    }
 
     def run():
-        # the MuJoCo scene has no joint limits: neither has this one (same physics)
-        system = px.System(robot, drives=drives, joint_limits=False)
+        system = panda_system(robot)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # the announced switch to Radau
             return px.simulate(

@@ -6,7 +6,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pinext.compiled import JOINT_CODES, aba, pack
+from pinext.compiled import (
+    JOINT_CODES,
+    aba,
+    joint_transforms,
+    minv_from_transforms,
+    minv_solve,
+    pack,
+)
 from pinext.exceptions import InvalidParameter, PinextError, UnsupportedModel
 from pinext.robots import load_robot, robot_names
 from tests.models import humanoid, rel, state
@@ -73,9 +80,14 @@ def every_joint_tree(rng: np.random.Generator) -> pin.Model:
         pin.JointModelPlanar(),
     ]
     model = pin.Model()
+    parent = 0
     for i, joint in enumerate(joints):
-        parent = 0 if i == 0 else int(rng.integers(max(1, i - 2), i + 1))  # a tree, not a chain
+        # a tree in depth-first order (Pinocchio's crba needs each subtree's dofs contiguous):
+        # the parent is the last joint or one of its ancestors
+        for _ in range(int(rng.integers(0, 3)) if i > 1 else 0):
+            parent = max(model.parents[parent], 1)
         jid = model.addJoint(parent, joint, _random_placement(rng), f"j{i}_{joint.shortname()}")
+        parent = jid
         model.appendBodyToJoint(jid, _random_inertia(rng), pin.SE3.Identity())
     model.lowerPositionLimit[:] = -2.0
     model.upperPositionLimit[:] = 2.0
@@ -205,6 +217,26 @@ def test_composite_joint_raises():
         pack(model)
 
 
+MIMIC_URDF = """<robot name="mimic"><link name="base"/>
+  <link name="a"><inertial><mass value="1"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+  <joint name="driver" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="follower" type="revolute"><parent link="a"/><child link="b"/>
+    <origin xyz="0.1 0 0"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>
+    <mimic joint="driver" multiplier="2" offset="0"/></joint>
+</robot>"""
+
+
+def test_mimic_joint_raises():
+    model = pin.buildModelFromXML(MIMIC_URDF, mimic=True)
+    with pytest.raises(UnsupportedModel, match="follower") as info:
+        pack(model)
+    assert info.value.joint_type == "JointModelMimic"
+
+
 def test_workspace_does_not_leak_between_calls():
     """Two different states in a row give the same results as each alone (the kernel
     overwrites its workspace rather than accumulating into it)."""
@@ -217,3 +249,33 @@ def test_workspace_does_not_leak_between_calls():
     aba(pm, *second, out2)
     aba(pm, *first, out2)
     np.testing.assert_array_equal(out1, out2)
+
+
+def _mass_matrix(model: pin.Model, q: np.ndarray) -> np.ndarray:
+    m = pin.crba(model, model.createData(), q)
+    return np.triu(m) + np.triu(m, 1).T
+
+
+@pytest.mark.parametrize("which", ["tree", "humanoid"])
+def test_minv_solve_reuses_the_factors_of_the_last_aba(which):
+    """After aba(q, v, τ), minv_solve(b) = M(q)⁻¹ b for several b (the columns of M⁻¹ Jᵀ in a
+    constrained solve); minv_from_transforms gives the same from scratch."""
+    model = every_joint_tree(np.random.default_rng(15)) if which == "tree" else humanoid()
+    model.armature[:] = 0.05
+    rng = np.random.default_rng(16)
+    pm = pack(model)
+    q, v, tau = state(model, rng)
+    mass = _mass_matrix(model, q)
+    tol = max(1e-12, 50.0 * np.linalg.cond(mass) * np.finfo(float).eps)
+    a = np.zeros(model.nv)
+    aba(pm, q, v, tau, a)
+    x, y = np.zeros(model.nv), np.zeros(model.nv)
+    for _ in range(3):
+        b = rng.standard_normal(model.nv)
+        minv_solve(pm, b, x)
+        assert rel(x, np.linalg.solve(mass, b)) < tol
+    joint_transforms(pm, q)
+    minv_from_transforms(pm, b, y)
+    assert rel(y, np.linalg.solve(mass, b)) < tol
+    minv_solve(pm, b, x)
+    np.testing.assert_allclose(x, y, rtol=0, atol=1e-13 * (1 + np.abs(y).max()))

@@ -23,6 +23,9 @@ from pinext.simulation.controls import Schedule
 
 from .conftest import pendulum_urdf
 
+#: These tests choose the path of each run themselves (tests/conftest.py).
+BOTH_PATHS = False
+
 
 def both(monkeypatch, build, t_final, **kwargs):
     """Run a freshly built System on the compiled and on the Python path."""
@@ -460,3 +463,29 @@ def test_compiled_radau_blow_up_raises_with_time_and_state(tmp_path, monkeypatch
         px.simulate(px.System(robot), 0.1, control=schedule, method="Radau", progress=True)
     assert 0.0 < caught.value.time <= 0.05
     assert np.all(np.isfinite(caught.value.state))
+
+
+def test_momentum_method_compiled_equals_python(tmp_path, monkeypatch):
+    """Celentano's scheme (state q, p = M v) on both paths, with drives in the phase."""
+    robot = pendulum(tmp_path, n=3, damping=0.05)
+    motor = dict(resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5)
+
+    def build():
+        return px.System(
+            robot,
+            drives={"j1": Drive(DCMotor(**motor), ElasticTransmission(30.0, 400.0, 0.3))},
+            joint_limits=False,
+        )
+
+    a, b = both(
+        monkeypatch, build, 1.0, q0=np.array([0.8, -0.4, 0.2]), control=np.array([1.5]),
+        method="momentum", output_dt=0.01,
+    )  # fmt: skip
+    assert a.meta["stats"]["method"] == "momentum"
+    assert_same(a, b)
+    aba_route, _ = both(
+        monkeypatch, build, 1.0, q0=np.array([0.8, -0.4, 0.2]), control=np.array([1.5]),
+        output_dt=0.01, rtol=1e-12, atol=1e-14,
+    )  # fmt: skip
+    assert np.abs(a.x - aba_route.x).max() < 1e-7
+    assert a.energy_balance().max_relative() < 1e-8

@@ -7,7 +7,7 @@ index. The packed model also carries the kernels' workspace, so that they alloca
 packed model must not be shared between threads.
 
 Every supported joint has a constant motion subspace S in its own frame and a zero bias
-c_J = Ṡ q̇ (Featherstone (2008), Table 4.1 and §4.4), which keeps the kernels short.
+c_J = Ṡ q̇ (Featherstone (2008), ch. 4), which keeps the kernels short.
 """
 
 from __future__ import annotations
@@ -90,10 +90,16 @@ class PackedModel(NamedTuple):
     dof_axis: np.ndarray
     """For dof k, the index of the one nonzero (= 1) entry of row k of S, or −1 when the row
     has several (unaligned axes); lets the kernels skip products by S. Shape (nv,), int64."""
+    dof_parent: np.ndarray
+    """Parent dof λ(k) of the kinematic tree over dofs (previous dof of the same joint, else
+    the last dof of the parent joint, −1 at the root), for the LTDL factorisation.
+    Shape (nv,), int64."""
     armature: np.ndarray
     """Armature (rotor inertia) added to the diagonal of the joint-space inertia. Shape (nv,)."""
     gravity: np.ndarray
     """Gravity as a spatial acceleration (linear, angular) [m/s²]. Shape (6,)."""
+    zeros: np.ndarray
+    """Zeros (a null velocity and a null gravity for the kernels). Shape (max(nv, 6),)."""
     # --- workspace (overwritten by every kernel call) ---
     ws_rotation: np.ndarray
     """Rotation of parent -> joint frame at the current q. Shape (nj, 3, 3)."""
@@ -121,6 +127,12 @@ class PackedModel(NamedTuple):
     """Scratch 6-vectors. Shape (4, 6)."""
     ws_joint_rotation: np.ndarray
     """Scratch rotation of one joint. Shape (1, 3, 3)."""
+    ws_mass_matrix: np.ndarray
+    """Joint-space inertia M (or its LTDL factors). Shape (nv, nv)."""
+    ws_momentum: np.ndarray
+    """Body momenta h_i = I_i v_i, summed over subtrees by the momentum kernel. Shape (nj, 6)."""
+    ws_gravity_force: np.ndarray
+    """Forces I_i a_i of gravity alone, summed over subtrees. Shape (nj, 6)."""
 
 
 def _joint_code(model: pin.Model, i: int) -> tuple[int, np.ndarray]:
@@ -200,6 +212,12 @@ def pack(model: pin.Model) -> PackedModel:
         rotational[i] = body.inertia
         inertia[i] = body.matrix()
         subspace[joint.idx_v : joint.idx_v + joint.nv] = _motion_subspace(code, ax)
+    dof_parent = np.full(nv, -1, dtype=np.int64)
+    for i in range(1, nj):
+        first = idx_v[i]
+        dof_parent[first + 1 : first + nvs[i]] = np.arange(first, first + nvs[i] - 1)
+        if parent[i] > 0:
+            dof_parent[first] = idx_v[parent[i]] + nvs[parent[i]] - 1
     gravity = np.r_[model.gravity.linear, model.gravity.angular].astype(float)
     return PackedModel(
         parent=parent,
@@ -223,8 +241,10 @@ def pack(model: pin.Model) -> PackedModel:
             ],
             dtype=np.int64,
         ).reshape(nv),
+        dof_parent=dof_parent,
         armature=np.array(model.armature, dtype=float).copy(),
         gravity=gravity,
+        zeros=np.zeros(max(nv, 6)),
         ws_rotation=np.zeros((nj, 3, 3)),
         ws_translation=np.zeros((nj, 3)),
         ws_velocity=np.zeros((nj, 6)),
@@ -238,4 +258,7 @@ def pack(model: pin.Model) -> PackedModel:
         ws_matrix=np.zeros((3, 6, 6)),
         ws_vector=np.zeros((4, 6)),
         ws_joint_rotation=np.zeros((1, 3, 3)),
+        ws_mass_matrix=np.zeros((nv, nv)),
+        ws_momentum=np.zeros((nj, 6)),
+        ws_gravity_force=np.zeros((nj, 6)),
     )

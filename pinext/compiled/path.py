@@ -105,7 +105,7 @@ def _inputs(law: Any, n_inputs: int) -> tuple[int, np.ndarray, np.ndarray] | Non
 
 def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseKernel | None:
     """The compiled right-hand side of the phase, or None (the reason said once)."""
-    if not enabled() or not chart.identity or system.imposing:
+    if not enabled() or not system.euclidean or system.imposing:
         return None
     packed = _packed(system)
     if packed is None:
@@ -140,6 +140,8 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         values.reshape(times.size, system.n_inputs).astype(float),
         np.zeros(a_mat.shape[1]),
         np.zeros(a_mat.shape[0]),
+        chart.momentum,
+        np.zeros(system.model.nv),
     )
 
 

@@ -1,7 +1,8 @@
 """The compiled right-hand side of a linear phase: the fused matrices around one compiled ABA.
 
 The same function as :func:`pinext.simulation.linear.fused_rhs` (and, with no component terms,
-:func:`pinext.simulation.rhs.plain_rhs`):
+:func:`pinext.simulation.rhs.plain_rhs`; with ``momentum``, the right-hand side of Celentano's
+scheme, ``y = [q, p = M v, ...]``, as :func:`pinext.simulation.rhs.make_rhs` has it):
 
 .. math::
 
@@ -20,8 +21,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .aba import aba
+from .aba import aba, joint_transforms, minv_from_transforms
 from .model import PackedModel
+from .momentum import _momentum_from_velocity
 from .spatial import kernel
 
 #: u_kind codes of :class:`PhaseKernel`.
@@ -49,6 +51,8 @@ class PhaseKernel(NamedTuple):
     u_values: np.ndarray  # (N, n_inputs)
     z: np.ndarray  # (m,) workspace
     lin: np.ndarray  # (n_lin,) workspace
+    momentum: bool = False  # y holds p = M v instead of v: Celentano (2008) Theorem 1
+    v: np.ndarray = np.zeros(0)  # (nv,) workspace of the momentum form
 
 
 @kernel
@@ -88,6 +92,11 @@ def rhs(P, t, y, out):
     z = P.z
     for i in range(n_core):
         z[i] = y[i]
+    if P.momentum:  # v = M(q)⁻¹ p: the efforts and powers are functions of v
+        joint_transforms(P.model, y[:nv])
+        minv_from_transforms(P.model, y[nv : 2 * nv], P.v)
+        for i in range(nv):
+            z[nv + i] = P.v[i]
     _inputs(P, t, z[n_core : n_core + n_in])
     z[m - 1] = 1.0
     lin = P.lin
@@ -97,8 +106,11 @@ def rhs(P, t, y, out):
             acc += P.a_val[k] * z[P.a_col[k]]
         lin[r] = acc
     for i in range(nv):
-        out[i] = y[nv + i]
-    aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
+        out[i] = z[nv + i]
+    if P.momentum:  # ṗ = ∂T/∂q + ad*_v p + τ − g(q), Celentano (2008) Theorem 1
+        _momentum_from_velocity(P.model, y[nv : 2 * nv], lin[:nv], P.v, out[nv : 2 * nv])
+    else:
+        aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
     for i in range(nv, lin.size):
         out[nv + i] = lin[i]
     p_in = 0.0
@@ -108,9 +120,9 @@ def rhs(P, t, y, out):
         p_in += P.q_val[0, k] * zz
         p_diss += P.q_val[1, k] * zz
     for i in range(nv):
-        p_diss += P.damping[i] * y[nv + i] * y[nv + i]
+        p_diss += P.damping[i] * z[nv + i] * z[nv + i]
     if P.torque_inputs:
         for i in range(nv):
-            p_in += z[n_core + i] * y[nv + i]
+            p_in += z[n_core + i] * z[nv + i]
     out[n_core] = p_in
     out[n_core + 1] = p_diss

@@ -163,15 +163,17 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
         y1[i] = y[i]
         for j in range(n):
             J[i, j] = 0.0
-    for j in range(2 * nv):
+    # Celentano's momentum form (y = [q, p, ...]) is not affine in p: differences throughout
+    n_fd = n_core if Pk.momentum else 2 * nv
+    for j in range(n_fd):
         d = (y[j] + SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
         y1[j] = y[j] + d
         rhs(Pk, t, y1, f1)
         y1[j] = y[j]
         for i in range(n):
             J[i, j] = (f1[i] - f[i]) / d
-    if n_core == 2 * nv:
-        return 2 * nv
+    if n_core == n_fd:
+        return n_fd
     # M⁻¹ column by column (f1 and y1 as scratch: tau in y1[:nv], accelerations in f1)
     q = y[:nv]
     v = y[nv : 2 * nv]
@@ -382,16 +384,23 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it):
 
 
 @njit(cache=True)
-def _brentq(e, xa, xb, Q, t_old, h, y_old, tmp, evs):
+def _event(Pk, e, t, y, evs, tmp):
+    """Event e at (t, y) (the one place that reads the compiled events, as
+    :func:`pinext.compiled.dop853._event_value` defines them)."""
+    return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+
+
+@njit(cache=True)
+def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
     """scipy's brentq (its C code), xtol = rtol = 4 ε, on the event residual along the
     collocation polynomial of the step."""
     xtol = 4 * EPS
     rtol_b = 4 * EPS
     xpre, xcur = xa, xb
     _interpolate(Q, t_old, h, y_old, xpre, tmp)
-    fpre = _event_value(e, xpre, tmp, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+    fpre = _event(Pk, e, xpre, tmp, evs, scratch)
     _interpolate(Q, t_old, h, y_old, xcur, tmp)
-    fcur = _event_value(e, xcur, tmp, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+    fcur = _event(Pk, e, xcur, tmp, evs, scratch)
     xblk = 0.0
     fblk = 0.0
     spre = 0.0
@@ -441,7 +450,7 @@ def _brentq(e, xa, xb, Q, t_old, h, y_old, tmp, evs):
         else:
             xcur -= delta
         _interpolate(Q, t_old, h, y_old, xcur, tmp)
-        fcur = _event_value(e, xcur, tmp, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+        fcur = _event(Pk, e, xcur, tmp, evs, scratch)
     return xcur
 
 
@@ -641,16 +650,14 @@ def advance(
         t_root = np.inf
         if n_events > 0:
             for e in range(n_events):
-                g_new[e] = _event_value(
-                    e, t_new, y_new, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6]
-                )
+                g_new[e] = _event(Pk, e, t_new, y_new, evs, f1)
             for e in range(n_events):
                 if _active(g_last[e], g_new[e], evs[7][e]):
-                    ga = _event_value(
-                        e, t_old, y_old, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6]
-                    )
+                    ga = _event(Pk, e, t_old, y_old, evs, f1)
                     if np.sign(ga) * np.sign(g_new[e]) < 0:
-                        tr = _brentq(e, t_old, t_new, Q, t_old, t_new - t_old, y_old, tmp, evs)
+                        tr = _brentq(
+                            Pk, e, t_old, t_new, Q, t_old, t_new - t_old, y_old, tmp, f1, evs
+                        )
                     else:
                         tr = t_new
                     if tr < t_root:

@@ -206,7 +206,7 @@ def simulate(
                 options["t_eval"] = output_times(t, t_final, output_dt)
             switch = chosen is None and method == "DOP853" and not momentum
             kernel = compiled = None
-            if method in _compiled.METHODS and not momentum:  # DOP853 or Radau, compiled
+            if method in _compiled.METHODS:  # DOP853 (or Celentano's form), Radau: compiled
                 kernel = _compiled.phase_kernel(system, phase, chart, law)
             if kernel is not None:
                 compiled = _compiled.compiled_events(
