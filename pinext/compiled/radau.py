@@ -539,7 +539,7 @@ def advance(
         h = 0.0
         t_new = t
         while not accepted:
-            if h_abs < min_step:
+            if not h_abs >= min_step:  # also a NaN step: never loop on it
                 st[_T] = t
                 return FAILED_SMALL
             h = h_abs
