@@ -77,8 +77,10 @@ def test_joint_limit_impacts_located_alike(tmp_path, monkeypatch):
         v0=np.array([3.0, -2.0]),
         output_dt=0.01,
     )
-    assert any(e.name.startswith("limit") for e in b.events)
+    assert any(e.name.startswith("limit:") for e in b.events)
     assert_same(a, b)
+    stats = a.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] > 2  # stops held in compiled code
 
 
 def test_sampled_output_and_constant_torque(tmp_path, monkeypatch):
@@ -272,3 +274,20 @@ def test_momentum_method_compiled_equals_python(tmp_path, monkeypatch):
     )  # fmt: skip
     assert np.abs(a.x - aba_route.x).max() < 1e-7
     assert a.energy_balance().max_relative() < 1e-8
+
+
+def test_ur5_held_on_its_stops_and_lifted_off_in_compiled_code(ur5_urdf, monkeypatch):
+    """The UR5 falls onto two stops, rests on them (locked-joint rows solved with the ABA's
+    factors) and lifts off (the reaction's zero located in the compiled loop)."""
+    robot = px.load_urdf(ur5_urdf)
+    q0 = np.array([0, -1.0, 1.0, 0, 0.5, 0])
+    a, b = both(monkeypatch, lambda: px.System(robot), 2.0, q0=q0, output_dt=0.01)
+    names = [e.name for e in b.events]
+    assert "limit-off:wrist_1_joint" in names and "limit-off:elbow_joint" in names
+    assert_same(a, b)
+    stats = a.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] == len(names) + 1
+    assert a.energy_balance().max_relative() < 1e-9
+    limits = next(c for c in px.System(robot).components if isinstance(c, px.contact.JointLimits))
+    reaction = a.outputs[f"{limits.name}.force"]
+    assert reaction.max() > 1.0 and reaction.min() > -1e-9  # held by pushing, never pulling

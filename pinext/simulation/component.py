@@ -24,7 +24,7 @@ import abc
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -151,9 +151,9 @@ class Event:
             optional ``"name"`` replaces the event's name in the record: one event function
             may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
-        distances: Optional compiled form of ``function``: ``(index, sign, bound)`` arrays
-            such that ``g(t, x) = min_k sign[k] * (x[index[k]] - bound[k])`` (a joint stop, the
-            nearest of several); it lets :mod:`pinext.compiled` evaluate the event in its loop.
+        compiled: Optional compiled form of ``function`` (:class:`Distances`,
+            :class:`Leaving` or :class:`Reaction`); it lets :mod:`pinext.compiled` evaluate
+            the event in its own loop.
     """
 
     name: str
@@ -161,7 +161,45 @@ class Event:
     direction: float = 0.0
     action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
     dynamic: bool = False
-    distances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    compiled: Distances | Leaving | Reaction | None = None
+
+
+class Distances(NamedTuple):
+    """``g(t, x) = min_k sign[k] (x[entry[k]] − bound[k])``: the nearest of several joint
+    stops (``entry``: indices into the public state)."""
+
+    entry: np.ndarray
+    sign: np.ndarray
+    bound: np.ndarray
+
+
+class Leaving(NamedTuple):
+    """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0): the separation
+    test of a row that left its stop at t0 (:func:`pinext.contact.limits.leaving_distance`)."""
+
+    entry: int
+    sign: float
+    bound: float
+    t0: float
+    d0: float
+
+
+class LockedJoints(NamedTuple):
+    """Rows that hold joints on a stop: row r is ``sign[r] · a[iv[r]] + γ_r = 0`` with the
+    Baumgarte drift ``γ_r = 2 ω φ̇_r + ω² φ_r``, ``φ_r = sign[r] (q[iq[r]] − bound[r])``."""
+
+    iq: np.ndarray
+    iv: np.ndarray
+    sign: np.ndarray
+    bound: np.ndarray
+    omega: float
+
+
+class Reaction(NamedTuple):
+    """``g(t, x, step)`` = the reaction of constraint row ``row`` of the phase (its rows in
+    the order of :meth:`Component.compiled_rows`): a lift-off."""
+
+    row: int
 
 
 @dataclass
@@ -231,6 +269,11 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
     ) -> ConstraintRows | None:
         """The constraint rows in this mode; ``data`` holds ``computeAllTerms(q, v)`` of the
         System's model (placements, Jacobians, mass matrix)."""
+        return None
+
+    def compiled_rows(self, mode: Any) -> LockedJoints | None:
+        """The compiled form of :meth:`constraint_rows` in this mode, when its rows lock
+        joints on their stops (:class:`LockedJoints`); None: the rows have no compiled form."""
         return None
 
     def mechanism(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
