@@ -17,9 +17,14 @@ its modes are
   the reaction, else slip again) or when λ_n would pull.
 
 Friction dissipates ``μ λ_n |ṡ_t|`` [W] (:meth:`FrictionalContact.power`), booked in the
-energy audit. The impact is the frictionless plastic impact on the normal row (solved with
-every engaged row of the System, :func:`pinext.contact.impulse.impact_impulse`); tangential
-impulses (Coulomb friction during the impact) are not modelled.
+energy audit. An impact is Newton's law with Coulomb's cone at the impulse level
+(:func:`pinext.contact.impulse.frictional_impulse`): one problem with every engaged row of the
+System (the other frictional contacts, each with its own cone, frictionless contacts, joint
+limits, loops), so a rocking block's new corner sticks while the old one lifts off in the
+same impulse. The contact sticks after a plastic impact whose impulse stays in the cone,
+slides when it leaves it, and bounces with Newton's e > 0 (scaled down when it would create
+energy: Stronge (1990)). Each contact of a System is its own component (``friction:<name>``)
+with its own modes and events.
 """
 
 from __future__ import annotations
@@ -36,9 +41,9 @@ from ..simulation.system import register_builder
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
 from .coordinates import FunctionalCoordinates
-from .impulse import impact_impulse
+from .impulse import solve_impact
 from .limits import leaving_distance
-from .unilateral import Contact
+from .unilateral import Contact, bounces
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -140,6 +145,13 @@ class FrictionalContact(Component):
         """Stick → slip when the cone cannot hold the reaction; free when λ_n would pull."""
         if mode.state is FREE:
             return mode
+        normal, tangent = self._kinematics(t, x)
+        v = x[self.nq : self.nq + self.nv]
+        if float(normal.rate(v)[0]) > VELOCITY_TOLERANCE:  # separating after another impact
+            return self._leave(t, x)
+        slip = tangent.rate(v)
+        if mode.state is STICK and np.linalg.norm(slip) > VELOCITY_TOLERANCE:
+            mode = FrictionMode(SLIP, _unit(slip))  # set sliding by another row's impact
         if mode.state is STICK:
             force = trial(x, mode).force(self.name, 3)
             if force[0] < 0.0:
@@ -172,6 +184,13 @@ class FrictionalContact(Component):
         direction = self._direction(tangent.rate(v), mode)
         force_map = normal.jacobian - self.mu * (direction @ tangent.jacobian)[None, :]
         return ConstraintRows(normal.jacobian, drift_n, None, RowKind.UNILATERAL, force_map)
+
+    def impulse_rows(self, t, x, q, v, mode, data):  # noqa: D102
+        normal, tangent = self._kinematics(t, x, data)
+        jacobian = np.vstack([normal.jacobian, tangent.jacobian])
+        return ConstraintRows(
+            jacobian, np.zeros(3), None, RowKind.UNILATERAL, None, friction=self.mu
+        )
 
     @staticmethod
     def _direction(slip: np.ndarray, mode: FrictionMode) -> np.ndarray:
@@ -250,15 +269,34 @@ class FrictionalContact(Component):
         info: dict[str, Any] = {"contact": self.contact.name, "approach_velocity": approach}
         if approach >= 0.0:  # separation test: no impulse on a contact that does not approach
             return x, self._settle(t, x, FrictionMode(STICK), trial), info
-        rows = trial.rows(x, FrictionMode(SLIP, (1.0, 0.0)))  # type: ignore[attr-defined]
-        jacobian = np.vstack([r.jacobian for _, r in rows])
-        bilateral = np.concatenate(
-            [np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows]
-        )
-        result = impact_impulse(self.model, self.data, q, v, jacobian, bilateral=bilateral)
-        x[self.nq : self.nq + self.nv] = result.v_plus
+        rows = trial.rows(x, FrictionMode(STICK), impulse=True)  # type: ignore[attr-defined]
+        starts = np.cumsum([0] + [r.m for _, r in rows])
         own = [k for k, (name, _) in enumerate(rows) if name == self.name][0]
-        info["impulse"] = result.impulse[sum(r.m for _, r in rows[:own]) :][:1]
+        restitution = np.zeros(int(starts[-1]))
+        bounce = bounces(self.contact, approach)
+        if bounce:
+            restitution[starts[own]] = self.contact.restitution
+        result = solve_impact(
+            self.model,
+            self.data,
+            q,
+            v,
+            rows,
+            restitution=restitution,
+            rest_velocity=self.contact.rest_velocity,
+        )
+        x[self.nq : self.nq + self.nv] = result.v_plus
+        info["impulse"] = np.asarray(result.impulse[starts[own] : starts[own + 1]])
+        cones = getattr(result, "cones", None)
+        if cones is not None:
+            k = sum(1 for name, r in rows[:own] if r.friction > 0.0)
+            info["cone"] = cones[k]
+            info["restitution_scale"] = result.restitution_scale
+        normal, _ = self._kinematics(t, x)
+        rebound = float(normal.rate(result.v_plus)[0])
+        info["bounce"] = bool(bounce and rebound > VELOCITY_TOLERANCE)
+        if info["bounce"]:
+            return x, self._leave(t, x), info
         slip = self._slip_velocity(t, x)
         if np.linalg.norm(slip) > VELOCITY_TOLERANCE:
             return x, self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial), info
@@ -289,16 +327,16 @@ def _unit(vector: np.ndarray) -> tuple[float, float]:
 
 
 @register_builder(rank=21)
-def _build(robot: Any, options: dict[str, Any]) -> Component | None:
-    """The System's frictional contacts (``Contact(..., friction=μ)`` with μ > 0)."""
+def _build(robot: Any, options: dict[str, Any]) -> list[Component] | None:
+    """The System's frictional contacts (``Contact(..., friction=μ)`` with μ > 0), one
+    component each."""
     contacts = options.get("contacts")
     if contacts is None:
         contacts = robot.extensions.contacts
     frictional = [c for c in (_as_contact(s) for s in contacts or ()) if c.friction > 0.0]
     if not frictional:
         return None
-    if len(frictional) > 1:
-        raise InvalidParameter(
-            f"one frictional contact per System for now, got {[c.name for c in frictional]}"
-        )
-    return FrictionalContact(frictional[0])
+    names = [c.name for c in frictional]
+    if len(set(names)) != len(names):
+        raise InvalidParameter(f"contact names must be unique, got {names}")
+    return [FrictionalContact(c) for c in frictional]

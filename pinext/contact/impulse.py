@@ -210,3 +210,250 @@ def contact_forces(
     delassus = jacobian @ minv_jt + np.diag(compliance)
     b = jacobian @ np.linalg.solve(mass, tau - bias) + drift
     return solve_lcp(delassus, b, bilateral)
+
+
+class FrictionalImpulseResult(NamedTuple):
+    """Result of :func:`frictional_impulse` (unpacks as ``v_plus, impulse, active, cones``)."""
+
+    v_plus: np.ndarray
+    """Shape (nv,). Velocity just after the impact [rad/s or m/s]."""
+    impulse: np.ndarray
+    """Shape (m,). Impulse of every row [N.s or N.m.s]: P_n >= 0 on unilateral and normal rows,
+    the tangential impulses of every cone within ``μ P_n``."""
+    active: np.ndarray
+    """Shape (m,). Whether a row ends the impact held (w = 0); a sliding cone's tangents are not."""
+    cones: tuple[str, ...]
+    """One of ``"open"``, ``"stick"``, ``"slip"`` per cone."""
+    restitution_scale: float
+    """The factor (≤ 1) applied to the restitution coefficients so that the impact creates no
+    energy (1 unless Newton's law with friction would have created energy)."""
+
+
+#: Iterations of the slip-direction fixed point ``t̂ = v_t⁺/|v_t⁺|`` of a sliding cone.
+SLIP_ITERATIONS = 50
+
+
+def frictional_impulse(
+    mass: np.ndarray,
+    v: np.ndarray,
+    jacobian: np.ndarray,
+    *,
+    cones: list[tuple[int, list[int], float]],
+    restitution: np.ndarray | float = 0.0,
+    bilateral: np.ndarray | None = None,
+) -> FrictionalImpulseResult:
+    """The impulses of a simultaneous impact of frictional contacts, unilateral and bilateral
+    rows: Newton's impact law with Coulomb's friction cone at the impulse level (Moreau's law
+    of the post-impact velocity, Moreau 1988, Glocker & Pfeiffer).
+
+    .. math::
+
+        M(\\dot q^+ - \\dot q^-) = \\sum_k J_k^T P_k,\\qquad
+        0 \\le P_n \\perp w_n = J_n\\dot q^+ + e\\,\\min(J_n\\dot q^-, 0) \\ge 0,
+
+    and per cone (normal row n, tangential rows t, coefficient μ) either **stick** —
+    ``J_t q̇⁺ = 0`` with ``|P_t| ≤ μ P_n`` (a plastic sticking impact: the impulse stays in
+    the cone) — or **slip** — ``P_t = −μ P_n t̂`` with ``t̂ = J_t q̇⁺ / |J_t q̇⁺|`` (the
+    friction impulse opposes the sliding velocity after the impact, maximal dissipation) —
+    or **open** (P = 0, w_n ≥ 0). The cone is exact: the Euclidean norm of the tangential
+    impulse in 3D (second-order cone), ``|P_t|`` on a planar contact.
+
+    Energy. With ``ΔT = q̇⁺ᵀ Jᵀ P − ½ Δq̇ᵀ M Δq̇`` and ``w_n P_n = 0``: for e = 0 every
+    normal row gives ``J_n q̇⁺ P_n = 0``, every sticking cone ``J_t q̇⁺ = 0``, every sliding
+    one ``J_t q̇⁺ · P_t = −μ P_n |J_t q̇⁺| ≤ 0``, so ``ΔT ≤ −½ Δq̇ᵀ M Δq̇ ≤ 0``: a plastic
+    frictional impact never creates energy. With e > 0 Newton's law with friction may (a
+    tangential impulse that couples into the normal direction, Stronge (1990)); the
+    coefficients are then scaled down (bisection on one common factor, reported as
+    ``restitution_scale``) to the largest value that creates none, Stronge's energetic
+    bound.
+
+    The solution is found by enumerating the modes of the rows (held/open, stick/slip/open)
+    in the order "held before open, stick before slip", each slip direction by the fixed
+    point above, and keeping the first that satisfies every sign and cone condition.
+
+    Args:
+        mass: M, shape (nv, nv) [kg or kg.m^2].
+        v: q̇⁻, shape (nv,).
+        jacobian: Shape (m, nv); velocities ``J q̇`` positive when a normal row separates.
+        cones: (normal row, tangential rows, μ) of every frictional contact.
+        restitution: Newton's e ∈ [0, 1] per row (read on unilateral and normal rows).
+        bilateral: Shape (m,) booleans: rows held in both directions (default none).
+
+    Returns:
+        :class:`FrictionalImpulseResult`.
+
+    Raises:
+        ConstraintError: No mode satisfies the conditions (contradicting rows).
+    """
+    J = np.atleast_2d(np.asarray(jacobian, dtype=float))
+    m = J.shape[0]
+    e = np.array(np.broadcast_to(np.asarray(restitution, dtype=float), (m,)))
+    if np.any(e < 0.0) or np.any(e > 1.0):
+        raise InvalidParameter(f"restitution must be in [0, 1], got {e}")
+    bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
+    for n, tangents, mu in cones:
+        if mu < 0.0 or bilateral[n] or bilateral[tangents].any():
+            raise InvalidParameter("a cone needs μ >= 0 and unilateral normal/tangential rows")
+    result = _frictional(mass, v, J, cones, e, bilateral)
+    kinetic = 0.5 * float(v @ mass @ v)
+
+    def gain(r: FrictionalImpulseResult) -> float:
+        return 0.5 * float(r.v_plus @ mass @ r.v_plus) - kinetic
+
+    slack = 1e-12 * max(kinetic, 1e-300)
+    if e.any() and gain(result) > slack:
+        low, high = 0.0, 1.0
+        for _ in range(60):
+            mid = 0.5 * (low + high)
+            if gain(_frictional(mass, v, J, cones, mid * e, bilateral)) > slack:
+                high = mid
+            else:
+                low = mid
+        result = _frictional(mass, v, J, cones, low * e, bilateral)._replace(
+            restitution_scale=low
+        )
+    return result
+
+
+def _frictional(mass, v, J, cones, e, bilateral) -> FrictionalImpulseResult:
+    """One solve of :func:`frictional_impulse` for fixed restitution coefficients."""
+    import itertools
+
+    m = J.shape[0]
+    minv = np.linalg.inv(mass)
+    rate = J @ v
+    b = np.where(bilateral, 0.0, rate + e * np.minimum(rate, 0.0))
+    in_cone = np.zeros(m, dtype=bool)
+    for n, tangents, _ in cones:
+        in_cone[[n, *tangents]] = True
+    single = [i for i in range(m) if not bilateral[i] and not in_cone[i]]
+    scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
+    tol = 1e-9 * scale
+    options = [("held", "open")] * len(single) + [("stick", "slip", "open")] * len(cones)
+    for choice in itertools.product(*options):
+        held = bilateral.copy()
+        for i, c in zip(single, choice[: len(single)], strict=True):
+            held[i] = c == "held"
+        kinds = choice[len(single) :]
+        for (n, tangents, _), c in zip(cones, kinds, strict=True):
+            held[n] = c != "open"
+            held[tangents] = c == "stick"
+        directions = {}
+        for k, ((_n, tangents, _), c) in enumerate(zip(cones, kinds, strict=True)):
+            if c == "slip":  # start from the sliding velocity before the impact
+                t_rate = rate[tangents]
+                directions[k] = _unit_or_none(t_rate)
+        P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+        for _ in range(SLIP_ITERATIONS if directions else 0):
+            changed = False
+            for k, ((_n, tangents, _), c) in enumerate(zip(cones, kinds, strict=True)):
+                if c != "slip":
+                    continue
+                new = _unit_or_none(J[tangents] @ v_plus)
+                if new is None:
+                    break
+                if directions[k] is None or np.abs(new - directions[k]).max() > 1e-13:
+                    directions[k], changed = new, True
+            if not changed:
+                break
+            P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+        w = J @ v_plus - J @ v + b
+        ok = bool(np.all(np.abs(w[held]) <= tol + 1e-9 * np.abs(J[held] @ v_plus)))
+        for i in single:
+            ok &= P[i] >= -tol if held[i] else w[i] >= -tol
+        for k, ((n, tangents, mu), c) in enumerate(zip(cones, kinds, strict=True)):
+            if c == "open":
+                ok &= w[n] >= -tol
+            elif c == "stick":
+                ok &= P[n] >= -tol and float(np.linalg.norm(P[tangents])) <= mu * P[n] + tol
+            else:
+                slip = J[tangents] @ v_plus
+                d, now = directions.get(k), _unit_or_none(slip)
+                ok &= P[n] >= -tol and float(np.linalg.norm(slip)) > tol
+                ok &= d is not None and now is not None and float(np.abs(now - d).max()) < 1e-9
+            if not ok:
+                break
+        if ok:
+            active = held.copy()
+            for i in single:
+                P[i] = max(P[i], 0.0)
+            return FrictionalImpulseResult(v_plus, P, active, tuple(kinds), 1.0)
+    raise ConstraintError(
+        f"the frictional impact problem of {m} rows and {len(cones)} cones has no solution "
+        "in any stick/slip/open mode (rows that contradict each other)"
+    )
+
+
+def _unit_or_none(vector: np.ndarray) -> np.ndarray | None:
+    norm = float(np.linalg.norm(vector))
+    return None if norm <= 1e-14 else vector / norm
+
+
+def _solve_modes(minv, v, J, b, held, cones, kinds, directions):
+    """(P, q̇⁺) of one mode: the held rows' impulses, each sliding normal row's impulse along
+    ``J_n − μ t̂ᵀ J_t`` (frictionless while it has no direction yet)."""
+    m = J.shape[0]
+    W = J.copy()  # the force map of the held rows
+    slipping = {}
+    for k, ((n, tangents, mu), c) in enumerate(zip(cones, kinds, strict=True)):
+        if c == "slip":
+            d = directions.get(k)
+            if d is None:  # no direction yet: start from the frictionless impact's sliding
+                d = np.zeros(len(tangents))
+            W[n] = J[n] - mu * (d @ J[tangents])
+            slipping[n] = (tangents, mu, d)
+    rows = np.flatnonzero(held)
+    P = np.zeros(m)
+    if rows.size:
+        G = J[rows] @ minv @ W[rows].T
+        P[rows] = np.linalg.lstsq(G, -b[rows], rcond=1e-12)[0]
+    v_plus = v + minv @ (W[rows].T @ P[rows])
+    for n, (tangents, mu, d) in slipping.items():
+        P[tangents] = -mu * P[n] * d
+    return P, v_plus
+
+
+def solve_impact(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    rows: list,
+    *,
+    restitution: np.ndarray | float = 0.0,
+    rest_velocity: float = 0.0,
+) -> ImpulseResult | FrictionalImpulseResult:
+    """The impact of every engaged row of a System: ``(name, ConstraintRows)`` pairs as
+    ``trial.rows(x, mode, impulse=True)`` gives them. Frictionless rows go to
+    :func:`impact_impulse`; rows with a friction coefficient (a frictional contact: its
+    normal row then its tangential rows) make it :func:`frictional_impulse`.
+
+    Returns:
+        The result; its ``impulse`` and ``active`` follow the stacked rows.
+    """
+    from ..simulation.component import RowKind
+
+    jacobian = np.vstack([r.jacobian for _, r in rows])
+    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
+    cones, start = [], 0
+    for _, r in rows:
+        if r.friction > 0.0:
+            cones.append((start, list(range(start + 1, start + r.m)), float(r.friction)))
+            bilateral[start : start + r.m] = False
+        start += r.m
+    if not cones:
+        return impact_impulse(
+            model,
+            data,
+            q,
+            v,
+            jacobian,
+            restitution=restitution,
+            bilateral=bilateral,
+            rest_velocity=rest_velocity,
+        )
+    pin.crba(model, data, q)
+    mass = np.triu(data.M) + np.triu(data.M, 1).T
+    return frictional_impulse(
+        mass, v, jacobian, cones=cones, restitution=restitution, bilateral=bilateral
+    )

@@ -184,9 +184,10 @@ class System:
             candidate = phase if mode is None else phase.replace(comp.name, mode)
             return self.step(t, x, control, candidate)
 
-        def rows(x: np.ndarray, mode: Any = None) -> list[tuple[str, Any]]:
+        def rows(x: np.ndarray, mode: Any = None, impulse: bool = False) -> list[tuple[str, Any]]:
             """(component name, ConstraintRows) of every constrained component in the
-            candidate phase (the impulse problem of a simultaneous impact)."""
+            candidate phase; with ``impulse`` their :meth:`Component.impulse_rows` (the
+            impulse problem of a simultaneous impact)."""
             candidate = phase if mode is None else phase.replace(comp.name, mode)
             q, v = self.split(x)
             pin.computeAllTerms(self.model, self.data, q, v)
@@ -194,7 +195,8 @@ class System:
             for other in self.components:
                 other_mode = candidate.get(other.name)
                 if other.is_constrained(other_mode):
-                    r = other.constraint_rows(t, x, q, v, other_mode, self.data)
+                    hook = other.impulse_rows if impulse else other.constraint_rows
+                    r = hook(t, x, q, v, other_mode, self.data)
                     if r is not None and r.m:
                         found.append((other.name, r))
             return found
