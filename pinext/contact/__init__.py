@@ -36,7 +36,16 @@ from .coordinates import (
 from .environment import DynamicEnvironment
 from .friction import FrictionalContact, FrictionMode, FrictionState
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
-from .impulse import ImpulseResult, contact_forces, impact_impulse, solve_lcp
+from .impulse import (
+    FrictionalImpulseResult,
+    ImpulseResult,
+    contact_forces,
+    frictional_impulse,
+    impact_impulse,
+    solve_impact,
+    solve_lcp,
+)
+from .joint_friction import JointFriction, JointFrictionModes, JointFrictionState
 from .limits import (
     EffortSaturation,
     JointLimit,
@@ -59,6 +68,7 @@ __all__ = [
     "DynamicEnvironment",
     "EffortSaturation",
     "FrictionMode",
+    "FrictionalImpulseResult",
     "FrictionState",
     "FrictionalContact",
     "FunctionalCoordinates",
@@ -66,6 +76,9 @@ __all__ = [
     "ImplicitSurface",
     "ImpulseResult",
     "InconsistentInitialConditionsWarning",
+    "JointFriction",
+    "JointFrictionModes",
+    "JointFrictionState",
     "JointLimit",
     "JointLimitWarning",
     "JointLimits",
@@ -77,6 +90,7 @@ __all__ = [
     "constrained_dynamics",
     "contact_component",
     "contact_forces",
+    "frictional_impulse",
     "impact_impulse",
     "joint_limits",
     "peg_in_hole",
@@ -86,6 +100,7 @@ __all__ = [
     "project_consistent",
     "run_writing_task",
     "seed_impact_as_printed",
+    "solve_impact",
     "solve_lcp",
 ]
 

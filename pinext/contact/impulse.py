@@ -320,12 +320,14 @@ def _frictional(mass, v, J, cones, e, bilateral) -> FrictionalImpulseResult:
     import itertools
 
     m = J.shape[0]
+    e = e.copy()
     minv = np.linalg.inv(mass)
     rate = J @ v
     b = np.where(bilateral, 0.0, rate + e * np.minimum(rate, 0.0))
     in_cone = np.zeros(m, dtype=bool)
     for n, tangents, _ in cones:
         in_cone[[n, *tangents]] = True
+        e[tangents] = 0.0  # restitution acts on the normal rows only
     single = [i for i in range(m) if not bilateral[i] and not in_cone[i]]
     scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
     tol = 1e-9 * scale

@@ -55,6 +55,10 @@ class System:
         joint_limits: Enforce the URDF's position limits as unilateral rows with impacts
             (:class:`pinext.contact.JointLimits`); False leaves every joint free.
         saturate_efforts: Clip joint-torque inputs to the URDF's effort limits.
+        joint_friction: Coulomb friction in the joints with stick/slip modes
+            (:class:`pinext.contact.JointFriction`): True takes the URDF's
+            ``<dynamics friction>`` and the extension format's ``[joint_friction]``; a mapping
+            joint name -> F_c [N.m or N] replaces them; False ignores them.
 
     Attributes:
         model: The model used for simulation (a copy of ``robot.model``; drives may set its
@@ -75,6 +79,7 @@ class System:
         mimic: bool = True,
         joint_limits: bool = True,
         saturate_efforts: bool = False,
+        joint_friction: bool | dict[str, float] = True,
     ) -> None:
         if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
@@ -93,6 +98,7 @@ class System:
             "mimic": mimic,
             "joint_limits": joint_limits,
             "saturate_efforts": saturate_efforts,
+            "joint_friction": joint_friction,
         }
         self.components: list[Component] = []
         for _, build in BUILDERS:
