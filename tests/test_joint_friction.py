@@ -155,3 +155,24 @@ def test_joint_friction_input_is_checked():
         JointFriction(model, {"nope": 1.0})
     with pytest.raises(px.exceptions.InvalidParameter, match=">= 0"):
         JointFriction(model, {"x": -1.0})
+
+
+def test_extension_formats_set_the_joint_friction(tmp_path):
+    """The sidecar's [joint_friction] table and the <pinext><joint_friction/> element override
+    <dynamics friction>."""
+    robot = _pendulum(tmp_path, 0.6)
+    (tmp_path / "pendulum.pinext.toml").write_text("[joint_friction]\nhinge = 1.5\n")
+    robot = px.load_urdf(tmp_path / "pendulum.urdf")
+    (comp,) = [c for c in px.System(robot).components if isinstance(c, JointFriction)]
+    assert comp.torque.tolist() == [1.5]
+    text = (tmp_path / "pendulum.urdf").read_text().replace(
+        "</robot>", '<pinext><joint_friction joint="hinge" friction="0.25"/></pinext></robot>'
+    )
+    (tmp_path / "pendulum.pinext.toml").unlink()
+    (tmp_path / "pendulum.urdf").write_text(text)
+    robot = px.load_urdf(tmp_path / "pendulum.urdf")
+    (comp,) = [c for c in px.System(robot).components if isinstance(c, JointFriction)]
+    assert comp.torque.tolist() == [0.25]
+    assert not any(
+        isinstance(c, JointFriction) for c in px.System(robot, joint_friction=False).components
+    )
