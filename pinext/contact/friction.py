@@ -198,7 +198,7 @@ class FrictionalContact(Component):
         speed = float(np.linalg.norm(slip))
         return slip / speed if speed > 0.0 else np.asarray(mode.direction)
 
-    # -- energy and outputs --------------------------------------------------------------------
+    # -- energy, outputs and scene --------------------------------------------------------------------
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
         if mode is None or mode.state is not SLIP:
             return 0.0, 0.0
@@ -214,11 +214,26 @@ class FrictionalContact(Component):
         elif mode.state is SLIP:
             normal_force = float(step.force(self.name, 1)[0])
             friction = -self.mu * normal_force * self._direction(slip, mode)
+        state = {FREE: 0.0, STICK: 1.0, SLIP: 2.0}[mode.state]
         return {
             "normal_force": np.array([normal_force]),
             "friction_force": friction,
             "slip_velocity": slip,
+            "force": np.concatenate([[normal_force], friction]),
+            "state": np.array([state]),
         }
+
+    def metadata(self) -> dict[str, Any]:
+        """The scene item a viewer draws: the plane, the force arrow (output ``force`` =
+        [λ_n, λ_x, λ_y] in the plane's frame), the friction cone of half-angle atan μ
+        coloured by the output ``state`` (0 free, 1 stick, 2 slip)."""
+        from .scene import contact_scene_items
+
+        (item,) = contact_scene_items([self.contact], component=self.name)
+        item["force"]["rows"] = [[0, [0.0, 0.0, 1.0]], [1, [1.0, 0.0, 0.0]], [2, [0.0, 1.0, 0.0]]]
+        item["friction"] = self.mu
+        item["state"] = f"{self.name}.state"
+        return {f"scene.{self.name}": [item]}
 
     # -- events --------------------------------------------------------------------------------
     def events(self, mode: FrictionMode) -> list[Event]:  # noqa: D102
