@@ -92,9 +92,7 @@ def test_bouncing_spinning_ball_never_gains_energy_at_an_event():
         _ball(1.0, 0.1),
         contacts=[Contact(plane("bottom"), friction=0.3, restitution=0.8, name="ground")],
     )
-    traj = px.simulate(
-        system, 1.8, q0=np.array([0.0, 0.6, -0.3]), v0=np.array([1.5, 0.0, 25.0])
-    )
+    traj = px.simulate(system, 1.8, q0=np.array([0.0, 0.6, -0.3]), v0=np.array([1.5, 0.0, 25.0]))
     assert len(traj.events) >= 4
     energy = traj.energy()
     for event in traj.events:
@@ -116,12 +114,17 @@ def test_frictional_impulse_never_creates_energy_on_random_problems():
         mass = A @ A.T + 0.5 * np.eye(nv)
         n_contacts = int(rng.integers(1, 3))
         J = rng.normal(size=(3 * n_contacts, nv))
-        cones = [(3 * k, [3 * k + 1, 3 * k + 2], float(rng.uniform(0.1, 1.0))) for k in range(n_contacts)]
+        cones = [
+            (3 * k, [3 * k + 1, 3 * k + 2], float(rng.uniform(0.1, 1.0))) for k in range(n_contacts)
+        ]
         v = rng.normal(size=nv)
         for k in range(n_contacts):  # every contact approaches
-            v -= (J[3 * k] @ v + rng.uniform(0.1, 1.0)) * np.linalg.solve(mass, J[3 * k]) / (
-                J[3 * k] @ np.linalg.solve(mass, J[3 * k])
-            ) * (k == 0)
+            v -= (
+                (J[3 * k] @ v + rng.uniform(0.1, 1.0))
+                * np.linalg.solve(mass, J[3 * k])
+                / (J[3 * k] @ np.linalg.solve(mass, J[3 * k]))
+                * (k == 0)
+            )
         e = float(rng.choice([0.0, 0.5, 1.0]))
         try:
             result = frictional_impulse(mass, v, J, cones=cones, restitution=e)
@@ -142,7 +145,8 @@ def test_frictional_impulse_never_creates_energy_on_random_problems():
             if state == "slip":  # opposes the sliding velocity after the impact
                 slip = J[t] @ result.v_plus
                 np.testing.assert_allclose(
-                    result.impulse[t], -mu * result.impulse[n] * slip / np.linalg.norm(slip),
+                    result.impulse[t],
+                    -mu * result.impulse[n] * slip / np.linalg.norm(slip),
                     atol=1e-8,
                 )
 

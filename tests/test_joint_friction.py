@@ -120,8 +120,14 @@ def _slider(mass=2.0):
     model = pin.Model()
     model.name = "slider"
     jx = model.addJoint(
-        0, pin.JointModelPX(), pin.SE3.Identity(), "x", np.array([100.0]), np.array([100.0]),
-        np.array([-1.0]), np.array([0.2]),
+        0,
+        pin.JointModelPX(),
+        pin.SE3.Identity(),
+        "x",
+        np.array([100.0]),
+        np.array([100.0]),
+        np.array([-1.0]),
+        np.array([0.2]),
     )
     jz = model.addJoint(jx, pin.JointModelPZ(), pin.SE3.Identity(), "z")
     model.appendBodyToJoint(jz, pin.Inertia.FromSphere(mass, 0.05), pin.SE3.Identity())
@@ -165,8 +171,12 @@ def test_extension_formats_set_the_joint_friction(tmp_path):
     robot = px.load_urdf(tmp_path / "pendulum.urdf")
     (comp,) = [c for c in px.System(robot).components if isinstance(c, JointFriction)]
     assert comp.torque.tolist() == [1.5]
-    text = (tmp_path / "pendulum.urdf").read_text().replace(
-        "</robot>", '<pinext><joint_friction joint="hinge" friction="0.25"/></pinext></robot>'
+    text = (
+        (tmp_path / "pendulum.urdf")
+        .read_text()
+        .replace(
+            "</robot>", '<pinext><joint_friction joint="hinge" friction="0.25"/></pinext></robot>'
+        )
     )
     (tmp_path / "pendulum.pinext.toml").unlink()
     (tmp_path / "pendulum.urdf").write_text(text)

@@ -41,7 +41,7 @@ from ..simulation.system import register_builder
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
 from .coordinates import FunctionalCoordinates
-from .impulse import solve_impact
+from .impulse import FrictionalImpulseResult, solve_impact
 from .limits import leaving_distance
 from .unilateral import Contact, bounces
 
@@ -198,7 +198,7 @@ class FrictionalContact(Component):
         speed = float(np.linalg.norm(slip))
         return slip / speed if speed > 0.0 else np.asarray(mode.direction)
 
-    # -- energy, outputs and scene --------------------------------------------------------------------
+    # -- energy, outputs and scene -------------------------------------------------------------
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
         if mode is None or mode.state is not SLIP:
             return 0.0, 0.0
@@ -302,8 +302,8 @@ class FrictionalContact(Component):
         )
         x[self.nq : self.nq + self.nv] = result.v_plus
         info["impulse"] = np.asarray(result.impulse[starts[own] : starts[own + 1]])
-        cones = getattr(result, "cones", None)
-        if cones is not None:
+        if isinstance(result, FrictionalImpulseResult):
+            cones = result.cones
             k = sum(1 for name, r in rows[:own] if r.friction > 0.0)
             info["cone"] = cones[k]
             info["restitution_scale"] = result.restitution_scale

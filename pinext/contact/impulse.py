@@ -309,9 +309,7 @@ def frictional_impulse(
                 high = mid
             else:
                 low = mid
-        result = _frictional(mass, v, J, cones, low * e, bilateral)._replace(
-            restitution_scale=low
-        )
+        result = _frictional(mass, v, J, cones, low * e, bilateral)._replace(restitution_scale=low)
     return result
 
 
@@ -321,13 +319,14 @@ def _frictional(mass, v, J, cones, e, bilateral) -> FrictionalImpulseResult:
 
     m = J.shape[0]
     e = e.copy()
+    for _, tangents, _ in cones:
+        e[tangents] = 0.0  # restitution acts on the normal rows only
     minv = np.linalg.inv(mass)
     rate = J @ v
     b = np.where(bilateral, 0.0, rate + e * np.minimum(rate, 0.0))
     in_cone = np.zeros(m, dtype=bool)
     for n, tangents, _ in cones:
         in_cone[[n, *tangents]] = True
-        e[tangents] = 0.0  # restitution acts on the normal rows only
     single = [i for i in range(m) if not bilateral[i] and not in_cone[i]]
     scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
     tol = 1e-9 * scale

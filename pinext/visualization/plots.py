@@ -300,8 +300,14 @@ def contact_friction(trajectory: Any, contact: str, mu: float | None = None) -> 
             on = state == value
             if on.any():
                 ax.fill_between(
-                    t, 0, 1, where=on, color=color, transform=ax.get_xaxis_transform(),
-                    label=label, step="mid",
+                    t,
+                    0,
+                    1,
+                    where=on,
+                    color=color,
+                    transform=ax.get_xaxis_transform(),
+                    label=label,
+                    step="mid",
                 )
     ax.plot(t, normal, color="C0", lw=1.5, label="normal force λ_n")
     ax.plot(t, tangential, color="C3", lw=1.5, label="tangential force |λ_t|")
