@@ -14,7 +14,12 @@ its modes are
   (Coulomb: the friction force ``−μ λ_n t̂`` opposes the sliding velocity
   ``t̂ = ṡ_t / |ṡ_t|``, the slip direction of the mode when it starts from rest); it ends when
   the sliding velocity along the mode's direction crosses zero (then stick if the cone holds
-  the reaction, else slip again) or when λ_n would pull.
+  the reaction, else slip again) or when λ_n would pull;
+* ``held`` — at rest, with the tangential motion held by other rows (a joint limit, a loop):
+  the normal row only and no friction force, chosen when sticking would need a tangential
+  reaction outside the cone that the other rows take instead (the split between redundant
+  rows is otherwise arbitrary); it chooses again at the next event of another component,
+  as a gear held by other constraints (:class:`pinext.drives.modes.GearMode`).
 
 Friction dissipates ``μ λ_n |ṡ_t|`` [W] (:meth:`FrictionalContact.power`), booked in the
 energy audit. An impact is Newton's law with Coulomb's cone at the impulse level
@@ -54,10 +59,14 @@ class FrictionState(ModeState):
 
     FREE = "free"
     STICK = "stick"
+    HELD = "held"
+    """At rest with the tangential motion held by other rows (a joint limit, another
+    contact): the normal row only, no friction force (statically indeterminate otherwise)."""
     SLIP = "slip"
 
 
 FREE, STICK, SLIP = FrictionState.FREE, FrictionState.STICK, FrictionState.SLIP
+HELD = FrictionState.HELD
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,10 @@ class FrictionalContact(Component):
         return self._settle(t, x, FrictionMode(STICK), trial)
 
     def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> FrictionMode:
+        """After another component's event: a sliding contact that another row's impact
+        brought to rest sticks if the cone holds it."""
+        if mode.state is SLIP and np.linalg.norm(self._slip_velocity(t, x)) <= VELOCITY_TOLERANCE:
+            mode = FrictionMode(STICK)
         return self._settle(t, x, mode, trial)
 
     def _settle(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial) -> FrictionMode:
@@ -150,6 +163,8 @@ class FrictionalContact(Component):
         if float(normal.rate(v)[0]) > VELOCITY_TOLERANCE:  # separating after another impact
             return self._leave(t, x)
         slip = tangent.rate(v)
+        if mode.state is HELD:  # at rest: choose again
+            mode = FrictionMode(STICK)
         if mode.state is STICK and np.linalg.norm(slip) > VELOCITY_TOLERANCE:
             mode = FrictionMode(SLIP, _unit(slip))  # set sliding by another row's impact
         if mode.state is STICK:
@@ -157,6 +172,13 @@ class FrictionalContact(Component):
             if force[0] < 0.0:
                 return self._leave(t, x)
             if np.linalg.norm(force[1:]) > self.mu * force[0]:
+                held = FrictionMode(HELD)
+                step = trial(x, held)
+                a_t = tangent.jacobian @ step.a + tangent.drift
+                if step.force(self.name, 1)[0] >= 0.0 and np.abs(a_t).max() <= 1e-9 * (
+                    1.0 + np.abs(step.a).max()
+                ):
+                    return held  # other rows hold it: the cone needs to take nothing
                 return self._settle(t, x, FrictionMode(SLIP, _unit(-force[1:])), trial)
             return mode
         force = trial(x, mode).force(self.name, 1)
@@ -181,6 +203,8 @@ class FrictionalContact(Component):
             return ConstraintRows(
                 jacobian, np.concatenate([drift_n, drift_t]), None, RowKind.BILATERAL
             )
+        if mode.state is HELD:
+            return ConstraintRows(normal.jacobian, drift_n, None, RowKind.UNILATERAL)
         direction = self._direction(tangent.rate(v), mode)
         force_map = normal.jacobian - self.mu * (direction @ tangent.jacobian)[None, :]
         return ConstraintRows(normal.jacobian, drift_n, None, RowKind.UNILATERAL, force_map)
@@ -211,10 +235,12 @@ class FrictionalContact(Component):
         if mode.state is STICK:
             force = step.force(self.name, 3)
             normal_force, friction = float(force[0]), force[1:].copy()
+        elif mode.state is HELD:
+            normal_force = float(step.force(self.name, 1)[0])
         elif mode.state is SLIP:
             normal_force = float(step.force(self.name, 1)[0])
             friction = -self.mu * normal_force * self._direction(slip, mode)
-        state = {FREE: 0.0, STICK: 1.0, SLIP: 2.0}[mode.state]
+        state = {FREE: 0.0, STICK: 1.0, HELD: 1.0, SLIP: 2.0}[mode.state]
         return {
             "normal_force": np.array([normal_force]),
             "friction_force": friction,
@@ -226,7 +252,7 @@ class FrictionalContact(Component):
     def metadata(self) -> dict[str, Any]:
         """The scene item a viewer draws: the plane, the force arrow (output ``force`` =
         [λ_n, λ_x, λ_y] in the plane's frame), the friction cone of half-angle atan μ
-        coloured by the output ``state`` (0 free, 1 stick, 2 slip)."""
+        coloured by the output ``state`` (0 free, 1 stick or held, 2 slip)."""
         from .scene import contact_scene_items
 
         (item,) = contact_scene_items([self.contact], component=self.name)
@@ -243,6 +269,8 @@ class FrictionalContact(Component):
         lift = Event(f"lift-off:{name}", self._normal_function(mode), -1.0, self._lift_off, True)
         if mode.state is STICK:
             return [lift, Event(f"slip:{name}", self._cone_function(), -1.0, self._slip, True)]
+        if mode.state is HELD:  # chooses again when the rows that hold it change
+            return [lift]
         return [lift, Event(f"stick:{name}", self._stop_function(mode), -1.0, self._stop)]
 
     def _gap_function(self, mode: FrictionMode):

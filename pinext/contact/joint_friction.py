@@ -182,7 +182,10 @@ class JointFriction(Component):
         return DOWN if force > 0.0 else UP
 
     # -- efforts, rows, energy -------------------------------------------------------------
-    def _signs(self, mode: JointFrictionModes) -> np.ndarray:
+    def _signs(self, mode: JointFrictionModes | None) -> np.ndarray:
+        """σ of every joint (zeros before the mode is chosen: no friction torque)."""
+        if mode is None:
+            return np.zeros(len(self.joints))
         return np.array([s.sign for s in mode.states])
 
     def effort(self, t, x, q, v, u, mode):  # noqa: D102
@@ -206,6 +209,8 @@ class JointFriction(Component):
     def _reactions(self, mode: JointFrictionModes, step: Step) -> np.ndarray:
         """The friction torque of every joint [N.m or N] in a step."""
         out = -self.torque * self._signs(mode)
+        if mode is None:
+            return out
         stuck = [k for k, s in enumerate(mode.states) if s is STICK]
         if stuck:
             out[stuck] = step.force(self.name, len(stuck))
@@ -217,7 +222,9 @@ class JointFriction(Component):
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
         return {
             "torque": self._reactions(mode, step),
-            "stick": np.array([float(s in (STICK, HELD)) for s in mode.states]),
+            "stick": np.array([float(s in (STICK, HELD)) for s in mode.states])
+            if mode is not None
+            else np.zeros(len(self.joints)),
         }
 
     def metadata(self) -> dict[str, Any]:
