@@ -209,3 +209,29 @@ def test_rocking_block_loses_housners_fraction_at_every_impact(b, h, t_final):
     # the old corner lifts off in the same impulse: one corner on the ground in every phase
     assert all(sorted(p.name.split("+")) == ["free", "stick"] for p in traj.phases)
     assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+@pytest.mark.parametrize(("vx", "mu"), [(0.5, 0.5), (3.0, 0.1)])
+def test_rod_falling_flat_closes_both_frictional_ends_in_one_impulse(vx, mu):
+    """A rod (mass m) falls flat with horizontal speed vx onto two frictional supports: one
+    impulse problem for both ends. By symmetry each end takes P_n = m |vz⁻| / 2; the ends
+    stick when the tangential impulse m vx / 2 per end stays within μ P_n (then vx⁺ = 0),
+    else slide with P_t = −μ P_n each (vx⁺ = vx − 2 μ P_n / m)."""
+    from tests.test_impulse import _rod
+
+    mass, height = 1.0, 0.3
+    contacts = [Contact(plane(n), friction=mu, name=n) for n in ("left", "right")]
+    system = px.System(_rod(mass=mass), contacts=contacts)
+    traj = px.simulate(system, 0.3, q0=np.array([0.0, height, 0.0]), v0=np.array([vx, 0, 0]))
+    (impact,) = traj.events
+    vz = np.sqrt(2 * G * height)
+    p_n = mass * vz / 2
+    stick = mass * vx / 2 <= mu * p_n
+    p_t = -mass * vx / 2 if stick else -mu * p_n
+    np.testing.assert_allclose(impact.info["impulse"][:2], [p_n, p_t], rtol=1e-10)
+    assert impact.info["cone"] == ("stick" if stick else "slip")
+    at = np.flatnonzero(traj.t == impact.t)[-1]
+    np.testing.assert_allclose(traj.v[at], [vx + 2 * p_t / mass, 0.0, 0.0], atol=1e-10)
+    expected_phase = "stick+stick" if stick else "slip+slip"
+    assert traj.phases[1].name == expected_phase
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9

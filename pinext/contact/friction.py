@@ -147,9 +147,24 @@ class FrictionalContact(Component):
             return self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial)
         return self._settle(t, x, FrictionMode(STICK), trial)
 
+    def _touching(self, t: float, x: np.ndarray, approaching: bool) -> bool:
+        """Whether the point is on its surface (|gap| ≤ GAP_TOLERANCE) and approaches it
+        (``approaching``), or does not separate from it."""
+        pin.framesForwardKinematics(self.model, self.data, x[: self.nq])
+        if abs(self.normal.approach_gap(self.model, self.data, t)) > GAP_TOLERANCE:
+            return False
+        rate = float(self._kinematics(t, x)[0].rate(x[self.nq : self.nq + self.nv])[0])
+        return rate < 0.0 if approaching else rate <= VELOCITY_TOLERANCE
+
     def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> FrictionMode:
-        """After another component's event: a sliding contact that another row's impact
-        brought to rest sticks if the cone holds it."""
+        """After another component's event: a free contact that touches without separating
+        (it closed in the other's impulse problem) closes; a sliding contact that another
+        row's impact brought to rest sticks if the cone holds it."""
+        if mode.state is FREE and mode.leaving is None and self._touching(t, x, False):
+            slip = self._slip_velocity(t, x)
+            if np.linalg.norm(slip) > VELOCITY_TOLERANCE:
+                return self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial)
+            return self._settle(t, x, FrictionMode(STICK), trial)
         if mode.state is SLIP and np.linalg.norm(self._slip_velocity(t, x)) <= VELOCITY_TOLERANCE:
             mode = FrictionMode(STICK)
         return self._settle(t, x, mode, trial)
@@ -210,6 +225,8 @@ class FrictionalContact(Component):
         return ConstraintRows(normal.jacobian, drift_n, None, RowKind.UNILATERAL, force_map)
 
     def impulse_rows(self, t, x, q, v, mode, data):  # noqa: D102
+        if mode is None or (mode.state is FREE and not self._touching(t, x, approaching=True)):
+            return None
         normal, tangent = self._kinematics(t, x, data)
         jacobian = np.vstack([normal.jacobian, tangent.jacobian])
         return ConstraintRows(

@@ -238,7 +238,10 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
     ) -> ConstraintRows | None:
         """The rows this component adds to an impulse problem (a simultaneous impact) in this
         mode; default :meth:`constraint_rows`. A frictional contact gives its normal and
-        tangential rows with ``friction`` = μ whatever its stick/slip state."""
+        tangential rows with ``friction`` = μ whatever its stick/slip state, and so does a free
+        one that touches its surface while approaching (it closes in the same impulse)."""
+        if not self.is_constrained(mode):
+            return None
         return self.constraint_rows(t, x, q, v, mode, data)
 
     def mechanism(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

@@ -200,11 +200,14 @@ class System:
             found = []
             for other in self.components:
                 other_mode = candidate.get(other.name)
-                if other.is_constrained(other_mode):
-                    hook = other.impulse_rows if impulse else other.constraint_rows
-                    r = hook(t, x, q, v, other_mode, self.data)
-                    if r is not None and r.m:
-                        found.append((other.name, r))
+                if impulse:
+                    r = other.impulse_rows(t, x, q, v, other_mode, self.data)
+                elif other.is_constrained(other_mode):
+                    r = other.constraint_rows(t, x, q, v, other_mode, self.data)
+                else:
+                    continue
+                if r is not None and r.m:
+                    found.append((other.name, r))
             return found
 
         def dynamics(x: np.ndarray, mode: Any = None) -> tuple[list, np.ndarray, np.ndarray, Any]:
