@@ -229,8 +229,9 @@ class FrictionalImpulseResult(NamedTuple):
     energy (1 unless Newton's law with friction would have created energy)."""
 
 
-#: Iterations of the slip-direction fixed point ``t̂ = v_t⁺/|v_t⁺|`` of a sliding cone.
-SLIP_ITERATIONS = 50
+#: Iterations of the slip-direction fixed point ``t̂ = v_t⁺/|v_t⁺|`` of a sliding cone before
+#: the angle search.
+SLIP_ITERATIONS = 8
 
 
 def frictional_impulse(
@@ -269,7 +270,9 @@ def frictional_impulse(
 
     The solution is found by enumerating the modes of the rows (held/open, stick/slip/open)
     in the order "held before open, stick before slip", each slip direction by the fixed
-    point above, and keeping the first that satisfies every sign and cone condition.
+    point above (an angle search on the circle of directions where it does not converge:
+    strongly coupled normal and tangential rows), and keeping the first that satisfies every
+    sign and cone condition.
 
     Args:
         mass: M, shape (nv, nv) [kg or kg.m^2].
@@ -345,19 +348,8 @@ def _frictional(mass, v, J, cones, e, bilateral) -> FrictionalImpulseResult:
                 t_rate = rate[tangents]
                 directions[k] = _unit_or_none(t_rate)
         P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
-        for _ in range(SLIP_ITERATIONS if directions else 0):
-            changed = False
-            for k, ((_n, tangents, _), c) in enumerate(zip(cones, kinds, strict=True)):
-                if c != "slip":
-                    continue
-                new = _unit_or_none(J[tangents] @ v_plus)
-                if new is None:
-                    break
-                if directions[k] is None or np.abs(new - directions[k]).max() > 1e-13:
-                    directions[k], changed = new, True
-            if not changed:
-                break
-            P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+        if directions:
+            P, v_plus = _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus)
         w = J @ v_plus - J @ v + b
         ok = bool(np.all(np.abs(w[held]) <= tol + 1e-9 * np.abs(J[held] @ v_plus)))
         for i in single:
@@ -383,6 +375,67 @@ def _frictional(mass, v, J, cones, e, bilateral) -> FrictionalImpulseResult:
         f"the frictional impact problem of {m} rows and {len(cones)} cones has no solution "
         "in any stick/slip/open mode (rows that contradict each other)"
     )
+
+
+def _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus):
+    """The sliding directions ``t̂_k ∥ J_t q̇⁺`` of every sliding cone (updates
+    ``directions``): first the fixed point ``t̂ ← J_t q̇⁺ / |J_t q̇⁺|`` (it converges at once
+    when the tangential and normal rows are uncoupled), then, cone by cone, the angle φ of
+    ``t̂ = (cos φ, sin φ)`` where ``t̂ × J_t q̇⁺ = 0`` with ``t̂ · J_t q̇⁺ > 0`` (a scan of the
+    circle, refined by Brent's method), in sweeps until the directions settle."""
+    from scipy.optimize import brentq
+
+    sliding = [k for k, c in enumerate(kinds) if c == "slip"]
+
+    def settled() -> bool:
+        for k in sliding:
+            now = _unit_or_none(J[cones[k][1]] @ v_plus)
+            d = directions.get(k)
+            if now is None or d is None or np.abs(now - d).max() > 1e-12:
+                return False
+        return True
+
+    for _ in range(SLIP_ITERATIONS):
+        if settled():
+            return P, v_plus
+        for k in sliding:
+            new = _unit_or_none(J[cones[k][1]] @ v_plus)
+            if new is not None:
+                directions[k] = new
+        P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+    for _ in range(20):
+        if settled():
+            break
+        for k in sliding:
+            tangents = cones[k][1]
+
+            def at(phi: float, k: int = k, tangents: list = tangents) -> tuple[float, float]:
+                d = np.array([np.cos(phi), np.sin(phi)])[: len(tangents)]
+                if len(tangents) == 1:
+                    d = np.sign(d) if d[0] != 0 else np.ones(1)
+                directions[k] = d
+                slip = J[tangents] @ _solve_modes(minv, v, J, b, held, cones, kinds, directions)[1]
+                cross = d[0] * slip[1] - d[1] * slip[0] if len(tangents) == 2 else 0.0
+                return float(cross), float(d @ slip)
+
+            if len(tangents) == 1:
+                candidates = [0.0, np.pi]
+            else:
+                grid = np.linspace(0.0, 2 * np.pi, 73)
+                values = [at(phi) for phi in grid]
+                candidates = []
+                for i in range(72):
+                    (c0, d0), (c1, d1) = values[i], values[i + 1]
+                    if c0 == 0.0 and d0 > 0.0:
+                        candidates.append(grid[i])
+                    elif c0 * c1 < 0.0 and (d0 > 0.0 or d1 > 0.0):
+                        candidates.append(brentq(lambda p: at(p)[0], grid[i], grid[i + 1], xtol=1e-15))
+            best = max(candidates, key=lambda p: at(p)[1], default=None)
+            if best is None:
+                return P, v_plus
+            at(best)
+            P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+    return P, v_plus
 
 
 def _unit_or_none(vector: np.ndarray) -> np.ndarray | None:
