@@ -235,3 +235,46 @@ def test_rod_falling_flat_closes_both_frictional_ends_in_one_impulse(vx, mu):
     expected_phase = "stick+stick" if stick else "slip+slip"
     assert traj.phases[1].name == expected_phase
     assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def test_solo12_drops_onto_four_frictional_feet_and_stands():
+    """Solo12 (example-robot-data, free flyer) dropped from 0.3 m in its standing posture
+    under a PD posture law, with four 3D frictional point contacts at its feet (μ = 0.8),
+    event-driven: the four feet close in one impulse problem, no foot penetrates more than
+    1e-6 m, the feet stick for 5 s, the impact dissipates and the audit closes."""
+    robot = px.load_robot("solo12")
+    model = robot.model
+    data = model.createData()
+    feet = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+    posture = np.array([0, 0.8, -1.6, 0, 0.8, -1.6, 0, -0.8, 1.6, 0, -0.8, 1.6], float)
+    q0 = pin.neutral(model)
+    q0[7:] = posture
+    pin.framesForwardKinematics(model, data, q0)
+    q0[2] = 0.3 - min(data.oMf[model.getFrameId(f)].translation[2] for f in feet)
+    kp, kd = 8.0, 0.3  # [N.m/rad], [N.m.s/rad]
+
+    def posture_law(t, x):
+        u = np.zeros(model.nv)
+        u[6:] = kp * (posture - x[7 : model.nq]) - kd * x[model.nq + 6 : model.nq + model.nv]
+        return u
+
+    contacts = [Contact(plane(f), friction=0.8, name=f) for f in feet]
+    system = px.System(robot, contacts=contacts)
+    traj = px.simulate(system, 5.0, q0=q0, control=posture_law, output_dt=0.01)
+    (impact,) = traj.events
+    assert impact.t == pytest.approx(np.sqrt(2 * 0.3 / G), abs=1e-9)
+    assert impact.info["energy_loss"] > 0.0 and impact.info["cone"] == "stick"
+    assert [p.name for p in traj.phases] == ["free+free+free+free", "stick+stick+stick+stick"]
+    lowest = np.inf
+    for q in traj.q:
+        pin.framesForwardKinematics(model, data, q)
+        lowest = min(lowest, *(data.oMf[model.getFrameId(f)].translation[2] for f in feet))
+    assert lowest > -1e-6
+    after = traj.t > impact.t
+    for f in feet:
+        assert np.abs(traj.outputs[f"friction:{f}.slip_velocity"][after]).max() < 1e-9
+        assert traj.outputs[f"friction:{f}.normal_force"][after].min() > 0.0
+    weight = pin.computeTotalMass(model) * G
+    total = sum(traj.outputs[f"friction:{f}.normal_force"][-1, 0] for f in feet)
+    assert total == pytest.approx(weight, rel=1e-6)  # standing still at the end
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9

@@ -429,7 +429,9 @@ def _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus):
                     if c0 == 0.0 and d0 > 0.0:
                         candidates.append(grid[i])
                     elif c0 * c1 < 0.0 and (d0 > 0.0 or d1 > 0.0):
-                        candidates.append(brentq(lambda p: at(p)[0], grid[i], grid[i + 1], xtol=1e-15))
+                        candidates.append(
+                            brentq(lambda p: at(p)[0], grid[i], grid[i + 1], xtol=1e-15)
+                        )
             best = max(candidates, key=lambda p: at(p)[1], default=None)
             if best is None:
                 return P, v_plus
