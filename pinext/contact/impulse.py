@@ -227,6 +227,10 @@ class FrictionalImpulseResult(NamedTuple):
     restitution_scale: float
     """The factor (≤ 1) applied to the restitution coefficients so that the impact creates no
     energy (1 unless Newton's law with friction would have created energy)."""
+    jammed: bool = False
+    """No stick/slip/open mode satisfies the law (strong normal–tangential coupling, the
+    impact form of Painlevé's paradox): every engaged row is held instead (the contacts stick,
+    Génot & Brogliato (1999)'s resolution), an M-orthogonal projection of q̇⁻."""
 
 
 #: Iterations of the slip-direction fixed point ``t̂ = v_t⁺/|v_t⁺|`` of a sliding cone before
@@ -242,6 +246,7 @@ def frictional_impulse(
     cones: list[tuple[int, list[int], float]],
     restitution: np.ndarray | float = 0.0,
     bilateral: np.ndarray | None = None,
+    rest_velocity: float = 0.0,
 ) -> FrictionalImpulseResult:
     """The impulses of a simultaneous impact of frictional contacts, unilateral and bilateral
     rows: Newton's impact law with Coulomb's friction cone at the impulse level (Moreau's law
@@ -268,8 +273,9 @@ def frictional_impulse(
     ``restitution_scale``) to the largest value that creates none, Stronge's energetic
     bound.
 
-    The solution is found by enumerating the modes of the rows (held/open, stick/slip/open)
-    in the order "held before open, stick before slip", each slip direction by the fixed
+    The solution is found by enumerating the modes of the rows (held/open, stick/slip/open),
+    fewest sliding cones first, then in the order "held before open, stick before slip",
+    each slip direction by the fixed
     point above (an angle search on the circle of directions where it does not converge:
     strongly coupled normal and tangential rows), and keeping the first that satisfies every
     sign and cone condition.
@@ -281,12 +287,17 @@ def frictional_impulse(
         cones: (normal row, tangential rows, μ) of every frictional contact.
         restitution: Newton's e ∈ [0, 1] per row (read on unilateral and normal rows).
         bilateral: Shape (m,) booleans: rows held in both directions (default none).
+        rest_velocity: The Zeno cut [m/s or rad/s], as in :func:`impact_impulse`: normal
+            and unilateral rows that the impulses leave separating slower than this are held
+            too when they can be (P_n ≥ 0, in the cone); when the impact itself is slower,
+            every engaged row is held (an M-orthogonal projection of q̇⁻, which adds no
+            kinetic energy; the acceleration-level problem then decides stick, slip and
+            lift-off). Without it, feet landing one after another rock between them in
+            impacts at geometrically decreasing speeds (inelastic collapse).
 
     Returns:
-        :class:`FrictionalImpulseResult`.
-
-    Raises:
-        ConstraintError: No mode satisfies the conditions (contradicting rows).
+        :class:`FrictionalImpulseResult`; ``jammed`` when no mode satisfies the law (then
+        every row is held).
     """
     J = np.atleast_2d(np.asarray(jacobian, dtype=float))
     m = J.shape[0]
@@ -297,7 +308,12 @@ def frictional_impulse(
     for n, tangents, mu in cones:
         if mu < 0.0 or bilateral[n] or bilateral[tangents].any():
             raise InvalidParameter("a cone needs μ >= 0 and unilateral normal/tangential rows")
-    result = _frictional(mass, v, J, cones, e, bilateral)
+    try:
+        result = _frictional(mass, v, J, cones, e, bilateral)
+    except ConstraintError:
+        return _held(mass, v, J, cones)._replace(jammed=True)
+    if rest_velocity > 0.0:
+        result = _rest(mass, v, J, cones, e, bilateral, result, rest_velocity)
     kinetic = 0.5 * float(v @ mass @ v)
 
     def gain(r: FrictionalImpulseResult) -> float:
@@ -316,7 +332,34 @@ def frictional_impulse(
     return result
 
 
-def _frictional(mass, v, J, cones, e, bilateral) -> FrictionalImpulseResult:
+def _rest(mass, v, J, cones, e, bilateral, result, rest_velocity) -> FrictionalImpulseResult:
+    """The Zeno cut of :func:`frictional_impulse` (``rest_velocity``)."""
+    normal = ~bilateral.copy()
+    for _, tangents, _ in cones:
+        normal[tangents] = False
+    w = J @ result.v_plus
+    slow = normal & ~result.active & (w < rest_velocity)
+    if not slow.any():
+        return result
+    try:
+        return _frictional(mass, v, J, cones, e, bilateral, forced=slow | result.active & normal)
+    except ConstraintError:
+        pass
+    if -float(np.min((J @ v)[normal], initial=0.0)) >= rest_velocity:
+        return result
+    return _held(mass, v, J, cones)
+
+
+def _held(mass, v, J, cones) -> FrictionalImpulseResult:
+    """Every row held (J q̇⁺ = 0): the M-orthogonal projection of q̇⁻, which never adds
+    kinetic energy; the cones stick."""
+    held = np.ones(J.shape[0], dtype=bool)
+    kinds = tuple("stick" for _ in cones)
+    P, v_plus = _solve_modes(np.linalg.inv(mass), v, J, J @ v, held, cones, kinds, {})
+    return FrictionalImpulseResult(v_plus, P, held, kinds, 1.0)
+
+
+def _frictional(mass, v, J, cones, e, bilateral, forced=None) -> FrictionalImpulseResult:
     """One solve of :func:`frictional_impulse` for fixed restitution coefficients."""
     import itertools
 
@@ -333,8 +376,14 @@ def _frictional(mass, v, J, cones, e, bilateral) -> FrictionalImpulseResult:
     single = [i for i in range(m) if not bilateral[i] and not in_cone[i]]
     scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
     tol = 1e-9 * scale
-    options = [("held", "open")] * len(single) + [("stick", "slip", "open")] * len(cones)
-    for choice in itertools.product(*options):
+    forced = np.zeros(m, dtype=bool) if forced is None else forced
+    options = [("held",) if forced[i] else ("held", "open") for i in single] + [
+        ("stick", "slip") if forced[n] else ("stick", "slip", "open") for n, _, _ in cones
+    ]
+    # fewest sliding cones first (each costs a search of its direction), then in the order
+    # held before open, stick before slip
+    choices = sorted(itertools.product(*options), key=lambda c: c.count("slip"))
+    for choice in choices:
         held = bilateral.copy()
         for i, c in zip(single, choice[: len(single)], strict=True):
             held[i] = c == "held"
@@ -421,10 +470,10 @@ def _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus):
             if len(tangents) == 1:
                 candidates = [0.0, np.pi]
             else:
-                grid = np.linspace(0.0, 2 * np.pi, 73)
+                grid = np.linspace(0.0, 2 * np.pi, 37)
                 values = [at(phi) for phi in grid]
                 candidates = []
-                for i in range(72):
+                for i in range(36):
                     (c0, d0), (c1, d1) = values[i], values[i + 1]
                     if c0 == 0.0 and d0 > 0.0:
                         candidates.append(grid[i])
@@ -511,5 +560,11 @@ def solve_impact(
     pin.crba(model, data, q)
     mass = np.triu(data.M) + np.triu(data.M, 1).T
     return frictional_impulse(
-        mass, v, jacobian, cones=cones, restitution=restitution, bilateral=bilateral
+        mass,
+        v,
+        jacobian,
+        cones=cones,
+        restitution=restitution,
+        bilateral=bilateral,
+        rest_velocity=rest_velocity,
     )
