@@ -8,8 +8,9 @@ spring (stiffness c, damping d). Both are compared against a tight pinext refere
 
 from __future__ import annotations
 
+import os
 import sys
-import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,14 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import per_call, print_table, robots_dir  # noqa: E402
+from _peers import (  # noqa: E402
+    REPEATS,
+    equal_error_header,
+    equal_error_table,
+    machine_load,
+    median_run,
+    mujoco_rollout,
+)
 
 import pinext as px  # noqa: E402
 from pinext.drives import DCMotor, Drive, ElasticTransmission  # noqa: E402
@@ -52,25 +61,39 @@ def voltages(robot: px.Robot) -> np.ndarray:
     return g / RATIO * m["resistance"] / m["torque_constant"] + 1.0
 
 
-def pinext_run(
-    robot: px.Robot, u: np.ndarray, rtol: float, repeats: int = 5
-) -> tuple[np.ndarray, dict]:
-    """Samples every SAMPLE seconds and the stats of the median of ``repeats`` runs (each
-    building its System, so the identification of the linear phase is in the time)."""
+def panda_system(robot: px.Robot) -> px.System:
+    """The Panda with its seven elastic DC drives; no joint limits, as the MuJoCo scene."""
     drives = {
         j: Drive(DCMotor(**MOTOR), ElasticTransmission(n, c, d))
         for j, n, c, d in zip(JOINTS, RATIO, STIFFNESS, DAMPING, strict=True)
     }
-    runs = []
-    for _ in range(repeats):
-        # the MuJoCo scene has no joint limits: neither has this one (same physics)
-        system = px.System(robot, drives=drives, joint_limits=False)
-        traj = px.simulate(
-            system, DURATION, q0=Q0, control=u, rtol=rtol, atol=rtol * 1e-2, output_dt=SAMPLE
-        )
-        runs.append((traj.meta["stats"]["wall_time"], traj))
-    traj = sorted(runs, key=lambda r: r[0])[len(runs) // 2][1]
-    return traj.q, traj.meta["stats"]
+    return px.System(robot, drives=drives, joint_limits=False)
+
+
+def pinext_run(
+    robot: px.Robot, u: np.ndarray, rtol: float, method: str | None = None, repeats: int = REPEATS
+) -> tuple[np.ndarray, dict, float]:
+    """Samples every SAMPLE seconds, the stats of the last run and the median wall time of
+    ``repeats`` runs (each building its System, so the identification of the linear phase is
+    in the time)."""
+
+    def run():
+        system = panda_system(robot)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the announced switch to Radau
+            return px.simulate(
+                system,
+                DURATION,
+                q0=Q0,
+                control=u,
+                rtol=rtol,
+                atol=rtol * 1e-2,
+                output_dt=SAMPLE,
+                method=method,
+            )
+
+    traj, wall = median_run(run, repeats)
+    return traj.q, traj.meta["stats"], wall
 
 
 def mjcf(robot: px.Robot) -> str:
@@ -128,28 +151,44 @@ def mjcf(robot: px.Robot) -> str:
     return "".join(parts)
 
 
-def mujoco_run(xml: str, robot: px.Robot, u: np.ndarray, dt: float):
+def mujoco_run(xml: str, robot: px.Robot, u: np.ndarray, dt: float, integrator: str, rollout):
+    """Link angles every SAMPLE seconds and the median wall time: MuJoCo's Python step loop
+    (``rollout=False``) or its ``rollout`` (no Python per step)."""
     import mujoco
 
+    xml = xml.replace('integrator="RK4"', f'integrator="{integrator}"')
     mj = mujoco.MjModel.from_xml_string(xml)
     mj.opt.timestep = dt
     data = mujoco.MjData(mj)
     g = pin.computeGeneralizedGravity(robot.model, robot.model.createData(), Q0)
     rotor = [mj.joint(f"rotor{k}").qposadr[0] for k in range(7)]
     link = [mj.joint(f"q{k}").qposadr[0] for k in range(7)]
-    data.qpos[link] = Q0
-    data.qpos[rotor] = Q0 + g / STIFFNESS  # the same pre-deflected springs as pinext
-    data.ctrl[:] = u
     per_sample = int(round(SAMPLE / dt))
-    samples = [data.qpos[link].copy()]
     steps = int(round(DURATION / dt))
-    start = time.perf_counter()
-    for s in range(steps):
-        mujoco.mj_step(mj, data)
-        if (s + 1) % per_sample == 0:
-            samples.append(data.qpos[link].copy())
-    wall = time.perf_counter() - start
-    return np.array(samples), wall, steps
+
+    def start():
+        mujoco.mj_resetData(mj, data)
+        data.qpos[link] = Q0
+        data.qpos[rotor] = Q0 + g / STIFFNESS  # the same pre-deflected springs as pinext
+        data.ctrl[:] = u
+
+    def loop():
+        start()
+        samples = [data.qpos[link].copy()]
+        for s in range(steps):
+            mujoco.mj_step(mj, data)
+            if (s + 1) % per_sample == 0:
+                samples.append(data.qpos[link].copy())
+        return np.array(samples)
+
+    def rolled():
+        start()
+        states = mujoco_rollout(mj, data, u, steps)
+        qpos = states[per_sample - 1 :: per_sample, 1 : 1 + mj.nq]
+        return np.vstack((Q0, qpos[:, link]))
+
+    q, wall = median_run(rolled if rollout else loop)
+    return q, wall, steps
 
 
 def main() -> None:
@@ -161,86 +200,66 @@ def main() -> None:
     u = voltages(robot)
     model, data = robot.model, robot.model.createData()
     aba = per_call(lambda: pin.aba(model, data, Q0, np.zeros(7), np.zeros(7)))
-    reference, ref_stats = pinext_run(robot, u, 1e-12, repeats=1)
+    reference, ref_stats, _ = pinext_run(robot, u, 1e-12, "DOP853", repeats=1)
     rows = []
-    curves: dict[str, list[tuple[float, float]]] = {"pinext": [], "MuJoCo": []}
-    for rtol in (1e-6, 1e-8, 1e-10):
-        q, stats = pinext_run(robot, u, rtol)
-        err = np.abs(q - reference).max()
-        curves["pinext"].append((float(err), float(stats["wall_time"])))
-        per_eval = stats["wall_time"] / stats["nfev"]
-        rows.append(
-            [
-                f"pinext DOP853 rtol {rtol:g}",
-                f"{err:.1e}",
-                f"{stats['wall_time']:.2f}",
-                stats["nfev"],
-                f"{per_eval * 1e6:.0f}",
-                f"{per_eval / aba:.1f}",
-                f"{DURATION / stats['wall_time']:.1f}",
-            ]
-        )
+    curves: dict[str, list[tuple[float, float]]] = {}
+    pinext_peers = (
+        ("pinext", None, "0"),  # DOP853, switching to Radau when its stiffness test fires
+        ("pinext DOP853 only", "DOP853", "0"),
+        ("pinext Python path", None, "1"),
+    )
+    for name, method, flag in pinext_peers:
+        os.environ["PINEXT_NO_COMPILED"] = flag
+        curves[name] = []
+        for rtol in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10):
+            q, stats, wall = pinext_run(robot, u, rtol, method)
+            err = float(np.abs(q - reference).max())
+            curves[name].append((err, wall))
+            per_eval = stats["wall_time"] / stats["nfev"]
+            switched = stats["switched_to_radau_at"]
+            rows.append(
+                [
+                    f"{name} rtol {rtol:g}" + (f" (Radau at {switched:.2f} s)" if switched else ""),
+                    f"{err:.1e}",
+                    f"{wall:.3f}",
+                    stats["nfev"],
+                    f"{per_eval * 1e6:.1f}",
+                    f"{per_eval / aba:.2f}",
+                ]
+            )
+    os.environ.pop("PINEXT_NO_COMPILED")
     try:
         import mujoco  # noqa: F401
     except ImportError:
         print("mujoco not installed: MuJoCo rows skipped (pip install '.[bench]')")
     else:
         xml = mjcf(robot)
-        for dt in (1e-3, 5e-4, 1e-4):
-            q, wall, steps = mujoco_run(xml, robot, u, dt)
-            err = np.abs(q - reference[: len(q)]).max()
-            curves["MuJoCo"].append((float(err), float(wall)))
-            rows.append(
-                [
-                    f"MuJoCo RK4 dt {dt:g}",
-                    f"{err:.1e}",
-                    f"{wall:.2f}",
-                    f"{4 * steps}",
-                    f"{wall / (4 * steps) * 1e6:.1f}",
-                    f"{wall / (4 * steps) / aba:.1f}",
-                    f"{DURATION / wall:.1f}",
-                ]
-            )
+        mujoco_peers = (
+            ("MuJoCo RK4 mj_step", "RK4", False),
+            ("MuJoCo RK4 rollout", "RK4", True),
+            ("MuJoCo implicitfast rollout", "implicitfast", True),
+        )
+        for name, integrator, rollout in mujoco_peers:
+            curves[name] = []
+            for dt in (1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5):
+                q, wall, steps = mujoco_run(xml, robot, u, dt, integrator, rollout)
+                err = float(np.abs(q - reference[: len(q)]).max())
+                if not np.isfinite(err):
+                    err = np.inf
+                curves[name].append((err, wall))
+                rows.append([f"{name} dt {dt:g}", f"{err:.1e}", f"{wall:.3f}", steps, "", ""])
     print(
         f"Panda, 7 DC motors + elastic transmissions, {DURATION:g} s; reference: pinext "
-        f"rtol 1e-12 ({ref_stats['nfev']} rhs evaluations); one pin.aba = {aba * 1e6:.2f} us"
+        f"rtol 1e-12 ({ref_stats['nfev']} rhs evaluations); one pin.aba = {aba * 1e6:.2f} us; "
+        f"walls are medians of {REPEATS} runs; {machine_load()}"
     )
     print_table(
         rows,
-        [
-            "run",
-            "max |q - q_ref| [rad]",
-            "wall [s]",
-            "rhs evals",
-            "per eval [us]",
-            "ratio eval/aba",
-            "real-time factor",
-        ],
-    )
-
-    equal_error(curves)
-
-
-def equal_error(curves: dict[str, list[tuple[float, float]]]) -> None:
-    """The two peers at equal error: at every measured error of one, the other's wall time
-    interpolated (log-log) along its own error-time curve, where that curve reaches it."""
-
-    def interpolate(curve: list[tuple[float, float]], err: float) -> float | None:
-        points = sorted(curve)
-        log_e = np.log([e for e, _ in points])
-        if len(points) < 2 or not log_e[0] <= np.log(err) <= log_e[-1]:
-            return None
-        return float(np.exp(np.interp(np.log(err), log_e, np.log([w for _, w in points]))))
-
-    rows = [(e, w, interpolate(curves["MuJoCo"], e)) for e, w in curves["pinext"]]
-    rows += [(e, interpolate(curves["pinext"], e), w) for e, w in curves["MuJoCo"]]
-    for err, pinext, mujoco in sorted(rows, reverse=True):
-        if pinext is None or mujoco is None:
-            continue
-        print(
-            f"at error {err:.1e} rad: pinext {pinext:.3f} s, MuJoCo {mujoco:.3f} s "
-            f"-> MuJoCo/pinext = {mujoco / pinext:.2f}"
-        )
+        ["run", "max |q - q_ref| [rad]", "wall [s]", "rhs evals / steps", "per eval [us]",
+         "eval/aba"],
+    )  # fmt: skip
+    print("at equal error (each peer's wall interpolated along its own error-time curve):")
+    print_table(equal_error_table(curves, "pinext"), equal_error_header(curves, "pinext"))
 
 
 if __name__ == "__main__":

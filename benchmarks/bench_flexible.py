@@ -6,9 +6,11 @@ machine; the ratios are what to compare.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -17,6 +19,17 @@ from pinext.flexible import FlexibleLink, natural_frequencies
 from pinext.robot import load_urdf
 from pinext.robots import robot_path
 from pinext.simulation.simulate import simulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import print_table  # noqa: E402
+from _peers import (  # noqa: E402
+    REPEATS,
+    equal_error_header,
+    equal_error_table,
+    machine_load,
+    median_run,
+    mujoco_rollout,
+)
 
 ARM = robot_path("flexible_arm")
 I_STEEL = 0.01**4 / 12
@@ -36,8 +49,10 @@ def fit_exponent(x, y) -> float:
 
 
 def cost_against_nu(damping_ratio: float, method: str) -> None:
+    """Wall time per simulated second against ν, on the compiled and on the Python path."""
     nus = [5, 10, 20, 40, 80]
-    per_second, per_call = [], []
+    walls: dict[str, list[float]] = {"compiled": [], "python": []}
+    per_call = []
     for nu in nus:
         robot = arm(nu, damping_ratio)
         model, data = robot.model, robot.data
@@ -48,19 +63,25 @@ def cost_against_nu(damping_ratio: float, method: str) -> None:
             pin.aba(model, data, q, v, tau)
         per_call.append((time.perf_counter() - start) / n)
         t_final = 0.2
-        start = time.perf_counter()
-        run = simulate(robot, t_final, control=control(nu), method=method, rtol=1e-6, atol=1e-9)
-        per_second.append((time.perf_counter() - start) / t_final)
+        line = f"  nu={nu:3d}"
+        for path, flag in (("compiled", "0"), ("python", "1")):
+            os.environ["PINEXT_NO_COMPILED"] = flag
+            run, wall = median_run(
+                lambda robot=robot, nu=nu, t_final=t_final: simulate(
+                    robot, t_final, control=control(nu), method=method, rtol=1e-6, atol=1e-9
+                ),
+                repeats=3,
+            )
+            walls[path].append(wall / t_final)
+            line += f"  {path} {walls[path][-1]:8.3f} s/sim-s ({run.meta['stats']['nfev']} evals)"
+        os.environ.pop("PINEXT_NO_COMPILED")
         f_max = natural_frequencies(robot)[-1]
+        print(f"{line}   ABA {per_call[-1] * 1e6:6.2f} us   highest mode {f_max:9.0f} Hz")
+    for path, per_second in walls.items():
         print(
-            f"  nu={nu:3d}  wall/sim-s {per_second[-1]:8.3f} s   rhs evals "
-            f"{run.meta['stats']['nfev']:8d}   ABA {per_call[-1] * 1e6:6.2f} us"
-            f"   highest mode {f_max:9.0f} Hz"
+            f"  fitted exponent, wall time per simulated second ({path}) ~ nu^"
+            f"{fit_exponent(nus, per_second):.2f}"
         )
-    print(
-        "  fitted exponent, wall time per simulated second ~ nu^"
-        f"{fit_exponent(nus, per_second):.2f}"
-    )
     print(
         f"  fitted exponent, one ABA call (the dynamics)     ~ nu^{fit_exponent(nus, per_call):.2f}"
     )
@@ -99,6 +120,8 @@ def mujoco_chain(robot) -> str:
 
 
 def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
+    """Error-time curves of pinext (compiled and Python paths) and MuJoCo RK4 (Python step
+    loop and ``rollout``), compared at equal final-state error (log-log interpolation)."""
     import mujoco
 
     robot = arm(nu)
@@ -109,57 +132,54 @@ def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
     def error(x):
         return float(np.linalg.norm(x - x_ref) / np.linalg.norm(x_ref))
 
-    repeats = 5  # walls are medians of this many runs
-
-    rows_px = []
-    for rtol in (1e-4, 1e-6, 1e-8):
-        walls = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            run = simulate(robot, t_final, control=u, rtol=rtol, atol=rtol * 1e-3)
-            walls.append(time.perf_counter() - start)
-        x = np.concatenate([run.q[-1], run.v[-1]])
-        rows_px.append((rtol, error(x), float(np.median(walls))))
+    curves: dict[str, list[tuple[float, float]]] = {
+        "pinext": [],
+        "pinext (Python path)": [],
+        "MuJoCo RK4 mj_step": [],
+        "MuJoCo RK4 rollout": [],
+    }
+    rows = []
+    for path, flag in (("pinext", "0"), ("pinext (Python path)", "1")):
+        os.environ["PINEXT_NO_COMPILED"] = flag
+        for rtol in (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11):
+            run, wall = median_run(
+                lambda rtol=rtol: simulate(robot, t_final, control=u, rtol=rtol, atol=rtol * 1e-3)
+            )
+            err = error(np.concatenate([run.q[-1], run.v[-1]]))
+            curves[path].append((err, wall))
+            rows.append([f"{path} rtol {rtol:.0e}", f"{err:.2e}", f"{wall * 1e3:.1f}"])
+    os.environ.pop("PINEXT_NO_COMPILED")
     xml = mujoco_chain(robot)
-    rows_mj = []
-    for dt in (2e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4, 6.25e-5, 3.125e-5):
+    for k in range(10):
+        dt = 4e-3 / 2**k
         mj_model = mujoco.MjModel.from_xml_string(xml.replace("{dt}", repr(dt)))
         mj_data = mujoco.MjData(mj_model)
-        mj_data.ctrl[0] = u[0]
         steps = int(round(t_final / dt))
-        walls = []
-        for _ in range(repeats):
+
+        def loop(mj_model=mj_model, mj_data=mj_data, steps=steps):
             mujoco.mj_resetData(mj_model, mj_data)
             mj_data.ctrl[0] = u[0]
-            start = time.perf_counter()
             for _ in range(steps):
                 mujoco.mj_step(mj_model, mj_data)
-            walls.append(time.perf_counter() - start)
-        x = np.concatenate([mj_data.qpos, mj_data.qvel])
-        err = error(x) if np.all(np.isfinite(x)) else np.inf
-        rows_mj.append((dt, err, float(np.median(walls))))
-    print(f"  reference: pinext DOP853 rtol=1e-13; nu={nu}, {t_final} s, hub torque {u[0]} N.m")
-    for rtol, err, wall in rows_px:
-        print(
-            f"  pinext  rtol={rtol:7.0e}  final-state error {err:9.2e}  wall {wall * 1e3:8.1f} ms"
-        )
-    for dt, err, wall in rows_mj:
-        print(
-            f"  MuJoCo  RK4 dt={dt:8.2e}  final-state error {err:9.2e}  wall {wall * 1e3:8.1f} ms"
-        )
-    # equal error: MuJoCo's wall time interpolated along its own error-time curve (log-log)
-    curve = sorted((e, w) for _, e, w in rows_mj if np.isfinite(e) and e > 0)
-    log_e = np.log([e for e, _ in curve])
-    log_w = np.log([w for _, w in curve])
-    for _, err, wall in rows_px:
-        if not curve or not log_e[0] <= np.log(err) <= log_e[-1]:
-            print(f"  at error {err:.1e}: outside MuJoCo's measured range (no interpolation)")
-            continue
-        mj_wall = float(np.exp(np.interp(np.log(err), log_e, log_w)))
-        print(
-            f"  at error {err:.1e}: pinext {wall * 1e3:.1f} ms, MuJoCo {mj_wall * 1e3:.1f} ms "
-            f"(interpolated)  -> MuJoCo/pinext = {mj_wall / wall:.2f}"
-        )
+            return np.concatenate([mj_data.qpos, mj_data.qvel])
+
+        def rolled(mj_model=mj_model, mj_data=mj_data, steps=steps):
+            mujoco.mj_resetData(mj_model, mj_data)
+            last = mujoco_rollout(mj_model, mj_data, u[:1], steps)[-1]
+            return last[1 : 1 + mj_model.nq + mj_model.nv]
+
+        for name, func in (("MuJoCo RK4 mj_step", loop), ("MuJoCo RK4 rollout", rolled)):
+            x, wall = median_run(func)
+            err = error(x) if np.all(np.isfinite(x)) else np.inf
+            curves[name].append((err, wall))
+            rows.append([f"{name} dt {dt:.2e}", f"{err:.2e}", f"{wall * 1e3:.1f}"])
+    print(
+        f"  reference: pinext DOP853 rtol=1e-13; nu={nu}, {t_final} s undamped, hub torque "
+        f"{u[0]} N.m; walls are medians of {REPEATS} runs; {machine_load()}"
+    )
+    print_table(rows, ["run", "final-state error", "wall [ms]"])
+    print("  at equal error (each peer's wall interpolated along its own error-time curve):")
+    print_table(equal_error_table(curves, "pinext"), equal_error_header(curves, "pinext"))
 
 
 def main() -> None:

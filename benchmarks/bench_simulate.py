@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import warnings
@@ -12,8 +13,11 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import per_call, print_table, robots_dir  # noqa: E402
+from _peers import machine_load  # noqa: E402
 
 import pinext as px  # noqa: E402
+from pinext.flexible import FlexibleLink  # noqa: E402
+from pinext.robots import robot_path  # noqa: E402
 
 
 def stiff_chain(n: int = 11) -> px.Robot:
@@ -29,53 +33,90 @@ def stiff_chain(n: int = 11) -> px.Robot:
 
 
 def measure(
-    name: str, robot: px.Robot, q0: np.ndarray, duration: float = 2.0, limits: bool = True
+    name: str,
+    system: px.System,
+    q0: np.ndarray,
+    duration: float = 2.0,
+    control: np.ndarray | None = None,
 ) -> list:
-    system = px.System(robot, joint_limits=limits)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # velocity-limit reports of a free fall
-        runs = [px.simulate(system, duration, q0=q0).meta["stats"] for _ in range(3)]
-    stats = sorted(runs, key=lambda s: s["wall_time"])[1]  # the median of three runs
-    model, data = robot.model, robot.model.createData()
+    """One row: the run's wall time and evaluations on the compiled and the Python path, and
+    the cost of one evaluation (integrator step included) against one ``pin.aba`` call."""
+    model, data = system.model, system.model.createData()
     v, tau = np.zeros(model.nv), np.zeros(model.nv)
-    aba = per_call(lambda: pin.aba(model, data, q0, v, tau))
-    per_eval = stats["wall_time"] / stats["nfev"]
-    return [
-        name,
-        model.nv,
-        f"{stats['wall_time']:.3f}",
-        stats["nfev"],
-        f"{per_eval * 1e6:.1f}",
-        f"{aba * 1e6:.2f}",
-        f"{per_eval / aba:.1f}",
-        f"{duration / stats['wall_time']:.1f}",
-    ]
+    row: list = [name, model.nv]
+    for flag in ("0", "1"):
+        os.environ["PINEXT_NO_COMPILED"] = flag
+
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # velocity-limit reports of a free fall
+                return px.simulate(system, duration, q0=q0, control=control, method="DOP853").meta[
+                    "stats"
+                ]
+
+        stats = sorted((run() for _ in range(5)), key=lambda s: s["wall_time"])[2]
+        aba = per_call(lambda: pin.aba(model, data, q0, v, tau))
+        per_eval = stats["wall_time"] / stats["nfev"]
+        row += [f"{stats['wall_time']:.3f}", f"{per_eval * 1e6:.2f}", f"{per_eval / aba:.2f}"]
+    os.environ.pop("PINEXT_NO_COMPILED")
+    row.insert(2, stats["nfev"])
+    row.insert(3, f"{aba * 1e6:.2f}")
+    return row
 
 
 def main() -> None:
     rows = []
     chain = stiff_chain()
-    rows.append(measure("11-DOF stiff chain", chain, np.full(chain.nv, 0.1)))
+    rows.append(measure("11-DOF stiff chain", px.System(chain), np.full(chain.nv, 0.1)))
+    bar = FlexibleLink("bar", 10, 1e11, 0.01**4 / 12)
+    flexible = px.load_urdf(robot_path("flexible_arm"), flexible=[bar])
+    rows.append(
+        measure(
+            "flexible arm nu = 10, undamped",
+            px.System(flexible),
+            pin.neutral(flexible.model),
+            control=np.r_[0.5, np.zeros(10)],
+        )
+    )
     base = robots_dir()
     if base is None:
-        print("example-robot-data not installed: UR5 row skipped (pip install '.[robots]')")
+        print("example-robot-data not installed: UR5 rows skipped (pip install '.[robots]')")
     else:
         ur5 = px.load_urdf(base / "ur_description/urdf/ur5_robot.urdf")
         q0 = np.array([0, -1.0, 1.0, 0, 0.5, 0])
-        rows.append(measure("UR5 under gravity, joint limits off", ur5, q0, limits=False))
-        rows.append(measure("UR5 under gravity, hitting its limits", ur5, q0))
-    print("simulate, 2 s, DOP853, rtol 1e-10, atol 1e-12 (median of 3 runs)")
+        rows.append(
+            measure("UR5 under gravity, joint limits off", px.System(ur5, joint_limits=False), q0)
+        )
+        rows.append(measure("UR5 under gravity, hitting its limits", px.System(ur5), q0))
+        from bench_drives import Q0 as PANDA_Q0
+        from bench_drives import panda_robot, panda_system, voltages
+
+        panda = panda_robot(base)
+        rows.append(
+            measure(
+                "Panda, 7 elastic DC drives",
+                panda_system(panda),
+                PANDA_Q0,
+                control=voltages(panda),
+            )
+        )
+    print(
+        "simulate, 2 s, DOP853, rtol 1e-10, atol 1e-12 (median of 5 runs); one evaluation = "
+        f"wall / evaluations (the integrator's own work included); {machine_load()}"
+    )
     print_table(
         rows,
         [
             "model",
             "nv",
-            "wall [s]",
             "rhs evals",
-            "per eval [us]",
             "aba [us]",
-            "ratio eval/aba",
-            "real-time factor",
+            "compiled wall [s]",
+            "compiled per eval [us]",
+            "compiled eval/aba",
+            "Python wall [s]",
+            "Python per eval [us]",
+            "Python eval/aba",
         ],
     )
 

@@ -83,6 +83,22 @@ class ConstraintError(PinextError):
     """Inconsistent or degenerate constraints (contact tasks, Gauss's principle)."""
 
 
+class InconsistentInitialConditions(ConstraintError):
+    """The closures (loops, mimic couplings) do not hold at the start of a run and cannot be
+    made to (McClamroch (1986) (32), (39): consistent initial conditions).
+
+    Attributes:
+        residuals: Closure description -> its largest residual [m or rad] (or closure
+            velocity [m/s or rad/s] when ``quantity`` says so), for the open ones.
+        quantity: ``"residual"`` or ``"velocity"``.
+    """
+
+    def __init__(self, message: str, residuals: dict[str, float], quantity: str = "residual"):
+        self.residuals = dict(residuals)
+        self.quantity = quantity
+        super().__init__(message)
+
+
 class ExtensionError(FileFormatError, InvalidParameter):
     """A value in a URDF's ``<pinext>`` block or sidecar that is out of range or not a number.
 
@@ -144,4 +160,25 @@ class MissingDependency(PinextError, ImportError):
         super().__init__(
             f"{feature} needs {', '.join(self.packages)}, which are not installed; "
             f'install them with: pip install "pinext[{extra}]"'
+        )
+
+
+class UnsupportedModel(InvalidParameter):
+    """A Pinocchio model that a compiled kernel cannot handle (an unsupported joint type).
+
+    Callers catch it and fall back to Pinocchio's own algorithms.
+
+    Attributes:
+        joint: The name of the offending joint.
+        joint_type: Its Pinocchio type (``JointModelHelicalX``, ...).
+        supported: The joint types that are supported.
+    """
+
+    def __init__(self, joint: str, joint_type: str, supported: Iterable[str]) -> None:
+        self.joint = joint
+        self.joint_type = joint_type
+        self.supported = list(supported)
+        super().__init__(
+            f"joint '{joint}' has type {joint_type}, which the compiled kernels do not support; "
+            f"supported types: {', '.join(self.supported)}"
         )

@@ -74,3 +74,40 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+def _simulates(module) -> bool:
+    """Whether a test module runs simulations (its source names ``simulate``)."""
+    import inspect
+
+    cached = getattr(module, "_pinext_simulates", None)
+    if cached is None:
+        try:
+            cached = "simulate" in inspect.getsource(module)
+        except (OSError, TypeError):
+            cached = False
+        module._pinext_simulates = cached
+    return cached
+
+
+def pytest_generate_tests(metafunc):
+    """Run every test of a module that simulates on both paths: the compiled one and the
+    Python reference (``PINEXT_NO_COMPILED=1``); ``PINEXT_PATHS=compiled`` (or ``python``)
+    keeps one."""
+    import os
+
+    if "simulation_path" not in metafunc.fixturenames or not _simulates(metafunc.module):
+        return
+    if not getattr(metafunc.module, "BOTH_PATHS", True):  # the module chooses its paths
+        return
+    paths = [p for p in os.environ.get("PINEXT_PATHS", "compiled,python").split(",") if p]
+    metafunc.parametrize("simulation_path", paths, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def simulation_path(request, monkeypatch) -> str:
+    """The simulation path of the test: ``compiled`` (default) or ``python``."""
+    path = getattr(request, "param", "compiled")
+    if path == "python":
+        monkeypatch.setenv("PINEXT_NO_COMPILED", "1")
+    return path

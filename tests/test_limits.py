@@ -158,6 +158,11 @@ def test_panda_stays_within_its_limits(robots_dir):
     velocity = [w for w in caught if issubclass(w.category, VelocityLimitWarning)]
     names = [str(w.message).split("'")[1] for w in velocity]
     assert len(names) == len(set(names)) > 0  # one warning per joint
+    # the <mimic> fingers, on their limits and coupled, stay mirrored; the coupling force is out
+    i1, i2 = (model.joints[model.getJointId(f"panda_finger_joint{k}")].idx_q for k in (1, 2))
+    assert np.abs(traj.q[:, i2] - traj.q[:, i1]).max() < 1e-12
+    coupling = traj.outputs["mimic:panda_finger_joint2.force"]
+    assert coupling.shape == (len(traj), 1) and np.all(np.isfinite(coupling))
     # joint_limits=False: the old result, the run of a model without limits
     free = px.simulate(px.System(robot, joint_limits=False, mimic=False), 3.0, q0=q0)
     unlimited = robot.model.copy()

@@ -107,8 +107,8 @@ def test_radau_with_the_jacobian_follows_dop853_on_a_damped_flexible_arm():
     robot = px.load_urdf(arm, flexible=[bar])
     torque = np.r_[0.5, np.zeros(20)]
     with pytest.warns(RuntimeWarning, match="Radau"):  # DOP853 detects the stiffness, goes on
-        ref = px.simulate(robot, 0.02, control=torque, rtol=1e-11, atol=1e-13)
-        explicit = px.simulate(robot, 0.02, control=torque, rtol=1e-8, atol=1e-11)
+        ref = px.simulate(robot, 0.02, control=torque, rtol=1e-11, atol=1e-13, method="DOP853")
+        explicit = px.simulate(robot, 0.02, control=torque, rtol=1e-8, atol=1e-11, method="DOP853")
     stiff = px.simulate(robot, 0.02, control=torque, method="Radau", rtol=1e-8, atol=1e-11)
     np.testing.assert_allclose(stiff.x[-1], ref.x[-1], rtol=1e-5, atol=1e-9)
     assert stiff.meta["stats"]["nfev"] < explicit.meta["stats"]["nfev"] / 3  # stiffness-free steps

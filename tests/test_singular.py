@@ -3,6 +3,7 @@ McClamroch (1986), against the System's acceleration step."""
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 import pinext as px
 from pinext.exceptions import InvalidParameter
 
+from .conftest import ROOT
 from .test_assembly import two_arms_holding_a_box
 from .test_loop import gripped_load, random_closed_state
 
@@ -98,3 +100,84 @@ def test_inverse_dynamics_needs_torque_inputs():
     system = px.System(arm, drives={"elbow": drive})
     with pytest.raises(InvalidParameter, match="joint torques"):
         px.constrained_inverse_dynamics(system, pin.neutral(system.model), np.zeros(6), np.zeros(6))
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_planned_torques_played_back_reproduce_the_motion_and_the_squeeze():
+    """McClamroch (1986) §5 in closed loop through simulate: two arms carry a 2 kg box along
+    a path (examples/two_arms_carry.py), their torques planned with a 20 N squeeze as the
+    internal force; played back open loop, the joints follow the plan to 1e-6 rad, the grip
+    wrenches equal the planned λ to 1e-6 N, and the internal part of the simulated λ is the
+    prescribed squeeze to 1e-6 N."""
+    carry = _example("two_arms_carry")
+    system, planner, traj = carry.run(2.0, t_final=0.6, output_dt=0.02)
+    plans = [planner(t) for t in traj.t]
+    assert np.ptp(traj.q[:, -7:-4], axis=0).max() > 0.04  # the box moves (5 cm)
+    assert np.abs(traj.q - np.array([p.q for p in plans])).max() < 1e-6
+    simulated = np.hstack(
+        [
+            np.hstack([traj.outputs[f"{side} grip.force"], traj.outputs[f"{side} grip.torque"]])
+            for side in ("left", "right")
+        ]
+    )
+    assert np.abs(simulated - np.array([p.forces for p in plans])).max() < 1e-6
+    for k in range(0, len(traj), 5):
+        q, v = traj.q[k], traj.v[k]
+        basis = px.constrained_inverse_dynamics(system, q, v, np.zeros(system.model.nv))
+        internal = basis.internal_basis @ (basis.internal_basis.T @ simulated[k])
+        assert np.abs(internal - planner.internal).max() < 1e-6
+    squeeze = traj.outputs["right grip.force"][:, 0] - traj.outputs["left grip.force"][:, 0]
+    assert np.abs(squeeze / 2 - carry.SQUEEZE).max() < 1e-6
+
+
+def test_internal_force_is_the_free_parameter_of_a_redundant_pair():
+    """Two arms on one box: every internal force N z gives the same motion, the box stays
+    unactuated, and z = 0's companion (internal=None) has the smallest torques; forces that
+    would push the box are refused."""
+    system, _, x = two_arms_holding_a_box()
+    rng = np.random.default_rng(37)
+    x = px.close_loops(system, system.split(x)[0], rng.normal(size=system.model.nv))
+    q, v = system.split(x)
+    a = system.step(0.0, x, np.concatenate([rng.normal(size=12) * 5, np.zeros(6)])).a
+    least = px.constrained_inverse_dynamics(system, q, v, a)
+    basis = least.internal_basis
+    assert basis.shape == (12, 6)  # two welds on one rigid body: six internal wrenches
+    assert np.allclose(basis.T @ basis, np.eye(6), atol=1e-12)
+    b_box = px.singular_form(system, q, v).jacobian[:, 12:]
+    assert np.abs(b_box.T @ basis).max() < 1e-12  # the box does not feel them
+    for _ in range(3):
+        internal = basis @ rng.normal(scale=20.0, size=6)
+        chosen = px.constrained_inverse_dynamics(system, q, v, a, internal=internal)
+        assert np.abs(chosen.internal - internal).max() < 1e-9 * (1 + np.abs(internal).max())
+        assert np.abs(chosen.tau[12:]).max() < 1e-9 * np.abs(chosen.tau).max()
+        assert _close(system.step(0.0, x, chosen.tau).a, a, 1e-9)
+        assert np.linalg.norm(least.tau) < np.linalg.norm(chosen.tau)
+    with pytest.raises(InvalidParameter, match="balanced on the unactuated DOFs"):
+        px.constrained_inverse_dynamics(system, q, v, a, internal=np.r_[1.0, np.zeros(11)])
+    with pytest.raises(InvalidParameter, match="either forces"):
+        px.constrained_inverse_dynamics(system, q, v, a, least.multipliers, internal=internal)
+    with pytest.raises(InvalidParameter, match=r"internal must have shape \(12,\)"):
+        px.constrained_inverse_dynamics(system, q, v, a, internal=np.zeros(3))
+
+
+@pytest.mark.slow
+def test_two_arms_carry_example_writes_the_page_with_both_grip_forces(tmp_path, monkeypatch):
+    """examples/two_arms_carry.py end to end (2 s, HTML): the page draws both grips' force
+    arrows and loop markers."""
+    carry = _example("two_arms_carry")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["two_arms_carry.py"])
+    carry.main()
+    from .test_viewer import _scene_commands
+
+    html = (tmp_path / "out" / "two_arms_carry.html").read_text()
+    names = {c["path"] for c in _scene_commands(html) if c["type"] == "set_object"}
+    for name in ("left grip", "right grip"):
+        assert any(f"/pinext/forces/{name}/shaft" in n for n in names)
+        assert any(f"/pinext/loops/{name}/a" in n for n in names)

@@ -18,6 +18,10 @@ from pinext.exceptions import InvalidParameter, MissingDependency
 from pinext.sweep import parameters
 from tests.conftest import ROOT, URDF
 
+#: Sweeps run in worker processes started once per session: the compiled path only
+#: (the two paths are compared in tests/test_compiled_path.py).
+BOTH_PATHS = False
+
 pytest.importorskip("distributed")
 pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")

@@ -403,3 +403,51 @@ def test_ur5_meshes_five_seconds_export_under_20_mb(tmp_path):
     animation = next(c for c in commands if c["type"] == "set_animation")
     keys = animation["animations"][0]["clip"]["tracks"][0]["keys"]
     assert len(keys) == 151  # 5 s at 30 fps
+
+
+def test_loops_and_free_bodies_are_drawn_with_their_forces(tmp_path):
+    """Two arms welded to a free box: the box moves with its joint, each loop marks both
+    joined points (one point while closed) and draws its force on the tool as an arrow of
+    force_scale * |f| from the tool's origin along f; the exported page holds the nodes."""
+    from tests.test_assembly import two_arms_holding_a_box
+
+    system, loops, x0 = two_arms_holding_a_box()
+    traj = px.simulate(system, 0.2, x0=x0, output_dt=0.02)
+    viewer = Viewer(system, force_scale=0.005)
+    assert [loop.name for loop in viewer.loops] == [loop.name for loop in loops]
+    model, data = system.model, system.model.createData()
+    frames = resample(model, traj, 20.0)
+    gids = [
+        i
+        for i, g in enumerate(viewer.visual_model.geometryObjects)
+        if g.parentJoint == model.njoints - 1
+    ]
+    assert gids  # the free body has geometry of its own
+    for k in (0, 2, 4):
+        poses = viewer._poses(frames, k, (0.005, 0.1))
+        q = frames.q[k]
+        pin.framesForwardKinematics(model, data, q)
+        gid = gids[0]
+        geom = viewer.visual_model.geometryObjects[gid]
+        expected = data.oMi[geom.parentJoint] * geom.placement
+        np.testing.assert_allclose(
+            poses[f"pinocchio/visuals/{geom.name}"][0], expected.homogeneous, atol=1e-12
+        )
+        for loop in loops:
+            tool = data.oMf[model.getFrameId(loop.frame_a)].translation
+            a = poses[f"pinext/loops/{loop.name}/a"][0][:3, 3]
+            b = poses[f"pinext/loops/{loop.name}/b"][0][:3, 3]
+            np.testing.assert_allclose(a, tool, atol=1e-12)
+            np.testing.assert_allclose(b, a, atol=1e-8)  # closed
+            force = frames.outputs[f"{loop.name}.force"][k]
+            head, head_scale = poses[f"pinext/forces/{loop.name}/head"]
+            end = head[:3, 3] + head[:3, :3] @ [0, 6 * 0.008 * viewer.size / 2 * head_scale[1], 0]
+            np.testing.assert_allclose(end, tool + 0.005 * force, atol=1e-12)
+    html = viewer.export_html(traj, tmp_path / "cell.html", fps=10.0).read_text()
+    names = {c["path"] for c in _scene_commands(html) if c["type"] == "set_object"}
+    for loop in loops:
+        assert any(f"/pinext/loops/{loop.name}/a" in n for n in names)
+        assert any(f"/pinext/forces/{loop.name}/shaft" in n for n in names)
+    # the trajectory keeps the loop items, so a saved run is drawn the same way
+    items = [i for key, v in traj.meta.items() if key.startswith("scene.") for i in v]
+    assert {i["name"] for i in items if i["kind"] == "loop"} == {loop.name for loop in loops}

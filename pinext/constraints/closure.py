@@ -30,7 +30,7 @@ from ..contact.constrained import (
     stack,
 )
 from ..contact.coordinates import ConstraintKinematics
-from ..exceptions import ConstraintError
+from ..exceptions import ConstraintError, InconsistentInitialConditions
 from ..simulation.component import Component, ConstraintRows, RowKind
 
 if TYPE_CHECKING:
@@ -96,20 +96,29 @@ class Closure(Component):
         residual = float(np.abs(kin.residual).max(initial=0.0))
         rate = float(np.abs(kin.rate(v)).max(initial=0.0))
         if residual > START_TOLERANCE or rate > START_TOLERANCE:
-            raise ConstraintError(
+            quantity = "residual" if residual > START_TOLERANCE else "velocity"
+            raise InconsistentInitialConditions(
                 f"{self.describe()} is open at the start: residual {residual:.3g}, closure "
                 f"velocity {rate:.3g} (tolerance {START_TOLERANCE:g}); start from "
-                "pinext.close_loops(system, q, v)"
+                "pinext.close_loops(system, q, v)",
+                {self.describe(): residual if quantity == "residual" else rate},
+                quantity,
             )
         if self._first and q.tobytes() != self._checked:  # once per run (its start state)
             self._checked = q.tobytes()
             kins = [c.state_kinematics(q, v, t) for c in self._closures]
             jacobian = np.vstack([k.jacobian for k in kins])
             if is_rank_deficient(jacobian):
-                rank = np.linalg.matrix_rank(jacobian, tol=1e-10 * np.abs(jacobian).max())
+                involved = dependent_closures(self._closures, [k.jacobian for k in kins])
+                blocks = [
+                    k.jacobian for c, k in zip(self._closures, kins, strict=True) if c in involved
+                ]
+                rows = sum(b.shape[0] for b in blocks)
+                block = np.vstack(blocks)
+                rank = np.linalg.matrix_rank(block, tol=1e-10 * np.abs(jacobian).max())
                 warnings.warn(
-                    f"redundant closures: {jacobian.shape[0]} rows of "
-                    f"{', '.join(c.describe() for c in self._closures)} have rank {rank}; "
+                    f"redundant closures (B M⁻¹ Bᵀ is singular): the {rows} rows of "
+                    f"{', '.join(c.describe() for c in involved)} have rank {rank}; "
                     "their reactions are the minimum-norm solution",
                     RedundantConstraintWarning,
                     stacklevel=4,
@@ -123,6 +132,28 @@ class Closure(Component):
     def describe(self) -> str:
         """How errors name the closure."""
         return f"closure '{self.name}'"
+
+
+def dependent_closures(closures: list[Closure], jacobians: list[np.ndarray]) -> list[Closure]:
+    """The closures whose rows are linearly dependent: those with a share in a left null
+    vector of the stacked B (a λ with Bᵀλ = 0, the direction in which B M⁻¹ Bᵀ is singular).
+
+    Args:
+        closures: The closures, in the order of their rows.
+        jacobians: Each one's B_i, shape (m_i, nv).
+    """
+    jacobian = np.vstack(jacobians)
+    scale = float(np.abs(jacobian).max(initial=0.0)) or 1.0
+    u, s, _ = np.linalg.svd(jacobian / scale)
+    rank = int(np.sum(s > 1e-10))
+    null = u[:, rank:]  # left null space, shape (m, m - rank)
+    involved, start = [], 0
+    for closure, block in zip(closures, jacobians, strict=True):
+        rows = slice(start, start + block.shape[0])
+        start += block.shape[0]
+        if null.size and float(np.abs(null[rows]).max(initial=0.0)) > 1e-8:
+            involved.append(closure)
+    return involved
 
 
 def close_loops(
@@ -153,8 +184,8 @@ def close_loops(
         The public state (``system.initial_state(q, v)`` of the projected pair).
 
     Raises:
-        ConstraintError: The closures cannot be reached; the message names each open one
-            with its residual.
+        InconsistentInitialConditions: The closures cannot be reached; the message names each
+            open one with its residual (also in its ``residuals``).
     """
     closures = [c for c in system.components if isinstance(c, Closure)]
     model = system.model
@@ -177,10 +208,16 @@ def close_loops(
             for c, k in zip(closures, kins, strict=True)
             if np.abs(k.residual).max() >= tol
         ]
-        raise ConstraintError(
+        residuals = {
+            c.describe(): float(np.abs(k.residual).max())
+            for c, k in zip(closures, kins, strict=True)
+            if np.abs(k.residual).max() >= tol
+        }
+        raise InconsistentInitialConditions(
             f"cannot close {', '.join(open_)} after {max_iter} Gauss-Newton steps from the "
             "given configuration: is the closure reachable (link lengths, placement), or is "
-            "the guess on another branch?"
+            "the guess on another branch?",
+            residuals,
         )
     mass = np.triu(data.M) + np.triu(data.M, 1).T
     jacobian = kin.jacobian

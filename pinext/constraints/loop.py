@@ -140,7 +140,8 @@ class Loop(Closure):
         oMb = oMf * self.placement
         r = oMb.translation - oMf.translation
         jb_lin = jb[:3] - pin.skew(r) @ jb[3:]
-        acc_b = ab.linear + np.cross(alpha_b, r) + np.cross(w_b, np.cross(w_b, r))
+        skew_w = pin.skew(w_b)  # ω_B × (3-vector products: pin.skew, not np.cross, for speed)
+        acc_b = ab.linear + pin.skew(alpha_b) @ r + skew_w @ (skew_w @ r)
         rows = [ja[:3] - jb_lin]
         residual = [oMa.translation - oMb.translation]
         drift = [aa.linear - acc_b]
@@ -153,8 +154,8 @@ class Loop(Closure):
             w_rel = va.angular - w_b
             rows.append(normals.T @ (ja[3:] - jb[3:]))
             e_a, e_b = oMa.rotation @ self.axis, oMb.rotation @ self.axis
-            residual.append(normals.T @ np.cross(e_b, e_a))
-            drift.append(normals.T @ (aa.angular - alpha_b) + np.cross(w_b, normals.T).dot(w_rel))
+            residual.append(normals.T @ (pin.skew(e_b) @ e_a))
+            drift.append(normals.T @ (aa.angular - alpha_b) + (skew_w @ normals).T @ w_rel)
         m = self.m
         return ConstraintKinematics(
             np.concatenate(residual), np.vstack(rows), np.concatenate(drift), np.zeros(m)
@@ -174,6 +175,27 @@ class Loop(Closure):
         out = super().outputs(t, x, q, v, u, mode, step)  # placements of self.data at q
         force, torque = self.wrench(step.force(self.name, self.m))
         return {"force": force, "torque": torque, **out}
+
+    def metadata(self) -> dict[str, Any]:
+        """The scene item a viewer draws: the two joined points and the force on frame A
+        (:mod:`pinext.visualization.scene`, kind ``"loop"``)."""
+        model = getattr(self, "model", None)
+
+        def name(frame: str | int) -> str:
+            if model is not None and isinstance(frame, int):
+                return str(model.frames[frame].name)
+            return str(frame)
+
+        item = {
+            "kind": "loop",
+            "name": self.name,
+            "loop": self.kind,
+            "frame_a": name(self.frame_a),
+            "frame_b": name(self.frame_b),
+            "placement": self.placement.homogeneous.tolist(),
+            "force": f"{self.name}.force",
+        }
+        return {f"scene.{self.name}": [item]}
 
     def describe(self) -> str:
         return f"loop '{self.name}' ({self.kind}, {self.frame_a} to {self.frame_b})"

@@ -89,6 +89,12 @@ class ConstrainedInverseDynamics(NamedTuple):
     """Shape (m,). λ, given or chosen."""
     forces: dict[str, np.ndarray]
     """Component name -> its block of λ."""
+    internal_basis: np.ndarray
+    """Shape (m, k). Orthonormal basis N of the internal forces: the λ that the unactuated
+    DOFs do not feel (``B_pᵀ N = 0``), e.g. the squeeze of a load held by two robots
+    (McClamroch (1986) (36)); k = 0 when λ is fixed by the motion."""
+    internal: np.ndarray
+    """Shape (m,). The internal part N Nᵀ λ of the multipliers [N, N.m]."""
 
 
 def _state(system: System, q: np.ndarray, v: np.ndarray, x: np.ndarray | None) -> np.ndarray:
@@ -219,6 +225,7 @@ def constrained_inverse_dynamics(
     forces: np.ndarray | None = None,
     *,
     unactuated: Sequence[str] | None = None,
+    internal: np.ndarray | None = None,
     t: float = 0.0,
     x: np.ndarray | None = None,
 ) -> ConstrainedInverseDynamics:
@@ -227,8 +234,18 @@ def constrained_inverse_dynamics(
     From (23), ``u = M ẍ + G - τ_passive - Bᵀλ`` with τ_passive the System's generalized
     forces at zero input (joint springs and damping, the components' efforts). With
     ``forces`` the multipliers λ are given (a planned contact force); without, λ makes the
-    torque vanish on the unactuated DOFs (a gripped load's) and, among the λ that do (the
-    internal forces of a load held by two robots, (36)), gives the smallest torques.
+    torque vanish on the unactuated DOFs (a gripped load's). Those λ are
+
+    .. math::
+
+        \\lambda = \\lambda_p + N z,\\qquad B_p^T \\lambda_p = (M\\ddot x + G - \\tau_{passive})_p,
+        \\qquad B_p^T N = 0,
+
+    λ_p the minimum-norm particular solution and N an orthonormal basis of the internal
+    forces (a load held by two robots: the squeeze, McClamroch (1986) (36)). The internal
+    part is the free parameter: given (``internal``, e.g. a squeeze force), ``z = Nᵀ
+    internal``; otherwise z gives the smallest torques ``min |u_a|``, least squares on
+    ``B_aᵀ N z = (M ẍ + G - τ_passive)_a - B_aᵀ λ_p`` (a for the actuated DOFs).
 
     Args:
         system: A System with torque inputs (no drives).
@@ -238,6 +255,10 @@ def constrained_inverse_dynamics(
         forces: λ, shape (m,), in the rows' order (:attr:`SingularForm.rows`), or None.
         unactuated: Joints without actuation; default the robot's free bodies
             (:func:`pinext.free_body`).
+        internal: The internal forces, shape (m,) in the rows' order, e.g. equal and
+            opposite forces of two grippers along the line between them [N, N.m]; they must
+            be internal (``B_pᵀ internal = 0``). None: the internal part that gives the
+            smallest torques. Not with ``forces``.
         t: Time [s].
         x: Full public state (default ``system.initial_state(q, v)``).
 
@@ -245,8 +266,9 @@ def constrained_inverse_dynamics(
         :class:`ConstrainedInverseDynamics` (tau, multipliers, forces).
 
     Raises:
-        InvalidParameter: The System's inputs are not joint torques, or ``forces`` has the
-            wrong size.
+        InvalidParameter: The System's inputs are not joint torques, ``forces`` or
+            ``internal`` has the wrong size, both are given, or ``internal`` is not internal
+            (it would accelerate the unactuated DOFs).
     """
     if not system.torque_inputs:
         raise InvalidParameter(
@@ -256,24 +278,36 @@ def constrained_inverse_dynamics(
     form = singular_form(system, q, v, None, t=t, x=x)
     required = form.mass @ np.asarray(a, dtype=float) + form.bias - form.force
     m = form.jacobian.shape[0]
+    if forces is not None and internal is not None:
+        raise InvalidParameter("give either forces (all of λ) or internal (its free part)")
+    passive = _unactuated_dofs(system, unactuated)
+    actuated = np.setdiff1d(np.arange(form.mass.shape[0]), passive)
+    b_passive, b_actuated = form.jacobian[:, passive].T, form.jacobian[:, actuated].T
+    if passive.size and m:
+        particular = np.linalg.lstsq(b_passive, required[passive], rcond=None)[0]
+        null = scipy.linalg.null_space(b_passive)
+    else:
+        particular, null = np.zeros(m), np.eye(m)
     if forces is not None:
         multipliers = np.asarray(forces, dtype=float).reshape(-1)
         if multipliers.shape != (m,):
             raise InvalidParameter(f"forces must have shape ({m},), got {multipliers.shape}")
-    elif m == 0:
-        multipliers = np.zeros(0)
+    elif internal is not None:
+        given = np.asarray(internal, dtype=float).reshape(-1)
+        if given.shape != (m,):
+            raise InvalidParameter(f"internal must have shape ({m},), got {given.shape}")
+        z = null.T @ given
+        outside = float(np.abs(given - null @ z).max(initial=0.0))
+        if outside > 1e-9 * (1.0 + float(np.abs(given).max(initial=0.0))):
+            raise InvalidParameter(
+                f"internal forces must be balanced on the unactuated DOFs (B_pᵀ internal = "
+                f"0); these are not, by {outside:.3g}: they would move the load"
+            )
+        multipliers = particular + null @ z
     else:
-        passive = _unactuated_dofs(system, unactuated)
-        actuated = np.setdiff1d(np.arange(form.mass.shape[0]), passive)
-        b_passive, b_actuated = form.jacobian[:, passive].T, form.jacobian[:, actuated].T
-        if passive.size:
-            particular = np.linalg.lstsq(b_passive, required[passive], rcond=None)[0]
-            null = scipy.linalg.null_space(b_passive)
-        else:
-            particular, null = np.zeros(m), np.eye(m)
         residual = required[actuated] - b_actuated @ particular
         z = np.linalg.lstsq(b_actuated @ null, residual, rcond=None)[0]
         multipliers = particular + null @ z
     tau = required - form.jacobian.T @ multipliers
     split = {name: multipliers[rows] for name, rows in form.rows.items()}
-    return ConstrainedInverseDynamics(tau, multipliers, split)
+    return ConstrainedInverseDynamics(tau, multipliers, split, null, null @ (null.T @ multipliers))

@@ -4,11 +4,13 @@
 Functional coordinates s(q) (20.83)–(20.86), constrained motion (20.88)–(20.89), impact
 (20.90)–(20.91) and its environment-mass form, a dynamic environment (models (c) and (d) of
 Fig. 20.15), unilateral contact (bounce, rest, lift-off) and the three-phase task inside
-:func:`pinext.simulate` through :func:`contact_component`.
+:func:`pinext.simulate` through :func:`contact_component`; for many contacts, Moreau–Jean
+time stepping with Pinocchio's frictional contact solvers (:func:`simulate_timestepping`,
+``simulate(..., method="timestepping", dt=...)``).
 
 Contacts given as dicts (a URDF ``<contact .../>`` element or a sidecar ``[[contacts]]``
 table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surface``
-(``plane`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
+(``plane`` | ``ground`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
 ``normal``, ``rpy``, ``constrained``, ``approach``, ``restitution``, ``rest_velocity``,
 ``unilateral``, ``stabilization``, ``name``, ``friction``. The ``[environment]`` table takes
 ``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
@@ -56,6 +58,7 @@ from .limits import (
     VelocityLimitWarning,
     joint_limits,
 )
+from .timestepping import PointContact, TimeStepper, simulate_timestepping
 from .unilateral import Contact
 
 __all__ = [
@@ -84,7 +87,9 @@ __all__ = [
     "JointLimits",
     "LimitModes",
     "LimitState",
+    "PointContact",
     "RedundantConstraintWarning",
+    "TimeStepper",
     "VelocityLimitWarning",
     "consistent_initial_state",
     "constrained_dynamics",
@@ -100,6 +105,7 @@ __all__ = [
     "project_consistent",
     "run_writing_task",
     "seed_impact_as_printed",
+    "simulate_timestepping",
     "solve_impact",
     "solve_lcp",
 ]

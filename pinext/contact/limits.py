@@ -430,17 +430,23 @@ class JointLimits(Component):
                     self._nearest_function(approaching),
                     -1.0,
                     self._nearest_action(approaching),
+                    distances=self._nearest_form(approaching),
                 )
             )
         return events
 
-    def _nearest_distances(self, sides: list[tuple[int, LimitState]]):
-        """``distances(x)`` of every given side at once (one numpy expression per step)."""
+    def _nearest_form(self, sides: list[tuple[int, LimitState]]):
+        """(index, sign, bound): the distance of side j is ``sign[j] (x[index[j]] − bound[j])``."""
         index = np.array([self.limits[k].iq for k, _ in sides], dtype=int)
         sign = np.array([1.0 if side is LOWER else -1.0 for _, side in sides])
         bound = np.array(
             [self.limits[k].lower if side is LOWER else self.limits[k].upper for k, side in sides]
         )
+        return index, sign, bound
+
+    def _nearest_distances(self, sides: list[tuple[int, LimitState]]):
+        """``distances(x)`` of every given side at once (one numpy expression per step)."""
+        index, sign, bound = self._nearest_form(sides)
 
         def distances(x: np.ndarray) -> np.ndarray:
             return sign * (x[index] - bound)

@@ -81,11 +81,12 @@ class Contact:
         """A contact from a ``[[contacts]]`` table / ``<contact .../>`` element.
 
         Keys: ``frame`` (required); ``surface`` = ``"plane"`` (default; ``point`` [m] and
-        ``normal``), ``"peg_in_hole"`` (``point``, ``rpy`` of the hole frame, hole axis = its
-        z), ``"point3d"`` / ``"point6d"`` (``point``, ``rpy``), or ``"functional"``
-        (``point``, ``rpy``, ``constrained`` = list of names among x y z roll pitch yaw,
-        ``approach``); ``restitution``, ``rest_velocity``, ``unilateral``, ``stabilization``,
-        ``name``.
+        ``normal``), ``"ground"`` (the horizontal plane through ``point``, default z = 0,
+        normal +z: the feet of a legged robot), ``"peg_in_hole"`` (``point``, ``rpy`` of the
+        hole frame, hole axis = its z), ``"point3d"`` / ``"point6d"`` (``point``, ``rpy``), or
+        ``"functional"`` (``point``, ``rpy``, ``constrained`` = list of names among x y z roll
+        pitch yaw, ``approach``); ``restitution``, ``rest_velocity``, ``unilateral``,
+        ``stabilization``, ``name``, ``friction``.
         """
         spec = dict(spec)
         known = {
@@ -117,6 +118,10 @@ class Contact:
         placement = pin.SE3(rotation, point)
         if surface == "plane":
             constraint: Constraint = plane(frame, point, spec.get("normal", (0.0, 0.0, 1.0)))
+        elif surface == "ground":  # the horizontal plane z = point[2], normal up
+            if "normal" in spec:
+                raise InvalidParameter("the ground's normal is +z; give surface = 'plane'")
+            constraint = plane(frame, (0.0, 0.0, point[2]), (0.0, 0.0, 1.0))
         elif surface == "peg_in_hole":
             constraint = peg_in_hole(frame, placement)
         elif surface in ("point3d", "point6d"):
@@ -129,8 +134,8 @@ class Contact:
             )
         else:
             raise InvalidParameter(
-                f"unknown surface {surface!r}; valid surfaces: plane, peg_in_hole, point3d, "
-                "point6d, functional"
+                f"unknown surface {surface!r}; valid surfaces: plane, ground, peg_in_hole, "
+                "point3d, point6d, functional"
             )
         return cls(
             constraint,

@@ -296,4 +296,5 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
 
     if hasattr(law, "breakpoints"):
         as_array.breakpoints = law.breakpoints  # type: ignore[attr-defined]
+        as_array.schedule = law  # type: ignore[attr-defined] # its compiled form
     return as_array

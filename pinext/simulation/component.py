@@ -155,6 +155,9 @@ class Event:
             optional ``"name"`` replaces the event's name in the record: one event function
             may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
+        distances: Optional compiled form of ``function``: ``(index, sign, bound)`` arrays
+            such that ``g(t, x) = min_k sign[k] * (x[index[k]] - bound[k])`` (a joint stop, the
+            nearest of several); it lets :mod:`pinext.compiled` evaluate the event in its loop.
     """
 
     name: str
@@ -162,6 +165,7 @@ class Event:
     direction: float = 0.0
     action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
     dynamic: bool = False
+    distances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 @dataclass

@@ -131,6 +131,7 @@ def solve(
     rtol: float = 1e-10,
     atol: float = 1e-12,
     max_step: float | None = None,
+    stop_when_stiff: bool = False,
 ) -> SimpleNamespace:
     """Integrate ``y' = fun(t, y)`` over ``t_span`` with DOP853, stopping at the first event.
 
@@ -144,12 +145,14 @@ def solve(
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step (None: unbounded).
+        stop_when_stiff: End the run at the last accepted step when DOP853's stiffness test
+            fires (status 2) instead of going on.
 
     Returns:
         A namespace like solve_ivp's result: ``t`` (every accepted step and the event, or the
         output times up to the event), ``y`` (n × k), ``t_events``, ``y_events``, ``status``
-        (0 end reached, 1 event, -1 failure), ``message``, ``nfev``; and ``stiff``: DOP853's
-        stiffness test fired (the run went on regardless).
+        (0 end reached, 1 event, 2 stopped by the stiffness test, -1 failure), ``message``,
+        ``nfev``; and ``stiff``: DOP853's stiffness test fired.
     """
     t0, t1 = float(t_span[0]), float(t_span[1])
     y0 = np.array(y0, dtype=float)
@@ -214,7 +217,11 @@ def solve(
         if code != -4:
             break
         stiff = True  # DOP853's stiffness test stops the run; solve_ivp would go on: so do we
+        if stop_when_stiff:
+            break
     status = -1 if code < 0 else 0
+    if code == -4 and stop_when_stiff:
+        status = 2
     t_events = [np.empty(0) for _ in events]
     y_events = [np.empty((0, y0.size)) for _ in events]
     if crossing:

@@ -61,6 +61,7 @@ def simulate(
     output_dt: float | None = None,
     progress: bool = False,
     max_events: int = 10_000,
+    dt: float | None = None,
 ) -> Trajectory:
     """Simulate a System from t = 0 to ``t_final``, phase by phase.
 
@@ -102,6 +103,9 @@ def simulate(
             sample is at ``t_final`` even when ``output_dt`` does not divide it.
         progress: Show a tqdm progress bar.
         max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
+        dt: Step [s] of ``method="timestepping"`` (Moreau–Jean time stepping for many
+            contacts, :func:`pinext.contact.timestepping.simulate_timestepping`; rtol, atol,
+            max_step and max_events do not apply to it).
 
     Returns:
         The :class:`Trajectory`.
@@ -109,6 +113,22 @@ def simulate(
     Raises:
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
     """
+    if method == "timestepping":
+        from ..contact.timestepping import simulate_timestepping
+
+        return simulate_timestepping(
+            system_or_robot,
+            t_final,
+            dt=dt,
+            x0=x0,
+            q0=q0,
+            v0=v0,
+            control=control,
+            output_dt=output_dt,
+            progress=progress,
+        )
+    if dt is not None:
+        raise InvalidParameter("dt is the step of method='timestepping' only")
     system = system_or_robot if isinstance(system_or_robot, System) else System(system_or_robot)
     chosen = method
     method = "DOP853" if method is None else method
@@ -117,7 +137,8 @@ def simulate(
         method = "DOP853"
     elif method not in METHODS:
         raise InvalidParameter(
-            f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum"
+            f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum, "
+            "timestepping"
         )
     t_final = check_options(t_final, rtol=rtol, atol=atol, max_step=max_step, output_dt=output_dt)
     x = as_initial_state(system, x0, q0, v0)
@@ -162,6 +183,9 @@ def simulate(
     breakpoints = np.asarray(getattr(law, "breakpoints", ()), dtype=float)
     nfev = 0
     stiff_warned = False
+    switched_at = None
+    from .. import compiled as _compiled  # imported here: pinext.compiled imports this package
+
     started = time.perf_counter()
     try:
         while True:
@@ -176,13 +200,57 @@ def simulate(
                 functions.append(_time_event(float(upcoming[0])))
             if output_dt is not None:
                 options["t_eval"] = output_times(t, t_final, output_dt)
-            rhs = make_rhs(system, phase, chart, law, bar if progress else None, method in IMPLICIT)
-            if method in IMPLICIT:
-                options["jac"] = getattr(rhs, "jac", None)
-            sol = solver(
-                rhs, (t, t_final), chart.to_internal(x), events=functions or None, **options
-            )
+            switch = chosen is None and method == "DOP853" and not momentum
+            kernel = compiled = None
+            if method == "DOP853":
+                kernel = _compiled.phase_kernel(system, phase, chart, law)
+            if kernel is not None:
+                compiled = _compiled.compiled_events(
+                    evs, float(upcoming[0]) if upcoming.size else None
+                )
+            if kernel is not None and compiled is not None:
+                sol = _compiled.solve(
+                    kernel,
+                    (t, t_final),
+                    chart.to_internal(x),
+                    events=compiled,
+                    t_eval=options.get("t_eval"),
+                    rtol=rtol,
+                    atol=atol,
+                    max_step=max_step,
+                    progress=bar if progress else None,
+                    stop_when_stiff=switch,
+                )
+            else:
+                rhs = make_rhs(
+                    system, phase, chart, law, bar if progress else None, method in IMPLICIT
+                )
+                if method in IMPLICIT:
+                    options["jac"] = getattr(rhs, "jac", None)
+                if switch:
+                    options["stop_when_stiff"] = True
+                sol = solver(
+                    rhs, (t, t_final), chart.to_internal(x), events=functions or None, **options
+                )
+                options.pop("stop_when_stiff", None)
             nfev += sol.nfev
+            if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
+                warnings.warn(
+                    f"the run became stiff at t = {float(np.atleast_1d(sol.t)[-1]):.6g} s "
+                    "(DOP853's stiffness test): continuing with method='Radau', whose steps "
+                    "follow the accuracy instead of the stiffness",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                stiff_warned = True
+                t, x = record.segment(
+                    sol, chart, t, x, phase, None, physical=False, continuing=restarted
+                )
+                restarted = True
+                method, solver = "Radau", solve_ivp
+                options["method"] = method
+                switched_at = t
+                continue
             if getattr(sol, "stiff", False) and not stiff_warned:
                 stiff_warned = True
                 warnings.warn(
@@ -254,6 +322,7 @@ def simulate(
         "nfev": int(nfev),
         "wall_time": wall,
         "method": "momentum" if momentum else method,
+        "switched_to_radau_at": switched_at,
     }
     return traj
 

@@ -177,6 +177,48 @@ def input_columns(system: System) -> list[str]:
     return labels[: system.n_inputs]
 
 
+class LazyOutputs(dict):
+    """A trajectory's outputs (a dict of arrays), computed at their first use.
+
+    Evaluating every component's outputs at every sample costs about as much as the
+    integration of a short run; most runs are only read for their states. Any reading or
+    writing access (and pickling) computes them once; afterwards this is a plain dict.
+    """
+
+    def __init__(self, compute: Any) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def _fill(self) -> None:
+        if self._compute is not None:
+            compute, self._compute = self._compute, None
+            super().update(compute())
+
+    def __reduce__(self):  # noqa: D105 - pickled as the plain dict it computes
+        self._fill()
+        return (dict, (dict(self),))
+
+
+def _filling(name: str):
+    method = getattr(dict, name)
+
+    def filled(self, *args, **kwargs):
+        self._fill()
+        return method(self, *args, **kwargs)
+
+    filled.__name__ = name
+    filled.__doc__ = method.__doc__
+    return filled
+
+
+for _name in (
+    "__getitem__", "__contains__", "__iter__", "__len__", "__repr__", "__eq__", "__setitem__",
+    "__delitem__", "keys", "items", "values", "get", "copy", "update", "setdefault", "pop",
+    "popitem",
+):  # fmt: skip
+    setattr(LazyOutputs, _name, _filling(_name))
+
+
 @dataclass
 class Trajectory:
     """The samples of a simulation.
@@ -204,27 +246,32 @@ class Trajectory:
 
     @classmethod
     def from_run(cls, system: System, t, x, phase_index, phases, events, control) -> Trajectory:
-        """Build a trajectory and compute its outputs from the System (used by simulate)."""
+        """Build a trajectory from a run (used by simulate); its outputs are computed from the
+        System at their first use (:class:`LazyOutputs`)."""
         model = system.model
-        outputs: dict[str, list] = {}
-        modes: dict[int, dict[str, Any]] = {}
-        steps: dict[int, Any] = {}
-        for i, (ti, xi) in enumerate(zip(t, x, strict=True)):
-            q, v = system.split(xi)
-            for name, energy in system.energy_terms(xi).items():
-                outputs.setdefault(f"energy.{name}", []).append(energy)
-            u = np.asarray(control(ti, xi), dtype=float)
-            outputs.setdefault("input", []).append(u)
-            pid = int(phase_index[i])
-            if pid not in modes:
-                modes[pid] = {k: m for k, m in phases[pid].modes}
-                steps[pid] = system.acceleration_step(Phase(phases[pid].modes))
-            if system.components:
-                step = steps[pid](ti, xi, u)
-            for comp in system.components:
-                mode = modes[pid].get(comp.name)
-                for name, value in comp.outputs(ti, xi, q, v, u, mode, step).items():
-                    outputs.setdefault(f"{comp.name}.{name}", []).append(value)
+
+        def compute() -> dict[str, np.ndarray]:
+            outputs: dict[str, list] = {}
+            modes: dict[int, dict[str, Any]] = {}
+            steps: dict[int, Any] = {}
+            for i, (ti, xi) in enumerate(zip(t, x, strict=True)):
+                q, v = system.split(xi)
+                for name, energy in system.energy_terms(xi).items():
+                    outputs.setdefault(f"energy.{name}", []).append(energy)
+                u = np.asarray(control(ti, xi), dtype=float)
+                outputs.setdefault("input", []).append(u)
+                pid = int(phase_index[i])
+                if pid not in modes:
+                    modes[pid] = {k: m for k, m in phases[pid].modes}
+                    steps[pid] = system.acceleration_step(Phase(phases[pid].modes))
+                if system.components:
+                    step = steps[pid](ti, xi, u)
+                for comp in system.components:
+                    mode = modes[pid].get(comp.name)
+                    for name, value in comp.outputs(ti, xi, q, v, u, mode, step).items():
+                        outputs.setdefault(f"{comp.name}.{name}", []).append(value)
+            return {k: np.asarray(v, dtype=float) for k, v in outputs.items()}
+
         robot = system.robot
         sidecar = robot.extensions.sources[-1] if robot.extensions.sources else None
         meta = {
@@ -255,7 +302,7 @@ class Trajectory:
             phase_index=np.asarray(phase_index, dtype=int),
             phases=list(phases),
             events=list(events),
-            outputs={k: np.asarray(v, dtype=float) for k, v in outputs.items()},
+            outputs=LazyOutputs(compute),
             meta=meta,
         )
 

@@ -19,6 +19,7 @@ COLORS: dict[str, Any] = {
     "surface": 0x8C8C8C,
     "environment": 0x8C564B,
     "layer": 0x2CA02C,
+    "loop": 0x9467BD,
     "stick": 0x2CA02C,
     "slip": 0xFF7F0E,
     "skeleton": np.array([0.35, 0.45, 0.6, 1.0]),

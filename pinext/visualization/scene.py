@@ -8,7 +8,10 @@ fields are documented in :mod:`pinext.contact.scene`):
 * ``"contact"``: a surface (plate or triad) and a force arrow at a robot frame, impulse arrows at
   the impacts whose ``event.info["contact"]`` names it;
 * ``"environment"``: a moving mass behind a contact's surface (and its contact layer);
-* ``"trail"``: ``{"kind": "trail", "frame": name}``, the path of a frame.
+* ``"trail"``: ``{"kind": "trail", "frame": name}``, the path of a frame;
+* ``"loop"``: a loop closure (:class:`pinext.Loop`): ``frame_a``, ``frame_b``, ``placement``
+  (4 x 4, the joint point B' in frame B), ``force`` (the output of the force on frame A,
+  world axes); the viewer marks both joined points and draws the force as an arrow at A.
 
 Unknown kinds are ignored, so that components may declare items for other viewers.
 """
@@ -27,9 +30,11 @@ __all__ = [
     "SCENE_KEY",
     "ContactView",
     "EnvironmentView",
+    "LoopView",
     "declared_items",
     "items_of_system",
     "items_of_trajectory",
+    "loop_views",
     "views",
 ]
 
@@ -88,6 +93,50 @@ class EnvironmentView:
     def layered(self) -> bool:
         """The environment has a contact layer (model (d))."""
         return self.layer is not None
+
+
+@dataclasses.dataclass
+class LoopView:
+    """What the viewer draws of one loop closure.
+
+    Attributes:
+        name: The loop's name.
+        frame_a: Frame A (it receives ``force``).
+        frame_b: Frame B.
+        placement: The joint point B' in frame B.
+        output: Name of the force output (world axes, [N]).
+    """
+
+    name: str
+    frame_a: int
+    frame_b: int
+    placement: pin.SE3
+    output: str
+
+
+def loop_views(model: pin.Model, items: Sequence[Mapping[str, Any]]) -> list[LoopView]:
+    """The ``"loop"`` items resolved on ``model`` (items naming a missing frame are skipped
+    with a warning)."""
+    loops = []
+    for item in items:
+        if item.get("kind") != "loop":
+            continue
+        try:
+            ids = [_frame_id(model, item[key]) for key in ("frame_a", "frame_b")]
+            if None in ids:
+                raise KeyError(f"frame {item['frame_a']!r} or {item['frame_b']!r}")
+            loops.append(
+                LoopView(
+                    str(item["name"]),
+                    int(ids[0]),  # type: ignore[arg-type]
+                    int(ids[1]),  # type: ignore[arg-type]
+                    _se3(item.get("placement")),
+                    str(item.get("force", "")),
+                )
+            )
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            warnings.warn(f"scene item {dict(item)!r} not drawn: {err}", stacklevel=2)
+    return loops
 
 
 def declared_items(meta: Mapping[str, Any] | None) -> list[dict[str, Any]]:

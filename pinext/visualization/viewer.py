@@ -7,7 +7,8 @@ link's box or cylinder into one piece per sublink). pinext adds what that class 
 * generated geometry (:mod:`.geometry`): a skeleton of cylinders and spheres for robots
   without visual geometry, and for flexible sublinks that carry none;
 * the scene items that components declare (:mod:`.scene`): contact surfaces, the moving
-  environment mass and its contact layer, contact-force arrows and impulse arrows at impacts;
+  environment mass and its contact layer, contact-force arrows and impulse arrows at impacts,
+  loop closures (both joined points marked, the loop force as an arrow at frame A);
 * end-effector trails (the path of a frame over the whole trajectory) and frame triads.
 
 Two outputs share one scene description:
@@ -48,7 +49,7 @@ from .geometry import (
 )
 from .html import RecordingWindow, page
 from .sampling import Frames, resample
-from .scene import ContactView, items_of_system, items_of_trajectory, views
+from .scene import ContactView, items_of_system, items_of_trajectory, loop_views, views
 from .server import LiveServer
 
 __all__ = ["Viewer", "export_html", "play", "viewer_for"]
@@ -135,6 +136,7 @@ class Viewer:
         """
         self.scene = [dict(item) for item in items]
         self.contacts, self.environment, trails = views(self.model, self.scene)
+        self.loops = loop_views(self.model, self.scene)
         if self._default_trails:
             self.trails = (
                 trails or sorted({c.frame_id for c in self.contacts}) or [self._end_effector()]
@@ -185,6 +187,10 @@ class Viewer:
                         peak = max(
                             peak, np.abs(frames.outputs[c.output][:, c.rows]).max(initial=0.0)
                         )
+                for loop in self.loops:
+                    if loop.output in frames.outputs:
+                        norms = np.linalg.norm(frames.outputs[loop.output][:, :3], axis=1)
+                        peak = max(peak, float(norms.max(initial=0.0)))
             force_scale = 0.3 * self.size / peak if peak > 0 else 0.01
         if impulse_scale is None:
             peak = max(
@@ -248,6 +254,12 @@ class Viewer:
                     mg.Box([0.5 * side, 0.5 * side, 1.0]),
                     mg.MeshPhongMaterial(color=COLORS["layer"], opacity=0.6, transparent=True),
                 )
+        for loop in self.loops:
+            node = extra["loops"][loop.name]
+            material = mg.MeshPhongMaterial(color=COLORS["loop"])
+            node["a"].set_object(mg.Sphere(0.02 * self.size), material)
+            node["b"].set_object(mg.Sphere(0.012 * self.size), material)
+            self._arrow(extra["forces"][loop.name], COLORS["force"])
         for fid in self.frames:
             self._triad(extra["frames"][self.model.frames[fid].name], self.frame_size)
         if frames is not None:
@@ -356,6 +368,17 @@ class Viewer:
             self._split_arrow(poses, f"{EXTRA}/impulses/{c.name}", origin, impulse_scale * impulse)
             if c.friction > 0.0:
                 poses.update(self._cone_poses(c, frames, k, origin, surface))
+        for loop in self.loops:
+            a = data.oMf[loop.frame_a].translation
+            b = (data.oMf[loop.frame_b] * loop.placement).translation
+            for key, point in (("a", a), ("b", b)):
+                pose = np.eye(4)
+                pose[:3, 3] = point
+                poses[f"{EXTRA}/loops/{loop.name}/{key}"] = (pose, None)
+            force = np.zeros(3)
+            if loop.output in frames.outputs:
+                force = frames.outputs[loop.output][k, :3]
+            self._split_arrow(poses, f"{EXTRA}/forces/{loop.name}", a, force_scale * force)
         if self.environment is not None and self.contacts:
             c = self.contacts[0]
             s_e = self._env_value(frames, "deformation", k)

@@ -1,0 +1,493 @@
+"""DOP853 in compiled code: Hairer's step control, dense output and event location.
+
+A line-by-line port of ``DP86CO`` and ``HINIT853`` of Hairer, Nørsett & Wanner's ``dop853.f``
+(Hairer, Nørsett & Wanner 1993, *Solving Ordinary Differential Equations I*, §II.10) with the
+defaults ``scipy.integrate.ode("dop853")`` passes (safety 0.9, step ratio within [0.3, 6],
+β = 0, stiffness test every 1000 accepted steps, 15 positive tests mean stiff), so that the
+compiled run takes the same steps as :mod:`pinext.simulation.dop853` up to rounding. The
+right-hand side is the compiled one of :mod:`pinext.compiled.phase`; the loop never returns to
+Python except to hand over full output buffers, to let a progress bar move, or at an event.
+
+Events are the compiled forms of :class:`pinext.simulation.component.Event`: the smallest of a
+group of affine distances ``min_k s_k (y[i_k] − b_k)`` (joint stops, :attr:`Event.distances`)
+or a time ``t − t_b`` (a control breakpoint). A crossing between two accepted steps is located
+as :mod:`pinext.simulation.dop853` does: Brent's method, to 4 ε, on the state that one DOP853
+step from the last accepted point gives at the trial time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from scipy.integrate._ivp import dop853_coefficients as _coef
+
+from .phase import rhs
+
+A = np.ascontiguousarray(_coef.A, dtype=np.float64)
+B = np.ascontiguousarray(_coef.B, dtype=np.float64)
+C = np.ascontiguousarray(_coef.C, dtype=np.float64)
+D = np.ascontiguousarray(_coef.D, dtype=np.float64)
+# Fortran's error weights: ER (5th order) on stages 1, 6..12; BHH (3rd) on 1, 9, 12
+ER = np.array(
+    [
+        0.1312004499419488073250102996e-01,
+        0.0,
+        0.0,
+        0.0,
+        0.0,
+        -0.1225156446376204440720569753e01,
+        -0.4957589496572501915214079952e00,
+        0.1664377182454986536961530415e01,
+        -0.3503288487499736816886487290e00,
+        0.3341791187130174790297318841e00,
+        0.8192320648511571246570742613e-01,
+        -0.2235530786388629525884427845e-01,
+    ]
+)
+BHH1, BHH2, BHH3 = (
+    0.244094488188976377952755905512,
+    0.733846688281611857341361741547,
+    0.220588235294117647058823529412e-01,
+)
+SAFE, FAC1, FAC2, EXPO1 = 0.9, 0.3, 6.0, 1.0 / 8.0
+#: Accepted steps between two stiffness tests (the code's default; 1 when a stiff run should
+#: switch methods as soon as the test says so).
+NSTIFF = 1000
+UROUND = 2.220446049250313e-16
+EPS = np.finfo(np.float64).eps
+
+# codes returned by advance()
+DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
+
+# integer state: it[...]
+(_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF) = (
+    range(11)
+)
+# float state: st[...]
+_T, _H, _FACOLD, _HLAMB, _TROOT = range(5)
+
+
+@njit(cache=True)
+def _stages(P, t, y, h, k, y1, n_stages):
+    """Stages 2..n_stages of a step of size h from (t, y), k[0] = f(t, y) given."""
+    n = y.size
+    for s in range(1, n_stages):
+        for i in range(n):
+            if s == 1:  # the C code's order of operations for stage 2: (h a21) k1
+                y1[i] = y[i] + h * A[1, 0] * k[0, i]
+                continue
+            acc = 0.0
+            for j in range(s):
+                acc += A[s, j] * k[j, i]
+            y1[i] = y[i] + h * acc
+        rhs(P, t + C[s] * h, y1, k[s])
+
+
+@njit(cache=True)
+def _step(P, t, y, h, k, y1, y_new, rtol, atol):
+    """One DOP853 step of size h (12 stages): y_new and the scaled error estimate."""
+    n = y.size
+    _stages(P, t, y, h, k, y1, 12)
+    err = 0.0
+    err2 = 0.0
+    for i in range(n):
+        incr = 0.0
+        for j in range(12):
+            incr += B[j] * k[j, i]
+        y_new[i] = y[i] + h * incr
+        sk = atol + rtol * max(abs(y[i]), abs(y_new[i]))
+        e3 = incr - BHH1 * k[0, i] - BHH2 * k[8, i] - BHH3 * k[11, i]
+        err2 += (e3 / sk) ** 2
+        e5 = 0.0
+        for j in range(12):
+            e5 += ER[j] * k[j, i]
+        err += (e5 / sk) ** 2
+    deno = err + 0.01 * err2
+    if deno <= 0.0:
+        deno = 1.0
+    return abs(h) * err * np.sqrt(1.0 / (n * deno))
+
+
+@njit(cache=True)
+def _hinit(P, t, y, t_end, k, y1, hmax, rtol, atol):
+    """HINIT853: the initial step guess; k[0] = f(t, y) given, k[1] is overwritten."""
+    n = y.size
+    dnf = 0.0
+    dny = 0.0
+    for i in range(n):
+        sk = atol + rtol * abs(y[i])
+        dnf += (k[0, i] / sk) ** 2
+        dny += (y[i] / sk) ** 2
+    if dnf <= 1e-10 or dny <= 1e-10:
+        h = 1.0e-6
+    else:
+        h = np.sqrt(dny / dnf) * 0.01
+    h = min(h, hmax)
+    for i in range(n):
+        y1[i] = y[i] + h * k[0, i]
+    rhs(P, t + h, y1, k[1])
+    der2 = 0.0
+    for i in range(n):
+        sk = atol + rtol * abs(y[i])
+        der2 += ((k[1, i] - k[0, i]) / sk) ** 2
+    der2 = np.sqrt(der2) / h
+    der12 = max(abs(der2), np.sqrt(dnf))
+    if der12 <= 1e-15:
+        h1 = max(1.0e-6, abs(h) * 1.0e-3)
+    else:
+        h1 = (0.01 / der12) ** (1.0 / 8.0)
+    return min(100 * abs(h), h1, hmax)
+
+
+@njit(cache=True)
+def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it):
+    """Initialise a run at (t0, y0): f(t0, y0) in k[0], the first step in st (HINIT853)."""
+    y1 = np.empty_like(y0)
+    rhs(P, t0, y0, k[0])
+    it[_NFEV] += 2
+    st[_T] = t0
+    st[_H] = first_step if first_step > 0.0 else _hinit(P, t0, y0, t_end, k, y1, hmax, rtol, atol)
+    st[_FACOLD] = 1.0e-4
+    st[_HLAMB] = 0.0
+    it[_IASTI] = 0
+    it[_NONSTI] = 0
+    it[_REJECT] = 0
+    it[_NACCPT] = 0
+
+
+@njit(cache=True)
+def _dense(P, t_old, y_old, h, y_new, k, y1, f):
+    """The 7th-order interpolant's coefficients over an accepted step (as scipy's
+    Dop853DenseOutput builds them): k[12] = f(t_old + h, y_new) given, three more stages."""
+    n = y_old.size
+    for s in range(13, 16):
+        for i in range(n):
+            acc = 0.0
+            for j in range(s):
+                acc += A[s, j] * k[j, i]
+            y1[i] = y_old[i] + h * acc
+        rhs(P, t_old + C[s] * h, y1, k[s])
+    for i in range(n):
+        delta = y_new[i] - y_old[i]
+        f[0, i] = delta
+        f[1, i] = h * k[0, i] - delta
+        f[2, i] = 2 * delta - h * (k[12, i] + k[0, i])
+        for r in range(4):
+            acc = 0.0
+            for j in range(16):
+                acc += D[r, j] * k[j, i]
+            f[3 + r, i] = h * acc
+
+
+@njit(cache=True)
+def _interpolate(f, t_old, h, y_old, t, out):
+    x = (t - t_old) / h
+    n = y_old.size
+    for i in range(n):
+        acc = 0.0
+        for r in range(6, -1, -1):
+            acc += f[r, i]
+            if (6 - r) % 2 == 0:
+                acc *= x
+            else:
+                acc *= 1.0 - x
+        out[i] = acc + y_old[i]
+
+
+@njit(cache=True)
+def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign, ev_bound):
+    if ev_kind[e] == 1:
+        return t - ev_time[e]
+    g = np.inf
+    for j in range(ev_start[e], ev_stop[e]):
+        d = ev_sign[j] * (y[ev_index[j]] - ev_bound[j])
+        if d < g:
+            g = d
+    return g
+
+
+@njit(cache=True)
+def _active(g_old, g_new, direction):
+    up = g_old <= 0.0 <= g_new
+    down = g_old >= 0.0 >= g_new
+    if direction > 0:
+        return up
+    if direction < 0:
+        return down
+    return up or down
+
+
+@njit(cache=True)
+def _state_at(P, ta, ya, t, rtol, atol, hmax, out):
+    """The state at t from (ta, ya), ta < t inside one accepted step: DOP853 from ta with the
+    first step t − ta (a rejected trial step shrinks as in the main loop)."""
+    n = ya.size
+    k = np.empty((16, n))
+    y1 = np.empty(n)
+    y_new = np.empty(n)
+    y = ya.copy()
+    x = ta
+    rhs(P, x, y, k[0])
+    h = t - ta
+    while True:
+        last = False
+        if x + 1.01 * h - t > 0.0:
+            h = t - x
+            last = True
+        err = _step(P, x, y, h, k, y1, y_new, rtol, atol)
+        fac11 = err**EXPO1
+        fac = max(1.0 / FAC2, min(1.0 / FAC1, fac11 / SAFE))
+        if err <= 1.0:
+            rhs(P, x + h, y_new, k[0])
+            y[:] = y_new
+            x = x + h
+            if last:
+                break
+            h = min(h / fac, hmax)
+        else:
+            h = h / min(1.0 / FAC1, 1.0 / FAC1 / SAFE)
+    out[:] = y
+
+
+@njit(cache=True)
+def _brent_residual(P, e, t, ta, ya, rtol, atol, hmax, tmp, evs):
+    if t > ta:
+        _state_at(P, ta, ya, t, rtol, atol, hmax, tmp)
+    else:
+        tmp[:] = ya
+    return _event_value(e, t, tmp, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+
+
+@njit(cache=True)
+def _brentq(P, e, xa, xb, ya_state, rtol, atol, hmax, tmp, evs):
+    """scipy's brentq (its C code), xtol = rtol = 4 ε, on the event residual."""
+    xtol = 4 * EPS
+    rtol_b = 4 * EPS
+    xpre, xcur = xa, xb
+    fpre = _brent_residual(P, e, xpre, xa, ya_state, rtol, atol, hmax, tmp, evs)
+    fcur = _brent_residual(P, e, xcur, xa, ya_state, rtol, atol, hmax, tmp, evs)
+    xblk = 0.0
+    fblk = 0.0
+    spre = 0.0
+    scur = 0.0
+    if fpre == 0:
+        return xpre
+    if fcur == 0:
+        return xcur
+    for _ in range(100):
+        if fpre != 0 and fcur != 0 and (fpre > 0) != (fcur > 0):
+            xblk = xpre
+            fblk = fpre
+            spre = scur = xcur - xpre
+        if abs(fblk) < abs(fcur):
+            xpre = xcur
+            xcur = xblk
+            xblk = xpre
+            fpre = fcur
+            fcur = fblk
+            fblk = fpre
+        delta = (xtol + rtol_b * abs(xcur)) / 2
+        sbis = (xblk - xcur) / 2
+        if fcur == 0 or abs(sbis) < delta:
+            return xcur
+        if abs(spre) > delta and abs(fcur) < abs(fpre):
+            if xpre == xblk:
+                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+            else:
+                dpre = (fpre - fcur) / (xpre - xcur)
+                dblk = (fblk - fcur) / (xblk - xcur)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
+                spre = scur
+                scur = stry
+            else:
+                spre = sbis
+                scur = sbis
+        else:
+            spre = sbis
+            scur = sbis
+        xpre = xcur
+        fpre = fcur
+        if abs(scur) > delta:
+            xcur += scur
+        elif sbis > 0:
+            xcur += delta
+        else:
+            xcur -= delta
+        fcur = _brent_residual(P, e, xcur, xa, ya_state, rtol, atol, hmax, tmp, evs)
+    return xcur
+
+
+@njit(cache=True)
+def advance(
+    P,
+    y,
+    t_end,
+    hmax,
+    rtol,
+    atol,
+    k,
+    st,
+    it,
+    t_eval,
+    out_t,
+    out_y,
+    g_last,
+    evs,
+    t_pause,
+    stop_when_stiff,
+):
+    """Step DOP853 from the run's state (st, it, y, k[0]) towards t_end.
+
+    Returns a code: DONE (t_end reached), EVENT (it[_EVENT] crossed; st[_TROOT] its time, y
+    the state there), PAUSE (output buffer full or t passed t_pause: call again), STIFF (the
+    stiffness test fired 15 times and ``stop_when_stiff``), or a failure (too small a step,
+    non-finite state). Output: every accepted step, or the times t_eval[it[_NSAMPLE]:] by
+    dense output, into out_t/out_y from it[_NOUT].
+    """
+    n = y.size
+    y1 = np.empty(n)
+    y_new = np.empty(n)
+    f = np.empty((7, n))
+    tmp = np.empty(n)
+    n_events = g_last.size
+    g_new = np.empty(n_events)
+    capacity = out_t.size
+    sampled = t_eval.size > 0
+    x = st[_T]
+    h = st[_H]
+    while True:
+        if it[_NOUT] >= capacity - 1 or x > t_pause:
+            st[_T] = x
+            st[_H] = h
+            return PAUSE
+        if 0.1 * abs(h) <= abs(x) * UROUND:
+            st[_T] = x
+            st[_H] = h
+            return FAILED_SMALL
+        last = False
+        if x + 1.01 * h - t_end > 0.0:
+            h = t_end - x
+            last = True
+        it[_NSTEP] += 1
+        err = _step(P, x, y, h, k, y1, y_new, rtol, atol)
+        it[_NFEV] += 11
+        if not np.isfinite(err):
+            st[_T] = x
+            st[_H] = h
+            return FAILED_NAN
+        fac11 = err**EXPO1
+        fac = max(1.0 / FAC2, min(1.0 / FAC1, fac11 / SAFE))
+        hnew = h / fac
+        if err <= 1.0:
+            st[_FACOLD] = max(err, 1.0e-4)
+            it[_NACCPT] += 1
+            rhs(P, x + h, y_new, k[12])
+            it[_NFEV] += 1
+            stiff_now = False
+            if it[_NACCPT] % it[_NSTIFF] == 0 or it[_IASTI] > 0:
+                stnum = 0.0
+                stden = 0.0
+                for i in range(n):
+                    stnum += (k[12, i] - k[11, i]) ** 2
+                    stden += (y_new[i] - y1[i]) ** 2
+                if stden > 0.0:
+                    st[_HLAMB] = abs(h) * np.sqrt(stnum / stden)
+                if st[_HLAMB] > 6.1:
+                    it[_NONSTI] = 0
+                    it[_IASTI] += 1
+                    if it[_IASTI] == 15:
+                        stiff_now = True
+                else:
+                    it[_NONSTI] += 1
+                    if it[_NONSTI] == 6:
+                        it[_IASTI] = 0
+            if stiff_now:  # DP86CO returns before taking the step (IDID = -4)
+                it[_STIFF] += 1
+                st[_T] = x
+                st[_H] = h
+                if stop_when_stiff:
+                    return STIFF
+                # as the Python path does: restart DOP853 from the last accepted point
+                start(P, x, y, t_end, hmax, 0.0, rtol, atol, k, st, it)
+                h = st[_H]
+                continue
+            x_old = x
+            x_new = x + h
+            # events between the accepted steps
+            crossed = -1
+            t_root = np.inf
+            if n_events > 0:
+                for e in range(n_events):
+                    g_new[e] = _event_value(
+                        e, x_new, y_new, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6]
+                    )
+                for e in range(n_events):
+                    if _active(g_last[e], g_new[e], evs[7][e]):
+                        ga = _event_value(
+                            e, x_old, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6]
+                        )
+                        if np.sign(ga) * np.sign(g_new[e]) < 0:
+                            tr = _brentq(P, e, x_old, x_new, y, rtol, atol, hmax, tmp, evs)
+                        else:
+                            tr = x_new
+                        if tr < t_root:
+                            t_root = tr
+                            crossed = e
+            until = x_new if crossed < 0 else t_root
+            if sampled:
+                ns = it[_NSAMPLE]
+                if ns < t_eval.size and t_eval[ns] <= until:
+                    _dense(P, x_old, y, h, y_new, k, y1, f)
+                    it[_NFEV] += 3
+                    while ns < t_eval.size and t_eval[ns] <= until:
+                        o = it[_NOUT]
+                        out_t[o] = t_eval[ns]
+                        if t_eval[ns] == x_new:
+                            out_y[o] = y_new
+                        else:
+                            _interpolate(f, x_old, h, y, t_eval[ns], out_y[o])
+                        it[_NOUT] += 1
+                        ns += 1
+                        if it[_NOUT] >= capacity:
+                            break
+                    it[_NSAMPLE] = ns
+            if crossed >= 0:
+                if t_root > x_old:
+                    _state_at(P, x_old, y, t_root, rtol, atol, hmax, tmp)
+                else:
+                    tmp[:] = y
+                y[:] = tmp
+                st[_TROOT] = t_root
+                st[_T] = t_root
+                it[_EVENT] = crossed
+                if not sampled:
+                    o = it[_NOUT]
+                    out_t[o] = t_root
+                    out_y[o] = y
+                    it[_NOUT] += 1
+                return EVENT
+            for e in range(n_events):
+                g_last[e] = g_new[e]
+            y[:] = y_new
+            k[0] = k[12]
+            x = x_new
+            if not sampled:
+                o = it[_NOUT]
+                out_t[o] = x
+                out_y[o] = y
+                it[_NOUT] += 1
+            if last:
+                st[_T] = x
+                st[_H] = hnew
+                return DONE
+            if abs(hnew) > hmax:
+                hnew = hmax
+            if it[_REJECT] == 1:
+                hnew = min(abs(hnew), abs(h))
+            it[_REJECT] = 0
+        else:
+            hnew = h / min(1.0 / FAC1, 1.0 / FAC1 / SAFE)  # scipy's dop.c: a rejection
+            it[_REJECT] = 1
+            last = False
+        h = hnew

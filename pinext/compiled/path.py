@@ -1,0 +1,293 @@
+"""When a phase runs compiled, and the Python-side driver of the compiled DOP853 loop.
+
+:func:`phase_kernel` decides, phase by phase, whether :func:`pinext.simulate` may hand the
+phase to compiled code: the model's joints are all among :data:`pinext.compiled.model.
+JOINT_CODES` and its configuration space is Euclidean (the chart is the identity), the phase is
+linear (:func:`pinext.simulation.linear.identify`) or has no component terms at all, the inputs
+are a constant or a :class:`~pinext.simulation.controls.Schedule`, and every event of the phase
+has a compiled form (:attr:`Event.distances`). Otherwise the phase runs on the Python path,
+and pinext says once per process why (which joint, component or event); a control law
+written in Python silently takes the Python path, which calls it at every evaluation.
+``PINEXT_NO_COMPILED=1`` forces the Python path.
+
+:func:`solve` has the interface of :func:`pinext.simulation.dop853.solve` and returns the same
+kind of result.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import warnings
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..exceptions import UnsupportedModel
+from ..simulation.component import Event, Phase, overrides
+from ..simulation.controls import Schedule
+from ..simulation.linear import LinearForm, _own_part, identify
+from . import dop853 as _dop
+from .model import pack
+from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel
+
+if TYPE_CHECKING:
+    from ..simulation.chart import Chart
+    from ..simulation.system import System
+
+#: Seconds a first (compiling) call may take before pinext says what it is compiling.
+NOTICE_AFTER = 1.0
+_announced: set[str] = set()
+_MESSAGES = {
+    _dop.FAILED_SMALL: "step size becomes too small",
+    _dop.FAILED_NAN: "non-finite state or derivative",
+}
+
+
+def enabled() -> bool:
+    """Whether the compiled path may run (``PINEXT_NO_COMPILED`` unset or 0)."""
+    return os.environ.get("PINEXT_NO_COMPILED", "0") in ("", "0")
+
+
+def _announce(reason: str) -> None:
+    """Say once per process why a phase runs on the Python path."""
+    if reason not in _announced:
+        _announced.add(reason)
+        warnings.warn(f"pinext: {reason}; this runs on the Python path", RuntimeWarning, 4)
+
+
+def _packed(system: System):
+    """The System's packed model (cached on the System), or None with the reason announced."""
+    cache = system.__dict__.setdefault("_compiled_cache", {})
+    if "model" not in cache:
+        try:
+            cache["model"] = pack(system.model)
+        except UnsupportedModel as exc:
+            cache["model"] = None
+            _announce(str(exc))
+    return cache["model"]
+
+
+def _form(system: System, phase: Phase) -> LinearForm | None:
+    """The components' linear form in this phase (a zero form when they add nothing)."""
+    hooks = ("effort", "derivative", "power", "mechanism")
+    if system.nx == 2 * system.model.nv + 2 and not any(
+        overrides(c, h) for c in system.components for h in hooks
+    ):
+        step = system.acceleration_step(phase)
+        if step.dense or step.added is not None:
+            return None
+        m = system.nx - 2 + system.n_inputs + 1
+        return LinearForm(np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1)))
+    cache = system.__dict__.setdefault("_linear_forms", {})
+    if phase.modes not in cache:
+        cache[phase.modes] = identify(system, phase)
+    return cache[phase.modes]
+
+
+def _inputs(law: Any, n_inputs: int) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """The compiled form of the control law: (kind, times, values), or None."""
+    schedule = law if isinstance(law, Schedule) else getattr(law, "schedule", None)
+    if isinstance(schedule, Schedule):
+        kind = HOLD if schedule.kind == "zoh" else LINEAR
+        return kind, schedule.times, np.ascontiguousarray(schedule.values)
+    value = getattr(law, "value", None)
+    if value is not None:
+        return CONSTANT, np.zeros(1), np.asarray(value, dtype=float).reshape(1, n_inputs)
+    return None
+
+
+def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseKernel | None:
+    """The compiled right-hand side of the phase, or None (the reason said once)."""
+    if not enabled() or not system.euclidean or system.imposing:
+        return None
+    packed = _packed(system)
+    if packed is None:
+        return None
+    form = _form(system, phase)
+    if form is None:
+        busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
+        _announce(
+            "phase with constraint rows or nonlinear components "
+            f"({', '.join(busy) or 'constraints'}) is not compiled"
+        )
+        return None
+    inputs = _inputs(law, system.n_inputs)
+    if inputs is None:  # a control law written in Python: the Python path calls it
+        return None
+    a_mat = form.a + _own_part(system, form.a.shape[1])
+    rows, cols = np.nonzero(a_mat)
+    pairs = np.argwhere(np.abs(form.q).sum(axis=0) > 0)
+    kind, times, values = inputs
+    return PhaseKernel(
+        packed,
+        np.searchsorted(rows, np.arange(a_mat.shape[0] + 1)).astype(np.int64),
+        cols.astype(np.int64),
+        np.ascontiguousarray(a_mat[rows, cols]),
+        np.ascontiguousarray(form.active[pairs[:, 0]], dtype=np.int64),
+        np.ascontiguousarray(form.active[pairs[:, 1]], dtype=np.int64),
+        np.ascontiguousarray(form.q[:, pairs[:, 0], pairs[:, 1]]).reshape(2, len(pairs)),
+        np.ascontiguousarray(system.damping, dtype=float),
+        bool(system.torque_inputs),
+        kind,
+        np.ascontiguousarray(times, dtype=float),
+        values.reshape(times.size, system.n_inputs).astype(float),
+        np.zeros(a_mat.shape[1]),
+        np.zeros(a_mat.shape[0]),
+        chart.momentum,
+        np.zeros(system.model.nv),
+    )
+
+
+def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | None:
+    """The events' compiled forms (distance groups, then the breakpoint), or None when one
+    has none (the reason said once)."""
+    kind: list[int] = []
+    start: list[int] = []
+    stop: list[int] = []
+    time: list[float] = []
+    index: list[int] = []
+    sign: list[float] = []
+    bound: list[float] = []
+    direction: list[float] = []
+    for event in events:
+        if event.distances is None:
+            _announce(f"event '{event.name}' has no compiled form")
+            return None
+        i, s, b = event.distances
+        kind.append(0)
+        start.append(len(index))
+        index.extend(np.asarray(i, dtype=np.int64))
+        sign.extend(np.asarray(s, dtype=float))
+        bound.extend(np.asarray(b, dtype=float))
+        stop.append(len(index))
+        time.append(0.0)
+        direction.append(float(event.direction))
+    if breakpoint is not None:
+        kind.append(1)
+        start.append(0)
+        stop.append(0)
+        time.append(breakpoint)
+        direction.append(1.0)
+    return (
+        np.array(kind, dtype=np.int64),
+        np.array(start, dtype=np.int64),
+        np.array(stop, dtype=np.int64),
+        np.array(time, dtype=float),
+        np.array(index, dtype=np.int64),
+        np.array(sign, dtype=float),
+        np.array(bound, dtype=float),
+        np.array(direction, dtype=float),
+    )
+
+
+def _compiling_notice() -> None:
+    if "compiling" not in _announced:
+        _announced.add("compiling")
+        print(
+            "pinext: compiling the simulation kernels (ABA, DOP853; first run only, cached)...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def solve(
+    kernel: PhaseKernel,
+    t_span: tuple[float, float],
+    y0: np.ndarray,
+    *,
+    events: tuple | None = None,
+    t_eval: np.ndarray | None = None,
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+    max_step: float | None = None,
+    progress: Any = None,
+    stop_when_stiff: bool = False,
+) -> SimpleNamespace:
+    """Integrate the phase with the compiled DOP853 (see :func:`pinext.simulation.dop853.solve`
+    for the arguments and the result; ``status`` 2 means stopped by the stiffness test when
+    ``stop_when_stiff``, the result then ends at the last accepted step)."""
+    t0, t1 = float(t_span[0]), float(t_span[1])
+    y = np.array(y0, dtype=float)
+    n = y.size
+    hmax = float(max_step) if max_step else t1 - t0
+    if events is None:
+        events = compiled_events([], None)
+    assert events is not None
+    n_events = events[0].size
+    t_eval = np.asarray([] if t_eval is None else t_eval, dtype=float)
+    sampled = t_eval.size > 0
+    k = np.zeros((16, n))
+    st = np.zeros(5)
+    it = np.zeros(11, dtype=np.int64)
+    it[_dop._NSTIFF] = 1 if stop_when_stiff else _dop.NSTIFF
+    capacity = 4096
+    ts: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    if sampled:
+        keep = t_eval[(t_eval > t0) & (t_eval <= t1)]
+        if t_eval.size and t_eval[0] == t0:
+            ts.append(np.array([t0]))
+            ys.append(y[None, :].copy())
+        t_eval = np.ascontiguousarray(keep)
+    else:
+        ts.append(np.array([t0]))
+        ys.append(y[None, :].copy())
+    g_last = np.array(
+        [_dop._event_value(e, t0, y, *events[:7]) for e in range(n_events)], dtype=float
+    )
+    timer = threading.Timer(NOTICE_AFTER, _compiling_notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        _dop.start(kernel, t0, y, t1, hmax, 0.0, rtol, atol, k, st, it)
+        while True:
+            out_t = np.empty(capacity)
+            out_y = np.empty((capacity, n))
+            it[_dop._NOUT] = 0
+            pause = progress.n + progress.step if progress is not None else np.inf
+            code = _dop.advance(
+                kernel, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
+                events, pause, stop_when_stiff,
+            )  # fmt: skip
+            timer.cancel()
+            m = int(it[_dop._NOUT])
+            ts.append(out_t[:m])
+            ys.append(out_y[:m])
+            if progress is not None and st[_dop._T] > progress.n:
+                progress.update(min(st[_dop._T], progress.total) - progress.n)
+            if code != _dop.PAUSE:
+                break
+    finally:
+        timer.cancel()
+    t_all = np.concatenate(ts)
+    y_all = np.vstack(ys).T if ts else np.empty((n, 0))
+    t_events = [np.empty(0) for _ in range(n_events)]
+    y_events = [np.empty((0, n)) for _ in range(n_events)]
+    status = 0
+    if code == _dop.EVENT:
+        status = 1
+        e = int(it[_dop._EVENT])
+        t_events[e] = np.array([st[_dop._TROOT]])
+        y_events[e] = y[None, :].copy()
+    elif code == _dop.STIFF:
+        status = 2
+    elif code < 0:
+        status = -1
+        if sampled and (t_all.size == 0 or t_all[-1] < st[_dop._T]):
+            t_all = np.append(t_all, st[_dop._T])
+            y_all = np.hstack((y_all, y[:, None]))
+    return SimpleNamespace(
+        t=t_all,
+        y=y_all,
+        t_events=t_events if n_events else None,
+        y_events=y_events if n_events else None,
+        status=status,
+        message=_MESSAGES.get(code, "success"),
+        nfev=int(it[_dop._NFEV]),
+        stiff=bool(it[_dop._STIFF]),
+        t_stop=float(st[_dop._T]),
+        y_stop=y.copy(),
+    )
