@@ -79,13 +79,14 @@ def test_friction_coefficient_is_checked():
         Contact(plane("block"), friction=-0.1)
 
 
-def test_viewer_draws_the_cone_coloured_by_stick_or_slip_and_the_force_plot():
+def test_viewer_draws_the_cone_coloured_by_stick_or_slip_and_the_force_plot(tmp_path):
     """Playback of a block that slides then sticks: the friction cone sits on the contact
     point, opens along the normal with half-angle atan μ, shows the slip mesh while sliding
     and the stick mesh after; the plot draws λ_n, |λ_t| and μ λ_n with |λ_t| = μ λ_n while
-    sliding."""
-    from pinext.visualization import Viewer, plots
+    sliding; the self-contained HTML export animates both cone meshes."""
+    from pinext.visualization import Viewer, export_html, plots
     from pinext.visualization.sampling import resample
+    from tests.test_viewer import _scene_commands
 
     mu, v0 = 0.4, 2.0
     contact = Contact(plane("block", (0.0, 0.0, 0.0)), friction=mu, name="floor")
@@ -107,6 +108,18 @@ def test_viewer_draws_the_cone_coloured_by_stick_or_slip_and_the_force_plot():
         sticking = frames.t[k] > t_stop + 1e-6
         if sliding or sticking:
             assert (slip_scale[0] == 1.0) == sliding and (stick_scale[0] == 1.0) == sticking
+    commands = _scene_commands(export_html(traj, tmp_path / "cone.html", system).read_text())
+    cones = [c for c in commands if c["type"] == "set_object" and "/cones/floor/" in c["path"]]
+    assert sorted(c["path"].rsplit("/", 1)[1] for c in cones) == ["slip", "stick"]
+    for c in cones:
+        (geometry,) = c["object"]["geometries"]
+        assert geometry["type"] == "ConeGeometry"
+        assert geometry["radius"] == pytest.approx(mu * geometry["height"], rel=1e-12)
+    (animation,) = [c for c in commands if c["type"] == "set_animation"]
+    animated = {a["path"] for a in animation["animations"]}
+    assert {"pinext/cones/floor/stick", "pinext/cones/floor/slip"} <= {
+        p.split("/meshcat/", 1)[-1] for p in animated
+    }
     fig = plots.contact_friction(traj, "floor")
     ax = fig.axes[0]
     normal, tangential, limit = (line.get_ydata() for line in ax.lines[:3])
