@@ -19,6 +19,10 @@ matrix ``G = J M⁻¹ Jᵀ`` it is the linear complementarity problem ``w = G P 
 has exactly one solution, which Murty's (1974) least-index principal pivoting finds in a
 finite number of pivots. Redundant rows (G only semi-definite) get least-squares impulses on
 each trial active set.
+
+Frictional contacts add their tangential rows and Coulomb's cone: :func:`frictional_impulse`
+(Newton's law with the cone at the impulse level), chosen by :func:`solve_impact` when the
+System's rows carry a friction coefficient.
 """
 
 from __future__ import annotations
