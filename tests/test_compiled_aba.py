@@ -217,6 +217,26 @@ def test_composite_joint_raises():
         pack(model)
 
 
+MIMIC_URDF = """<robot name="mimic"><link name="base"/>
+  <link name="a"><inertial><mass value="1"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+  <link name="b"><inertial><mass value="1"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+  <joint name="driver" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <joint name="follower" type="revolute"><parent link="a"/><child link="b"/>
+    <origin xyz="0.1 0 0"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>
+    <mimic joint="driver" multiplier="2" offset="0"/></joint>
+</robot>"""
+
+
+def test_mimic_joint_raises():
+    model = pin.buildModelFromXML(MIMIC_URDF, mimic=True)
+    with pytest.raises(UnsupportedModel, match="follower") as info:
+        pack(model)
+    assert info.value.joint_type == "JointModelMimic"
+
+
 def test_workspace_does_not_leak_between_calls():
     """Two different states in a row give the same results as each alone (the kernel
     overwrites its workspace rather than accumulating into it)."""

@@ -2,7 +2,7 @@
 
 :func:`crba` equals ``pin.crba`` (armature included) with both triangles filled;
 :func:`ltdl` and :func:`ltdl_solve` solve M x = b exploiting the branch-induced sparsity of M
-(Featherstone (2008), §6.5, Tables 6.2–6.4 — the same factorisation as Pinocchio's
+(Featherstone (2008), ch. 6 — the same factorisation as Pinocchio's
 ``pin.cholesky``).
 """
 
@@ -25,7 +25,7 @@ def crba(pm, q, m_out):
 def crba_from_transforms(pm, m_out):
     """:func:`crba` once :func:`pinext.compiled.joint_transforms` has run.
 
-    Featherstone (2008), Table 6.2, in local frames: I^c_i = I_i; for i = n..1,
+    Featherstone (2008), ch. 6 (CRBA), in local frames: I^c_i = I_i; for i = n..1,
     I^c_λ += λX*_i I^c_i ⁱX_λ; F = I^c_i S_i, H_ii = S_iᵀ F, then F is carried to the
     ancestors j (F = λX*_j F) and H_ij = H_jiᵀ = Fᵀ S_j. Finally H += diag(armature).
     """
@@ -86,7 +86,7 @@ def _crba(parent, idx_v, nvs, s_rows, inertia, armature, rot, trans, ic, work, v
 
 @helper
 def ltdl(pm, m):
-    """Factorise M = Lᵀ D L in place (Featherstone (2008), Table 6.3), λ the dof parents:
+    """Factorise M = Lᵀ D L in place (Featherstone (2008), ch. 6, LTDL), λ the dof parents:
 
     for k = n..1: for i = λ(k), λ(λ(k)), ...: a = H_ki / H_kk; H_ij −= H_kj a for j = i,
     λ(i), ...; H_ki = a. Afterwards H holds D on its diagonal and L below it.
@@ -108,7 +108,7 @@ def ltdl(pm, m):
 @helper
 def ltdl_solve(pm, factors, b):
     """Solve M x = b in place (b becomes x) with the factors of :func:`ltdl`
-    (Featherstone (2008), Table 6.4): x = L⁻¹ D⁻¹ L⁻ᵀ b."""
+    (Featherstone (2008), ch. 6): x = L⁻¹ D⁻¹ L⁻ᵀ b."""
     lam = pm.dof_parent
     n = b.shape[0]
     for i in range(n - 1, -1, -1):  # b = L⁻ᵀ b

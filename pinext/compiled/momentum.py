@@ -63,7 +63,7 @@ def momentum_rhs(pm, q, p, tau, v_out, p_dot_out):
 @helper
 def momentum_rhs_crba(pm, q, p, tau, v_out, p_dot_out):
     """:func:`momentum_rhs` with v = M⁻¹ p by the composite-rigid-body algorithm and the sparse
-    LTDL factorisation (Featherstone (2008), Tables 6.2–6.4) instead of the ABA: Celentano's
+    LTDL factorisation (Featherstone (2008), ch. 6) instead of the ABA: Celentano's
     own step 1–2 (compute M, then solve), O(n²) + O(n d²) with d the depth of the tree."""
     joint_transforms(pm, q)
     crba_from_transforms(pm, pm.ws_mass_matrix)
