@@ -49,7 +49,7 @@ from ..simulation.component import (
     Trial,
 )
 from ..simulation.system import register_builder
-from .impulse import contact_forces, impact_impulse
+from .impulse import contact_forces, solve_impact
 from .unilateral import REST_VELOCITY
 
 if TYPE_CHECKING:
@@ -612,10 +612,8 @@ def _impact(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The impact of joint k on its limit, with every other engaged row of the System in one
     impulse problem (:func:`impact_impulse`); returns (x⁺, the joint's impulse)."""
-    rows = trial.rows(x, mode)  # type: ignore[attr-defined]
-    jacobian = np.vstack([r.jacobian for _, r in rows])
-    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
-    restitution = np.zeros(jacobian.shape[0])
+    rows = trial.rows(x, mode, impulse=True)  # type: ignore[attr-defined]
+    restitution = np.zeros(sum(r.m for _, r in rows))
     start = 0
     for owner, r in rows:
         if owner == name:
@@ -626,14 +624,13 @@ def _impact(
         start += r.m
     nq, nv = comp.nq, comp._nv
     try:
-        result = impact_impulse(
+        result = solve_impact(
             comp.model,
             comp.data,
             x[:nq],
             x[nq : nq + nv],
-            jacobian,
+            rows,
             restitution=restitution,
-            bilateral=bilateral,
             rest_velocity=comp.rest_velocity,
         )
     except ConstraintError as err:

@@ -97,6 +97,9 @@ class ConstraintRows:
         force_map: Shape (m, nv) or None. W when the reactions act as ``Wᵀ λ`` instead of
             ``Jᵀ λ`` (a sliding contact: the normal row with its Coulomb friction,
             ``W = J_n − μ t̂ᵀ J_t``); None: W = J.
+        friction: Coulomb's μ of a frictional contact in an impulse problem
+            (:meth:`Component.impulse_rows`): row 0 is the normal (unilateral), the others
+            its tangential rows, whose impulse stays in the cone ``|P_t| ≤ μ P_n``; 0: none.
     """
 
     jacobian: np.ndarray
@@ -104,6 +107,7 @@ class ConstraintRows:
     compliance: np.ndarray | None = None
     kind: RowKind = RowKind.BILATERAL
     force_map: np.ndarray | None = None
+    friction: float = 0.0
 
     @property
     def m(self) -> int:
@@ -275,6 +279,17 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         """The compiled form of :meth:`constraint_rows` in this mode, when its rows lock
         joints on their stops (:class:`LockedJoints`); None: the rows have no compiled form."""
         return None
+
+    def impulse_rows(
+        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, mode: Any, data: pin.Data
+    ) -> ConstraintRows | None:
+        """The rows this component adds to an impulse problem (a simultaneous impact) in this
+        mode; default :meth:`constraint_rows`. A frictional contact gives its normal and
+        tangential rows with ``friction`` = μ whatever its stick/slip state, and so does a free
+        one that touches its surface while approaching (it closes in the same impulse)."""
+        if not self.is_constrained(mode):
+            return None
+        return self.constraint_rows(t, x, q, v, mode, data)
 
     def mechanism(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """Replace the mechanism's ``(M, h)`` (mass matrix with armature, nonlinear effects
