@@ -186,3 +186,25 @@ def test_extension_formats_set_the_joint_friction(tmp_path):
     assert not any(
         isinstance(c, JointFriction) for c in px.System(robot, joint_friction=False).components
     )
+
+
+def test_time_stepping_joint_friction_converges_to_the_closed_form_stop(tmp_path):
+    """Time stepping takes the URDF's joint friction as Pinocchio's
+    JointFrictionConstraintModel (impulse bounds ±F_c h): the pendulum stops at the hand
+    computed rest angle, the error falling with h (first order), and energy never rises."""
+    friction = 0.6
+    robot = _pendulum(tmp_path, friction)
+    q0 = 1.2
+    final = _stops(q0, friction)[-1]
+    errors = []
+    for dt in (2e-3, 1e-3, 5e-4):
+        traj = px.simulate(
+            px.System(robot, joint_limits=False), 8.0, q0=np.array([q0]), method="timestepping",
+            dt=dt,
+        )  # fmt: skip
+        errors.append(abs(traj.q[-1, 0] - final))
+        assert np.abs(traj.v[-200:]).max() < 1e-9  # stuck for good
+        energy = traj.energy_balance().energy
+        assert np.diff(energy).max() < 1e-12  # friction only removes energy
+    assert errors[-1] < 1e-5
+    assert errors[2] < 0.7 * errors[1] < 0.49 * errors[0]
