@@ -29,12 +29,13 @@ with ``G = J M^{-1} J^T`` the Delassus operator, ``φ`` the gap of each contact 
 the step to first order, ``φ^+ ≈ φ + h σ_n - φ ≥ 0``: a contact closes exactly when it would
 otherwise penetrate, and a penetration left by the linearisation is corrected in the next
 step. Joint position limits near their bounds join the same problem as one-dimensional rows
-(``σ = ±v⁺ + r/h ≥ 0 ⊥ λ ≥ 0``, r the distance to the bound). The Delassus operator, its
-Cholesky factorisation and the conic solve are Pinocchio's (``PointContactConstraintModel``,
-``JointLimitConstraintModel``, ``ContactCholeskyDecomposition``, ``ADMMConstraintSolver`` /
-``PGSConstraintSolver``). Impacts are plastic (restitution is not modelled); Coulomb friction
-acts during impacts too (the event-driven impact of :mod:`pinext.contact.friction` is
-frictionless).
+(``σ = ±v⁺ + r/h ≥ 0 ⊥ λ ≥ 0``, r the distance to the bound), and Coulomb joint friction
+as box-bounded rows (``|λ| ≤ F_c h``). The Delassus operator, its Cholesky factorisation and
+the conic solve are Pinocchio's (``PointContactConstraintModel``,
+``JointLimitConstraintModel``, ``JointFrictionConstraintModel``,
+``ContactCholeskyDecomposition``, ``ADMMConstraintSolver`` / ``PGSConstraintSolver``).
+Impacts are plastic (restitution is not modelled); Coulomb friction acts during impacts, as
+in the event-driven impulse problem of :mod:`pinext.contact.impulse`.
 
 Energy: the kinetic energy change of a step is
 ``½ v⁺ᵀ M v⁺ − ½ vᵀ M v = (h f + Jᵀ λ)ᵀ (v + v⁺) / 2`` (``f`` the smooth forces), so the
