@@ -130,3 +130,27 @@ def test_viewer_draws_the_cone_coloured_by_stick_or_slip_and_the_force_plot(tmp_
     assert np.abs(tangential[traj.t > t_stop + 1e-6]).max() < 1e-9
     labels = ax.get_legend_handles_labels()[1]
     assert {"stick", "slip"} <= set(labels)
+
+
+def test_slowly_growing_push_breaks_the_stick_at_mu_n():
+    """A horizontal push F = k t on a block at rest on the floor: it sticks while F < μ m g,
+    the cone is left at F = μ N exactly (t* = μ m g / k), then it slides with
+    ẍ = (k t − μ m g) / m, so x = k (t − t*)³ / (6 m) — both to 1e-9."""
+    mass, mu, k = 2.0, 0.5, 4.0  # push rate [N/s]
+    contact = Contact(plane("block", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)), friction=mu, name="floor")
+    system = px.System(_block(mass), contacts=[contact])
+    traj = px.simulate(
+        system, 4.0, q0=np.zeros(2), control=lambda t, x: np.array([k * t, 0.0]), output_dt=0.05
+    )
+    t_star = mu * mass * G / k
+    (slip,) = traj.events
+    assert slip.name.startswith("slip") and slip.t == pytest.approx(t_star, abs=1e-9)
+    pushed = traj.outputs["input"][:, 0]
+    at = np.flatnonzero(traj.t == slip.t)[0]
+    normal = traj.outputs["friction:floor.normal_force"][at, 0]
+    assert pushed[at] == pytest.approx(mu * normal, rel=1e-9)  # the cone's edge: F = μ N
+    sliding = traj.t > t_star
+    expected = k * (traj.t[sliding] - t_star) ** 3 / (6 * mass)
+    np.testing.assert_allclose(traj.q[sliding, 0], expected, atol=1e-9)
+    assert np.abs(traj.q[~sliding, 0]).max() < 1e-12
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
