@@ -70,7 +70,15 @@ else:  # pragma: no cover
 from .exceptions import FileFormatError, InvalidParameter
 
 #: Top-level tables of the pinext extension format.
-SECTIONS = ("flexible", "drives", "contacts", "loops", "environment", "root_joint")
+SECTIONS = (
+    "flexible",
+    "drives",
+    "contacts",
+    "loops",
+    "environment",
+    "root_joint",
+    "joint_friction",
+)
 #: Values of ``root_joint``: a joint between the world and the URDF's root link.
 ROOT_JOINTS = ("fixed", "freeflyer", "planar")
 #: Parts of a drive table.
@@ -131,6 +139,9 @@ class Extensions:
             ``"root_joint"``) -> the file it was last read from, for error messages.
         root_joint: ``"freeflyer"``, ``"planar"`` or None: a joint between the world and the
             URDF's root link (``root_joint = "freeflyer"`` / ``<root_joint type="freeflyer"/>``).
+        joint_friction: Joint name -> Coulomb friction torque F_c [N.m or N]
+            (``[joint_friction]`` table / ``<joint_friction joint=... friction=.../>``);
+            overrides the URDF's ``<dynamics friction>``.
     """
 
     transmissions: dict[str, TransmissionSpec] = field(default_factory=dict)
@@ -143,6 +154,7 @@ class Extensions:
     sources: list[str] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)
     root_joint: str | None = None
+    joint_friction: dict[str, float] = field(default_factory=dict)
 
     def merge(self, tables: dict[str, Any], source: str) -> None:
         """Merge pinext tables read from ``source`` (later sources win, key by key)."""
@@ -163,6 +175,9 @@ class Extensions:
         if tables.get("root_joint") is not None:
             self.root_joint = tables["root_joint"]
             self.origins["root_joint"] = source
+        for joint, value in tables.get("joint_friction", {}).items():
+            self.joint_friction[joint] = float(value)
+            self.origins[f"joint_friction.{joint}"] = source
         self.sources.append(source)
 
 
@@ -216,6 +231,13 @@ def _check_tables(tables: dict[str, Any], path: str) -> dict[str, Any]:
     env = tables.get("environment")
     if env is not None and not isinstance(env, dict):
         raise FileFormatError(path, "environment", "expected a table")
+    friction = tables.get("joint_friction", {})
+    if not isinstance(friction, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in friction.values()
+    ):
+        raise FileFormatError(
+            path, "joint_friction", "expected a table of joint names -> friction [N.m or N]"
+        )
     root = tables.get("root_joint")
     if root is not None and root not in ROOT_JOINTS:
         raise FileFormatError(
@@ -239,6 +261,13 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
             tables["environment"] = params
         elif child.tag == "root_joint":
             tables["root_joint"] = child.get("type")
+        elif child.tag == "joint_friction":
+            joint = child.get("joint")
+            if not joint or "friction" not in child.attrib:
+                raise FileFormatError(
+                    path, "<pinext><joint_friction>", "needs attributes 'joint' and 'friction'"
+                )
+            tables.setdefault("joint_friction", {})[joint] = _value(child.attrib["friction"])
         elif child.tag == "drive":
             joint = child.get("joint")
             if not joint:
@@ -251,7 +280,7 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
                 path,
                 f"<pinext><{child.tag}>",
                 "unknown element; valid elements: flexible, drive, contact, loop, environment, "
-                "root_joint",
+                "root_joint, joint_friction",
             )
     return _check_tables(tables, path)
 

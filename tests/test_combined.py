@@ -274,3 +274,31 @@ def test_lossy_gear_drives_and_brakes_a_body_sliding_on_the_table(tmp_path, effi
     assert np.abs(traj.q[:, 1] - 0.1).max() < 1e-9  # the body stays on the table
     assert traj.q[-1, 0] > 0.01  # the sled travelled
     assert traj.energy_balance().max_relative() < 1e-9
+
+
+@pytest.mark.parametrize("efficiency", [1.0, 0.7])
+def test_lossy_gear_drives_a_sled_on_a_frictional_table_into_its_limit(tmp_path, efficiency):
+    """A lossy gear drives the sled over a table with Coulomb friction (μ) and joint friction
+    in x into the x limit: the contact slides, the limit takes a plastic impact with the
+    contact's cone in the same impulse problem (no normal impulse: the cone takes none), the
+    sled rests on the limit while the motor pushes; the body never leaves the table and the
+    energy audit closes (motor, gear losses, friction, impact)."""
+    path = tmp_path / "sled.urdf"
+    path.write_text(SLED.replace('lower="-50" upper="50"', 'lower="-50" upper="0.05"'))
+    robot = px.load_urdf(path)
+    drives = {"x": Drive(MOTOR, Gear(RATIO, efficiency=efficiency))}
+    contact = Contact(plane("tip", (0.0, 0.0, 0.0)), friction=0.1, name="table")
+    system = px.System(robot, drives=drives, contacts=[contact], joint_friction={"x": 0.2})
+    # 12 V: the motor's stall force through the gear (η k V N / R = 4.2 N at η = 0.7) beats the
+    # table's and the joint's friction (μ m g + F_c = 2.16 N) from rest
+    traj = px.simulate(system, 0.6, q0=np.array([0.0, 0.1]), control=[12.0], output_dt=0.01)
+    names = [e.name for e in traj.events]
+    assert "limit:x" in names
+    hit = traj.events[names.index("limit:x")]
+    assert hit.info["approach_velocity"] < 0.0 and hit.info["energy_loss"] > 0.0
+    after = traj.t > hit.t
+    assert np.abs(traj.v[after, 0]).max() < 1e-9  # resting on the limit
+    assert traj.outputs["friction:table.state"][after, 0].min() == 1.0  # stuck on the table
+    assert np.abs(traj.q[:, 1] - 0.1).max() < 1e-9  # never leaves nor penetrates the table
+    assert traj.q[:, 0].max() <= 0.05 + 1e-9
+    assert traj.energy_balance().max_relative() < 1e-9

@@ -77,8 +77,10 @@ def test_joint_limit_impacts_located_alike(tmp_path, monkeypatch):
         v0=np.array([3.0, -2.0]),
         output_dt=0.01,
     )
-    assert any(e.name.startswith("limit") for e in b.events)
+    assert any(e.name.startswith("limit:") for e in b.events)
     assert_same(a, b)
+    stats = a.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] > 2  # stops held in compiled code
 
 
 def test_sampled_output_and_constant_torque(tmp_path, monkeypatch):
@@ -489,3 +491,59 @@ def test_momentum_method_compiled_equals_python(tmp_path, monkeypatch):
     )  # fmt: skip
     assert np.abs(a.x - aba_route.x).max() < 1e-7
     assert a.energy_balance().max_relative() < 1e-8
+
+
+def test_ur5_held_on_its_stops_and_lifted_off_in_compiled_code(ur5_urdf, monkeypatch):
+    """The UR5 falls onto two stops, rests on them (locked-joint rows solved with the ABA's
+    factors) and lifts off (the reaction's zero located in the compiled loop)."""
+    robot = px.load_urdf(ur5_urdf)
+    q0 = np.array([0, -1.0, 1.0, 0, 0.5, 0])
+    a, b = both(monkeypatch, lambda: px.System(robot), 2.0, q0=q0, output_dt=0.01)
+    names = [e.name for e in b.events]
+    assert "limit-off:wrist_1_joint" in names and "limit-off:elbow_joint" in names
+    assert_same(a, b)
+    stats = a.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] == len(names) + 1
+    assert a.energy_balance().max_relative() < 1e-9
+    limits = next(c for c in px.System(robot).components if isinstance(c, px.contact.JointLimits))
+    reaction = a.outputs[f"{limits.name}.force"]
+    assert reaction.max() > 1.0 and reaction.min() > -1e-9  # held by pushing, never pulling
+
+
+@pytest.mark.parametrize("q0", [[0.35, 0.1, 0.0], [-0.35, -0.35, 0.1]])
+def test_compiled_radau_jacobian_on_a_held_phase(tmp_path, q0):
+    """A joint held on its stop (locked-joint row in the compiled phase) with drives: the
+    compiled Radau's Jacobian (exact drive columns through the constrained accelerations)
+    against central differences of the compiled right-hand side."""
+    from pinext.compiled import radau
+    from pinext.compiled.phase import rhs as compiled_rhs
+    from pinext.simulation.chart import Chart
+
+    path = tmp_path / "p.urdf"
+    limits = 'lower="-0.35" upper="0.35"'
+    path.write_text(pendulum_urdf(3, damping=0.02).replace('lower="-10" upper="10"', limits))
+    system = stiff_drives(px.load_urdf(path), ("j0", "j2"), stiffness=300.0)
+    x = px.simulation.arguments.as_initial_state(system, None, np.array(q0), None)
+    law = px.simulation.arguments.checked_control(np.array([0.5, -0.5]), system, x)
+    kernel = compiled_path.phase_kernel(
+        system, system.initial_phase(0.0, x, law), Chart(system, x), law
+    )
+    assert kernel is not None and kernel.lam.size == 1  # j0 held
+    rng = np.random.default_rng(1)
+    y = x.copy()
+    y[3:] += rng.uniform(-0.1, 0.1, y.size - 3)
+    n = y.size
+    f = np.empty(n)
+    compiled_rhs(kernel, 0.1, y, f)
+    jac = np.empty((n, n))
+    radau._jacobian(kernel, 0.1, y, f.copy(), jac, y.copy(), np.empty(n), np.empty((3, 3)))
+    central = np.empty((n, n))
+    plus, minus = np.empty(n), np.empty(n)
+    for j in range(n):
+        step = 1e-6 * max(1.0, abs(y[j]))
+        e = np.zeros(n)
+        e[j] = step
+        compiled_rhs(kernel, 0.1, y + e, plus)
+        compiled_rhs(kernel, 0.1, y - e, minus)
+        central[:, j] = (plus - minus) / (2 * step)
+    assert np.abs(jac - central).max() < 1e-6 * np.abs(central).max()

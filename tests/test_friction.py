@@ -77,3 +77,80 @@ def test_sliding_block_stops_then_sticks():
 def test_friction_coefficient_is_checked():
     with pytest.raises(px.exceptions.InvalidParameter, match="friction"):
         Contact(plane("block"), friction=-0.1)
+
+
+def test_viewer_draws_the_cone_coloured_by_stick_or_slip_and_the_force_plot(tmp_path):
+    """Playback of a block that slides then sticks: the friction cone sits on the contact
+    point, opens along the normal with half-angle atan μ, shows the slip mesh while sliding
+    and the stick mesh after; the plot draws λ_n, |λ_t| and μ λ_n with |λ_t| = μ λ_n while
+    sliding; the self-contained HTML export animates both cone meshes."""
+    from pinext.visualization import Viewer, export_html, plots
+    from pinext.visualization.sampling import resample
+    from tests.test_viewer import _scene_commands
+
+    mu, v0 = 0.4, 2.0
+    contact = Contact(plane("block", (0.0, 0.0, 0.0)), friction=mu, name="floor")
+    system = px.System(_block(), contacts=[contact])
+    traj = px.simulate(system, 1.0, q0=np.zeros(2), v0=np.array([v0, 0.0]), output_dt=0.05)
+    t_stop = v0 / (mu * G)
+    viewer = Viewer(system)
+    (view,) = viewer.contacts
+    assert view.friction == mu and view.state == "friction:floor.state"
+    frames = resample(system.model, traj, 20.0)
+    for k in range(len(frames.t)):
+        poses = viewer._poses(frames, k, (0.01, 0.2), traj.events)
+        pose, stick_scale = poses["pinext/cones/floor/stick"]
+        _, slip_scale = poses["pinext/cones/floor/slip"]
+        apex = pose[:3, 3] + pose[:3, :3] @ [0, 0.5 * viewer.cone_height, 0]
+        np.testing.assert_allclose(apex, [frames.q[k][0], 0.0, 0.0], atol=1e-12)
+        np.testing.assert_allclose(pose[:3, :3] @ [0, -1, 0], [0, 0, 1], atol=1e-12)
+        sliding = frames.t[k] < t_stop - 1e-6
+        sticking = frames.t[k] > t_stop + 1e-6
+        if sliding or sticking:
+            assert (slip_scale[0] == 1.0) == sliding and (stick_scale[0] == 1.0) == sticking
+    commands = _scene_commands(export_html(traj, tmp_path / "cone.html", system).read_text())
+    cones = [c for c in commands if c["type"] == "set_object" and "/cones/floor/" in c["path"]]
+    assert sorted(c["path"].rsplit("/", 1)[1] for c in cones) == ["slip", "stick"]
+    for c in cones:
+        (geometry,) = c["object"]["geometries"]
+        assert geometry["type"] == "ConeGeometry"
+        assert geometry["radius"] == pytest.approx(mu * geometry["height"], rel=1e-12)
+    (animation,) = [c for c in commands if c["type"] == "set_animation"]
+    animated = {a["path"] for a in animation["animations"]}
+    assert {"pinext/cones/floor/stick", "pinext/cones/floor/slip"} <= {
+        p.split("/meshcat/", 1)[-1] for p in animated
+    }
+    fig = plots.contact_friction(traj, "floor")
+    ax = fig.axes[0]
+    normal, tangential, limit = (line.get_ydata() for line in ax.lines[:3])
+    np.testing.assert_allclose(normal, 2.0 * G, rtol=1e-9)
+    np.testing.assert_allclose(limit, mu * 2.0 * G, rtol=1e-9)
+    sliding = traj.t < t_stop - 1e-6
+    np.testing.assert_allclose(tangential[sliding], limit[sliding], rtol=1e-9)
+    assert np.abs(tangential[traj.t > t_stop + 1e-6]).max() < 1e-9
+    labels = ax.get_legend_handles_labels()[1]
+    assert {"stick", "slip"} <= set(labels)
+
+
+def test_slowly_growing_push_breaks_the_stick_at_mu_n():
+    """A horizontal push F = k t on a block at rest on the floor: it sticks while F < μ m g,
+    the cone is left at F = μ N exactly (t* = μ m g / k), then it slides with
+    ẍ = (k t − μ m g) / m, so x = k (t − t*)³ / (6 m) — both to 1e-9."""
+    mass, mu, k = 2.0, 0.5, 4.0  # push rate [N/s]
+    contact = Contact(plane("block", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)), friction=mu, name="floor")
+    system = px.System(_block(mass), contacts=[contact])
+    traj = px.simulate(
+        system, 4.0, q0=np.zeros(2), control=lambda t, x: np.array([k * t, 0.0]), output_dt=0.05
+    )
+    t_star = mu * mass * G / k
+    (slip,) = traj.events
+    assert slip.name.startswith("slip") and slip.t == pytest.approx(t_star, abs=1e-9)
+    pushed = traj.outputs["input"][:, 0]
+    at = np.flatnonzero(traj.t == slip.t)[0]
+    normal = traj.outputs["friction:floor.normal_force"][at, 0]
+    assert pushed[at] == pytest.approx(mu * normal, rel=1e-9)  # the cone's edge: F = μ N
+    sliding = traj.t > t_star
+    expected = k * (traj.t[sliding] - t_star) ** 3 / (6 * mass)
+    np.testing.assert_allclose(traj.q[sliding, 0], expected, atol=1e-9)
+    assert np.abs(traj.q[~sliding, 0]).max() < 1e-12
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9

@@ -8,11 +8,13 @@ compiled run takes the same steps as :mod:`pinext.simulation.dop853` up to round
 right-hand side is the compiled one of :mod:`pinext.compiled.phase`; the loop never returns to
 Python except to hand over full output buffers, to let a progress bar move, or at an event.
 
-Events are the compiled forms of :class:`pinext.simulation.component.Event`: the smallest of a
-group of affine distances ``min_k s_k (y[i_k] − b_k)`` (joint stops, :attr:`Event.distances`)
-or a time ``t − t_b`` (a control breakpoint). A crossing between two accepted steps is located
-as :mod:`pinext.simulation.dop853` does: Brent's method, to 4 ε, on the state that one DOP853
-step from the last accepted point gives at the trial time.
+Events are the compiled forms of :class:`pinext.simulation.component.Event`
+(:attr:`Event.compiled`): the smallest of a group of affine distances
+``min_k s_k (y[i_k] − b_k)`` (joint stops), the separation test of a stop just left, the
+reaction of a held row (a lift-off), or a time ``t − t_b`` (a control breakpoint). A crossing
+between two accepted steps is located as :mod:`pinext.simulation.dop853` does: Brent's
+method, to 4 ε, on the state that one DOP853 step from the last accepted point gives at the
+trial time.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ NSTIFF = 1000
 UROUND = 2.220446049250313e-16
 EPS = np.finfo(np.float64).eps
 
+# event kinds (pinext.compiled.path.compiled_events)
+DISTANCES, TIME, REACTION, LEAVING = 0, 1, 2, 3
 # codes returned by advance()
 DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
 
@@ -196,14 +200,32 @@ def _interpolate(f, t_old, h, y_old, t, out):
 
 @njit(cache=True)
 def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign, ev_bound):
-    if ev_kind[e] == 1:
+    """An event function that reads the state only: DISTANCES (the nearest stop), TIME, or
+    LEAVING (the separation test; t0 in ev_time, d0 in the bound of its second entry)."""
+    if ev_kind[e] == TIME:
         return t - ev_time[e]
+    j0 = ev_start[e]
+    if ev_kind[e] == LEAVING:
+        if t <= ev_time[e]:
+            return 1.0
+        d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
+        return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2
     g = np.inf
-    for j in range(ev_start[e], ev_stop[e]):
+    for j in range(j0, ev_stop[e]):
         d = ev_sign[j] * (y[ev_index[j]] - ev_bound[j])
         if d < g:
             g = d
     return g
+
+
+@njit(cache=True)
+def _event(P, e, t, y, evs, tmp):
+    """Event e at (t, y): a REACTION evaluates the right-hand side (into tmp) for the
+    phase's reactions; the others read the state."""
+    if evs[0][e] == REACTION:
+        rhs(P, t, y, tmp)
+        return P.lam[evs[4][evs[1][e]]]
+    return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
 
 
 @njit(cache=True)
@@ -255,7 +277,7 @@ def _brent_residual(P, e, t, ta, ya, rtol, atol, hmax, tmp, evs):
         _state_at(P, ta, ya, t, rtol, atol, hmax, tmp)
     else:
         tmp[:] = ya
-    return _event_value(e, t, tmp, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+    return _event(P, e, t, tmp, evs, np.empty_like(tmp))
 
 
 @njit(cache=True)
@@ -419,14 +441,10 @@ def advance(
             t_root = np.inf
             if n_events > 0:
                 for e in range(n_events):
-                    g_new[e] = _event_value(
-                        e, x_new, y_new, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6]
-                    )
+                    g_new[e] = _event(P, e, x_new, y_new, evs, f[0])
                 for e in range(n_events):
                     if _active(g_last[e], g_new[e], evs[7][e]):
-                        ga = _event_value(
-                            e, x_old, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6]
-                        )
+                        ga = _event(P, e, x_old, y, evs, f[0])
                         if np.sign(ga) * np.sign(g_new[e]) < 0:
                             tr = _brentq(P, e, x_old, x_new, y, rtol, atol, hmax, tmp, evs)
                         else:

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import InvalidParameter, UnsupportedModel
-from ..simulation.component import Event, Phase, overrides
+from ..simulation.component import (
+    Distances,
+    Event,
+    Leaving,
+    LockedJoints,
+    Phase,
+    Reaction,
+    overrides,
+)
 from ..simulation.controls import Schedule
 from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
@@ -74,15 +82,31 @@ def _packed(system: System):
     return cache["model"]
 
 
+def _locked(system: System, phase: Phase) -> tuple[Phase, LockedJoints | None] | None:
+    """(the phase without its rows, their compiled form): the rows of one component that
+    locks joints on their stops (:meth:`Component.compiled_rows`), or none; None when the
+    phase's rows, added inertia or mechanism have no compiled form."""
+    step = system.acceleration_step(phase)
+    if step.added is not None or step.mechanism is not None:
+        return None
+    if not step.constrained:
+        return phase, None
+    if len(step.constrained) > 1:
+        return None
+    comp, mode = step.constrained[0]
+    rows = comp.compiled_rows(mode)
+    if rows is None:
+        return None
+    return phase.replace(comp.name, None), rows
+
+
 def _form(system: System, phase: Phase) -> LinearForm | None:
-    """The components' linear form in this phase (a zero form when they add nothing)."""
+    """The components' linear form in a phase without rows (a zero form when they add
+    nothing)."""
     hooks = ("effort", "derivative", "power", "mechanism")
     if system.nx == 2 * system.model.nv + 2 and not any(
         overrides(c, h) for c in system.components for h in hooks
     ):
-        step = system.acceleration_step(phase)
-        if step.dense or step.added is not None:
-            return None
         m = system.nx - 2 + system.n_inputs + 1
         return LinearForm(np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1)))
     cache = system.__dict__.setdefault("_linear_forms", {})
@@ -110,8 +134,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     packed = _packed(system)
     if packed is None:
         return None
-    form = _form(system, phase)
-    if form is None:
+    locked = _locked(system, phase)
+    form = None if locked is None else _form(system, locked[0])
+    if locked is None or form is None or (locked[1] is not None and chart.momentum):
         busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
         _announce(
             "phase with constraint rows or nonlinear components "
@@ -125,6 +150,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     rows, cols = np.nonzero(a_mat)
     pairs = np.argwhere(np.abs(form.q).sum(axis=0) > 0)
     kind, times, values = inputs
+    held = locked[1]
+    k = 0 if held is None else held.iv.size
+    nv = system.model.nv
     return PhaseKernel(
         packed,
         np.searchsorted(rows, np.arange(a_mat.shape[0] + 1)).astype(np.int64),
@@ -141,13 +169,25 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.zeros(a_mat.shape[1]),
         np.zeros(a_mat.shape[0]),
         chart.momentum,
-        np.zeros(system.model.nv),
+        np.zeros(nv),
+        np.zeros(0, dtype=np.int64) if held is None else held.iq,
+        np.zeros(0, dtype=np.int64) if held is None else nv + held.iv,
+        np.zeros(0) if held is None else held.sign,
+        np.zeros(0) if held is None else held.bound,
+        0.0 if held is None else held.omega,
+        np.zeros(k),
+        np.zeros((k, nv)),
+        np.zeros((k, k)),
     )
 
 
 def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | None:
-    """The events' compiled forms (distance groups, then the breakpoint), or None when one
-    has none (the reason said once)."""
+    """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
+    of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
+
+    Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
+    DISTANCES event; the stop of a LEAVING event, then (0, 0, d0), with t0 in ``time[e]``; the
+    row of a REACTION in ``index``; a TIME event its time in ``time[e]``."""
     kind: list[int] = []
     start: list[int] = []
     stop: list[int] = []
@@ -157,22 +197,34 @@ def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | No
     bound: list[float] = []
     direction: list[float] = []
     for event in events:
-        if event.distances is None:
+        form = event.compiled
+        start.append(len(index))
+        time.append(0.0)
+        if isinstance(form, Distances):
+            kind.append(_dop.DISTANCES)
+            index.extend(int(i) for i in form.entry)
+            sign.extend(float(x) for x in form.sign)
+            bound.extend(float(x) for x in form.bound)
+        elif isinstance(form, Leaving):
+            kind.append(_dop.LEAVING)
+            index += [form.entry, 0]
+            sign += [form.sign, 0.0]
+            bound += [form.bound, form.d0]
+            time[-1] = form.t0
+        elif isinstance(form, Reaction):
+            kind.append(_dop.REACTION)
+            index.append(form.row)
+            sign.append(0.0)
+            bound.append(0.0)
+        else:
             _announce(f"event '{event.name}' has no compiled form")
             return None
-        i, s, b = event.distances
-        kind.append(0)
-        start.append(len(index))
-        index.extend(np.asarray(i, dtype=np.int64))
-        sign.extend(np.asarray(s, dtype=float))
-        bound.extend(np.asarray(b, dtype=float))
         stop.append(len(index))
-        time.append(0.0)
         direction.append(float(event.direction))
     if breakpoint is not None:
-        kind.append(1)
-        start.append(0)
-        stop.append(0)
+        kind.append(_dop.TIME)
+        start.append(len(index))
+        stop.append(len(index))
         time.append(breakpoint)
         direction.append(1.0)
     return (
@@ -266,8 +318,9 @@ def solve(
     else:
         ts.append(np.array([t0]))
         ys.append(y[None, :].copy())
+    scratch = np.empty(n)
     g_last = np.array(
-        [_dop._event_value(e, t0, y, *events[:7]) for e in range(n_events)], dtype=float
+        [_dop._event(kernel, e, t0, y, events, scratch) for e in range(n_events)], dtype=float
     )
     # the notice thread only until the method's kernels have run once in this process
     timer: threading.Timer | None = None

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .aba import aba, joint_transforms, minv_from_transforms
+from .aba import aba, joint_transforms, minv_from_transforms, minv_solve
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
 from .spatial import kernel
@@ -52,7 +52,15 @@ class PhaseKernel(NamedTuple):
     z: np.ndarray  # (m,) workspace
     lin: np.ndarray  # (n_lin,) workspace
     momentum: bool = False  # y holds p = M v instead of v: Celentano (2008) Theorem 1
-    v: np.ndarray = np.zeros(0)  # (nv,) workspace of the momentum form
+    v: np.ndarray = np.zeros(0)  # (nv,) workspace of the momentum form and of the rows
+    row_q: np.ndarray = np.zeros(0, dtype=np.int64)  # (k,) y index of each locked joint's q
+    row_v: np.ndarray = np.zeros(0, dtype=np.int64)  # (k,) y index of its velocity
+    row_sign: np.ndarray = np.zeros(0)  # (k,) +1 on a lower stop, -1 on an upper one
+    row_bound: np.ndarray = np.zeros(0)  # (k,) the stops
+    omega: float = 0.0  # Baumgarte frequency of the rows [1/s]
+    lam: np.ndarray = np.zeros(0)  # (k,) the rows' reactions (output)
+    cols: np.ndarray = np.zeros((0, 0))  # (k, nv) workspace: M⁻¹ Jᵀ
+    delassus: np.ndarray = np.zeros((0, 0))  # (k, k) workspace: J M⁻¹ Jᵀ
 
 
 @kernel
@@ -80,6 +88,48 @@ def _inputs(P, t, u):
         w = (t - times[i]) / (times[i + 1] - times[i])
         for j in range(n_in):
             u[j] = values[i, j] + w * (values[i + 1, j] - values[i, j])
+
+
+@kernel
+def _locked_rows(P, y, a):
+    """Joints held on their stops: ``J a + γ = 0`` with ``J`` the rows ``sign_r e_{i_r}ᵀ``,
+    solved as the acceleration step does (:class:`pinext.simulation.step.AccelerationStep`):
+    ``a = a_free + M⁻¹ Jᵀ λ``, ``(J M⁻¹ Jᵀ) λ = −(J a_free + γ)``, with M⁻¹ Jᵀ from the ABA's
+    own factors (:func:`pinext.compiled.aba.minv_solve`) and the k × k system by Gaussian
+    elimination (a principal block of M⁻¹: symmetric positive definite)."""
+    nv = a.size
+    k = P.lam.size
+    w = P.omega
+    unit = P.v
+    for r in range(k):
+        i = P.row_v[r] - nv
+        for j in range(nv):
+            unit[j] = 0.0
+        unit[i] = P.row_sign[r]
+        minv_solve(P.model, unit, P.cols[r])
+    g = P.delassus
+    lam = P.lam
+    for r in range(k):
+        i = P.row_v[r] - nv
+        for c in range(k):
+            g[r, c] = P.row_sign[r] * P.cols[c, i]
+        distance = P.row_sign[r] * (y[P.row_q[r]] - P.row_bound[r])
+        rate = P.row_sign[r] * y[P.row_v[r]]
+        lam[r] = -(P.row_sign[r] * a[i] + 2.0 * w * rate + w * w * distance)
+    for c in range(k):  # forward elimination (no pivoting needed: positive definite)
+        for r in range(c + 1, k):
+            f = g[r, c] / g[c, c]
+            for j in range(c, k):
+                g[r, j] -= f * g[c, j]
+            lam[r] -= f * lam[c]
+    for r in range(k - 1, -1, -1):
+        acc = lam[r]
+        for j in range(r + 1, k):
+            acc -= g[r, j] * lam[j]
+        lam[r] = acc / g[r, r]
+    for r in range(k):
+        for j in range(nv):
+            a[j] += P.cols[r, j] * lam[r]
 
 
 @kernel
@@ -111,6 +161,8 @@ def rhs(P, t, y, out):
         _momentum_from_velocity(P.model, y[nv : 2 * nv], lin[:nv], P.v, out[nv : 2 * nv])
     else:
         aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
+        if P.lam.size:
+            _locked_rows(P, y, out[nv : 2 * nv])
     for i in range(nv, lin.size):
         out[nv + i] = lin[i]
     p_in = 0.0

@@ -35,8 +35,9 @@ from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
-from .dop853 import _active, _event_value
-from .phase import _inputs, rhs
+from .dop853 import _active
+from .dop853 import _event as _dop_event
+from .phase import _inputs, _locked_rows, rhs
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
 TI = np.ascontiguousarray(_sr.TI, dtype=np.float64)
@@ -151,7 +152,8 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     δ_j = √ε max(|y_j|, 1) (2 nv evaluations). Columns of the components' states s enter
     f only through the affine map [τ; ṡ] = A z and the power forms, so they are exact:
     ∂v̇/∂s = M⁻¹ A_τs (M⁻¹ e_i = ABA(q, v, e_i) − ABA(q, v, 0), as ABA is affine in τ:
-    nv + 1 ABA calls), ∂ṡ/∂s = A_ss, ∂p/∂s_c = Σ_k w_k (δ_{i_k c} z_{j_k} + δ_{j_k c} z_{i_k}).
+    nv + 1 ABA calls; with joints held on their stops the constrained accelerations, affine
+    in τ too), ∂ṡ/∂s = A_ss, ∂p/∂s_c = Σ_k w_k (δ_{i_k c} z_{j_k} + δ_{j_k c} z_{i_k}).
     The power integrals are read by nothing: their columns are zero.
     """
     n = y.size
@@ -183,9 +185,13 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     for i in range(nv):
         tau[i] = 0.0
     aba(Pk.model, q, v, tau, a0)
+    if Pk.lam.size:  # joints held on their stops: the constrained accelerations (affine in τ)
+        _locked_rows(Pk, y, a0)
     for r in range(nv):
         tau[r] = 1.0
         aba(Pk.model, q, v, tau, col)
+        if Pk.lam.size:
+            _locked_rows(Pk, y, col)
         tau[r] = 0.0
         for i in range(nv):
             minv[i, r] = col[i] - a0[i]
@@ -385,9 +391,9 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it):
 
 @njit(cache=True)
 def _event(Pk, e, t, y, evs, tmp):
-    """Event e at (t, y) (the one place that reads the compiled events, as
-    :func:`pinext.compiled.dop853._event_value` defines them)."""
-    return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+    """Event e at (t, y) (:func:`pinext.compiled.dop853._event`: a REACTION evaluates the
+    right-hand side into tmp)."""
+    return _dop_event(Pk, e, t, y, evs, tmp)
 
 
 @njit(cache=True)

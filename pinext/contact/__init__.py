@@ -38,7 +38,16 @@ from .coordinates import (
 from .environment import DynamicEnvironment
 from .friction import FrictionalContact, FrictionMode, FrictionState
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
-from .impulse import ImpulseResult, contact_forces, impact_impulse, solve_lcp
+from .impulse import (
+    FrictionalImpulseResult,
+    ImpulseResult,
+    contact_forces,
+    frictional_impulse,
+    impact_impulse,
+    solve_impact,
+    solve_lcp,
+)
+from .joint_friction import JointFriction, JointFrictionModes, JointFrictionState
 from .limits import (
     EffortSaturation,
     JointLimit,
@@ -62,6 +71,7 @@ __all__ = [
     "DynamicEnvironment",
     "EffortSaturation",
     "FrictionMode",
+    "FrictionalImpulseResult",
     "FrictionState",
     "FrictionalContact",
     "FunctionalCoordinates",
@@ -69,6 +79,9 @@ __all__ = [
     "ImplicitSurface",
     "ImpulseResult",
     "InconsistentInitialConditionsWarning",
+    "JointFriction",
+    "JointFrictionModes",
+    "JointFrictionState",
     "JointLimit",
     "JointLimitWarning",
     "JointLimits",
@@ -82,6 +95,7 @@ __all__ = [
     "constrained_dynamics",
     "contact_component",
     "contact_forces",
+    "frictional_impulse",
     "impact_impulse",
     "joint_limits",
     "peg_in_hole",
@@ -92,6 +106,7 @@ __all__ = [
     "run_writing_task",
     "seed_impact_as_printed",
     "simulate_timestepping",
+    "solve_impact",
     "solve_lcp",
 ]
 

@@ -43,7 +43,7 @@ from .constrained import InconsistentInitialConditionsWarning, baumgarte, projec
 from .coordinates import Constraint
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
-from .impulse import impact_impulse
+from .impulse import solve_impact
 from .limits import leaving_distance
 from .unilateral import Contact, bounces, pulls
 
@@ -546,12 +546,8 @@ class ContactComponent(Component):
                     candidate = candidate.replace(k, CLOSED)
         hitting = [k for k in range(len(self.contacts)) if candidate[k] is CLOSED]
         hitting = [k for k in hitting if mode[k] is not CLOSED]
-        rows = trial.rows(x, candidate)  # type: ignore[attr-defined]
-        jacobian = np.vstack([r.jacobian for _, r in rows])
-        bilateral = np.concatenate(
-            [np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows]
-        )
-        restitution = np.zeros(jacobian.shape[0])
+        rows = trial.rows(x, candidate, impulse=True)  # type: ignore[attr-defined]
+        restitution = np.zeros(sum(r.m for _, r in rows))
         start = 0
         own_rows: dict[int, slice] = {}
         for owner, r in rows:
@@ -565,15 +561,8 @@ class ContactComponent(Component):
         bouncing = {k for k in hitting if bounces(self.contacts[k], float(np.min(rate[k])))}
         for k in bouncing:
             restitution[own_rows[k]] = self.contacts[k].restitution
-        result = impact_impulse(
-            model,
-            data,
-            q,
-            v,
-            jacobian,
-            restitution=restitution,
-            bilateral=bilateral,
-            rest_velocity=contact.rest_velocity,
+        result = solve_impact(
+            model, data, q, v, rows, restitution=restitution, rest_velocity=contact.rest_velocity
         )
         x = x.copy()
         x[model.nq : model.nq + model.nv] = result.v_plus

@@ -14,12 +14,22 @@ its modes are
   (Coulomb: the friction force ``−μ λ_n t̂`` opposes the sliding velocity
   ``t̂ = ṡ_t / |ṡ_t|``, the slip direction of the mode when it starts from rest); it ends when
   the sliding velocity along the mode's direction crosses zero (then stick if the cone holds
-  the reaction, else slip again) or when λ_n would pull.
+  the reaction, else slip again) or when λ_n would pull;
+* ``held`` — at rest, with the tangential motion held by other rows (a joint limit, a loop):
+  the normal row only and no friction force, chosen when sticking would need a tangential
+  reaction outside the cone that the other rows take instead (the split between redundant
+  rows is otherwise arbitrary); it chooses again at the next event of another component,
+  as a gear held by other constraints (:class:`pinext.drives.modes.GearMode`).
 
 Friction dissipates ``μ λ_n |ṡ_t|`` [W] (:meth:`FrictionalContact.power`), booked in the
-energy audit. The impact is the frictionless plastic impact on the normal row (solved with
-every engaged row of the System, :func:`pinext.contact.impulse.impact_impulse`); tangential
-impulses (Coulomb friction during the impact) are not modelled.
+energy audit. An impact is Newton's law with Coulomb's cone at the impulse level
+(:func:`pinext.contact.impulse.frictional_impulse`): one problem with every engaged row of the
+System (the other frictional contacts, each with its own cone, frictionless contacts, joint
+limits, loops), so a rocking block's new corner sticks while the old one lifts off in the
+same impulse. The contact sticks after a plastic impact whose impulse stays in the cone,
+slides when it leaves it, and bounces with Newton's e > 0 (scaled down when it would create
+energy: Stronge (1990)). Each contact of a System is its own component (``friction:<name>``)
+with its own modes and events.
 """
 
 from __future__ import annotations
@@ -36,9 +46,9 @@ from ..simulation.system import register_builder
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
 from .coordinates import FunctionalCoordinates
-from .impulse import impact_impulse
+from .impulse import FrictionalImpulseResult, solve_impact
 from .limits import leaving_distance
-from .unilateral import Contact
+from .unilateral import Contact, bounces
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -49,10 +59,14 @@ class FrictionState(ModeState):
 
     FREE = "free"
     STICK = "stick"
+    HELD = "held"
+    """At rest with the tangential motion held by other rows (a joint limit, another
+    contact): the normal row only, no friction force (statically indeterminate otherwise)."""
     SLIP = "slip"
 
 
 FREE, STICK, SLIP = FrictionState.FREE, FrictionState.STICK, FrictionState.SLIP
+HELD = FrictionState.HELD
 
 
 @dataclass(frozen=True)
@@ -133,18 +147,53 @@ class FrictionalContact(Component):
             return self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial)
         return self._settle(t, x, FrictionMode(STICK), trial)
 
+    def _touching(self, t: float, x: np.ndarray, approaching: bool) -> bool:
+        """Whether the point is on its surface (|gap| ≤ GAP_TOLERANCE) and approaches it
+        (``approaching``), or does not separate from it."""
+        pin.framesForwardKinematics(self.model, self.data, x[: self.nq])
+        if abs(self.normal.approach_gap(self.model, self.data, t)) > GAP_TOLERANCE:
+            return False
+        rate = float(self._kinematics(t, x)[0].rate(x[self.nq : self.nq + self.nv])[0])
+        return rate < 0.0 if approaching else rate <= VELOCITY_TOLERANCE
+
     def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> FrictionMode:
+        """After another component's event: a free contact that touches without separating
+        (it closed in the other's impulse problem) closes; a sliding contact that another
+        row's impact brought to rest sticks if the cone holds it."""
+        if mode.state is FREE and mode.leaving is None and self._touching(t, x, False):
+            slip = self._slip_velocity(t, x)
+            if np.linalg.norm(slip) > VELOCITY_TOLERANCE:
+                return self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial)
+            return self._settle(t, x, FrictionMode(STICK), trial)
+        if mode.state is SLIP and np.linalg.norm(self._slip_velocity(t, x)) <= VELOCITY_TOLERANCE:
+            mode = FrictionMode(STICK)
         return self._settle(t, x, mode, trial)
 
     def _settle(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial) -> FrictionMode:
         """Stick → slip when the cone cannot hold the reaction; free when λ_n would pull."""
         if mode.state is FREE:
             return mode
+        normal, tangent = self._kinematics(t, x)
+        v = x[self.nq : self.nq + self.nv]
+        if float(normal.rate(v)[0]) > VELOCITY_TOLERANCE:  # separating after another impact
+            return self._leave(t, x)
+        slip = tangent.rate(v)
+        if mode.state is HELD:  # at rest: choose again
+            mode = FrictionMode(STICK)
+        if mode.state is STICK and np.linalg.norm(slip) > VELOCITY_TOLERANCE:
+            mode = FrictionMode(SLIP, _unit(slip))  # set sliding by another row's impact
         if mode.state is STICK:
             force = trial(x, mode).force(self.name, 3)
             if force[0] < 0.0:
                 return self._leave(t, x)
             if np.linalg.norm(force[1:]) > self.mu * force[0]:
+                held = FrictionMode(HELD)
+                step = trial(x, held)
+                a_t = tangent.jacobian @ step.a + tangent.drift
+                if step.force(self.name, 1)[0] >= 0.0 and np.abs(a_t).max() <= 1e-9 * (
+                    1.0 + np.abs(step.a).max()
+                ):
+                    return held  # other rows hold it: the cone needs to take nothing
                 return self._settle(t, x, FrictionMode(SLIP, _unit(-force[1:])), trial)
             return mode
         force = trial(x, mode).force(self.name, 1)
@@ -169,9 +218,20 @@ class FrictionalContact(Component):
             return ConstraintRows(
                 jacobian, np.concatenate([drift_n, drift_t]), None, RowKind.BILATERAL
             )
+        if mode.state is HELD:
+            return ConstraintRows(normal.jacobian, drift_n, None, RowKind.UNILATERAL)
         direction = self._direction(tangent.rate(v), mode)
         force_map = normal.jacobian - self.mu * (direction @ tangent.jacobian)[None, :]
         return ConstraintRows(normal.jacobian, drift_n, None, RowKind.UNILATERAL, force_map)
+
+    def impulse_rows(self, t, x, q, v, mode, data):  # noqa: D102
+        if mode is None or (mode.state is FREE and not self._touching(t, x, approaching=True)):
+            return None
+        normal, tangent = self._kinematics(t, x, data)
+        jacobian = np.vstack([normal.jacobian, tangent.jacobian])
+        return ConstraintRows(
+            jacobian, np.zeros(3), None, RowKind.UNILATERAL, None, friction=self.mu
+        )
 
     @staticmethod
     def _direction(slip: np.ndarray, mode: FrictionMode) -> np.ndarray:
@@ -179,7 +239,7 @@ class FrictionalContact(Component):
         speed = float(np.linalg.norm(slip))
         return slip / speed if speed > 0.0 else np.asarray(mode.direction)
 
-    # -- energy and outputs --------------------------------------------------------------------
+    # -- energy, outputs and scene -------------------------------------------------------------
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
         if mode is None or mode.state is not SLIP:
             return 0.0, 0.0
@@ -192,14 +252,31 @@ class FrictionalContact(Component):
         if mode.state is STICK:
             force = step.force(self.name, 3)
             normal_force, friction = float(force[0]), force[1:].copy()
+        elif mode.state is HELD:
+            normal_force = float(step.force(self.name, 1)[0])
         elif mode.state is SLIP:
             normal_force = float(step.force(self.name, 1)[0])
             friction = -self.mu * normal_force * self._direction(slip, mode)
+        state = {FREE: 0.0, STICK: 1.0, HELD: 1.0, SLIP: 2.0}[mode.state]
         return {
             "normal_force": np.array([normal_force]),
             "friction_force": friction,
             "slip_velocity": slip,
+            "force": np.concatenate([[normal_force], friction]),
+            "state": np.array([state]),
         }
+
+    def metadata(self) -> dict[str, Any]:
+        """The scene item a viewer draws: the plane, the force arrow (output ``force`` =
+        [λ_n, λ_x, λ_y] in the plane's frame), the friction cone of half-angle atan μ
+        coloured by the output ``state`` (0 free, 1 stick or held, 2 slip)."""
+        from .scene import contact_scene_items
+
+        (item,) = contact_scene_items([self.contact], component=self.name)
+        item["force"]["rows"] = [[0, [0.0, 0.0, 1.0]], [1, [1.0, 0.0, 0.0]], [2, [0.0, 1.0, 0.0]]]
+        item["friction"] = self.mu
+        item["state"] = f"{self.name}.state"
+        return {f"scene.{self.name}": [item]}
 
     # -- events --------------------------------------------------------------------------------
     def events(self, mode: FrictionMode) -> list[Event]:  # noqa: D102
@@ -209,6 +286,8 @@ class FrictionalContact(Component):
         lift = Event(f"lift-off:{name}", self._normal_function(mode), -1.0, self._lift_off, True)
         if mode.state is STICK:
             return [lift, Event(f"slip:{name}", self._cone_function(), -1.0, self._slip, True)]
+        if mode.state is HELD:  # chooses again when the rows that hold it change
+            return [lift]
         return [lift, Event(f"stick:{name}", self._stop_function(mode), -1.0, self._stop)]
 
     def _gap_function(self, mode: FrictionMode):
@@ -250,15 +329,34 @@ class FrictionalContact(Component):
         info: dict[str, Any] = {"contact": self.contact.name, "approach_velocity": approach}
         if approach >= 0.0:  # separation test: no impulse on a contact that does not approach
             return x, self._settle(t, x, FrictionMode(STICK), trial), info
-        rows = trial.rows(x, FrictionMode(SLIP, (1.0, 0.0)))  # type: ignore[attr-defined]
-        jacobian = np.vstack([r.jacobian for _, r in rows])
-        bilateral = np.concatenate(
-            [np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows]
-        )
-        result = impact_impulse(self.model, self.data, q, v, jacobian, bilateral=bilateral)
-        x[self.nq : self.nq + self.nv] = result.v_plus
+        rows = trial.rows(x, FrictionMode(STICK), impulse=True)  # type: ignore[attr-defined]
+        starts = np.cumsum([0] + [r.m for _, r in rows])
         own = [k for k, (name, _) in enumerate(rows) if name == self.name][0]
-        info["impulse"] = result.impulse[sum(r.m for _, r in rows[:own]) :][:1]
+        restitution = np.zeros(int(starts[-1]))
+        bounce = bounces(self.contact, approach)
+        if bounce:
+            restitution[starts[own]] = self.contact.restitution
+        result = solve_impact(
+            self.model,
+            self.data,
+            q,
+            v,
+            rows,
+            restitution=restitution,
+            rest_velocity=self.contact.rest_velocity,
+        )
+        x[self.nq : self.nq + self.nv] = result.v_plus
+        info["impulse"] = np.asarray(result.impulse[starts[own] : starts[own + 1]])
+        if isinstance(result, FrictionalImpulseResult):
+            cones = result.cones
+            k = sum(1 for name, r in rows[:own] if r.friction > 0.0)
+            info["cone"] = cones[k]
+            info["restitution_scale"] = result.restitution_scale
+        normal, _ = self._kinematics(t, x)
+        rebound = float(normal.rate(result.v_plus)[0])
+        info["bounce"] = bool(bounce and rebound > VELOCITY_TOLERANCE)
+        if info["bounce"]:
+            return x, self._leave(t, x), info
         slip = self._slip_velocity(t, x)
         if np.linalg.norm(slip) > VELOCITY_TOLERANCE:
             return x, self._settle(t, x, FrictionMode(SLIP, _unit(slip)), trial), info
@@ -289,16 +387,16 @@ def _unit(vector: np.ndarray) -> tuple[float, float]:
 
 
 @register_builder(rank=21)
-def _build(robot: Any, options: dict[str, Any]) -> Component | None:
-    """The System's frictional contacts (``Contact(..., friction=μ)`` with μ > 0)."""
+def _build(robot: Any, options: dict[str, Any]) -> list[Component] | None:
+    """The System's frictional contacts (``Contact(..., friction=μ)`` with μ > 0), one
+    component each."""
     contacts = options.get("contacts")
     if contacts is None:
         contacts = robot.extensions.contacts
     frictional = [c for c in (_as_contact(s) for s in contacts or ()) if c.friction > 0.0]
     if not frictional:
         return None
-    if len(frictional) > 1:
-        raise InvalidParameter(
-            f"one frictional contact per System for now, got {[c.name for c in frictional]}"
-        )
-    return FrictionalContact(frictional[0])
+    names = [c.name for c in frictional]
+    if len(set(names)) != len(names):
+        raise InvalidParameter(f"contact names must be unique, got {names}")
+    return [FrictionalContact(c) for c in frictional]

@@ -19,6 +19,10 @@ matrix ``G = J M⁻¹ Jᵀ`` it is the linear complementarity problem ``w = G P 
 has exactly one solution, which Murty's (1974) least-index principal pivoting finds in a
 finite number of pivots. Redundant rows (G only semi-definite) get least-squares impulses on
 each trial active set.
+
+Frictional contacts add their tangential rows and Coulomb's cone: :func:`frictional_impulse`
+(Newton's law with the cone at the impulse level), chosen by :func:`solve_impact` when the
+System's rows carry a friction coefficient.
 """
 
 from __future__ import annotations
@@ -210,3 +214,361 @@ def contact_forces(
     delassus = jacobian @ minv_jt + np.diag(compliance)
     b = jacobian @ np.linalg.solve(mass, tau - bias) + drift
     return solve_lcp(delassus, b, bilateral)
+
+
+class FrictionalImpulseResult(NamedTuple):
+    """Result of :func:`frictional_impulse` (unpacks as ``v_plus, impulse, active, cones``)."""
+
+    v_plus: np.ndarray
+    """Shape (nv,). Velocity just after the impact [rad/s or m/s]."""
+    impulse: np.ndarray
+    """Shape (m,). Impulse of every row [N.s or N.m.s]: P_n >= 0 on unilateral and normal rows,
+    the tangential impulses of every cone within ``μ P_n``."""
+    active: np.ndarray
+    """Shape (m,). Whether a row ends the impact held (w = 0); a sliding cone's tangents are not."""
+    cones: tuple[str, ...]
+    """One of ``"open"``, ``"stick"``, ``"slip"`` per cone."""
+    restitution_scale: float
+    """The factor (≤ 1) applied to the restitution coefficients so that the impact creates no
+    energy (1 unless Newton's law with friction would have created energy)."""
+    jammed: bool = False
+    """No stick/slip/open mode satisfies the law (strong normal–tangential coupling, the
+    impact form of Painlevé's paradox): every engaged row is held instead (the contacts stick,
+    Génot & Brogliato (1999)'s resolution), an M-orthogonal projection of q̇⁻."""
+
+
+#: Iterations of the slip-direction fixed point ``t̂ = v_t⁺/|v_t⁺|`` of a sliding cone before
+#: the angle search.
+SLIP_ITERATIONS = 8
+
+
+def frictional_impulse(
+    mass: np.ndarray,
+    v: np.ndarray,
+    jacobian: np.ndarray,
+    *,
+    cones: list[tuple[int, list[int], float]],
+    restitution: np.ndarray | float = 0.0,
+    bilateral: np.ndarray | None = None,
+    rest_velocity: float = 0.0,
+) -> FrictionalImpulseResult:
+    """The impulses of a simultaneous impact of frictional contacts, unilateral and bilateral
+    rows: Newton's impact law with Coulomb's friction cone at the impulse level (Moreau's law
+    of the post-impact velocity, Moreau 1988, Glocker & Pfeiffer).
+
+    .. math::
+
+        M(\\dot q^+ - \\dot q^-) = \\sum_k J_k^T P_k,\\qquad
+        0 \\le P_n \\perp w_n = J_n\\dot q^+ + e\\,\\min(J_n\\dot q^-, 0) \\ge 0,
+
+    and per cone (normal row n, tangential rows t, coefficient μ) either **stick** —
+    ``J_t q̇⁺ = 0`` with ``|P_t| ≤ μ P_n`` (a plastic sticking impact: the impulse stays in
+    the cone) — or **slip** — ``P_t = −μ P_n t̂`` with ``t̂ = J_t q̇⁺ / |J_t q̇⁺|`` (the
+    friction impulse opposes the sliding velocity after the impact, maximal dissipation) —
+    or **open** (P = 0, w_n ≥ 0). The cone is exact: the Euclidean norm of the tangential
+    impulse in 3D (second-order cone), ``|P_t|`` on a planar contact.
+
+    Energy. With ``ΔT = q̇⁺ᵀ Jᵀ P − ½ Δq̇ᵀ M Δq̇`` and ``w_n P_n = 0``: for e = 0 every
+    normal row gives ``J_n q̇⁺ P_n = 0``, every sticking cone ``J_t q̇⁺ = 0``, every sliding
+    one ``J_t q̇⁺ · P_t = −μ P_n |J_t q̇⁺| ≤ 0``, so ``ΔT ≤ −½ Δq̇ᵀ M Δq̇ ≤ 0``: a plastic
+    frictional impact never creates energy. With e > 0 Newton's law with friction may (a
+    tangential impulse that couples into the normal direction, Stronge (1990)); the
+    coefficients are then scaled down (bisection on one common factor, reported as
+    ``restitution_scale``) to the largest value that creates none, Stronge's energetic
+    bound.
+
+    The solution is found by enumerating the modes of the rows (held/open, stick/slip/open),
+    fewest sliding cones first, then in the order "held before open, stick before slip",
+    each slip direction by the fixed
+    point above (an angle search on the circle of directions where it does not converge:
+    strongly coupled normal and tangential rows), and keeping the first that satisfies every
+    sign and cone condition.
+
+    Args:
+        mass: M, shape (nv, nv) [kg or kg.m^2].
+        v: q̇⁻, shape (nv,).
+        jacobian: Shape (m, nv); velocities ``J q̇`` positive when a normal row separates.
+        cones: (normal row, tangential rows, μ) of every frictional contact.
+        restitution: Newton's e ∈ [0, 1] per row (read on unilateral and normal rows).
+        bilateral: Shape (m,) booleans: rows held in both directions (default none).
+        rest_velocity: The Zeno cut [m/s or rad/s], as in :func:`impact_impulse`: normal
+            and unilateral rows that the impulses leave separating slower than this are held
+            too when they can be (P_n ≥ 0, in the cone); when the impact itself is slower,
+            every engaged row is held (an M-orthogonal projection of q̇⁻, which adds no
+            kinetic energy; the acceleration-level problem then decides stick, slip and
+            lift-off). Without it, feet landing one after another rock between them in
+            impacts at geometrically decreasing speeds (inelastic collapse).
+
+    Returns:
+        :class:`FrictionalImpulseResult`; ``jammed`` when no mode satisfies the law (then
+        every row is held).
+    """
+    J = np.atleast_2d(np.asarray(jacobian, dtype=float))
+    m = J.shape[0]
+    e = np.array(np.broadcast_to(np.asarray(restitution, dtype=float), (m,)))
+    if np.any(e < 0.0) or np.any(e > 1.0):
+        raise InvalidParameter(f"restitution must be in [0, 1], got {e}")
+    bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
+    for n, tangents, mu in cones:
+        if mu < 0.0 or bilateral[n] or bilateral[tangents].any():
+            raise InvalidParameter("a cone needs μ >= 0 and unilateral normal/tangential rows")
+    try:
+        result = _frictional(mass, v, J, cones, e, bilateral)
+    except ConstraintError:
+        return _held(mass, v, J, cones)._replace(jammed=True)
+    if rest_velocity > 0.0:
+        result = _rest(mass, v, J, cones, e, bilateral, result, rest_velocity)
+    kinetic = 0.5 * float(v @ mass @ v)
+
+    def gain(r: FrictionalImpulseResult) -> float:
+        return 0.5 * float(r.v_plus @ mass @ r.v_plus) - kinetic
+
+    slack = 1e-12 * max(kinetic, 1e-300)
+    if e.any() and gain(result) > slack:
+        low, high = 0.0, 1.0
+        for _ in range(60):
+            mid = 0.5 * (low + high)
+            if gain(_frictional(mass, v, J, cones, mid * e, bilateral)) > slack:
+                high = mid
+            else:
+                low = mid
+        result = _frictional(mass, v, J, cones, low * e, bilateral)._replace(restitution_scale=low)
+    return result
+
+
+def _rest(mass, v, J, cones, e, bilateral, result, rest_velocity) -> FrictionalImpulseResult:
+    """The Zeno cut of :func:`frictional_impulse` (``rest_velocity``)."""
+    normal = ~bilateral.copy()
+    for _, tangents, _ in cones:
+        normal[tangents] = False
+    w = J @ result.v_plus
+    slow = normal & ~result.active & (w < rest_velocity)
+    if not slow.any():
+        return result
+    try:
+        return _frictional(mass, v, J, cones, e, bilateral, forced=slow | result.active & normal)
+    except ConstraintError:
+        pass
+    if -float(np.min((J @ v)[normal], initial=0.0)) >= rest_velocity:
+        return result
+    return _held(mass, v, J, cones)
+
+
+def _held(mass, v, J, cones) -> FrictionalImpulseResult:
+    """Every row held (J q̇⁺ = 0): the M-orthogonal projection of q̇⁻, which never adds
+    kinetic energy; the cones stick."""
+    held = np.ones(J.shape[0], dtype=bool)
+    kinds = tuple("stick" for _ in cones)
+    P, v_plus = _solve_modes(np.linalg.inv(mass), v, J, J @ v, held, cones, kinds, {})
+    return FrictionalImpulseResult(v_plus, P, held, kinds, 1.0)
+
+
+def _frictional(mass, v, J, cones, e, bilateral, forced=None) -> FrictionalImpulseResult:
+    """One solve of :func:`frictional_impulse` for fixed restitution coefficients."""
+    import itertools
+
+    m = J.shape[0]
+    e = e.copy()
+    for _, tangents, _ in cones:
+        e[tangents] = 0.0  # restitution acts on the normal rows only
+    minv = np.linalg.inv(mass)
+    rate = J @ v
+    b = np.where(bilateral, 0.0, rate + e * np.minimum(rate, 0.0))
+    in_cone = np.zeros(m, dtype=bool)
+    for n, tangents, _ in cones:
+        in_cone[[n, *tangents]] = True
+    single = [i for i in range(m) if not bilateral[i] and not in_cone[i]]
+    scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
+    tol = 1e-9 * scale
+    forced = np.zeros(m, dtype=bool) if forced is None else forced
+    options = [("held",) if forced[i] else ("held", "open") for i in single] + [
+        ("stick", "slip") if forced[n] else ("stick", "slip", "open") for n, _, _ in cones
+    ]
+    # fewest sliding cones first (each costs a search of its direction), then in the order
+    # held before open, stick before slip
+    choices = sorted(itertools.product(*options), key=lambda c: c.count("slip"))
+    for choice in choices:
+        held = bilateral.copy()
+        for i, c in zip(single, choice[: len(single)], strict=True):
+            held[i] = c == "held"
+        kinds = choice[len(single) :]
+        for (n, tangents, _), c in zip(cones, kinds, strict=True):
+            held[n] = c != "open"
+            held[tangents] = c == "stick"
+        directions = {}
+        for k, ((_n, tangents, _), c) in enumerate(zip(cones, kinds, strict=True)):
+            if c == "slip":  # start from the sliding velocity before the impact
+                t_rate = rate[tangents]
+                directions[k] = _unit_or_none(t_rate)
+        P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+        if directions:
+            P, v_plus = _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus)
+        w = J @ v_plus - J @ v + b
+        ok = bool(np.all(np.abs(w[held]) <= tol + 1e-9 * np.abs(J[held] @ v_plus)))
+        for i in single:
+            ok &= P[i] >= -tol if held[i] else w[i] >= -tol
+        for k, ((n, tangents, mu), c) in enumerate(zip(cones, kinds, strict=True)):
+            if c == "open":
+                ok &= w[n] >= -tol
+            elif c == "stick":
+                ok &= P[n] >= -tol and float(np.linalg.norm(P[tangents])) <= mu * P[n] + tol
+            else:
+                slip = J[tangents] @ v_plus
+                d, now = directions.get(k), _unit_or_none(slip)
+                ok &= P[n] >= -tol and float(np.linalg.norm(slip)) > tol
+                ok &= d is not None and now is not None and float(np.abs(now - d).max()) < 1e-9
+            if not ok:
+                break
+        if ok:
+            active = held.copy()
+            for i in single:
+                P[i] = max(P[i], 0.0)
+            return FrictionalImpulseResult(v_plus, P, active, tuple(kinds), 1.0)
+    raise ConstraintError(
+        f"the frictional impact problem of {m} rows and {len(cones)} cones has no solution "
+        "in any stick/slip/open mode (rows that contradict each other)"
+    )
+
+
+def _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus):
+    """The sliding directions ``t̂_k ∥ J_t q̇⁺`` of every sliding cone (updates
+    ``directions``): first the fixed point ``t̂ ← J_t q̇⁺ / |J_t q̇⁺|`` (it converges at once
+    when the tangential and normal rows are uncoupled), then, cone by cone, the angle φ of
+    ``t̂ = (cos φ, sin φ)`` where ``t̂ × J_t q̇⁺ = 0`` with ``t̂ · J_t q̇⁺ > 0`` (a scan of the
+    circle, refined by Brent's method), in sweeps until the directions settle."""
+    from scipy.optimize import brentq
+
+    sliding = [k for k, c in enumerate(kinds) if c == "slip"]
+
+    def settled() -> bool:
+        for k in sliding:
+            now = _unit_or_none(J[cones[k][1]] @ v_plus)
+            d = directions.get(k)
+            if now is None or d is None or np.abs(now - d).max() > 1e-12:
+                return False
+        return True
+
+    for _ in range(SLIP_ITERATIONS):
+        if settled():
+            return P, v_plus
+        for k in sliding:
+            new = _unit_or_none(J[cones[k][1]] @ v_plus)
+            if new is not None:
+                directions[k] = new
+        P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+    for _ in range(20):
+        if settled():
+            break
+        for k in sliding:
+            tangents = cones[k][1]
+
+            def at(phi: float, k: int = k, tangents: list = tangents) -> tuple[float, float]:
+                d = np.array([np.cos(phi), np.sin(phi)])[: len(tangents)]
+                if len(tangents) == 1:
+                    d = np.sign(d) if d[0] != 0 else np.ones(1)
+                directions[k] = d
+                slip = J[tangents] @ _solve_modes(minv, v, J, b, held, cones, kinds, directions)[1]
+                cross = d[0] * slip[1] - d[1] * slip[0] if len(tangents) == 2 else 0.0
+                return float(cross), float(d @ slip)
+
+            if len(tangents) == 1:
+                candidates = [0.0, np.pi]
+            else:
+                grid = np.linspace(0.0, 2 * np.pi, 37)
+                values = [at(phi) for phi in grid]
+                candidates = []
+                for i in range(36):
+                    (c0, d0), (c1, d1) = values[i], values[i + 1]
+                    if c0 == 0.0 and d0 > 0.0:
+                        candidates.append(grid[i])
+                    elif c0 * c1 < 0.0 and (d0 > 0.0 or d1 > 0.0):
+                        candidates.append(
+                            brentq(lambda p: at(p)[0], grid[i], grid[i + 1], xtol=1e-15)
+                        )
+            best = max(candidates, key=lambda p: at(p)[1], default=None)
+            if best is None:
+                return P, v_plus
+            at(best)
+            P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
+    return P, v_plus
+
+
+def _unit_or_none(vector: np.ndarray) -> np.ndarray | None:
+    norm = float(np.linalg.norm(vector))
+    return None if norm <= 1e-14 else vector / norm
+
+
+def _solve_modes(minv, v, J, b, held, cones, kinds, directions):
+    """(P, q̇⁺) of one mode: the held rows' impulses, each sliding normal row's impulse along
+    ``J_n − μ t̂ᵀ J_t`` (frictionless while it has no direction yet)."""
+    m = J.shape[0]
+    W = J.copy()  # the force map of the held rows
+    slipping = {}
+    for k, ((n, tangents, mu), c) in enumerate(zip(cones, kinds, strict=True)):
+        if c == "slip":
+            d = directions.get(k)
+            if d is None:  # no direction yet: start from the frictionless impact's sliding
+                d = np.zeros(len(tangents))
+            W[n] = J[n] - mu * (d @ J[tangents])
+            slipping[n] = (tangents, mu, d)
+    rows = np.flatnonzero(held)
+    P = np.zeros(m)
+    if rows.size:
+        G = J[rows] @ minv @ W[rows].T
+        P[rows] = np.linalg.lstsq(G, -b[rows], rcond=1e-12)[0]
+    v_plus = v + minv @ (W[rows].T @ P[rows])
+    for n, (tangents, mu, d) in slipping.items():
+        P[tangents] = -mu * P[n] * d
+    return P, v_plus
+
+
+def solve_impact(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    rows: list,
+    *,
+    restitution: np.ndarray | float = 0.0,
+    rest_velocity: float = 0.0,
+) -> ImpulseResult | FrictionalImpulseResult:
+    """The impact of every engaged row of a System: ``(name, ConstraintRows)`` pairs as
+    ``trial.rows(x, mode, impulse=True)`` gives them. Frictionless rows go to
+    :func:`impact_impulse`; rows with a friction coefficient (a frictional contact: its
+    normal row then its tangential rows) make it :func:`frictional_impulse`.
+
+    Returns:
+        The result; its ``impulse`` and ``active`` follow the stacked rows.
+    """
+    from ..simulation.component import RowKind
+
+    jacobian = np.vstack([r.jacobian for _, r in rows])
+    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
+    cones, start = [], 0
+    for _, r in rows:
+        if r.friction > 0.0:
+            cones.append((start, list(range(start + 1, start + r.m)), float(r.friction)))
+            bilateral[start : start + r.m] = False
+        start += r.m
+    if not cones:
+        return impact_impulse(
+            model,
+            data,
+            q,
+            v,
+            jacobian,
+            restitution=restitution,
+            bilateral=bilateral,
+            rest_velocity=rest_velocity,
+        )
+    pin.crba(model, data, q)
+    mass = np.triu(data.M) + np.triu(data.M, 1).T
+    return frictional_impulse(
+        mass,
+        v,
+        jacobian,
+        cones=cones,
+        restitution=restitution,
+        bilateral=bilateral,
+        rest_velocity=rest_velocity,
+    )

@@ -35,9 +35,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
-from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
+from ..simulation.component import (
+    Component,
+    ConstraintRows,
+    Distances,
+    Event,
+    Leaving,
+    LockedJoints,
+    ModeState,
+    Reaction,
+    RowKind,
+    Step,
+    Trial,
+)
 from ..simulation.system import register_builder
-from .impulse import contact_forces, impact_impulse
+from .impulse import contact_forces, solve_impact
 from .unilateral import REST_VELOCITY
 
 if TYPE_CHECKING:
@@ -382,6 +394,19 @@ class JointLimits(Component):
     def is_constrained(self, mode: LimitModes | None) -> bool:  # noqa: D102
         return mode is not None and any(s is not FREE for s in mode.states)
 
+    def compiled_rows(self, mode: LimitModes | None) -> LockedJoints | None:  # noqa: D102
+        mode = self._full(mode)
+        held = [(k, s) for k, s in enumerate(mode.states) if s is not FREE]
+        return LockedJoints(
+            np.array([self.limits[k].iq for k, _ in held], dtype=np.int64),
+            np.array([self.limits[k].iv for k, _ in held], dtype=np.int64),
+            np.array([1.0 if s is LOWER else -1.0 for _, s in held]),
+            np.array(
+                [self.limits[k].lower if s is LOWER else self.limits[k].upper for k, s in held]
+            ),
+            float(self.omega),
+        )
+
     def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
         held = [(k, s) for k, s in enumerate(mode.states) if s is not FREE]
         jacobian = np.array([self._row(k, s) for k, s in held])
@@ -394,6 +419,7 @@ class JointLimits(Component):
     def events(self, mode: LimitModes | None) -> list[Event]:  # noqa: D102
         mode = self._full(mode)
         events = []
+        held = [k for k, s in enumerate(mode.states) if s is not FREE]  # the rows' order
         approaching: list[tuple[int, LimitState]] = []  # free sides: one event for all
         for k, lim in enumerate(self.limits):
             state = mode[k]
@@ -405,12 +431,16 @@ class JointLimits(Component):
                     if start is None:
                         approaching.append((k, side))
                         continue
+                    index, sign, bound = self._nearest_form([(k, side)])
                     events.append(
                         Event(
                             f"limit:{lim.joint}",
                             self._distance_function(k, side, start),
                             -1.0,
                             self._impact_action(k, side),
+                            compiled=Leaving(
+                                int(index[0]), float(sign[0]), float(bound[0]), *start
+                            ),
                         )
                     )
             else:
@@ -421,6 +451,7 @@ class JointLimits(Component):
                         -1.0,
                         self._lift_off_action(k),
                         dynamic=True,
+                        compiled=Reaction(held.index(k)),
                     )
                 )
         if approaching:
@@ -430,7 +461,7 @@ class JointLimits(Component):
                     self._nearest_function(approaching),
                     -1.0,
                     self._nearest_action(approaching),
-                    distances=self._nearest_form(approaching),
+                    compiled=Distances(*self._nearest_form(approaching)),
                 )
             )
         return events
@@ -581,10 +612,8 @@ def _impact(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The impact of joint k on its limit, with every other engaged row of the System in one
     impulse problem (:func:`impact_impulse`); returns (x⁺, the joint's impulse)."""
-    rows = trial.rows(x, mode)  # type: ignore[attr-defined]
-    jacobian = np.vstack([r.jacobian for _, r in rows])
-    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
-    restitution = np.zeros(jacobian.shape[0])
+    rows = trial.rows(x, mode, impulse=True)  # type: ignore[attr-defined]
+    restitution = np.zeros(sum(r.m for _, r in rows))
     start = 0
     for owner, r in rows:
         if owner == name:
@@ -595,14 +624,13 @@ def _impact(
         start += r.m
     nq, nv = comp.nq, comp._nv
     try:
-        result = impact_impulse(
+        result = solve_impact(
             comp.model,
             comp.data,
             x[:nq],
             x[nq : nq + nv],
-            jacobian,
+            rows,
             restitution=restitution,
-            bilateral=bilateral,
             rest_velocity=comp.rest_velocity,
         )
     except ConstraintError as err:

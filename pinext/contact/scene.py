@@ -13,7 +13,10 @@ else of the components. The items of contacts:
 * ``placement``: 4×4 placement of the surface frame in the world at the start [m];
 * ``force``: ``{"output": "<component>.force", "first_row": r0, "rows": [[row, [x, y, z]], ...]}``
   — rows of that output holding this contact's reaction, each with its unit direction in the
-  surface frame; an impact's ``info["impulse"]`` uses the rows ``row - first_row``.
+  surface frame; an impact's ``info["impulse"]`` uses the rows ``row - first_row``;
+* ``friction`` (optional): Coulomb's μ: the viewer draws the friction cone (half-angle atan μ
+  about the normal) at the contact point; ``state``: the output whose value is 0 (free),
+  1 (stick) or 2 (slip), which colours the cone.
 
 ``{"kind": "environment", ...}`` — the moving mass of a dynamic environment (Vukobratović &
 Potkonjak, §20.5.3) behind a contact: ``contact`` (its name), ``normal`` (world, unit),

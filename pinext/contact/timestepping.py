@@ -29,12 +29,13 @@ with ``G = J M^{-1} J^T`` the Delassus operator, ``φ`` the gap of each contact 
 the step to first order, ``φ^+ ≈ φ + h σ_n - φ ≥ 0``: a contact closes exactly when it would
 otherwise penetrate, and a penetration left by the linearisation is corrected in the next
 step. Joint position limits near their bounds join the same problem as one-dimensional rows
-(``σ = ±v⁺ + r/h ≥ 0 ⊥ λ ≥ 0``, r the distance to the bound). The Delassus operator, its
-Cholesky factorisation and the conic solve are Pinocchio's (``PointContactConstraintModel``,
-``JointLimitConstraintModel``, ``ContactCholeskyDecomposition``, ``ADMMConstraintSolver`` /
-``PGSConstraintSolver``). Impacts are plastic (restitution is not modelled); Coulomb friction
-acts during impacts too (the event-driven impact of :mod:`pinext.contact.friction` is
-frictionless).
+(``σ = ±v⁺ + r/h ≥ 0 ⊥ λ ≥ 0``, r the distance to the bound), and Coulomb joint friction
+as box-bounded rows (``|λ| ≤ F_c h``). The Delassus operator, its Cholesky factorisation and
+the conic solve are Pinocchio's (``PointContactConstraintModel``,
+``JointLimitConstraintModel``, ``JointFrictionConstraintModel``,
+``ContactCholeskyDecomposition``, ``ADMMConstraintSolver`` / ``PGSConstraintSolver``).
+Impacts are plastic (restitution is not modelled); Coulomb friction acts during impacts, as
+in the event-driven impulse problem of :mod:`pinext.contact.impulse`.
 
 Energy: the kinetic energy change of a step is
 ``½ v⁺ᵀ M v⁺ − ½ vᵀ M v = (h f + Jᵀ λ)ᵀ (v + v⁺) / 2`` (``f`` the smooth forces), so the
@@ -76,6 +77,7 @@ from ..simulation.trajectory import (
 from .component import ContactComponent, _as_contact
 from .coordinates import FunctionalCoordinates
 from .friction import FrictionalContact
+from .joint_friction import JointFriction
 from .limits import EffortSaturation, JointLimit, JointLimits
 from .scene import SCENE_KEY, contact_scene_items
 from .unilateral import Contact
@@ -179,6 +181,9 @@ class TimeStepper:
         limits: Joint position limits (:class:`pinext.contact.JointLimit`) enforced as
             unilateral rows of the same problem (Pinocchio's ``JointLimitConstraintModel``:
             ``σ = ±v⁺ + r / h ≥ 0 ⊥ λ ≥ 0`` with r the distance to the limit).
+        friction: Coulomb joint friction, (joint index, torque F_c [N.m or N]) pairs: rows of
+            the same problem (Pinocchio's ``JointFrictionConstraintModel``, impulse bounds
+            ``|λ| ≤ F_c h``: the joint sticks while that holds it, else slips against v⁺).
     """
 
     def __init__(
@@ -192,6 +197,7 @@ class TimeStepper:
         max_iterations: int = 500,
         margin: float = 1e-3,
         limits: Sequence[JointLimit] = (),
+        friction: Sequence[tuple[int, float]] = (),
     ) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidParameter(f"dt must be a finite step > 0 [s], got {dt}")
@@ -237,6 +243,14 @@ class TimeStepper:
             self.limit_model = pin.JointLimitConstraintModel(
                 model, joints, self.lower, self.upper, np.full(nq, self.margin)
             )
+        self.friction = [(int(j), float(f)) for j, f in friction if f > 0.0]
+        self.friction_model: Any = None
+        if self.friction:
+            self.friction_torque = np.array([f for _, f in self.friction])
+            self.friction_model = pin.JointFrictionConstraintModel(
+                model, [j for j, _ in self.friction], -self.friction_torque * self.dt,
+                self.friction_torque * self.dt,
+            )  # fmt: skip
         self.normals = np.array([c.plane.rotation[:, 2] for c in self.contacts]).reshape(n, 3)
         self.origins = np.array([c.plane.translation for c in self.contacts]).reshape(n, 3)
         self.locals = np.array([c.local for c in self.contacts]).reshape(n, 3)
@@ -288,7 +302,7 @@ class TimeStepper:
         positions, gaps, closing = self.points(data)
         active = gaps <= self.margin + 2.0 * dt * np.maximum(closing, 0.0)
         limit_rows = self._select_limits(q, v)
-        if not active.any() and not limit_rows:
+        if not active.any() and not limit_rows and self.friction_model is None:
             return StepResult(
                 v_free, pin.integrate(model, q, v_free * dt), impulses, gaps, active, 0.0, 0, True
             )
@@ -311,6 +325,10 @@ class TimeStepper:
         if limit_rows:
             models.append(pin.ConstraintModel(self.limit_model))
             data.q_in = q  # the limit rows read the configuration there
+        if self.friction_model is not None:  # bounds on the impulse over this step
+            self.friction_model.setFrictionLowerLimit(-self.friction_torque * dt)
+            self.friction_model.setFrictionUpperLimit(self.friction_torque * dt)
+            models.append(pin.ConstraintModel(self.friction_model))
         datas = pin.StdVec_ConstraintData()
         for cm in models:
             datas.append(cm.createData())
@@ -323,7 +341,10 @@ class TimeStepper:
         n_rows = 3 * int(active.sum())
         g[2:n_rows:3] += gaps[active] / dt  # rows (t1, t2, n) per contact, in the plane's axes
         if limit_rows:  # then the limits: r = q − lower or upper − q, rows ±1
-            g[n_rows:] += np.asarray(datas[len(datas) - 1].extract().constraint_residual) / dt
+            limit_data = datas[len(datas) - 1 - (self.friction_model is not None)]
+            g[n_rows : n_rows + limit_rows] += (
+                np.asarray(limit_data.extract().constraint_residual) / dt
+            )
             self.limit_steps += 1
         converged = bool(self.solver.solve(delassus, g, models, datas, self.settings, self.result))
         lam = np.array(self.result.retrieveConstraintImpulses()).reshape(-1)
@@ -378,7 +399,10 @@ def _effort_law(system: System, phase: Phase):
             "integrates Pinocchio's model only"
         )
     for comp in system.components:
-        if isinstance(comp, (ContactComponent, FrictionalContact, JointLimits, EffortSaturation)):
+        if isinstance(
+            comp,
+            (ContactComponent, FrictionalContact, JointLimits, EffortSaturation, JointFriction),
+        ):
             continue
         mode = phase.get(comp.name)
         if comp.states() or comp.is_constrained(mode):
@@ -390,7 +414,7 @@ def _effort_law(system: System, phase: Phase):
     acting = [
         (c, m)
         for c, m in step.acting
-        if not isinstance(c, (ContactComponent, FrictionalContact, JointLimits))
+        if not isinstance(c, (ContactComponent, FrictionalContact, JointLimits, JointFriction))
     ]
     q_block, v_block = system.layout["q"], system.layout["v"]
 
@@ -494,6 +518,12 @@ def simulate_timestepping(
         max_iterations=max_iterations,
         margin=margin,
         limits=[lim for c in system.components if isinstance(c, JointLimits) for lim in c.limits],
+        friction=[
+            (system.model.getJointId(name), float(torque))
+            for c in system.components
+            if isinstance(c, JointFriction)
+            for name, torque in zip(c.joints, c.torque, strict=True)
+        ],
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))

@@ -24,7 +24,7 @@ import abc
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -97,6 +97,9 @@ class ConstraintRows:
         force_map: Shape (m, nv) or None. W when the reactions act as ``Wᵀ λ`` instead of
             ``Jᵀ λ`` (a sliding contact: the normal row with its Coulomb friction,
             ``W = J_n − μ t̂ᵀ J_t``); None: W = J.
+        friction: Coulomb's μ of a frictional contact in an impulse problem
+            (:meth:`Component.impulse_rows`): row 0 is the normal (unilateral), the others
+            its tangential rows, whose impulse stays in the cone ``|P_t| ≤ μ P_n``; 0: none.
     """
 
     jacobian: np.ndarray
@@ -104,6 +107,7 @@ class ConstraintRows:
     compliance: np.ndarray | None = None
     kind: RowKind = RowKind.BILATERAL
     force_map: np.ndarray | None = None
+    friction: float = 0.0
 
     @property
     def m(self) -> int:
@@ -151,9 +155,9 @@ class Event:
             optional ``"name"`` replaces the event's name in the record: one event function
             may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
-        distances: Optional compiled form of ``function``: ``(index, sign, bound)`` arrays
-            such that ``g(t, x) = min_k sign[k] * (x[index[k]] - bound[k])`` (a joint stop, the
-            nearest of several); it lets :mod:`pinext.compiled` evaluate the event in its loop.
+        compiled: Optional compiled form of ``function`` (:class:`Distances`,
+            :class:`Leaving` or :class:`Reaction`); it lets :mod:`pinext.compiled` evaluate
+            the event in its own loop.
     """
 
     name: str
@@ -161,7 +165,45 @@ class Event:
     direction: float = 0.0
     action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
     dynamic: bool = False
-    distances: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    compiled: Distances | Leaving | Reaction | None = None
+
+
+class Distances(NamedTuple):
+    """``g(t, x) = min_k sign[k] (x[entry[k]] − bound[k])``: the nearest of several joint
+    stops (``entry``: indices into the public state)."""
+
+    entry: np.ndarray
+    sign: np.ndarray
+    bound: np.ndarray
+
+
+class Leaving(NamedTuple):
+    """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0): the separation
+    test of a row that left its stop at t0 (:func:`pinext.contact.limits.leaving_distance`)."""
+
+    entry: int
+    sign: float
+    bound: float
+    t0: float
+    d0: float
+
+
+class LockedJoints(NamedTuple):
+    """Rows that hold joints on a stop: row r is ``sign[r] · a[iv[r]] + γ_r = 0`` with the
+    Baumgarte drift ``γ_r = 2 ω φ̇_r + ω² φ_r``, ``φ_r = sign[r] (q[iq[r]] − bound[r])``."""
+
+    iq: np.ndarray
+    iv: np.ndarray
+    sign: np.ndarray
+    bound: np.ndarray
+    omega: float
+
+
+class Reaction(NamedTuple):
+    """``g(t, x, step)`` = the reaction of constraint row ``row`` of the phase (its rows in
+    the order of :meth:`Component.compiled_rows`): a lift-off."""
+
+    row: int
 
 
 @dataclass
@@ -232,6 +274,22 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         """The constraint rows in this mode; ``data`` holds ``computeAllTerms(q, v)`` of the
         System's model (placements, Jacobians, mass matrix)."""
         return None
+
+    def compiled_rows(self, mode: Any) -> LockedJoints | None:
+        """The compiled form of :meth:`constraint_rows` in this mode, when its rows lock
+        joints on their stops (:class:`LockedJoints`); None: the rows have no compiled form."""
+        return None
+
+    def impulse_rows(
+        self, t: float, x: np.ndarray, q: np.ndarray, v: np.ndarray, mode: Any, data: pin.Data
+    ) -> ConstraintRows | None:
+        """The rows this component adds to an impulse problem (a simultaneous impact) in this
+        mode; default :meth:`constraint_rows`. A frictional contact gives its normal and
+        tangential rows with ``friction`` = μ whatever its stick/slip state, and so does a free
+        one that touches its surface while approaching (it closes in the same impulse)."""
+        if not self.is_constrained(mode):
+            return None
+        return self.constraint_rows(t, x, q, v, mode, data)
 
     def mechanism(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
         """Replace the mechanism's ``(M, h)`` (mass matrix with armature, nonlinear effects

@@ -188,6 +188,7 @@ def simulate(
     nfev = 0
     stiff_warned = False
     switched_at = None
+    segments = compiled_segments = 0
     from .. import compiled as _compiled  # imported here: pinext.compiled imports this package
 
     started = time.perf_counter()
@@ -212,7 +213,9 @@ def simulate(
                 compiled = _compiled.compiled_events(
                     evs, float(upcoming[0]) if upcoming.size else None
                 )
+            segments += 1
             if kernel is not None and compiled is not None:
+                compiled_segments += 1
                 sol = _compiled.solve(
                     kernel,
                     (t, t_final),
@@ -328,6 +331,8 @@ def simulate(
         "wall_time": wall,
         "method": "momentum" if momentum else method,
         "switched_to_radau_at": switched_at,
+        "segments": segments,
+        "compiled_segments": compiled_segments,
     }
     return traj
 

@@ -55,6 +55,10 @@ class System:
         joint_limits: Enforce the URDF's position limits as unilateral rows with impacts
             (:class:`pinext.contact.JointLimits`); False leaves every joint free.
         saturate_efforts: Clip joint-torque inputs to the URDF's effort limits.
+        joint_friction: Coulomb friction in the joints with stick/slip modes
+            (:class:`pinext.contact.JointFriction`): True takes the URDF's
+            ``<dynamics friction>`` and the extension format's ``[joint_friction]``; a mapping
+            joint name -> F_c [N.m or N] replaces them; False ignores them.
 
     Attributes:
         model: The model used for simulation (a copy of ``robot.model``; drives may set its
@@ -75,6 +79,7 @@ class System:
         mimic: bool = True,
         joint_limits: bool = True,
         saturate_efforts: bool = False,
+        joint_friction: bool | dict[str, float] = True,
     ) -> None:
         if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
@@ -93,6 +98,7 @@ class System:
             "mimic": mimic,
             "joint_limits": joint_limits,
             "saturate_efforts": saturate_efforts,
+            "joint_friction": joint_friction,
         }
         self.components: list[Component] = []
         for _, build in BUILDERS:
@@ -184,19 +190,24 @@ class System:
             candidate = phase if mode is None else phase.replace(comp.name, mode)
             return self.step(t, x, control, candidate)
 
-        def rows(x: np.ndarray, mode: Any = None) -> list[tuple[str, Any]]:
+        def rows(x: np.ndarray, mode: Any = None, impulse: bool = False) -> list[tuple[str, Any]]:
             """(component name, ConstraintRows) of every constrained component in the
-            candidate phase (the impulse problem of a simultaneous impact)."""
+            candidate phase; with ``impulse`` their :meth:`Component.impulse_rows` (the
+            impulse problem of a simultaneous impact)."""
             candidate = phase if mode is None else phase.replace(comp.name, mode)
             q, v = self.split(x)
             pin.computeAllTerms(self.model, self.data, q, v)
             found = []
             for other in self.components:
                 other_mode = candidate.get(other.name)
-                if other.is_constrained(other_mode):
+                if impulse:
+                    r = other.impulse_rows(t, x, q, v, other_mode, self.data)
+                elif other.is_constrained(other_mode):
                     r = other.constraint_rows(t, x, q, v, other_mode, self.data)
-                    if r is not None and r.m:
-                        found.append((other.name, r))
+                else:
+                    continue
+                if r is not None and r.m:
+                    found.append((other.name, r))
             return found
 
         def dynamics(x: np.ndarray, mode: Any = None) -> tuple[list, np.ndarray, np.ndarray, Any]:

@@ -20,6 +20,8 @@ COLORS: dict[str, Any] = {
     "environment": 0x8C564B,
     "layer": 0x2CA02C,
     "loop": 0x9467BD,
+    "stick": 0x2CA02C,
+    "slip": 0xFF7F0E,
     "skeleton": np.array([0.35, 0.45, 0.6, 1.0]),
     "joint": np.array([0.9, 0.55, 0.15, 1.0]),
     "flexible": np.array([0.55, 0.6, 0.7, 1.0]),

@@ -32,6 +32,7 @@ from ..exceptions import InvalidParameter, NameNotFound
 
 __all__ = [
     "contact_force",
+    "contact_friction",
     "energy_audit",
     "joint_trajectories",
     "link_vs_motor",
@@ -262,6 +263,61 @@ def contact_force(trajectory: Any, component: str = "contact") -> Figure:
     ax.set_xlabel("time t [s]")
     ax.set_ylabel("contact force F [N]")
     ax.set_title("Contact force")
+    ax.legend(fontsize=8, loc="best")
+    return fig
+
+
+def contact_friction(trajectory: Any, contact: str, mu: float | None = None) -> Figure:
+    """Normal force λ_n, tangential force |λ_t| and the cone limit μ λ_n of a frictional
+    contact against time, shaded where it sticks (green) and slips (orange).
+
+    Coulomb's law holds when |λ_t| ≤ μ λ_n, with equality while slipping.
+
+    Args:
+        trajectory: A :class:`pinext.Trajectory` with the outputs of the contact's
+            component ``friction:<contact>`` (``normal_force``, ``friction_force``, ``state``).
+        contact: The contact's name.
+        mu: Coulomb's μ (default: the contact's, from the trajectory's scene metadata).
+    """
+    prefix = f"friction:{contact}"
+    normal = _output(trajectory, f"{prefix}.normal_force")[:, 0]
+    tangential = np.linalg.norm(_output(trajectory, f"{prefix}.friction_force"), axis=1)
+    if mu is None:
+        items = trajectory.meta.get(f"scene.{prefix}") or [{}]
+        if "friction" not in items[0]:
+            raise InvalidParameter(
+                f"no friction coefficient for contact '{contact}' in the trajectory's metadata; "
+                "pass mu="
+            )
+        mu = float(items[0]["friction"])
+    t = np.asarray(trajectory.t)
+    fig, axes = _figure(1, 1, height=3.2)
+    ax = axes[0]
+    key = f"{prefix}.state"
+    if key in trajectory.outputs:
+        state = _output(trajectory, key)[:, 0]
+        for value, color, label in ((1.0, "#d9f0d3", "stick"), (2.0, "#fde0c5", "slip")):
+            on = state == value
+            if on.any():
+                ax.fill_between(
+                    t,
+                    0,
+                    1,
+                    where=on,
+                    color=color,
+                    transform=ax.get_xaxis_transform(),
+                    label=label,
+                    step="mid",
+                )
+    ax.plot(t, normal, color="C0", lw=1.5, label="normal force λ_n")
+    ax.plot(t, tangential, color="C3", lw=1.5, label="tangential force |λ_t|")
+    ax.plot(t, mu * normal, color="k", ls="--", lw=1, label=f"cone limit μ λ_n (μ = {mu:g})")
+    for e in trajectory.events:
+        if (e.info or {}).get("contact") == contact:
+            ax.axvline(e.t, color="k", ls=":", lw=1)
+    ax.set_xlabel("time t [s]")
+    ax.set_ylabel("force [N]")
+    ax.set_title(f"Contact '{contact}': forces and friction cone")
     ax.legend(fontsize=8, loc="best")
     return fig
 

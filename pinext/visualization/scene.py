@@ -56,6 +56,8 @@ class ContactView:
         kind: ``"plane"`` or ``"frame"``.
         output: Name of the force output.
         center: Where the contact point meets the surface, in the surface frame [m].
+        friction: Coulomb's μ (0: no cone drawn).
+        state: Output of the stick/slip state (0 free, 1 stick, 2 slip), or "".
     """
 
     name: str
@@ -67,6 +69,8 @@ class ContactView:
     kind: str
     output: str
     center: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+    friction: float = 0.0
+    state: str = ""
 
 
 @dataclasses.dataclass
@@ -218,6 +222,8 @@ def views(
                         directions=rows,
                         kind="plane" if item.get("surface", "plane") == "plane" else "frame",
                         output=str(force.get("output", "")),
+                        friction=float(item.get("friction", 0.0)),
+                        state=str(item.get("state", "")),
                     )
                 )
             elif kind == "environment" and environment is None:

@@ -235,6 +235,13 @@ class Viewer:
             self._arrow(arrow, COLORS["force"])
             impulse = extra["impulses"][c.name]
             self._arrow(impulse, COLORS["impulse"])
+            if c.friction > 0.0:  # the friction cone, one mesh per state (the other hidden)
+                height = self.cone_height
+                for state in ("stick", "slip"):
+                    extra["cones"][c.name][state].set_object(
+                        Cone(c.friction * height, height),
+                        mg.MeshPhongMaterial(color=COLORS[state], opacity=0.35, transparent=True),
+                    )
         if self.environment is not None and self.contacts:
             c = self.contacts[0]
             mass = extra["environment"]["mass"]
@@ -359,6 +366,8 @@ class Viewer:
             self._split_arrow(poses, f"{EXTRA}/forces/{c.name}", origin, force_scale * force)
             impulse = self._impulse_at(c, frames.t[k], events, surface)
             self._split_arrow(poses, f"{EXTRA}/impulses/{c.name}", origin, impulse_scale * impulse)
+            if c.friction > 0.0:
+                poses.update(self._cone_poses(c, frames, k, origin, surface))
         for loop in self.loops:
             a = data.oMf[loop.frame_a].translation
             b = (data.oMf[loop.frame_b] * loop.placement).translation
@@ -388,6 +397,30 @@ class Viewer:
                 layer[:3, 3] = base + (w / 2) * n
                 poses[f"{EXTRA}/environment/layer"] = (layer, np.array([1.0, 1.0, thickness]))
         return poses
+
+    @property
+    def cone_height(self) -> float:
+        """Height of the drawn friction cones [m]."""
+        return 0.15 * self.size
+
+    def _cone_poses(
+        self, c: ContactView, frames: Frames, k: int, origin: np.ndarray, surface: pin.SE3
+    ) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+        """The friction cone at the contact point: apex on the point, axis along the surface
+        normal, the mesh of the current state (stick or slip) shown, the other (and both when
+        the contact is free) shrunk to nothing."""
+        state = 0.0
+        if c.state in frames.outputs:
+            state = float(frames.outputs[c.state][k, 0])
+        normal = surface.rotation[:, 2]
+        pose = np.eye(4)
+        pose[:3, :3] = rotation_to(np.array([0.0, 1.0, 0.0]), -normal)  # three.js apex at +y
+        pose[:3, 3] = origin + 0.5 * self.cone_height * normal
+        shown = {"stick": state == 1.0, "slip": state == 2.0}
+        return {
+            f"{EXTRA}/cones/{c.name}/{name}": (pose, np.full(3, 1.0 if on else 1e-6))
+            for name, on in shown.items()
+        }
 
     def _impulse_at(
         self, c: ContactView, t: float, events: Sequence[Any], surface: pin.SE3

@@ -1,0 +1,318 @@
+"""Coulomb friction in the joints: stick and slip as modes, with the machinery of a gear's
+self-locking (:class:`pinext.drives.modes.GearMode`).
+
+A joint with a Coulomb friction torque ``F_c > 0`` (the URDF's ``<dynamics friction>``, which
+Pinocchio reads into ``model.friction``, or the extension format's ``[joint_friction]`` table /
+``<joint_friction joint=... friction=.../>`` element) is, per joint, in one of the states
+
+* **slip** (``+`` or ``-``): the joint moves with the sign σ of its velocity and receives
+  the torque ``−F_c σ`` (Coulomb); it dissipates ``F_c |q̇_i|`` [W], booked in the energy
+  audit. The event ``<joint>.friction_stops`` is ``q̇_i`` crossing zero; there the joint
+  chooses again from rest;
+* **stick** (``S``): a modal row ``a_i = 0`` (:attr:`RowKind.MODAL`, as a stuck gear) whose
+  reaction λ is the friction torque that holds the joint; it holds while ``|λ| ≤ F_c``. The
+  dynamic events ``<joint>.friction_slips_low/high`` are ``λ = ∓F_c``: the joint then slips
+  with ``σ = −sign λ``;
+* **held** (``H``): at rest and held by other rows (a joint limit, a closed contact, a stuck
+  gear): no friction torque; it chooses again when those rows change.
+
+From rest a joint is held when, without its own row, the other rows already keep it at rest;
+else it sticks when the reaction of its row lies within ``±F_c``, else it slips. Impacts do not
+involve joint friction (a finite torque transmits no impulse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..exceptions import InvalidParameter, NameNotFound
+from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
+from ..simulation.system import register_builder
+
+if TYPE_CHECKING:
+    import pinocchio as pin
+
+    from ..simulation.system import System
+
+#: Relative acceleration below which a joint at rest counts as held by other rows.
+HELD_TOLERANCE = 1e-10
+
+
+class JointFrictionState(ModeState):
+    """The state of one joint with Coulomb friction."""
+
+    SLIP_UP = "+"
+    """Moving with q̇ > 0: torque −F_c."""
+    SLIP_DOWN = "-"
+    """Moving with q̇ < 0: torque +F_c."""
+    STICK = "S"
+    """At rest, held by friction: the row a_i = 0 with |λ| ≤ F_c."""
+    HELD = "H"
+    """At rest, held by other rows: no friction torque."""
+
+    @property
+    def sign(self) -> float:
+        """σ: +1, −1 while slipping, 0 at rest."""
+        return {"+": 1.0, "-": -1.0}.get(self.value, 0.0)
+
+
+UP, DOWN = JointFrictionState.SLIP_UP, JointFrictionState.SLIP_DOWN
+STICK, HELD = JointFrictionState.STICK, JointFrictionState.HELD
+
+
+@dataclass(frozen=True)
+class JointFrictionModes:
+    """The mode of a :class:`JointFriction`: one state per joint with friction."""
+
+    states: tuple[JointFrictionState, ...]
+    names: tuple[str, ...] = field(default=(), compare=False)
+
+    def replace(self, k: int, state: JointFrictionState) -> JointFrictionModes:
+        """A copy with joint k in ``state``."""
+        states = list(self.states)
+        states[k] = state
+        return JointFrictionModes(tuple(states), self.names)
+
+    def __getitem__(self, k: int) -> JointFrictionState:
+        return self.states[k]
+
+    def __str__(self) -> str:
+        return "friction:" + "".join(s.value for s in self.states)
+
+
+class JointFriction(Component):
+    """Coulomb friction torques in one-DOF joints, with stick/slip modes.
+
+    Args:
+        model: Pinocchio model (the System's).
+        friction: Joint name -> Coulomb torque F_c [N.m or N] (> 0 to have an effect);
+            default: ``model.friction`` (the URDF's ``<dynamics friction>``).
+        stabilization: Rate [1/s] of the velocity-level stabilisation of a stuck joint's row
+            (``a_i + k q̇_i = 0``), keeping the rounding error of its velocity from growing.
+        name: Component name.
+    """
+
+    def __init__(
+        self,
+        model: pin.Model,
+        friction: Mapping[str, float] | None = None,
+        *,
+        stabilization: float = 20.0,
+        name: str = "joint_friction",
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.stabilization = float(stabilization)
+        joints: list[tuple[str, int, float]] = []
+        if friction is None:
+            for j in range(1, model.njoints):
+                joint = model.joints[j]
+                value = float(model.friction[joint.idx_v]) if joint.nv else 0.0
+                if joint.nv == 1 and value > 0.0:
+                    joints.append((model.names[j], joint.idx_v, value))
+        else:
+            for joint_name, value in friction.items():
+                if joint_name not in model.names:
+                    raise NameNotFound("joint", joint_name, list(model.names[1:]))
+                j = model.getJointId(joint_name)
+                if model.joints[j].nv != 1:
+                    raise InvalidParameter(
+                        f"joint friction needs a one-DOF joint; '{joint_name}' has "
+                        f"{model.joints[j].nv} velocities"
+                    )
+                if not float(value) >= 0.0:
+                    raise InvalidParameter(
+                        f"joint friction of '{joint_name}' must be >= 0 [N.m or N], got {value}"
+                    )
+                if float(value) > 0.0:
+                    joints.append((joint_name, model.joints[j].idx_v, float(value)))
+        self.joints = [j[0] for j in joints]
+        self.iv = np.array([j[1] for j in joints], dtype=int)
+        self.torque = np.array([j[2] for j in joints], dtype=float)
+
+    def bind(self, system: System) -> None:
+        self.nq, self.nv = system.model.nq, system.model.nv
+
+    # -- modes -----------------------------------------------------------------------------
+    def _v(self, x: np.ndarray, k: int) -> float:
+        return float(x[self.nq + self.iv[k]])
+
+    def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> JointFrictionModes:
+        mode = JointFrictionModes((HELD,) * len(self.joints), tuple(self.joints))
+        for _ in range(2):
+            for k in range(len(self.joints)):
+                v = self._v(x, k)
+                if v != 0.0:
+                    mode = mode.replace(k, UP if v > 0 else DOWN)
+                else:
+                    mode = mode.replace(k, self._from_rest(x, mode, k, trial))
+        return mode
+
+    def settle_mode(self, t: float, x: np.ndarray, mode: Any, trial: Trial) -> Any:
+        """After another component's event: joints at rest choose again, moving ones take the
+        sign of their velocity (an impact may have reversed it)."""
+        for k, state in enumerate(mode.states):
+            v = self._v(x, k)
+            if state in (UP, DOWN) and v * state.sign > 0.0:
+                continue
+            if state in (UP, DOWN) and v != 0.0:
+                mode = mode.replace(k, UP if v > 0 else DOWN)
+            elif state in (STICK, HELD) and abs(v) > 1e-9:
+                mode = mode.replace(k, UP if v > 0 else DOWN)
+            else:
+                mode = mode.replace(k, self._from_rest(x, mode, k, trial))
+        return mode
+
+    def _from_rest(
+        self, x: np.ndarray, mode: JointFrictionModes, k: int, trial: Trial
+    ) -> JointFrictionState:
+        """Joint k at rest: held by the other rows, stuck by friction, or slipping."""
+        step = trial(x, mode.replace(k, HELD))
+        a = step.a
+        if abs(a[self.iv[k]]) <= HELD_TOLERANCE * (1.0 + np.abs(a).max()):
+            return HELD
+        stuck = mode.replace(k, STICK)
+        force = self._reactions(stuck, trial(x, stuck))[k]
+        if abs(force) <= self.torque[k] * (1.0 + 1e-12):
+            return STICK
+        return DOWN if force > 0.0 else UP
+
+    # -- efforts, rows, energy -------------------------------------------------------------
+    def _signs(self, mode: JointFrictionModes | None) -> np.ndarray:
+        """σ of every joint (zeros before the mode is chosen: no friction torque)."""
+        if mode is None:
+            return np.zeros(len(self.joints))
+        return np.array([s.sign for s in mode.states])
+
+    def effort(self, t, x, q, v, u, mode):  # noqa: D102
+        tau = np.zeros(self.nv)
+        tau[self.iv] = -self.torque * self._signs(mode)
+        return tau
+
+    def is_constrained(self, mode: JointFrictionModes | None) -> bool:  # noqa: D102
+        return mode is not None and STICK in mode.states
+
+    def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
+        stuck = [k for k, s in enumerate(mode.states) if s is STICK]
+        jacobian = np.zeros((len(stuck), self.nv))
+        jacobian[np.arange(len(stuck)), self.iv[stuck]] = 1.0
+        drift = self.stabilization * v[self.iv[stuck]]
+        return ConstraintRows(jacobian, drift, None, RowKind.MODAL)
+
+    def impulse_rows(self, t, x, q, v, mode, data):  # noqa: D102 - no impulse through friction
+        return None
+
+    def _reactions(self, mode: JointFrictionModes, step: Step) -> np.ndarray:
+        """The friction torque of every joint [N.m or N] in a step."""
+        out = -self.torque * self._signs(mode)
+        if mode is None:
+            return out
+        stuck = [k for k, s in enumerate(mode.states) if s is STICK]
+        if stuck:
+            out[stuck] = step.force(self.name, len(stuck))
+        return out
+
+    def power(self, t, x, q, v, u, mode, step):  # noqa: D102
+        return 0.0, float(self.torque @ np.abs(v[self.iv] * self._signs(mode)))
+
+    def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
+        return {
+            "torque": self._reactions(mode, step),
+            "stick": np.array([float(s in (STICK, HELD)) for s in mode.states])
+            if mode is not None
+            else np.zeros(len(self.joints)),
+        }
+
+    def metadata(self) -> dict[str, Any]:
+        """The joints with friction and their Coulomb torques."""
+        return {"friction_joints": list(self.joints), "friction_torques": self.torque.tolist()}
+
+    # -- events ----------------------------------------------------------------------------
+    def events(self, mode: JointFrictionModes | None) -> list[Event]:  # noqa: D102
+        if mode is None:
+            return []
+        events = []
+        for k, state in enumerate(mode.states):
+            joint = self.joints[k]
+            if state in (UP, DOWN):
+                events.append(
+                    Event(
+                        f"{joint}.friction_stops",
+                        self._velocity_function(k),
+                        -state.sign,
+                        self._stop_action(k),
+                    )
+                )
+            elif state is STICK:
+                events += [
+                    Event(
+                        f"{joint}.friction_slips_{'low' if low else 'high'}",
+                        self._cone_function(k, low, mode),
+                        -1.0,
+                        self._slip_action(k, low),
+                        dynamic=True,
+                    )
+                    for low in (True, False)
+                ]
+        return events
+
+    def _velocity_function(self, k: int):
+        index = self.nq + int(self.iv[k])
+
+        def g(t: float, x: np.ndarray) -> float:
+            return float(x[index])
+
+        return g
+
+    def _cone_function(self, k: int, low: bool, mode: JointFrictionModes):
+        def g(t: float, x: np.ndarray, step: Step) -> float:
+            force = float(self._reactions(mode, step)[k])
+            return force + self.torque[k] if low else self.torque[k] - force
+
+        return g
+
+    def _stop_action(self, k: int):
+        def action(t, x, mode, trial):
+            x = x.copy()
+            x[self.nq + self.iv[k]] = 0.0
+            mode = mode.replace(k, self._from_rest(x, mode, k, trial))
+            return x, mode, {"joint": self.joints[k], "mode": str(mode)}
+
+        return action
+
+    def _slip_action(self, k: int, low: bool):
+        def action(t, x, mode, trial):
+            # low: λ reached −F_c, so the joint slips with σ = −sign λ = +1; high: σ = −1
+            state = UP if low else DOWN
+            return x.copy(), mode.replace(k, state), {"joint": self.joints[k]}
+
+        return action
+
+
+@register_builder(rank=17)
+def _build(robot: Any, options: dict[str, Any]) -> JointFriction | None:
+    """The System's joint friction (``joint_friction=True``, the default): the URDF's
+    ``<dynamics friction>`` and the extension format's ``[joint_friction]``, or a mapping."""
+    spec = options.get("joint_friction", True)
+    if spec is False or spec is None:
+        return None
+    model = robot.model
+    if spec is True:
+        table = dict(getattr(getattr(robot, "extensions", None), "joint_friction", {}) or {})
+        if table:
+            merged = {
+                model.names[j]: float(model.friction[model.joints[j].idx_v])
+                for j in range(1, model.njoints)
+                if model.joints[j].nv == 1
+            }
+            merged.update(table)
+            comp = JointFriction(model, merged)
+        else:
+            comp = JointFriction(model)
+    else:
+        comp = JointFriction(model, dict(spec))
+    return comp if comp.joints else None

@@ -1,0 +1,306 @@
+"""Impacts with Coulomb friction (pinext.contact.impulse.frictional_impulse): a ball thrown
+spinning onto the ground leaves with the velocities of Newton's law with the friction cone
+(worked by hand below), a bouncing ball never gains energy at an event, and a rocking block
+on two frictional corners loses Housner's (1963) fraction of its angular velocity at every
+impact, the old corner lifting off in the same impulse problem."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.contact import Contact, plane
+from pinext.contact.impulse import frictional_impulse
+
+G = 9.81
+
+
+def _ball(mass, radius):
+    """A sphere moving in the x-z plane (x, z, pitch about y) with a frame at its bottom point
+    (in the body: it is the touching point when the pitch is zero)."""
+    model = pin.Model()
+    model.name = "ball"
+    jx = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "x")
+    jz = model.addJoint(jx, pin.JointModelPZ(), pin.SE3.Identity(), "z")
+    jr = model.addJoint(jz, pin.JointModelRY(), pin.SE3.Identity(), "pitch")
+    model.appendBodyToJoint(jr, pin.Inertia.FromSphere(mass, radius), pin.SE3.Identity())
+    bottom = pin.SE3(np.eye(3), np.array([0.0, 0.0, -radius]))
+    model.addFrame(pin.Frame("bottom", jr, 0, bottom, pin.FrameType.OP_FRAME))
+    return model
+
+
+def _throw(vx, spin, mu, e, mass=1.0, radius=0.1, height=0.5):
+    """Drop the ball from ``height`` (bottom above the ground) with horizontal speed vx and
+    spin ω about y, timed so that the pitch is zero at the touchdown; returns (v⁻, v⁺, event)."""
+    t_hit = np.sqrt(2 * height / G)
+    system = px.System(
+        _ball(mass, radius),
+        contacts=[Contact(plane("bottom"), friction=mu, restitution=e, name="ground")],
+    )
+    q0 = np.array([0.0, radius + height, -spin * t_hit])
+    traj = px.simulate(system, t_hit + 1e-5, q0=q0, v0=np.array([vx, 0.0, spin]))
+    event = traj.events[0]
+    assert event.name == "contact:ground"
+    assert event.t == pytest.approx(t_hit, abs=1e-10)
+    at = np.flatnonzero(traj.t == event.t)
+    return traj.v[at[0]], traj.v[at[1]], event
+
+
+def _hand(vx, vz, spin, mu, e, mass=1.0, radius=0.1):
+    """Newton's impact law with the friction cone for a sphere on a plane, by hand.
+
+    Bottom point: velocity v + ω e_y × (−r e_z) = (vx − r ω, vz). Impulse P = (P_t, P_n) at
+    the bottom point: m Δvx = P_t, m Δvz = P_n, I Δω = (−r e_z × P)_y = −r P_t, I = 2/5 m r².
+    Normal: vz⁺ = −e vz⁻, so P_n = m (1 + e)|vz⁻|. Tangential velocity after:
+    u⁺ = u⁻ + P_t (1/m + r²/I) = u⁻ + 7 P_t / (2 m). Sticking needs P_t = −2 m u⁻ / 7 with
+    |P_t| ≤ μ P_n; else it slides through the impact with P_t = −μ P_n sign(u⁻).
+    """
+    inertia = 0.4 * mass * radius**2
+    slip = vx - radius * spin
+    p_n = mass * (1 + e) * abs(vz)
+    p_t = -2 * mass * slip / 7
+    stick = abs(p_t) <= mu * p_n
+    if not stick:
+        p_t = -mu * p_n * np.sign(slip)
+    v_plus = np.array([vx + p_t / mass, vz + p_n / mass, spin - radius * p_t / inertia])
+    return v_plus, p_n, p_t, stick
+
+
+@pytest.mark.parametrize(
+    ("vx", "spin", "mu", "e"),
+    [
+        (2.0, 10.0, 0.3, 0.5),  # sticking, bouncing
+        (2.0, 10.0, 0.3, 0.0),  # plastic sticking: leaves rolling, vx⁺ = (5 vx + 2 r ω)/7
+        (10.0, -20.0, 0.3, 0.5),  # sliding through the impact
+        (-1.0, 30.0, 0.2, 0.8),  # back-spin, sliding
+    ],
+)
+def test_spinning_ball_leaves_with_the_hand_computed_velocities(vx, spin, mu, e):
+    v_minus, v_plus, event = _throw(vx, spin, mu, e)
+    expected, p_n, p_t, stick = _hand(v_minus[0], v_minus[1], v_minus[2], mu, e)
+    np.testing.assert_allclose(v_plus, expected, rtol=1e-10, atol=1e-10)
+    assert event.info["cone"] == ("stick" if stick else "slip")
+    np.testing.assert_allclose(event.info["impulse"][:2], [p_n, p_t], rtol=1e-10, atol=1e-12)
+    if stick and e == 0.0:  # rolling after a plastic sticking impact
+        assert v_plus[0] == pytest.approx((5 * vx + 2 * 0.1 * spin) / 7, rel=1e-10)
+        assert v_plus[0] - 0.1 * v_plus[2] == pytest.approx(0.0, abs=1e-10)
+    assert event.info["energy_loss"] > 0.0
+
+
+def test_bouncing_spinning_ball_never_gains_energy_at_an_event():
+    system = px.System(
+        _ball(1.0, 0.1),
+        contacts=[Contact(plane("bottom"), friction=0.3, restitution=0.8, name="ground")],
+    )
+    traj = px.simulate(system, 1.8, q0=np.array([0.0, 0.6, -0.3]), v0=np.array([1.5, 0.0, 25.0]))
+    assert len(traj.events) >= 4
+    energy = traj.energy()
+    for event in traj.events:
+        at = np.flatnonzero(traj.t == event.t)
+        assert event.info["energy_loss"] >= -1e-12 * energy[0]
+        assert energy[at[-1]] <= energy[at[0]] + 1e-12 * energy[0]
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def test_frictional_impulse_never_creates_energy_on_random_problems():
+    """Random masses and contacts with coupled normal/tangential rows: e = 0 never creates
+    energy (the law's proof), e > 0 neither (restitution scaled down when needed); the
+    result satisfies Signorini and Coulomb's cone, or, where no mode satisfies the law
+    (random couplings make the impact form of Painlevé's paradox common), holds every row."""
+    rng = np.random.default_rng(3)
+    scaled = failures = 0
+    for _ in range(40):
+        nv = int(rng.integers(3, 7))
+        A = rng.normal(size=(nv, nv))
+        mass = A @ A.T + 0.5 * np.eye(nv)
+        n_contacts = int(rng.integers(1, 3))
+        J = rng.normal(size=(3 * n_contacts, nv))
+        cones = [
+            (3 * k, [3 * k + 1, 3 * k + 2], float(rng.uniform(0.1, 1.0))) for k in range(n_contacts)
+        ]
+        v = rng.normal(size=nv)
+        for k in range(n_contacts):  # every contact approaches
+            v -= (
+                (J[3 * k] @ v + rng.uniform(0.1, 1.0))
+                * np.linalg.solve(mass, J[3 * k])
+                / (J[3 * k] @ np.linalg.solve(mass, J[3 * k]))
+                * (k == 0)
+            )
+        e = float(rng.choice([0.0, 0.5, 1.0]))
+        result = frictional_impulse(mass, v, J, cones=cones, restitution=e)
+        before = 0.5 * v @ mass @ v
+        after = 0.5 * result.v_plus @ mass @ result.v_plus
+        assert after <= before * (1 + 1e-10)
+        scaled += result.restitution_scale < 1.0
+        if result.jammed:  # no mode satisfies the law: every row held (a projection)
+            failures += 1
+            np.testing.assert_allclose(J @ result.v_plus, 0.0, atol=1e-9)
+            continue
+        np.testing.assert_allclose(mass @ (result.v_plus - v), J.T @ result.impulse, atol=1e-9)
+        for (n, t, mu), state in zip(cones, result.cones, strict=True):
+            w = J[n] @ result.v_plus + e * result.restitution_scale * min(J[n] @ v, 0.0)
+            assert result.impulse[n] >= -1e-9 and w >= -1e-9
+            assert abs(result.impulse[n] * w) < 1e-8
+            assert np.linalg.norm(result.impulse[t]) <= mu * result.impulse[n] + 1e-9
+            if state == "stick":
+                assert np.abs(J[t] @ result.v_plus).max() < 1e-9
+            if state == "slip":  # opposes the sliding velocity after the impact
+                slip = J[t] @ result.v_plus
+                np.testing.assert_allclose(
+                    result.impulse[t],
+                    -mu * result.impulse[n] * slip / np.linalg.norm(slip),
+                    atol=1e-8,
+                )
+    print(f"{failures} of 40 problems jammed, {scaled} with restitution scaled")
+    assert failures < 8  # random couplings far stronger than a body's
+
+
+def _block(mass, b, h):
+    """A rectangular block 2b wide and 2h high moving in the x-z plane (x, z, pitch), with
+    frames at its two bottom corners."""
+    model = pin.Model()
+    model.name = "block"
+    jx = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "x")
+    jz = model.addJoint(jx, pin.JointModelPZ(), pin.SE3.Identity(), "z")
+    jr = model.addJoint(jz, pin.JointModelRY(), pin.SE3.Identity(), "pitch")
+    inertia = np.diag([(b * b + h * h), (b * b + h * h), (b * b + h * h)]) * mass / 3
+    model.appendBodyToJoint(jr, pin.Inertia(mass, np.zeros(3), inertia), pin.SE3.Identity())
+    for name, x in (("left", -b), ("right", b)):
+        corner = pin.SE3(np.eye(3), np.array([x, 0.0, -h]))
+        model.addFrame(pin.Frame(name, jr, 0, corner, pin.FrameType.OP_FRAME))
+    return model
+
+
+def _housner_ratio(mass, b, h):
+    """ω⁺/ω⁻ from first principles: angular momentum about the new corner O' is conserved
+    (the only impulse acts at O'). Before, the block turns about the old corner O with ω⁻;
+    its centre G at (0, h) above the midpoint has velocity ω⁻ × (G − O). About O',
+    H⁻ = I_G ω⁻ + m (G − O') × v_G; after, it turns about O': H⁺ = (I_G + m |G − O'|²) ω⁺."""
+    i_g = mass * (b * b + h * h) / 3  # (m/12)((2b)² + (2h)²)
+    old, new, centre = np.array([b, 0.0]), np.array([-b, 0.0]), np.array([0.0, h])
+
+    def cross(a, c):
+        return a[0] * c[1] - a[1] * c[0]
+
+    omega = 1.0
+    v_g = omega * np.array([-(centre - old)[1], (centre - old)[0]])  # ω ẑ × r in the plane
+    h_minus = i_g * omega + mass * cross(centre - new, v_g)
+    h_plus_per_omega = i_g + mass * (centre - new) @ (centre - new)
+    return h_minus / h_plus_per_omega
+
+
+@pytest.mark.parametrize(("b", "h", "t_final"), [(0.1, 0.3, 1.5), (0.15, 0.25, 0.78)])
+def test_rocking_block_loses_housners_fraction_at_every_impact(b, h, t_final):
+    """(The impacts accumulate at a finite time, inelastic collapse: the run stops before.)"""
+    mass = 2.0
+    contacts = [Contact(plane(n), friction=2.0, name=n) for n in ("left", "right")]
+    system = px.System(_block(mass, b, h), contacts=contacts)
+    theta = 0.5 * np.arctan(b / h)  # on the right corner, half way to tipping over
+    corner = pin.utils.rotate("y", theta) @ np.array([b, 0.0, -h])
+    traj = px.simulate(system, t_final, q0=np.array([-corner[0], -corner[2], theta]))
+    alpha = np.arctan(b / h)
+    housner = 1 - 1.5 * np.sin(alpha) ** 2
+    assert _housner_ratio(mass, b, h) == pytest.approx(housner, rel=1e-12)
+    assert len(traj.events) >= 4
+    names = [e.name for e in traj.events]
+    assert names[:4] == ["contact:left", "contact:right", "contact:left", "contact:right"]
+    for event in traj.events:
+        at = np.flatnonzero(traj.t == event.t)
+        ratio = traj.v[at[-1], 2] / traj.v[at[0], 2]
+        assert ratio == pytest.approx(housner, abs=1e-3)
+        assert event.info["cone"] == "stick"
+        assert event.info["energy_loss"] >= 0.0
+    # the old corner lifts off in the same impulse: one corner on the ground in every phase
+    assert all(sorted(p.name.split("+")) == ["free", "stick"] for p in traj.phases)
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+@pytest.mark.parametrize(("vx", "mu"), [(0.5, 0.5), (3.0, 0.1)])
+def test_rod_falling_flat_closes_both_frictional_ends_in_one_impulse(vx, mu):
+    """A rod (mass m) falls flat with horizontal speed vx onto two frictional supports: one
+    impulse problem for both ends. By symmetry each end takes P_n = m |vz⁻| / 2; the ends
+    stick when the tangential impulse m vx / 2 per end stays within μ P_n (then vx⁺ = 0),
+    else slide with P_t = −μ P_n each (vx⁺ = vx − 2 μ P_n / m)."""
+    from tests.test_impulse import _rod
+
+    mass, height = 1.0, 0.3
+    contacts = [Contact(plane(n), friction=mu, name=n) for n in ("left", "right")]
+    system = px.System(_rod(mass=mass), contacts=contacts)
+    traj = px.simulate(system, 0.3, q0=np.array([0.0, height, 0.0]), v0=np.array([vx, 0, 0]))
+    (impact,) = traj.events
+    vz = np.sqrt(2 * G * height)
+    p_n = mass * vz / 2
+    stick = mass * vx / 2 <= mu * p_n
+    p_t = -mass * vx / 2 if stick else -mu * p_n
+    np.testing.assert_allclose(impact.info["impulse"][:2], [p_n, p_t], rtol=1e-10)
+    assert impact.info["cone"] == ("stick" if stick else "slip")
+    at = np.flatnonzero(traj.t == impact.t)[-1]
+    np.testing.assert_allclose(traj.v[at], [vx + 2 * p_t / mass, 0.0, 0.0], atol=1e-10)
+    expected_phase = "stick+stick" if stick else "slip+slip"
+    assert traj.phases[1].name == expected_phase
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def test_solo12_drops_onto_four_frictional_feet_and_stands():
+    """Solo12 (example-robot-data, free flyer) dropped from 0.3 m in its standing posture
+    under a PD posture law, with four 3D frictional point contacts at its feet (μ = 0.8),
+    event-driven: the four feet close in one impulse problem, no foot penetrates more than
+    1e-6 m, the feet stick for 5 s, the impact dissipates and the audit closes."""
+    robot = px.load_robot("solo12")
+    model = robot.model
+    data = model.createData()
+    feet = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+    posture = np.array([0, 0.8, -1.6, 0, 0.8, -1.6, 0, -0.8, 1.6, 0, -0.8, 1.6], float)
+    q0 = pin.neutral(model)
+    q0[7:] = posture
+    pin.framesForwardKinematics(model, data, q0)
+    q0[2] = 0.3 - min(data.oMf[model.getFrameId(f)].translation[2] for f in feet)
+    kp, kd = 8.0, 0.3  # [N.m/rad], [N.m.s/rad]
+
+    def posture_law(t, x):
+        u = np.zeros(model.nv)
+        u[6:] = kp * (posture - x[7 : model.nq]) - kd * x[model.nq + 6 : model.nq + model.nv]
+        return u
+
+    contacts = [Contact(plane(f), friction=0.8, name=f) for f in feet]
+    system = px.System(robot, contacts=contacts)
+    traj = px.simulate(system, 5.0, q0=q0, control=posture_law, output_dt=0.01)
+    (impact,) = traj.events
+    assert impact.t == pytest.approx(np.sqrt(2 * 0.3 / G), abs=1e-9)
+    assert impact.info["energy_loss"] > 0.0 and impact.info["cone"] == "stick"
+    assert [p.name for p in traj.phases] == ["free+free+free+free", "stick+stick+stick+stick"]
+    lowest = np.inf
+    for q in traj.q:
+        pin.framesForwardKinematics(model, data, q)
+        lowest = min(lowest, *(data.oMf[model.getFrameId(f)].translation[2] for f in feet))
+    assert lowest > -1e-6
+    after = traj.t > impact.t
+    for f in feet:
+        assert np.abs(traj.outputs[f"friction:{f}.slip_velocity"][after]).max() < 1e-9
+        assert traj.outputs[f"friction:{f}.normal_force"][after].min() > 0.0
+    weight = pin.computeTotalMass(model) * G
+    total = sum(traj.outputs[f"friction:{f}.normal_force"][-1, 0] for f in feet)
+    assert total == pytest.approx(weight, rel=1e-6)  # standing still at the end
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def test_restitution_that_would_create_energy_is_scaled_down():
+    """Newton's law (e = 1) with a sticking cone whose normal and tangential rows are coupled
+    gains kinetic energy; the coefficient is scaled to the largest value that does not
+    (found by a search for such a problem, seeded)."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        J = np.eye(3) + rng.normal(scale=0.6, size=(3, 3))
+        v = np.linalg.solve(J, np.array([-1.0, *rng.normal(size=2)]))
+        plain = frictional_impulse(np.eye(3), v, J, cones=[(0, [1, 2], 0.5)])
+        result = frictional_impulse(np.eye(3), v, J, cones=[(0, [1, 2], 0.5)], restitution=1.0)
+        if result.restitution_scale < 1.0 and not result.jammed:
+            break
+    else:
+        pytest.fail("no energy-creating problem found")
+    e = result.restitution_scale
+    before, after = v @ v / 2, result.v_plus @ result.v_plus / 2
+    assert after <= before * (1 + 1e-10)
+    assert after == pytest.approx(before, rel=1e-6)  # the largest e that creates none
+    assert plain.v_plus @ plain.v_plus / 2 < before
+    np.testing.assert_allclose(J[0] @ result.v_plus, -e * (J[0] @ v), rtol=1e-9)

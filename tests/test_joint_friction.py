@@ -1,0 +1,210 @@
+"""Coulomb friction in the joints (pinext.contact.joint_friction): a pendulum with a friction
+torque stops where the energy balance of each half swing says (closed form per swing) and sticks
+once gravity's torque is within ±F_c; the URDF's <dynamics friction> drives it; combined with a
+joint limit and a frictional contact, the energy audit closes."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.optimize import brentq
+
+import pinext as px
+from pinext.contact import Contact, JointFriction, plane
+
+G = 9.81
+MASS, LENGTH = 1.0, 0.5
+
+URDF = """<robot name="pendulum">
+  <link name="base"/>
+  <link name="bob">
+    <inertial><origin xyz="0 0 -{l}"/><mass value="{m}"/>
+      <inertia ixx="1e-3" iyy="1e-3" izz="1e-3" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="{kind}">
+    <parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
+    <limit lower="{lower}" upper="{upper}" effort="100" velocity="100"/>
+    <dynamics damping="0" friction="{friction}"/>
+  </joint>
+</robot>
+"""
+
+
+def _pendulum(tmp_path, friction, lower=-3.0, upper=3.0, kind="revolute"):
+    path = tmp_path / "pendulum.urdf"
+    path.write_text(
+        URDF.format(l=LENGTH, m=MASS, friction=friction, lower=lower, upper=upper, kind=kind)
+    )
+    return px.load_urdf(path)
+
+
+def _stops(q0, friction):
+    """Rest angles of the pendulum by hand: between two rests q_k, q_{k+1} (opposite sides)
+    the energy balance is  m g l (cos q_{k+1} − cos q_k) = F_c |q_k − q_{k+1}|  (gravity's
+    potential −m g l cos q, friction dissipating F_c per radian); it stops for good once
+    m g l |sin q_k| ≤ F_c."""
+    stops = [q0]
+    mgl = MASS * G * LENGTH
+    while mgl * abs(np.sin(stops[-1])) > friction:
+        q = stops[-1]
+        s = np.sign(q)
+
+        def balance(p, q=q):
+            return mgl * (np.cos(p) - np.cos(q)) - friction * abs(q - p)
+
+        stops.append(brentq(balance, q - s * 1e-6, -q))
+    return stops
+
+
+def test_pendulum_with_joint_friction_stops_at_the_closed_form_angles(tmp_path):
+    friction = 0.6
+    robot = _pendulum(tmp_path, friction)
+    system = px.System(robot, joint_limits=False)
+    assert isinstance(system.components[-1], JointFriction)  # read from <dynamics friction>
+    q0 = 1.2
+    traj = px.simulate(system, 8.0, q0=np.array([q0]))
+    stops = [e for e in traj.events if e.name == "hinge.friction_stops"]
+    expected = _stops(q0, friction)[1:]
+    assert len(stops) == len(expected)
+    for event, angle in zip(stops, expected, strict=True):
+        at = np.flatnonzero(traj.t == event.t)[-1]
+        assert traj.q[at, 0] == pytest.approx(angle, abs=1e-9)
+    assert traj.phases[-1].name == "friction:S"
+    final = traj.q[-1, 0]
+    assert MASS * G * LENGTH * abs(np.sin(final)) <= friction
+    # stuck: the friction torque holds gravity's torque exactly
+    torque = traj.outputs["joint_friction.torque"][-1, 0]
+    assert torque == pytest.approx(MASS * G * LENGTH * np.sin(final), rel=1e-9)
+    assert np.abs(traj.v[traj.t > stops[-1].t]).max() < 1e-9
+    balance = traj.energy_balance()
+    assert np.abs(balance.residual).max() < 1e-9
+    # dissipation by hand: F_c times the path length
+    path = np.abs(np.diff([q0, *expected])).sum()
+    assert balance.dissipated[-1] == pytest.approx(friction * path, rel=1e-9)
+
+
+def test_pendulum_within_the_friction_torque_stays_stuck(tmp_path):
+    friction = 2.0
+    system = px.System(_pendulum(tmp_path, friction), joint_limits=False)
+    q0 = np.arcsin(0.9 * friction / (MASS * G * LENGTH))
+    traj = px.simulate(system, 1.0, q0=np.array([q0]))
+    assert not traj.events and [p.name for p in traj.phases] == ["friction:S"]
+    assert np.abs(traj.q[:, 0] - q0).max() < 1e-12
+    np.testing.assert_allclose(
+        traj.outputs["joint_friction.torque"][:, 0], 0.9 * friction, rtol=1e-9
+    )
+
+
+def test_pendulum_stopped_by_its_limit_then_slips_back(tmp_path):
+    """Joint limit + joint friction: the swing ends on the limit (plastic impact); gravity
+    pulls the joint off at once and, since m g l sin(upper) > F_c, friction lets it slip
+    back; the audit closes across the impact."""
+    friction, upper = 0.6, 0.5
+    system = px.System(_pendulum(tmp_path, friction, lower=-3.0, upper=upper))
+    traj = px.simulate(system, 3.0, q0=np.array([-1.2]))
+    names = [e.name for e in traj.events]
+    assert names[0] == "limit:hinge"
+    assert [p.name for p in traj.phases][:2] == ["friction:+", "friction:-"]
+    first = traj.events[0]
+    # speed at the limit by hand: ½ I v² = m g l (cos upper − cos q0) − F_c (upper − q0)
+    inertia = MASS * LENGTH**2 + 1e-3
+    energy = MASS * G * LENGTH * (np.cos(upper) - np.cos(-1.2)) - friction * (upper + 1.2)
+    assert first.info["approach_velocity"] == pytest.approx(
+        -np.sqrt(2 * energy / inertia), rel=1e-9
+    )
+    assert np.abs(traj.energy_balance().residual).max() < 1e-9
+    assert traj.q[:, 0].max() <= upper + 1e-9
+
+
+def _slider(mass=2.0):
+    """A block on x and z prismatic joints, x limited to [-1, 0.2], with a frame "block"."""
+    model = pin.Model()
+    model.name = "slider"
+    jx = model.addJoint(
+        0,
+        pin.JointModelPX(),
+        pin.SE3.Identity(),
+        "x",
+        np.array([100.0]),
+        np.array([100.0]),
+        np.array([-1.0]),
+        np.array([0.2]),
+    )
+    jz = model.addJoint(jx, pin.JointModelPZ(), pin.SE3.Identity(), "z")
+    model.appendBodyToJoint(jz, pin.Inertia.FromSphere(mass, 0.05), pin.SE3.Identity())
+    model.addFrame(pin.Frame("block", jz, 0, pin.SE3.Identity(), pin.FrameType.OP_FRAME))
+    return model
+
+
+def test_block_with_joint_friction_contact_friction_and_a_limit():
+    """A block sliding on a frictional plane (μ) with Coulomb friction F_c in its x joint hits
+    its x limit: decelerates at μ g + F_c / m, stops on the limit in a plastic impact (the
+    contact's cone takes no impulse: no normal impulse), then rests; energy closes."""
+    mass, mu, fc, v0 = 2.0, 0.2, 1.0, 2.0
+    contact = Contact(plane("block"), friction=mu, name="floor")
+    system = px.System(_slider(mass), contacts=[contact], joint_friction={"x": fc})
+    traj = px.simulate(system, 1.0, q0=np.zeros(2), v0=np.array([v0, 0.0]))
+    decel = mu * G + fc / mass
+    v_hit = np.sqrt(v0**2 - 2 * decel * 0.2)
+    (hit,) = [e for e in traj.events if e.name == "limit:x"]
+    assert hit.t == pytest.approx((v0 - v_hit) / decel, abs=1e-9)
+    assert hit.info["approach_velocity"] == pytest.approx(-v_hit, rel=1e-9)
+    assert hit.info["energy_loss"] == pytest.approx(0.5 * mass * v_hit**2, rel=1e-9)
+    balance = traj.energy_balance()
+    assert balance.dissipated[-1] == pytest.approx((mu * mass * G + fc) * 0.2, rel=1e-9)
+    assert np.abs(balance.residual).max() < 1e-9
+    assert np.abs(traj.v[traj.t > hit.t]).max() < 1e-9
+
+
+def test_joint_friction_input_is_checked():
+    model = _slider()
+    with pytest.raises(px.exceptions.NameNotFound, match="nope"):
+        JointFriction(model, {"nope": 1.0})
+    with pytest.raises(px.exceptions.InvalidParameter, match=">= 0"):
+        JointFriction(model, {"x": -1.0})
+
+
+def test_extension_formats_set_the_joint_friction(tmp_path):
+    """The sidecar's [joint_friction] table and the <pinext><joint_friction/> element override
+    <dynamics friction>."""
+    robot = _pendulum(tmp_path, 0.6)
+    (tmp_path / "pendulum.pinext.toml").write_text("[joint_friction]\nhinge = 1.5\n")
+    robot = px.load_urdf(tmp_path / "pendulum.urdf")
+    (comp,) = [c for c in px.System(robot).components if isinstance(c, JointFriction)]
+    assert comp.torque.tolist() == [1.5]
+    text = (
+        (tmp_path / "pendulum.urdf")
+        .read_text()
+        .replace(
+            "</robot>", '<pinext><joint_friction joint="hinge" friction="0.25"/></pinext></robot>'
+        )
+    )
+    (tmp_path / "pendulum.pinext.toml").unlink()
+    (tmp_path / "pendulum.urdf").write_text(text)
+    robot = px.load_urdf(tmp_path / "pendulum.urdf")
+    (comp,) = [c for c in px.System(robot).components if isinstance(c, JointFriction)]
+    assert comp.torque.tolist() == [0.25]
+    assert not any(
+        isinstance(c, JointFriction) for c in px.System(robot, joint_friction=False).components
+    )
+
+
+def test_time_stepping_joint_friction_converges_to_the_closed_form_stop(tmp_path):
+    """Time stepping takes the URDF's joint friction as Pinocchio's
+    JointFrictionConstraintModel (impulse bounds ±F_c h): the pendulum stops at the hand
+    computed rest angle, the error falling with h (first order), and energy never rises."""
+    friction = 0.6
+    robot = _pendulum(tmp_path, friction)
+    q0 = 1.2
+    final = _stops(q0, friction)[-1]
+    errors = []
+    for dt in (2e-3, 1e-3, 5e-4):
+        traj = px.simulate(
+            px.System(robot, joint_limits=False), 8.0, q0=np.array([q0]), method="timestepping",
+            dt=dt,
+        )  # fmt: skip
+        errors.append(abs(traj.q[-1, 0] - final))
+        assert np.abs(traj.v[-200:]).max() < 1e-9  # stuck for good
+        energy = traj.energy_balance().energy
+        assert np.diff(energy).max() < 1e-12  # friction only removes energy
+    assert errors[-1] < 1e-5
+    assert errors[2] < 0.7 * errors[1] < 0.49 * errors[0]
