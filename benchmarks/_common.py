@@ -9,8 +9,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 
 def per_call(func: Callable[[], object], min_time: float = 0.2) -> float:
     """Median-of-5 wall time of one call [s], each batch running at least ``min_time``."""
@@ -67,33 +65,3 @@ def print_table(rows, header) -> None:
     from pinext.cli import table
 
     print(table(rows, header))
-
-
-def interpolate_wall(curve: list[tuple[float, float]], err: float) -> float | None:
-    """Wall time [s] at error ``err`` along an (error, wall time) curve, interpolated in
-    log-log; None outside the curve's measured range."""
-    points = sorted(curve)
-    log_e = np.log([e for e, _ in points])
-    if len(points) < 2 or not log_e[0] <= np.log(err) <= log_e[-1]:
-        return None
-    return float(np.exp(np.interp(np.log(err), log_e, np.log([w for _, w in points]))))
-
-
-def equal_error(
-    curves: dict[str, list[tuple[float, float]]], unit: str = "rad", other: str = "MuJoCo"
-) -> list[tuple[float, float, float]]:
-    """The two peers at equal error: at every measured error of one, the other's wall time
-    interpolated (log-log) along its own error-time curve, where that curve reaches it.
-    Prints and returns (error, pinext wall, other wall) rows."""
-    rows = [(e, w, interpolate_wall(curves[other], e)) for e, w in curves["pinext"]]
-    rows += [(e, interpolate_wall(curves["pinext"], e), w) for e, w in curves[other]]
-    out = []
-    for err, pinext, peer in sorted(rows, reverse=True):
-        if pinext is None or peer is None:
-            continue
-        out.append((err, pinext, peer))
-        print(
-            f"at error {err:.1e} {unit}: pinext {pinext:.3f} s, {other} {peer:.3f} s "
-            f"-> {other}/pinext = {peer / pinext:.2f}"
-        )
-    return out

@@ -154,3 +154,27 @@ def test_slowly_growing_push_breaks_the_stick_at_mu_n():
     np.testing.assert_allclose(traj.q[sliding, 0], expected, atol=1e-9)
     assert np.abs(traj.q[~sliding, 0]).max() < 1e-12
     assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def test_block_slides_into_a_joint_stop_and_stays():
+    """Friction and a joint limit together, event-driven: the block sliding at 1 m/s on a
+    floor with μ = 0.3 hits its x stop at 0.1 m when t − μ g t²/2 = 0.1, stops there (one
+    plastic impact) and stays, the floor's contact sticking: no cascade of limit events, and
+    all the kinetic energy is lost, part to friction, part at the stop."""
+    model = _block()
+    model.lowerPositionLimit[:] = [-1.0, -1.0]
+    model.upperPositionLimit[:] = [0.1, 1.0]
+    model.velocityLimit[:] = 100.0
+    model.effortLimit[:] = 100.0
+    mu, mass, v0 = 0.3, 2.0, 1.0
+    system = px.System(model, contacts=[Contact(plane("block"), friction=mu, name="floor")])
+    traj = px.simulate(system, 0.5, q0=np.zeros(2), v0=np.array([v0, 0.0]), output_dt=0.05)
+    t_hit = (1 - np.sqrt(1 - 2 * mu * G * 0.1)) / (mu * G)
+    (hit,) = traj.events
+    assert hit.name == "limit:x" and hit.t == pytest.approx(t_hit, abs=1e-9)
+    assert [p.name for p in traj.phases] == ["slip", "stick"]
+    assert traj.q[-1, 0] == pytest.approx(0.1, abs=1e-12) and np.abs(traj.v[-1]).max() < 1e-12
+    balance = traj.energy_balance()
+    lost = balance.dissipated[-1] + balance.jump_losses[-1]
+    assert lost == pytest.approx(0.5 * mass * v0**2, rel=1e-9)
+    assert np.abs(balance.residual).max() < 1e-9

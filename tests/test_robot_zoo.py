@@ -24,7 +24,7 @@ from pinext.robots.example_robot_data import ROBOTS
 FOLDER = robots_dir()
 URDFS = sorted(FOLDER.rglob("*.urdf")) if FOLDER is not None else []
 FREE_FLYER = {str(FOLDER / rel) for rel, ff in ROBOTS.values() if ff} if FOLDER else set()
-GUARD = 60  # [s]
+GUARD = 120  # [s]: tiago's 0.5 s with joint friction on its stops takes ~45 s unloaded
 
 
 class Hang(Exception):

@@ -209,6 +209,8 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
         if t <= ev_time[e]:
             return 1.0
         d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
+        if d == ev_bound[j0 + 1] and y[ev_index[j0 + 1]] == 0.0:  # rests where it left
+            return 1.0
         return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2
     g = np.inf
     for j in range(j0, ev_stop[e]):

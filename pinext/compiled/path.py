@@ -186,7 +186,8 @@ def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | No
     of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
 
     Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
-    DISTANCES event; the stop of a LEAVING event, then (0, 0, d0), with t0 in ``time[e]``; the
+    DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
+    in ``time[e]``; the
     row of a REACTION in ``index``; a TIME event its time in ``time[e]``."""
     kind: list[int] = []
     start: list[int] = []
@@ -207,7 +208,7 @@ def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | No
             bound.extend(float(x) for x in form.bound)
         elif isinstance(form, Leaving):
             kind.append(_dop.LEAVING)
-            index += [form.entry, 0]
+            index += [form.entry, form.rate_entry]
             sign += [form.sign, 0.0]
             bound += [form.bound, form.d0]
             time[-1] = form.t0

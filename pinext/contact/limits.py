@@ -209,7 +209,9 @@ def joint_limits(
     return limits
 
 
-def leaving_distance(distance: float, t: float, t0: float, d0: float) -> float:
+def leaving_distance(
+    distance: float, t: float, t0: float, d0: float, rate: float | None = None
+) -> float:
     """The impact event function of a row that left its surface at t0 from the distance d0
     (≤ 0: zero, or the rounding error of the located impact below the surface).
 
@@ -224,8 +226,11 @@ def leaving_distance(distance: float, t: float, t0: float, d0: float) -> float:
     Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
     positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
     zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
+    A row that stays exactly where it left, at rest (``rate`` φ̇ given and exactly zero: held
+    there by other rows, as a joint stopped on its limit by a sticking contact), has not come
+    back either: ``g = 1`` there too.
     """
-    if t <= t0:
+    if t <= t0 or (distance == d0 and rate == 0.0):  # held where it left by other rows
         return 1.0
     return (distance - d0) / (t - t0) ** 2
 
@@ -439,7 +444,11 @@ class JointLimits(Component):
                             -1.0,
                             self._impact_action(k, side),
                             compiled=Leaving(
-                                int(index[0]), float(sign[0]), float(bound[0]), *start
+                                int(index[0]),
+                                float(sign[0]),
+                                float(bound[0]),
+                                *start,
+                                self.nq + lim.iv,
                             ),
                         )
                     )
@@ -556,7 +565,8 @@ class JointLimits(Component):
             t0, d0 = start
 
             def g(t: float, x: np.ndarray) -> float:
-                return leaving_distance(self._side(k, side, x)[1], t, t0, d0)
+                _, distance, rate = self._side(k, side, x)
+                return leaving_distance(distance, t, t0, d0, rate)
 
         return g
 

@@ -178,14 +178,16 @@ class Distances(NamedTuple):
 
 
 class Leaving(NamedTuple):
-    """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0): the separation
-    test of a row that left its stop at t0 (:func:`pinext.contact.limits.leaving_distance`)."""
+    """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0, and where the
+    row rests exactly where it left, ``x[rate_entry] = 0``): the separation test of a row that
+    left its stop at t0 (:func:`pinext.contact.limits.leaving_distance`)."""
 
     entry: int
     sign: float
     bound: float
     t0: float
     d0: float
+    rate_entry: int
 
 
 class LockedJoints(NamedTuple):
