@@ -18,10 +18,12 @@ polynomial ``y_old + Q [x, x², x³]``, ``Q = Zᵀ P``. Constants and defaults a
 (``NEWTON_MAXITER`` = 6, step ratio within [0.2, 10], Newton tolerance
 ``max(10 ε / rtol, min(0.03, √rtol))``), so a run agrees with scipy's Radau to the tolerance.
 
-The difference is the Jacobian: forward differences of the compiled right-hand side, column
-j with the increment ``√ε · max(|y_j|, 1)`` (n evaluations), computed at the start and when
-scipy's Radau would call its Jacobian (a slow Newton convergence after an accepted step, or a
-failed Newton iteration with a Jacobian that is not current).
+The difference is the Jacobian (:func:`_jacobian`): forward differences of the compiled
+right-hand side in the q and v columns (increment ``√ε · max(|y_j|, 1)``, 2 nv evaluations),
+the components' state columns exact from the phase's affine map and M⁻¹ (nv + 1 ABA calls),
+computed at the start and when scipy's Radau would call its Jacobian (a slow Newton
+convergence after an accepted step, or a failed Newton iteration with a Jacobian that is not
+current).
 
 Events, outputs, resumable state and return codes are those of :mod:`pinext.compiled.dop853`;
 a crossing is located by Brent's method (4 ε) on the collocation polynomial, as
