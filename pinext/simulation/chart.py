@@ -28,7 +28,11 @@ class Chart:
     def __init__(self, system: System, x: np.ndarray, momentum: bool = False) -> None:
         self.system = system
         self.model = system.model
-        self.data = self.model.createData()
+        # one Data for every chart of the System (a chart per segment; a Data of a large
+        # model holds megabytes of C++ arrays that the garbage collector does not see)
+        if "_chart_data" not in system.__dict__:
+            system.__dict__["_chart_data"] = self.model.createData()
+        self.data = system.__dict__["_chart_data"]
         nq, nv = self.model.nq, self.model.nv
         self.momentum = momentum
         self.identity = system.euclidean and not momentum
