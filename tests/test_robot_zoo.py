@@ -73,8 +73,8 @@ def test_every_example_robot_loads_simulates_and_checks(path):
 
         def run(q0=q0):
             # joint friction off: tiago's and tiago_dual's wrists stick and slip around every
-            # finger-limit impact, minutes of events for 0.5 s (tests/test_joint_friction.py
-            # covers joint friction; the closing note of this change lists the cost)
+            # finger-limit impact, minutes of events for 0.5 s (a known cost of event-driven
+            # joint friction on these hands; tests/test_joint_friction.py covers the effect)
             system = px.System(robot, joint_friction=False)
             return px.simulate(system, 0.5, x0=px.close_loops(system, q0))
 
