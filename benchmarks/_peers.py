@@ -3,7 +3,8 @@
 Each peer gives an error-time curve (one point per tolerance or time step, every wall time the
 median of at least five runs). Two peers are compared at the same error by interpolating each
 one's own curve in log-log coordinates (never by taking the first grid point below an error);
-an error outside a peer's measured range is reported as such.
+above a peer's loosest stable run its cheapest run counts, below its most accurate one it is
+reported as not reached.
 """
 
 from __future__ import annotations
@@ -36,15 +37,21 @@ def median_run(func: Callable[[], object], repeats: int = REPEATS) -> tuple[obje
 
 
 def interpolate(curve: Sequence[tuple[float, float]], err: float) -> float | None:
-    """A peer's wall time at ``err``, log-log interpolated along its (error, wall) points;
-    None outside the measured errors. Points are sorted by error; where a smaller error cost
-    less (noise, or a setting past its stability limit), the curve is made monotone by taking,
-    for each error, the least wall time among the points at least as accurate."""
-    points = sorted((e, w) for e, w in curve if np.isfinite(e) and e > 0)
-    if len(points) < 2 or not points[0][0] <= err <= points[-1][0]:
+    """A peer's wall time at ``err``: log-log interpolation along its (error, wall) points.
+
+    Points with a non-finite error or an error of 1 or more (a run that blew up or went
+    unstable) are left out. Where a smaller error cost less (noise), the curve is made
+    monotone: each error gets the least wall time among the points at least as accurate.
+    Above the largest error measured, the wall of the cheapest run is returned (that run is
+    at least as accurate: a stability-bound peer cannot run cheaper); below the smallest, None
+    (not reached with the settings tried)."""
+    points = sorted((e, w) for e, w in curve if np.isfinite(e) and 0 < e < 1)
+    if not points or err < points[0][0]:
         return None
     errors = np.array([e for e, _ in points])
     walls = np.minimum.accumulate(np.array([w for _, w in points]))
+    if err >= errors[-1] or len(points) == 1:
+        return float(walls[-1])
     return float(np.exp(np.interp(np.log(err), np.log(errors), np.log(walls))))
 
 
