@@ -189,7 +189,6 @@ def simulate(
     stiff_warned = False
     switched_at = None
     segments = compiled_segments = 0
-    from .. import compiled as _compiled  # imported here: pinext.compiled imports this package
 
     started = time.perf_counter()
     try:
@@ -206,41 +205,24 @@ def simulate(
             if output_dt is not None:
                 options["t_eval"] = output_times(t, t_final, output_dt)
             switch = chosen is None and method == "DOP853" and not momentum
-            kernel = compiled = None
-            if method in _compiled.METHODS:  # DOP853 (or Celentano's form), Radau: compiled
-                kernel = _compiled.phase_kernel(system, phase, chart, law)
-            if kernel is not None:
-                compiled = _compiled.compiled_events(
-                    evs, float(upcoming[0]) if upcoming.size else None
-                )
+            sol, on_compiled = _segment(
+                system,
+                phase,
+                chart,
+                law,
+                evs,
+                functions,
+                float(upcoming[0]) if upcoming.size else None,
+                (t, t_final),
+                x,
+                method,
+                solver,
+                options,
+                switch,
+                bar if progress else None,
+            )
             segments += 1
-            if kernel is not None and compiled is not None:
-                compiled_segments += 1
-                sol = _compiled.solve(
-                    kernel,
-                    (t, t_final),
-                    chart.to_internal(x),
-                    events=compiled,
-                    t_eval=options.get("t_eval"),
-                    rtol=rtol,
-                    atol=atol,
-                    max_step=max_step,
-                    progress=bar if progress else None,
-                    stop_when_stiff=switch,
-                    method=method,
-                )
-            else:
-                rhs = make_rhs(
-                    system, phase, chart, law, bar if progress else None, method in IMPLICIT
-                )
-                if method in IMPLICIT:
-                    options["jac"] = getattr(rhs, "jac", None)
-                if switch:
-                    options["stop_when_stiff"] = True
-                sol = solver(
-                    rhs, (t, t_final), chart.to_internal(x), events=functions or None, **options
-                )
-                options.pop("stop_when_stiff", None)
+            compiled_segments += on_compiled
             nfev += sol.nfev
             if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
                 warnings.warn(
@@ -335,6 +317,61 @@ def simulate(
         "compiled_segments": compiled_segments,
     }
     return traj
+
+
+def _segment(
+    system: System,
+    phase: Phase,
+    chart: Chart,
+    law: Any,
+    events: list[Event],
+    functions: list,
+    breakpoint: float | None,
+    span: tuple[float, float],
+    x: np.ndarray,
+    method: str,
+    solver: Any,
+    options: dict[str, Any],
+    switch: bool,
+    bar: Any,
+) -> tuple[Any, bool]:
+    """Integrate one segment of a phase: (solver result, whether it ran compiled).
+
+    The compiled path (:mod:`pinext.compiled`) takes the phase when its right-hand side and
+    every event have a compiled form; otherwise the phase's Python right-hand side goes to
+    ``solver`` (the DOP853 driver or :func:`solve_ivp`). ``switch``: stop when DOP853's
+    stiffness test fires (result status 2), for the caller to go on with Radau.
+    """
+    from .. import compiled  # imported here: pinext.compiled imports this package
+
+    kernel = forms = None
+    if method in compiled.METHODS:  # DOP853 (or Celentano's form), Radau
+        kernel = compiled.phase_kernel(system, phase, chart, law)
+    if kernel is not None:
+        forms = compiled.compiled_events(events, breakpoint)
+    if kernel is not None and forms is not None:
+        return compiled.solve(
+            kernel,
+            span,
+            chart.to_internal(x),
+            events=forms,
+            t_eval=options.get("t_eval"),
+            rtol=options["rtol"],
+            atol=options["atol"],
+            max_step=options.get("max_step"),
+            progress=bar,
+            stop_when_stiff=switch,
+            method=method,
+        ), True
+    implicit = method in IMPLICIT
+    rhs = make_rhs(system, phase, chart, law, bar, implicit)
+    extra: dict[str, Any] = {}
+    if implicit:
+        extra["jac"] = getattr(rhs, "jac", None)
+    if switch:
+        extra["stop_when_stiff"] = True
+    sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
+    return sol, False
 
 
 def _raise_if_non_finite(system: System, phase: Phase, chart: Chart, law, sol) -> None:
