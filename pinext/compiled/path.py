@@ -1,17 +1,19 @@
-"""When a phase runs compiled, and the Python-side driver of the compiled DOP853 loop.
+"""When a phase runs compiled, and the Python-side driver of the compiled integrators.
 
 :func:`phase_kernel` decides, phase by phase, whether :func:`pinext.simulate` may hand the
-phase to compiled code: the model's joints are all among :data:`pinext.compiled.model.
-JOINT_CODES` and its configuration space is Euclidean (the chart is the identity), the phase is
-linear (:func:`pinext.simulation.linear.identify`) or has no component terms at all, the inputs
-are a constant or a :class:`~pinext.simulation.controls.Schedule`, and every event of the phase
-has a compiled form (:attr:`Event.distances`). Otherwise the phase runs on the Python path,
-and pinext says once per process why (which joint, component or event); a control law
-written in Python silently takes the Python path, which calls it at every evaluation.
-``PINEXT_NO_COMPILED=1`` forces the Python path.
+phase to compiled code: every joint of the model is among :data:`pinext.compiled.model.
+JOINT_CODES`, its configuration space is Euclidean, the phase is linear
+(:func:`pinext.simulation.linear.identify`) or has no component terms at all, its rows (if
+any) lock joints on their stops (:meth:`Component.compiled_rows`), the inputs are a constant or
+a :class:`~pinext.simulation.controls.Schedule`, and every event of the phase has a compiled
+form (:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says
+once per process why (which joint, component or event); a control law written in Python
+silently takes the Python path, which calls it at every evaluation. ``PINEXT_NO_COMPILED=1``
+forces the Python path.
 
-:func:`solve` has the interface of :func:`pinext.simulation.dop853.solve` and returns the same
-kind of result.
+:func:`solve` runs the compiled DOP853 (:mod:`pinext.compiled.dop853`) or Radau
+(:mod:`pinext.compiled.radau`) with the interface of :func:`pinext.simulation.dop853.solve`,
+and returns the same kind of result.
 """
 
 from __future__ import annotations
