@@ -48,6 +48,7 @@ class _Run:
         self.nan = np.full(n, np.nan)
         self.options = dict(rtol=rtol, atol=atol, nsteps=_MAX_STEPS, max_step=max_step)
         self.history: list[np.ndarray] | None = None  # a list when stages are kept
+        self.probe: ode | None = None  # the integrator of state_at, reused
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
         # The compiled loop swallows exceptions; keep the first one and make the step fail.
@@ -81,7 +82,12 @@ class _Run:
     def state_at(self, t0: float, y0: np.ndarray, t: float) -> np.ndarray:
         """The state at t from (t0, y0), t0 < t within one accepted step."""
         history, self.history = self.history, None
-        r = self.integrator(first_step=t - t0)
+        # one integrator for every call: each new scipy dop853 object stays alive after the
+        # run (its compiled wrapper keeps a reference to it), a leak of ~10n doubles per call
+        if self.probe is None:
+            self.probe = self.integrator(first_step=t - t0)
+        r = self.probe
+        r._integrator.first_step = t - t0  # read again by set_initial_value's reset
         r.set_initial_value(y0, t0)
         self.advance(r, t)
         self.history = history
