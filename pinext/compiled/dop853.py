@@ -283,63 +283,76 @@ def _brent_residual(P, e, t, ta, ya, rtol, atol, hmax, tmp, evs):
 
 
 @njit(cache=True)
-def _brentq(P, e, xa, xb, ya_state, rtol, atol, hmax, tmp, evs):
-    """scipy's brentq (its C code), xtol = rtol = 4 ε, on the event residual."""
+def brent_step(s):
+    """One iteration of scipy's brentq (its C code; xtol = rtol = 4 ε) in reverse
+    communication, so that each integrator evaluates its own residual. ``s`` holds
+    [xpre, xcur, xblk, fpre, fcur, fblk, spre, scur] with ``fcur`` the residual at ``xcur``
+    (start: [a, b, 0, f(a), f(b), 0, 0, 0], f(a) f(b) < 0). Returns (done, x): the root, or
+    the next point, whose residual the caller writes to s[4]."""
     xtol = 4 * EPS
     rtol_b = 4 * EPS
-    xpre, xcur = xa, xb
-    fpre = _brent_residual(P, e, xpre, xa, ya_state, rtol, atol, hmax, tmp, evs)
-    fcur = _brent_residual(P, e, xcur, xa, ya_state, rtol, atol, hmax, tmp, evs)
-    xblk = 0.0
-    fblk = 0.0
-    spre = 0.0
-    scur = 0.0
-    if fpre == 0:
-        return xpre
-    if fcur == 0:
-        return xcur
-    for _ in range(100):
-        if fpre != 0 and fcur != 0 and (fpre > 0) != (fcur > 0):
-            xblk = xpre
-            fblk = fpre
-            spre = scur = xcur - xpre
-        if abs(fblk) < abs(fcur):
-            xpre = xcur
-            xcur = xblk
-            xblk = xpre
-            fpre = fcur
-            fcur = fblk
-            fblk = fpre
-        delta = (xtol + rtol_b * abs(xcur)) / 2
-        sbis = (xblk - xcur) / 2
-        if fcur == 0 or abs(sbis) < delta:
-            return xcur
-        if abs(spre) > delta and abs(fcur) < abs(fpre):
-            if xpre == xblk:
-                stry = -fcur * (xcur - xpre) / (fcur - fpre)
-            else:
-                dpre = (fpre - fcur) / (xpre - xcur)
-                dblk = (fblk - fcur) / (xblk - xcur)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
-            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
-                spre = scur
-                scur = stry
-            else:
-                spre = sbis
-                scur = sbis
+    xpre, xcur, xblk, fpre, fcur, fblk, spre, scur = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+    if fpre != 0 and fcur != 0 and (fpre > 0) != (fcur > 0):
+        xblk = xpre
+        fblk = fpre
+        spre = scur = xcur - xpre
+    if abs(fblk) < abs(fcur):
+        xpre = xcur
+        xcur = xblk
+        xblk = xpre
+        fpre = fcur
+        fcur = fblk
+        fblk = fpre
+    delta = (xtol + rtol_b * abs(xcur)) / 2
+    sbis = (xblk - xcur) / 2
+    if fcur == 0 or abs(sbis) < delta:
+        return True, xcur
+    if abs(spre) > delta and abs(fcur) < abs(fpre):
+        if xpre == xblk:
+            stry = -fcur * (xcur - xpre) / (fcur - fpre)
+        else:
+            dpre = (fpre - fcur) / (xpre - xcur)
+            dblk = (fblk - fcur) / (xblk - xcur)
+            stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+        if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
+            spre = scur
+            scur = stry
         else:
             spre = sbis
             scur = sbis
-        xpre = xcur
-        fpre = fcur
-        if abs(scur) > delta:
-            xcur += scur
-        elif sbis > 0:
-            xcur += delta
-        else:
-            xcur -= delta
-        fcur = _brent_residual(P, e, xcur, xa, ya_state, rtol, atol, hmax, tmp, evs)
-    return xcur
+    else:
+        spre = sbis
+        scur = sbis
+    xpre = xcur
+    fpre = fcur
+    if abs(scur) > delta:
+        xcur += scur
+    elif sbis > 0:
+        xcur += delta
+    else:
+        xcur -= delta
+    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7] = xpre, xcur, xblk, fpre, fcur, fblk, spre, scur
+    return False, xcur
+
+
+@njit(cache=True)
+def _brentq(P, e, xa, xb, ya_state, rtol, atol, hmax, tmp, evs):
+    """The event's root in [xa, xb] (:func:`brent_step`) on the state that one DOP853 step
+    from (xa, ya_state) gives."""
+    fa = _brent_residual(P, e, xa, xa, ya_state, rtol, atol, hmax, tmp, evs)
+    fb = _brent_residual(P, e, xb, xa, ya_state, rtol, atol, hmax, tmp, evs)
+    if fa == 0:
+        return xa
+    if fb == 0:
+        return xb
+    s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
+    x = xb
+    for _ in range(100):
+        done, x = brent_step(s)
+        if done:
+            return x
+        s[4] = _brent_residual(P, e, x, xa, ya_state, rtol, atol, hmax, tmp, evs)
+    return x
 
 
 @njit(cache=True)

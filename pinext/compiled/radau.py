@@ -37,7 +37,7 @@ from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
-from .dop853 import _active
+from .dop853 import _active, brent_step
 from .dop853 import _event as _dop_event
 from .phase import _inputs, _locked_rows, rhs
 
@@ -400,66 +400,25 @@ def _event(Pk, e, t, y, evs, tmp):
 
 @njit(cache=True)
 def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
-    """scipy's brentq (its C code), xtol = rtol = 4 ε, on the event residual along the
-    collocation polynomial of the step."""
-    xtol = 4 * EPS
-    rtol_b = 4 * EPS
-    xpre, xcur = xa, xb
-    _interpolate(Q, t_old, h, y_old, xpre, tmp)
-    fpre = _event(Pk, e, xpre, tmp, evs, scratch)
-    _interpolate(Q, t_old, h, y_old, xcur, tmp)
-    fcur = _event(Pk, e, xcur, tmp, evs, scratch)
-    xblk = 0.0
-    fblk = 0.0
-    spre = 0.0
-    scur = 0.0
-    if fpre == 0:
-        return xpre
-    if fcur == 0:
-        return xcur
+    """The event's root in [xa, xb] (:func:`pinext.compiled.dop853.brent_step`, scipy's
+    brentq) along the collocation polynomial of the step."""
+    _interpolate(Q, t_old, h, y_old, xa, tmp)
+    fa = _event(Pk, e, xa, tmp, evs, scratch)
+    _interpolate(Q, t_old, h, y_old, xb, tmp)
+    fb = _event(Pk, e, xb, tmp, evs, scratch)
+    if fa == 0:
+        return xa
+    if fb == 0:
+        return xb
+    s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
+    x = xb
     for _ in range(100):
-        if fpre != 0 and fcur != 0 and (fpre > 0) != (fcur > 0):
-            xblk = xpre
-            fblk = fpre
-            spre = scur = xcur - xpre
-        if abs(fblk) < abs(fcur):
-            xpre = xcur
-            xcur = xblk
-            xblk = xpre
-            fpre = fcur
-            fcur = fblk
-            fblk = fpre
-        delta = (xtol + rtol_b * abs(xcur)) / 2
-        sbis = (xblk - xcur) / 2
-        if fcur == 0 or abs(sbis) < delta:
-            return xcur
-        if abs(spre) > delta and abs(fcur) < abs(fpre):
-            if xpre == xblk:
-                stry = -fcur * (xcur - xpre) / (fcur - fpre)
-            else:
-                dpre = (fpre - fcur) / (xpre - xcur)
-                dblk = (fblk - fcur) / (xblk - xcur)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
-            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
-                spre = scur
-                scur = stry
-            else:
-                spre = sbis
-                scur = sbis
-        else:
-            spre = sbis
-            scur = sbis
-        xpre = xcur
-        fpre = fcur
-        if abs(scur) > delta:
-            xcur += scur
-        elif sbis > 0:
-            xcur += delta
-        else:
-            xcur -= delta
-        _interpolate(Q, t_old, h, y_old, xcur, tmp)
-        fcur = _event(Pk, e, xcur, tmp, evs, scratch)
-    return xcur
+        done, x = brent_step(s)
+        if done:
+            return x
+        _interpolate(Q, t_old, h, y_old, x, tmp)
+        s[4] = _event(Pk, e, x, tmp, evs, scratch)
+    return x
 
 
 @njit(cache=True)
