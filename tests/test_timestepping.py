@@ -16,18 +16,9 @@ from pinext.exceptions import InvalidParameter
 from pinext.robots.solo12 import FEET, load_solo12, posture_law
 from pinext.simulation.component import Component
 
+from .test_friction import _block
+
 G = 9.81
-
-
-def _block(mass: float = 2.0) -> pin.Model:
-    """A point mass on x and z prismatic joints with a frame "block"."""
-    model = pin.Model()
-    model.name = "block"
-    jx = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "x")
-    jz = model.addJoint(jx, pin.JointModelPZ(), pin.SE3.Identity(), "z")
-    model.appendBodyToJoint(jz, pin.Inertia.FromSphere(mass, 0.05), pin.SE3.Identity())
-    model.addFrame(pin.Frame("block", jz, 0, pin.SE3.Identity(), pin.FrameType.OP_FRAME))
-    return model
 
 
 def _box(mass: float = 1.5, size=(0.3, 0.2, 0.1)) -> pin.Model:

@@ -231,6 +231,15 @@ def _event(P, e, t, y, evs, tmp):
 
 
 @njit(cache=True)
+def record(t, y, out_t, out_y, it, slot):
+    """Append the sample (t, y) to the output buffers; ``it[slot]`` counts the samples."""
+    o = it[slot]
+    out_t[o] = t
+    out_y[o] = y
+    it[slot] += 1
+
+
+@njit(cache=True)
 def _active(g_old, g_new, direction):
     up = g_old <= 0.0 <= g_new
     down = g_old >= 0.0 >= g_new
@@ -495,10 +504,7 @@ def advance(
                 st[_T] = t_root
                 it[_EVENT] = crossed
                 if not sampled:
-                    o = it[_NOUT]
-                    out_t[o] = t_root
-                    out_y[o] = y
-                    it[_NOUT] += 1
+                    record(t_root, y, out_t, out_y, it, _NOUT)
                 return EVENT
             for e in range(n_events):
                 g_last[e] = g_new[e]
@@ -506,10 +512,7 @@ def advance(
             k[0] = k[12]
             x = x_new
             if not sampled:
-                o = it[_NOUT]
-                out_t[o] = x
-                out_y[o] = y
-                it[_NOUT] += 1
+                record(x, y, out_t, out_y, it, _NOUT)
             if last:
                 st[_T] = x
                 st[_H] = hnew

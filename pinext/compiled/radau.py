@@ -37,7 +37,7 @@ from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
-from .dop853 import _active, brent_step
+from .dop853 import _active, brent_step, record
 from .dop853 import _event as _dop_event
 from .phase import _inputs, _locked_rows, rhs
 
@@ -648,10 +648,7 @@ def advance(
             st[_T] = t_root
             it[_EVENT] = crossed
             if not sampled:
-                o = it[_NOUT]
-                out_t[o] = t_root
-                out_y[o] = y
-                it[_NOUT] += 1
+                record(t_root, y, out_t, out_y, it, _NOUT)
             return EVENT
         for e in range(n_events):
             g_last[e] = g_new[e]
@@ -660,10 +657,7 @@ def advance(
             f[i] = f_new[i]
         t = t_new
         if not sampled:
-            o = it[_NOUT]
-            out_t[o] = t
-            out_y[o] = y
-            it[_NOUT] += 1
+            record(t, y, out_t, out_y, it, _NOUT)
         if t >= t_end:
             st[_T] = t
             return DONE
