@@ -23,7 +23,7 @@ from .aba import aba, aba_from_transforms, joint_transforms, minv_from_transform
 from .crba import crba, crba_from_transforms, ltdl, ltdl_solve
 from .model import JOINT_CODES, PackedModel, pack
 from .momentum import momentum_rhs, momentum_rhs_crba
-from .path import METHODS, compiled_events, enabled, phase_kernel, solve
+from .path import METHODS, compiled_events, enabled, jacobian, phase_kernel, solve
 
 __all__ = [
     "JOINT_CODES",
@@ -35,6 +35,7 @@ __all__ = [
     "crba",
     "crba_from_transforms",
     "enabled",
+    "jacobian",
     "joint_transforms",
     "ltdl",
     "ltdl_solve",

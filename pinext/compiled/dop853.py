@@ -4,7 +4,10 @@ A line-by-line port of ``DP86CO`` and ``HINIT853`` of Hairer, Nørsett & Wanner'
 (Hairer, Nørsett & Wanner 1993, *Solving Ordinary Differential Equations I*, §II.10) with the
 defaults ``scipy.integrate.ode("dop853")`` passes (safety 0.9, step ratio within [0.3, 6],
 β = 0, stiffness test every 1000 accepted steps, 15 positive tests mean stiff), so that the
-compiled run takes the same steps as :mod:`pinext.simulation.dop853` up to rounding. The
+compiled run takes the same steps as :mod:`pinext.simulation.dop853` up to rounding. A run
+that hands over to Radau when stiff tests every step and also stops on :data:`WINDOW_POSITIVE`
+positive tests within :data:`WINDOW` steps, which catches lightly damped stiff oscillations
+sooner than Hairer's count (the Python path keeps Hairer's count alone). The
 right-hand side is the compiled one of :mod:`pinext.compiled.phase`; the loop never returns to
 Python except to hand over full output buffers, to let a progress bar move, or at an event.
 
@@ -24,6 +27,7 @@ from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
 from .phase import rhs
+from .spatial import kernel
 
 A = np.ascontiguousarray(_coef.A, dtype=np.float64)
 B = np.ascontiguousarray(_coef.B, dtype=np.float64)
@@ -55,6 +59,12 @@ SAFE, FAC1, FAC2, EXPO1 = 0.9, 0.3, 6.0, 1.0 / 8.0
 #: Accepted steps between two stiffness tests (the code's default; 1 when a stiff run should
 #: switch methods as soon as the test says so).
 NSTIFF = 1000
+#: A run that switches methods (``stop_when_stiff``) also counts the positive tests over
+#: windows of WINDOW accepted steps: WINDOW_POSITIVE of them mean stiff. Hairer's count
+#: (15 positives, reset by 6 negatives in a row) misses lightly damped stiff oscillations
+#: (elastic transmissions): at a step held by stability, the estimate h|λ| then scatters
+#: about the bound, and negatives come in runs.
+WINDOW, WINDOW_POSITIVE = 50, 10
 UROUND = 2.220446049250313e-16
 EPS = np.finfo(np.float64).eps
 
@@ -64,14 +74,17 @@ DISTANCES, TIME, REACTION, LEAVING = 0, 1, 2, 3
 DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
 
 # integer state: it[...]
-(_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF) = (
-    range(11)
-)
+(
+    _NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF,
+    _WINDOW, _POSITIVE,
+) = range(13)  # fmt: skip
+#: Length of the integer state ``it``.
+N_INT = 13
 # float state: st[...]
 _T, _H, _FACOLD, _HLAMB, _TROOT = range(5)
 
 
-@njit(cache=True)
+@kernel
 def _stages(P, t, y, h, k, y1, n_stages):
     """Stages 2..n_stages of a step of size h from (t, y), k[0] = f(t, y) given."""
     n = y.size
@@ -87,7 +100,7 @@ def _stages(P, t, y, h, k, y1, n_stages):
         rhs(P, t + C[s] * h, y1, k[s])
 
 
-@njit(cache=True)
+@kernel
 def _step(P, t, y, h, k, y1, y_new, rtol, atol):
     """One DOP853 step of size h (12 stages): y_new and the scaled error estimate."""
     n = y.size
@@ -155,11 +168,13 @@ def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it):
     st[_HLAMB] = 0.0
     it[_IASTI] = 0
     it[_NONSTI] = 0
+    it[_WINDOW] = 0
+    it[_POSITIVE] = 0
     it[_REJECT] = 0
     it[_NACCPT] = 0
 
 
-@njit(cache=True)
+@kernel
 def _dense(P, t_old, y_old, h, y_new, k, y1, f):
     """The 7th-order interpolant's coefficients over an accepted step (as scipy's
     Dop853DenseOutput builds them): k[12] = f(t_old + h, y_new) given, three more stages."""
@@ -183,7 +198,7 @@ def _dense(P, t_old, y_old, h, y_new, k, y1, f):
             f[3 + r, i] = h * acc
 
 
-@njit(cache=True)
+@kernel
 def _interpolate(f, t_old, h, y_old, t, out):
     x = (t - t_old) / h
     n = y_old.size
@@ -198,7 +213,7 @@ def _interpolate(f, t_old, h, y_old, t, out):
         out[i] = acc + y_old[i]
 
 
-@njit(cache=True)
+@kernel
 def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign, ev_bound):
     """An event function that reads the state only: DISTANCES (the nearest stop), TIME, or
     LEAVING (the separation test; t0 in ev_time, d0 in the bound of its second entry)."""
@@ -220,7 +235,7 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
     return g
 
 
-@njit(cache=True)
+@kernel
 def _event(P, e, t, y, evs, tmp):
     """Event e at (t, y): a REACTION evaluates the right-hand side (into tmp) for the
     phase's reactions; the others read the state."""
@@ -230,16 +245,17 @@ def _event(P, e, t, y, evs, tmp):
     return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
 
 
-@njit(cache=True)
+@kernel
 def record(t, y, out_t, out_y, it, slot):
     """Append the sample (t, y) to the output buffers; ``it[slot]`` counts the samples."""
     o = it[slot]
     out_t[o] = t
-    out_y[o] = y
+    for i in range(y.size):
+        out_y[o, i] = y[i]
     it[slot] += 1
 
 
-@njit(cache=True)
+@kernel
 def _active(g_old, g_new, direction):
     up = g_old <= 0.0 <= g_new
     down = g_old >= 0.0 >= g_new
@@ -442,12 +458,20 @@ def advance(
                 if st[_HLAMB] > 6.1:
                     it[_NONSTI] = 0
                     it[_IASTI] += 1
+                    it[_POSITIVE] += 1
                     if it[_IASTI] == 15:
                         stiff_now = True
                 else:
                     it[_NONSTI] += 1
                     if it[_NONSTI] == 6:
                         it[_IASTI] = 0
+                if stop_when_stiff:
+                    if it[_POSITIVE] >= WINDOW_POSITIVE:
+                        stiff_now = True
+                    it[_WINDOW] += 1
+                    if it[_WINDOW] == WINDOW:
+                        it[_WINDOW] = 0
+                        it[_POSITIVE] = 0
             if stiff_now:  # DP86CO returns before taking the step (IDID = -4)
                 it[_STIFF] += 1
                 st[_T] = x

@@ -42,7 +42,7 @@ from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
 from . import radau as _rad
 from .model import pack
-from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel
+from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
 
 if TYPE_CHECKING:
     from ..simulation.chart import Chart
@@ -253,6 +253,19 @@ def _compiling_notice() -> None:
         )
 
 
+def jacobian(kernel: PhaseKernel, t: float, y: np.ndarray) -> np.ndarray:
+    """∂f/∂y of a compiled phase at (t, y), as the compiled Radau forms it
+    (:func:`pinext.compiled.radau._jacobian`: forward differences in q and v, exact in the
+    components' states)."""
+    y = np.ascontiguousarray(y, dtype=float)
+    n, nv = y.size, kernel.damping.size
+    f = np.empty(n)
+    rhs(kernel, t, y, f)
+    matrix = np.empty((n, n))
+    _rad._jacobian(kernel, t, y, f, matrix, y.copy(), np.empty(n), np.empty((nv, nv)))
+    return matrix
+
+
 def solve(
     kernel: PhaseKernel,
     t_span: tuple[float, float],
@@ -304,7 +317,7 @@ def solve(
     else:
         k = np.zeros((16, n))
         st = np.zeros(5)
-        it = np.zeros(11, dtype=np.int64)
+        it = np.zeros(_dop.N_INT, dtype=np.int64)
         it[_dop._NSTIFF] = 1 if stop_when_stiff else _dop.NSTIFF
         i_nout, i_event, i_nfev, i_t, i_troot = (
             _dop._NOUT, _dop._EVENT, _dop._NFEV, _dop._T, _dop._TROOT

@@ -99,7 +99,9 @@ def simulate(
             Radau gets, in linear phases, the analytic Jacobian (Pinocchio's
             ``computeABADerivatives``; in compiled phases forward differences) and its steps
             no longer shrink with the stiffness. When DOP853's own stiffness test fires
-            during a run with ``method=None``, the rest of the run continues with Radau.
+            during a run with ``method=None``, the rest of the run continues with Radau
+            (compiled: also when a fifth of 50 consecutive steps test stiff, see
+            :data:`pinext.compiled.dop853.WINDOW`).
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step [s] (compiled DOP853 may stretch its last step by 1 %).

@@ -81,6 +81,23 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
     return matrix
 
 
+def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
+    """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (held inputs zero;
+    forward differences in q and v, :func:`pinext.compiled.jacobian`), or None when the phase
+    is not compiled. Its extra rows and columns (the power integrals, read by nothing) only add
+    zero eigenvalues."""
+    from .. import compiled  # imported here: pinext.compiled imports this package
+
+    if not compiled.enabled() or not system.euclidean:
+        return None
+    phase = system.initial_phase(0.0, x0)
+    chart = Chart(system, x0)
+    kernel = compiled.phase_kernel(system, phase, chart, as_control(None, system.n_inputs))
+    if kernel is None:
+        return None
+    return compiled.jacobian(kernel, 0.0, chart.to_internal(x0))
+
+
 def estimate_stiffness(system: System, x0: np.ndarray | None = None) -> float:
     """The spectral radius ρ of the linearised system at the initial state [1/s].
 
@@ -97,7 +114,9 @@ def estimate_stiffness(system: System, x0: np.ndarray | None = None) -> float:
     """
     if x0 is None:
         x0 = system.initial_state()
-    matrix = linearised_matrix(system, x0)
+    matrix = _compiled_matrix(system, np.asarray(x0, dtype=float))
+    if matrix is None:
+        matrix = linearised_matrix(system, x0)
     if matrix.size == 0:
         return 0.0
     with np.errstate(all="ignore"):
