@@ -354,6 +354,13 @@ def _joint_acceleration(
     motion_to_child(rot, trans, i, acc, parent[i], acc, i)
     for r in range(6):
         acc[i, r] += vec[0, r]
+    if n == 1 and dof_axis[k0] >= 0:  # one axis: the same operations, without the loops
+        s = u[k0]
+        for r in range(6):
+            s -= u_mat[k0, r] * acc[i, r]
+        out[k0] = 0.0 + d_inv[k0, 0] * s
+        acc[i, dof_axis[k0]] += out[k0]
+        return
     for a in range(n):  # vec[1] = u − Uᵀ a'
         s = u[k0 + a]
         for r in range(6):
@@ -371,6 +378,37 @@ def _joint_acceleration(
         else:
             for r in range(6):
                 acc[i, r] += s_rows[k, r] * out[k]
+
+
+@helper
+def _axis_joint_inertia(
+    i, k0, j, lam, armature, rot, trans, bias, ia, pa, u_mat, d_inv, u, work, vec, moving
+):  # fmt: skip
+    """Pass 2 of :func:`_aba` for a one-DOF joint whose S is the unit vector e_j: the
+    operations of the general case in the same order (the same floating-point results)."""
+    for r in range(6):
+        u_mat[k0, r] = ia[i, r, j]
+    u[k0] -= pa[i, j]
+    d = 1.0 / (u_mat[k0, j] + armature[k0])
+    d_inv[k0, 0] = d
+    if lam <= 0:
+        return
+    ud = d * u[k0]
+    for c in range(6):
+        vec[3, c] = d * u_mat[k0, c]
+    for r in range(6):
+        ur = u_mat[k0, r]
+        for c in range(6):
+            ia[i, r, c] -= ur * vec[3, c]
+    if moving:
+        inertia_times(ia, i, bias, i, vec, 2)
+    else:
+        for r in range(6):
+            vec[2, r] = 0.0
+    for r in range(6):
+        vec[2, r] = pa[i, r] + vec[2, r] + u_mat[k0, r] * ud
+    add_inertia_to_parent(rot, trans, i, ia, i, ia, lam, work)
+    add_force_to_parent(rot, trans, i, vec, 2, pa, lam)
 
 
 @helper
@@ -422,6 +460,10 @@ def _aba(
     for i in range(nj - 1, 0, -1):
         k0 = idx_v[i]
         n = nvs[i]
+        if n == 1 and dof_axis[k0] >= 0:  # one axis: the same operations, without the loops
+            _axis_joint_inertia(i, k0, dof_axis[k0], parent[i], armature, rot, trans, bias,
+                                ia, pa, u_mat, d_inv, u, work, vec, moving)  # fmt: skip
+            continue
         for k in range(k0, k0 + n):  # U = I^A S, u = τ − Sᵀ p^A
             j = dof_axis[k]
             if j >= 0:
