@@ -4,6 +4,7 @@ Pinocchio's computeABADerivatives."""
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 import pinocchio as pin
@@ -108,3 +109,29 @@ def test_simulate_switches_to_radau_when_stiff_from_the_start(tmp_path, monkeypa
     with pytest.warns(RuntimeWarning, match="stiff from the start"):
         traj = px.simulate(system, 1e-6, control=[1.0], method="DOP853")
     assert traj.meta["stats"]["method"] == "DOP853"
+
+
+@pytest.mark.parametrize(
+    ("damping", "t_final"),
+    [(2.0, 1.0), (2.0, 0.01), (0.05, 1.0), (0.0, 1.0), (0.5, 1.0), (0.5, 0.05)],
+)
+def test_decaying_fast_modes_against_the_closed_form(tmp_path, damping, t_final):
+    """A link on a spring and a damper, J q̈ + c q̇ + k q = 0: the eigenvalues are the roots of
+    J s² + c s + k; the run is classed stiff exactly when a root is fast
+    (t_final |s| / 6.1 > FAST_STEPS) and every fast root decays by e^-DECAY within the run.
+    The cases sit on both sides of both bounds; a stiff class makes simulate start with
+    Radau, the other keeps DOP853."""
+    from pinext.simulation.stiffness import DECAY, FAST_STEPS, decaying_fast_modes, spectrum
+
+    robot, J = _link(tmp_path, stiffness=4.0e6, damping=damping)
+    roots = np.roots([J, damping, 4.0e6])
+    fast = np.abs(roots) * t_final / DOP853_STABILITY_BOUND > FAST_STEPS
+    expected = bool(fast.any() and np.all(-roots[fast].real * t_final >= DECAY))
+    system = px.System(robot)
+    eigenvalues = spectrum(system)
+    np.testing.assert_allclose(np.sort_complex(eigenvalues), np.sort_complex(roots), rtol=RTOL)
+    assert decaying_fast_modes(eigenvalues, t_final) is expected
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        run = px.simulate(system, t_final, q0=np.array([0.01]), rtol=1e-6)
+    assert run.meta["stats"]["method"] == ("Radau" if expected else "DOP853")

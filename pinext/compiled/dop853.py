@@ -4,10 +4,7 @@ A line-by-line port of ``DP86CO`` and ``HINIT853`` of Hairer, Nørsett & Wanner'
 (Hairer, Nørsett & Wanner 1993, *Solving Ordinary Differential Equations I*, §II.10) with the
 defaults ``scipy.integrate.ode("dop853")`` passes (safety 0.9, step ratio within [0.3, 6],
 β = 0, stiffness test every 1000 accepted steps, 15 positive tests mean stiff), so that the
-compiled run takes the same steps as :mod:`pinext.simulation.dop853` up to rounding. A run
-that hands over to Radau when stiff tests every step and also stops on :data:`WINDOW_POSITIVE`
-positive tests within :data:`WINDOW` steps, which catches lightly damped stiff oscillations
-sooner than Hairer's count (the Python path keeps Hairer's count alone). The
+compiled run takes the same steps as :mod:`pinext.simulation.dop853` up to rounding. The
 right-hand side is the compiled one of :mod:`pinext.compiled.phase`; the loop never returns to
 Python except to hand over full output buffers, to let a progress bar move, or at an event.
 
@@ -59,12 +56,6 @@ SAFE, FAC1, FAC2, EXPO1 = 0.9, 0.3, 6.0, 1.0 / 8.0
 #: Accepted steps between two stiffness tests (the code's default; 1 when a stiff run should
 #: switch methods as soon as the test says so).
 NSTIFF = 1000
-#: A run that switches methods (``stop_when_stiff``) also counts the positive tests over
-#: windows of WINDOW accepted steps: WINDOW_POSITIVE of them mean stiff. Hairer's count
-#: (15 positives, reset by 6 negatives in a row) misses lightly damped stiff oscillations
-#: (elastic transmissions): at a step held by stability, the estimate h|λ| then scatters
-#: about the bound, and negatives come in runs.
-WINDOW, WINDOW_POSITIVE = 50, 10
 UROUND = 2.220446049250313e-16
 EPS = np.finfo(np.float64).eps
 
@@ -74,12 +65,11 @@ DISTANCES, TIME, REACTION, LEAVING = 0, 1, 2, 3
 DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
 
 # integer state: it[...]
-(
-    _NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF,
-    _WINDOW, _POSITIVE,
-) = range(13)  # fmt: skip
+(_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF) = (
+    range(11)
+)
 #: Length of the integer state ``it``.
-N_INT = 13
+N_INT = 11
 # float state: st[...]
 _T, _H, _FACOLD, _HLAMB, _TROOT = range(5)
 
@@ -168,8 +158,6 @@ def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it):
     st[_HLAMB] = 0.0
     it[_IASTI] = 0
     it[_NONSTI] = 0
-    it[_WINDOW] = 0
-    it[_POSITIVE] = 0
     it[_REJECT] = 0
     it[_NACCPT] = 0
 
@@ -458,20 +446,12 @@ def advance(
                 if st[_HLAMB] > 6.1:
                     it[_NONSTI] = 0
                     it[_IASTI] += 1
-                    it[_POSITIVE] += 1
                     if it[_IASTI] == 15:
                         stiff_now = True
                 else:
                     it[_NONSTI] += 1
                     if it[_NONSTI] == 6:
                         it[_IASTI] = 0
-                if stop_when_stiff:
-                    if it[_POSITIVE] >= WINDOW_POSITIVE:
-                        stiff_now = True
-                    it[_WINDOW] += 1
-                    if it[_WINDOW] == WINDOW:
-                        it[_WINDOW] = 0
-                        it[_POSITIVE] = 0
             if stiff_now:  # DP86CO returns before taking the step (IDID = -4)
                 it[_STIFF] += 1
                 st[_T] = x

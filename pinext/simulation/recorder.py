@@ -46,23 +46,28 @@ class Recorder:
         continuing: bool,
     ):
         """Record one solve_ivp segment; return (end time, public state at the end)."""
-        seg_t = list(np.atleast_1d(sol.t))
-        seg_y = [sol.y[:, i] for i in range(len(seg_t))]
+        seg_t = np.atleast_1d(np.asarray(sol.t, dtype=float))
+        start = chart.to_internal(x)
+        # (samples, internal state); a solver may give a flat empty array for no samples
+        seg_y = np.asarray(sol.y, dtype=float).reshape(start.size, seg_t.size).T
         if fired is not None:
             t_end, y_end = float(sol.t_events[fired][0]), sol.y_events[fired][0]
-            if physical and (not seg_t or seg_t[-1] < t_end):
-                seg_t.append(t_end)  # the state just before the event's map
-                seg_y.append(y_end)
+            if physical and (not seg_t.size or seg_t[-1] < t_end):
+                seg_t = np.append(seg_t, t_end)  # the state just before the event's map
+                seg_y = np.vstack((seg_y, y_end))
         if continuing:
-            if seg_t and seg_t[0] == t:
-                del seg_t[0], seg_y[0]
-        elif not seg_t or seg_t[0] > t:
-            seg_t.insert(0, t)  # the state at the start of the phase (after a map)
-            seg_y.insert(0, chart.to_internal(x))
+            if seg_t.size and seg_t[0] == t:
+                seg_t, seg_y = seg_t[1:], seg_y[1:]
+        elif not seg_t.size or seg_t[0] > t:
+            seg_t = np.insert(seg_t, 0, t)  # the state at the start of the phase (after a map)
+            seg_y = np.vstack((start, seg_y))
         impose = self.system.impose
-        seg_x = np.array(
-            [impose(ti, chart.to_public(y)) for ti, y in zip(seg_t, seg_y, strict=True)]
-        ).reshape(len(seg_t), x.size)
+        if chart.identity and not self.system.imposing:
+            seg_x = np.array(seg_y, dtype=float).reshape(seg_t.size, x.size)
+        else:
+            seg_x = np.array(
+                [impose(ti, chart.to_public(y)) for ti, y in zip(seg_t, seg_y, strict=True)]
+            ).reshape(seg_t.size, x.size)
         if not np.all(np.isfinite(seg_x)):
             bad = int(np.argmax(~np.all(np.isfinite(seg_x), axis=1)))
             raise IntegrationError("non-finite state", seg_t[bad], seg_x[max(bad - 1, 0)])
@@ -74,9 +79,9 @@ class Recorder:
             self.phases[-1] = PhaseRecord(self.phases[-1].t_start, t_end, phase.name, phase.modes)
         else:
             self.phases.append(PhaseRecord(float(t), t_end, phase.name, phase.modes))
-        self.times.append(np.array(seg_t))
+        self.times.append(seg_t)
         self.states.append(seg_x)
-        self.phase_ids.append(np.full(len(seg_t), len(self.phases) - 1))
+        self.phase_ids.append(np.full(seg_t.size, len(self.phases) - 1))
         return t_end, x_end
 
     def point(self, t: float, x: np.ndarray, phase: Phase) -> None:

@@ -11,7 +11,9 @@ Allegro hand's light phalanges ρ ≈ 2e6 /s (3e5 steps/s), iCub's ρ ≈ 3e17 /
 ρ < 100 /s. Implicit methods (``method="Radau"``) take steps that do not shrink with ρ.
 
 :func:`estimate_stiffness` gives ρ at the initial state; :func:`dop853_steps` turns it into the
-least number of DOP853 steps for a run.
+least number of DOP853 steps for a run; :func:`decaying_fast_modes` tells a run that is stiff in
+the classical sense (fast modes that die out: damped transmissions, damped sublinks) from one
+whose fast modes keep vibrating.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
 
 #: Modulus of h λ at the edge of DOP853's stability region, as its stiffness test uses it [-].
 DOP853_STABILITY_BOUND = 6.1
+#: Least DOP853 steps a mode's stability would force over a run for it to count as fast [-].
+FAST_STEPS = 100
+#: Decay (in e-foldings over the run) of every fast mode for a run to start with Radau [-].
+DECAY = 20.0
 
 
 def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np.ndarray:
@@ -84,8 +90,8 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
 def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (held inputs zero;
     forward differences in q and v, :func:`pinext.compiled.jacobian`), or None when the phase
-    is not compiled. Its extra rows and columns (the power integrals, read by nothing) only add
-    zero eigenvalues."""
+    is not compiled. The power integrals (the last two states, read by nothing) are left out,
+    as :func:`linearised_matrix` leaves them out."""
     from .. import compiled  # imported here: pinext.compiled imports this package
 
     if not compiled.enabled() or not system.euclidean:
@@ -95,13 +101,33 @@ def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     kernel = compiled.phase_kernel(system, phase, chart, as_control(None, system.n_inputs))
     if kernel is None:
         return None
-    return compiled.jacobian(kernel, 0.0, chart.to_internal(x0))
+    return compiled.jacobian(kernel, 0.0, chart.to_internal(x0))[:-2, :-2]
+
+
+def spectrum(system: System, x0: np.ndarray | None = None) -> np.ndarray:
+    """The eigenvalues of the linearised system at the initial state [1/s] (held inputs zero):
+    of the compiled phase's Jacobian when the phase compiles, else of
+    :func:`linearised_matrix`.
+
+    Args:
+        system: The system.
+        x0: Public initial state; default ``system.initial_state()`` (rest, neutral).
+    """
+    if x0 is None:
+        x0 = system.initial_state()
+    matrix = _compiled_matrix(system, np.asarray(x0, dtype=float))
+    if matrix is None:
+        matrix = linearised_matrix(system, x0)
+    if matrix.size == 0:
+        return np.zeros(0, dtype=complex)
+    with np.errstate(all="ignore"):
+        return np.linalg.eigvals(matrix)
 
 
 def estimate_stiffness(system: System, x0: np.ndarray | None = None) -> float:
     """The spectral radius ρ of the linearised system at the initial state [1/s].
 
-    ρ = max |λ| over the eigenvalues of :func:`linearised_matrix` (held inputs zero). With
+    ρ = max |λ| over the eigenvalues of the linearised system (:func:`spectrum`). With
     DOP853, every step is at most ``6.1 / ρ`` (:data:`DOP853_STABILITY_BOUND`) once the fast
     modes are excited, and usually long before; see :func:`dop853_steps`.
 
@@ -112,16 +138,25 @@ def estimate_stiffness(system: System, x0: np.ndarray | None = None) -> float:
     Returns:
         ρ [1/s]; 0 for a system at rest without stiffness or gravity.
     """
-    if x0 is None:
-        x0 = system.initial_state()
-    matrix = _compiled_matrix(system, np.asarray(x0, dtype=float))
-    if matrix is None:
-        matrix = linearised_matrix(system, x0)
-    if matrix.size == 0:
-        return 0.0
-    with np.errstate(all="ignore"):
-        eigenvalues = np.linalg.eigvals(matrix)
-    return float(np.abs(eigenvalues).max())
+    eigenvalues = spectrum(system, x0)
+    return float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
+
+
+def decaying_fast_modes(eigenvalues: np.ndarray, t_final: float) -> bool:
+    """Whether the run is stiff in the classical sense (Hairer & Wanner 1996, §IV.1): it has
+    fast modes, and every one of them dies out early in the run.
+
+    A mode is fast when DOP853's stability alone would need more than :data:`FAST_STEPS`
+    steps for it over the run (``t_final |λ| / 6.1``); it dies out when its transient decays
+    by ``exp(−DECAY)`` within the run (``−Re λ · t_final ≥ DECAY``). Such modes need not be
+    resolved, only kept stable: an implicit method's steps then follow the slow motion. An
+    undamped vibration (flexible links) is fast but never dies out: it has to be resolved,
+    which DOP853 does at fewer evaluations.
+    """
+    if not eigenvalues.size or t_final <= 0:
+        return False
+    fast = np.abs(eigenvalues) * t_final / DOP853_STABILITY_BOUND > FAST_STEPS
+    return bool(fast.any() and np.all(-eigenvalues[fast].real * t_final >= DECAY))
 
 
 def dop853_steps(system: System, t_final: float, x0: np.ndarray | None = None) -> float:
