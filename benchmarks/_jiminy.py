@@ -187,6 +187,8 @@ def main() -> None:
             except Exception:  # the integrator gave up (unstable step)
                 failed = True
             walls.append(time.perf_counter() - start)
+            if engine.is_simulation_running:
+                engine.stop()
             if failed:
                 break
         state = engine.stepper_state
@@ -205,6 +207,8 @@ def main() -> None:
             evals = count[0]
         except Exception:
             evals = None
+        if counting_engine.is_simulation_running:
+            counting_engine.stop()
         results.append(
             {
                 "label": setting["label"],
