@@ -153,10 +153,15 @@ def jiminy_curves(spec: dict) -> dict | None:
 
 
 def rk4_settings(dts) -> list[dict]:
-    return [{"label": f"RK4 dt {dt:.2e}", "solver": "runge_kutta_4", "dt": dt} for dt in dts]
+    """Fixed-step RK4 settings (evaluations not counted: 4 per step)."""
+    return [
+        {"label": f"RK4 dt {dt:.2e}", "solver": "runge_kutta_4", "dt": dt, "count": False}
+        for dt in dts
+    ]
 
 
 def dopri_settings(rtols, atol_factor: float) -> list[dict]:
+    """DOPRI5 settings, atol = rtol * atol_factor (the convention of the pinext runs)."""
     return [
         {
             "label": f"DOPRI5 rtol {rtol:.0e}",

@@ -348,7 +348,7 @@ def main() -> None:
                 f"{name} {result['label'].split(' ', 1)[1]}",
                 f"{err:.1e}",
                 f"{result['wall']:.3f}",
-                evals or "",
+                evals or result.get("steps", ""),
                 "" if per_eval is None else f"{per_eval * 1e6:.1f}",
                 "" if per_eval is None else f"{per_eval / aba:.2f}",
             ]

@@ -233,9 +233,12 @@ def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
             err = error(x) if np.all(np.isfinite(x)) else np.inf
             curves[name].append((err, wall))
             rows.append([f"{name} dt {dt:.2e}", f"{err:.2e}", f"{wall * 1e3:.1f}"])
-    settings = rk4_settings([4e-3 / 2**k for k in range(10)]) + dopri_settings(
+    # RK4 over MuJoCo's steps and one more (to span 1e-8); DOPRI5 with pinext's atol = rtol 1e-3
+    # down to 1e-12, where Jiminy's error stalls at ~1e-8, then rtol 1e-14 with atol 1e-16
+    settings = rk4_settings([4e-3 / 2**k for k in range(11)]) + dopri_settings(
         [10.0**-k for k in range(3, 13)], 1e-3
     )
+    settings += [dict(dopri_settings([1e-14], 1e-2)[0], label="DOPRI5 rtol 1e-14 atol 1e-16")]
     out = jiminy_curves(jiminy_spec(robot, u, t_final, settings))
     per_eval = []
     if out is not None:
