@@ -142,9 +142,13 @@ def jiminy_curves(spec: dict) -> dict | None:
         return None
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("PYTHONPATH", None)
-    done = subprocess.run(
-        [python, str(SCRIPT)], input=json.dumps(spec), capture_output=True, text=True, env=env
-    )
+    try:
+        done = subprocess.run(
+            [python, str(SCRIPT)], input=json.dumps(spec), capture_output=True, text=True, env=env
+        )
+    except OSError as error:
+        print(f"  Jiminy skipped: cannot run {python} ({error})")
+        return None
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1:] or ["no message"]
         print(f"  Jiminy skipped: the Jiminy run failed ({last[0]})")
