@@ -4,7 +4,9 @@ pinext integrates the complete model (20.98)-(20.99) + (20.70) with DOP853 (swit
 compiled Radau IIA when its stiffness test fires), DOP853 only, Radau only; MuJoCo gets the
 same model: per joint a rotor hinge (joint-side coordinate theta/N, armature J N^2, damping
 from back-EMF and friction, motor gear N C_M / R) coupled to the link joint by a fixed tendon
-spring (stiffness c, damping d). Both are compared against a tight pinext reference.
+spring (stiffness c, damping d). Jiminy (RK4, DOPRI5; its own venv, see ``_jiminy_peer.py``)
+gets it too: rotor links with SimpleMotors and viscoelastic coupling forces (``jiminy_spec``).
+All are compared against a tight pinext reference.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Flexible links: cost against ν, modal analysis at ν = 100, and MuJoCo at equal accuracy.
+"""Flexible links: cost against ν, modal analysis at ν = 100, MuJoCo and Jiminy at equal accuracy.
 
 Run: ``python benchmarks/bench_flexible.py``. Every figure is measured in this run on this
 machine; the ratios are what to compare.
