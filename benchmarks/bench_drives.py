@@ -4,7 +4,9 @@ pinext integrates the complete model (20.98)-(20.99) + (20.70) with DOP853 (swit
 compiled Radau IIA when its stiffness test fires), DOP853 only, Radau only; MuJoCo gets the
 same model: per joint a rotor hinge (joint-side coordinate theta/N, armature J N^2, damping
 from back-EMF and friction, motor gear N C_M / R) coupled to the link joint by a fixed tendon
-spring (stiffness c, damping d). Both are compared against a tight pinext reference.
+spring (stiffness c, damping d). Jiminy (RK4, DOPRI5; its own venv, see ``_jiminy_peer.py``)
+gets it too: rotor links with SimpleMotors and viscoelastic coupling forces (``jiminy_spec``).
+All are compared against a tight pinext reference.
 """
 
 from __future__ import annotations
@@ -19,6 +21,16 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import per_call, print_table, robots_dir  # noqa: E402
+from _jiminy_peer import (  # noqa: E402
+    chain_urdf,
+    dopri_settings,
+    jiminy_curves,
+    jiminy_peer_curves,
+    link_name,
+    rk4_settings,
+    rotation_stiffness,
+    rotor_link,
+)
 from _peers import (  # noqa: E402
     REPEATS,
     equal_error_header,
@@ -153,6 +165,80 @@ def mjcf(robot: px.Robot) -> str:
     return "".join(parts)
 
 
+def jiminy_spec(robot: px.Robot, u: np.ndarray, settings: list[dict], repeats: int) -> dict:
+    """The same model for Jiminy (see ``_jiminy.py``), the way its API offers each effect:
+
+    - rotors: a leaf link without inertia per joint, hinged on the parent link at the link
+      joint's placement (joint-side angle theta/N), driven by a ``SimpleMotor`` with
+      ``mechanicalReduction`` N, ``armature`` J (Jiminy adds J N^2 to the rotor joint's diagonal
+      in its ABA), viscous friction (C_M C_E / R + b) N^2 (back-EMF and rotor friction, joint
+      side) and the constant command C_M u / R (motor torque; N C_M u / R on the joint);
+    - tendon springs: ``register_viscoelastic_coupling_force`` between the rotor's and the link's
+      body frames (coincident at phi = q) with stiffness c and damping d about z only, i.e. the
+      torque c (phi - q) + d (phi' - q') between rotor and link (log3 of a rotation about z is
+      its angle): C++, no Python per evaluation;
+    - link joint damping (Pinocchio's ``model.damping``): a ``SimpleMotor`` on each link joint
+      with zero command and viscous friction ``model.damping``;
+    - gravity -9.81, no position limits (+-1e300 in the URDF), no effort or velocity limits, no
+      sensors, no contacts; the pre-deflected start of the MuJoCo scene.
+    """
+    model = robot.model
+    m = MOTOR
+    g = pin.computeGeneralizedGravity(model, model.createData(), Q0)
+    motors, couplings = [], []
+    for k in range(7):
+        j = k + 1
+        n = float(RATIO[k])
+        motors.append(
+            {
+                "name": f"motor{j}",
+                "joint": f"rotor{j}",
+                "reduction": n,
+                "armature": m["rotor_inertia"],
+                "viscous": (
+                    m["torque_constant"] * m["back_emf_constant"] / m["resistance"]
+                    + m["viscous_friction"]
+                )
+                * n**2,
+                "command": float(m["torque_constant"] / m["resistance"] * u[k]),
+            }
+        )
+        motors.append(
+            {
+                "name": f"damping{j}",
+                "joint": model.names[j],
+                "reduction": 1.0,
+                "armature": 0.0,
+                "viscous": float(model.damping[k]),
+                "command": 0.0,
+            }
+        )
+        couplings.append(
+            {
+                "frame1": rotor_link(j),
+                "frame2": link_name(model, j),
+                "stiffness": rotation_stiffness(model, j, float(STIFFNESS[k])),
+                "damping": rotation_stiffness(model, j, float(DAMPING[k])),
+            }
+        )
+    links = [model.names[j] for j in range(1, 8)]
+    return {
+        "urdf": chain_urdf(model, rotors=True),
+        "joints": links + [f"rotor{j}" for j in range(1, 8)],
+        "observe": links,
+        "q0": np.r_[Q0, Q0 + g / STIFFNESS].tolist(),
+        "v0": [0.0] * 14,
+        "duration": DURATION,
+        "sample": SAMPLE,
+        "gravity": [0.0, 0.0, -9.81],
+        "frames": [],
+        "couplings": couplings,
+        "motors": motors,
+        "settings": settings,
+        "repeats": repeats,
+    }
+
+
 def mujoco_run(xml: str, robot: px.Robot, u: np.ndarray, dt: float, integrator: str, rollout):
     """Link angles every SAMPLE seconds and the median wall time: MuJoCo's Python step loop
     (``rollout=False``) or its ``rollout`` (no Python per step)."""
@@ -251,6 +337,29 @@ def main() -> None:
                     err = np.inf
                 curves[name].append((err, wall))
                 rows.append([f"{name} dt {dt:g}", f"{err:.1e}", f"{wall:.3f}", steps, "", ""])
+    settings = rk4_settings([1e-2, 5e-3, 2e-3, 1e-3, 5e-4, 2e-4, 1e-4, 5e-5]) + dopri_settings(
+        [10.0**-k for k in range(2, 11)], 1e-2
+    )
+    out = jiminy_curves(jiminy_spec(robot, u, settings, REPEATS))
+    if out is not None:
+
+        def jiminy_row(name, result, err):
+            evals = result.get("evals")
+            per_eval = result["wall"] / evals if evals and not result["failed"] else None
+            return [
+                f"{name} {result['label'].split(' ', 1)[1]}",
+                f"{err:.1e}",
+                f"{result['wall']:.3f}",
+                evals or result.get("steps", ""),
+                "" if per_eval is None else f"{per_eval * 1e6:.1f}",
+                "" if per_eval is None else f"{per_eval / aba:.2f}",
+            ]
+
+        def jiminy_error(result):
+            q = np.array(result["samples"])
+            return np.abs(q - reference[: len(q)]).max() if len(q) == len(reference) else np.inf
+
+        jiminy_peer_curves(out, jiminy_error, rows, curves, jiminy_row)
     print(
         f"Panda, 7 DC motors + elastic transmissions, {DURATION:g} s; reference: pinext "
         f"rtol 1e-12 ({ref_stats['nfev']} rhs evaluations); one pin.aba = {aba * 1e6:.2f} us; "

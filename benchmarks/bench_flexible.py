@@ -1,4 +1,4 @@
-"""Flexible links: cost against ν, modal analysis at ν = 100, and MuJoCo at equal accuracy.
+"""Flexible links: cost against ν, modal analysis at ν = 100, MuJoCo and Jiminy at equal accuracy.
 
 Run: ``python benchmarks/bench_flexible.py``. Every figure is measured in this run on this
 machine; the ratios are what to compare.
@@ -22,6 +22,15 @@ from pinext.simulation.simulate import simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import print_table  # noqa: E402
+from _jiminy_peer import (  # noqa: E402
+    chain_urdf,
+    dopri_settings,
+    jiminy_curves,
+    jiminy_peer_curves,
+    link_name,
+    rk4_settings,
+    rotation_stiffness,
+)
 from _peers import (  # noqa: E402
     REPEATS,
     equal_error_header,
@@ -119,6 +128,57 @@ def mujoco_chain(robot) -> str:
     )
 
 
+def jiminy_spec(robot, u: np.ndarray, t_final: float, settings: list[dict]) -> dict:
+    """The same chain for Jiminy (see ``_jiminy.py``): the URDF of the Pinocchio model; each
+    elastic joint's spring -k q as Jiminy's ``register_viscoelastic_coupling_force`` (C++, no
+    Python per evaluation) between a frame added on the parent body at the joint's placement
+    and the child body's frame, stiffness k about the joint axis only (log3 of a rotation about
+    that axis is the joint angle), no damping; the hub torque as a ``SimpleMotor`` (reduction 1,
+    no armature, no effort limit) with a constant command. No gravity, no limits, no sensors;
+    only the final state is logged (one breakpoint, at the end)."""
+    model = robot.model
+    frames, couplings = [], []
+    for j in range(1, model.njoints):
+        k = float(robot.joint_stiffness[model.joints[j].idx_v])
+        if k == 0.0:
+            continue
+        placement = model.jointPlacements[j]
+        quat = pin.Quaternion(placement.rotation)
+        frames.append(
+            {
+                "name": f"anchor{j}",
+                "body": link_name(model, model.parents[j]),
+                "xyz": placement.translation.tolist(),
+                "quat": [quat.x, quat.y, quat.z, quat.w],
+            }
+        )
+        couplings.append(
+            {
+                "frame1": f"anchor{j}",
+                "frame2": link_name(model, j),
+                "stiffness": rotation_stiffness(model, j, k),
+                "damping": [0.0] * 6,
+            }
+        )
+    names = [model.names[j] for j in range(1, model.njoints)]
+    hub = {"name": "hub", "joint": names[0], "reduction": 1.0, "armature": 0.0, "viscous": 0.0}
+    return {
+        "urdf": chain_urdf(model),
+        "joints": names,
+        "observe": names,
+        "q0": [0.0] * model.nq,
+        "v0": [0.0] * model.nv,
+        "duration": t_final,
+        "sample": t_final,
+        "gravity": [0.0, 0.0, 0.0],
+        "frames": frames,
+        "couplings": couplings,
+        "motors": [dict(hub, command=float(u[0]))],
+        "settings": settings,
+        "repeats": REPEATS,
+    }
+
+
 def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
     """Error-time curves of pinext (compiled and Python paths) and MuJoCo RK4 (Python step
     loop and ``rollout``), compared at equal final-state error (log-log interpolation)."""
@@ -173,11 +233,38 @@ def mujoco_side_by_side(nu: int = 10, t_final: float = 2.0) -> None:
             err = error(x) if np.all(np.isfinite(x)) else np.inf
             curves[name].append((err, wall))
             rows.append([f"{name} dt {dt:.2e}", f"{err:.2e}", f"{wall * 1e3:.1f}"])
+    # RK4 over MuJoCo's steps and one more (to span 1e-8); DOPRI5 with pinext's atol = rtol 1e-3
+    # down to 1e-12, where Jiminy's error stalls at ~1e-8, then rtol 1e-14 with atol 1e-16
+    settings = rk4_settings([4e-3 / 2**k for k in range(11)]) + dopri_settings(
+        [10.0**-k for k in range(3, 13)], 1e-3
+    )
+    settings += [dict(dopri_settings([1e-14], 1e-2)[0], label="DOPRI5 rtol 1e-14 atol 1e-16")]
+    out = jiminy_curves(jiminy_spec(robot, u, t_final, settings))
+    per_eval = []
+    if out is not None:
+        per_eval = jiminy_peer_curves(
+            out,
+            lambda result: error(np.array(result["final"])),
+            rows,
+            curves,
+            lambda name, result, err: [
+                f"{name} {result['label'].split(' ', 1)[1]}",
+                f"{err:.2e}",
+                f"{result['wall'] * 1e3:.1f}",
+            ],
+        )
     print(
         f"  reference: pinext DOP853 rtol=1e-13; nu={nu}, {t_final} s undamped, hub torque "
         f"{u[0]} N.m; walls are medians of {REPEATS} runs; {machine_load()}"
     )
     print_table(rows, ["run", "final-state error", "wall [ms]"])
+    if per_eval:
+        assert out is not None
+        print(
+            f"  Jiminy {out['jiminy']}: wall per dynamics evaluation "
+            f"{np.median(per_eval) * 1e6:.2f} us (median over its runs; evaluations counted in "
+            "an untimed run)"
+        )
     print("  at equal error (each peer's wall interpolated along its own error-time curve):")
     print_table(equal_error_table(curves, "pinext"), equal_error_header(curves, "pinext"))
 
