@@ -569,3 +569,143 @@ def test_compiled_radau_jacobian_on_a_held_phase(tmp_path, q0):
         compiled_rhs(kernel, 0.1, y - e, minus)
         central[:, j] = (plus - minus) / (2 * step)
     assert np.abs(jac - central).max() < 1e-6 * np.abs(central).max()
+
+
+# -- constant-Jacobian rows: joints on their stops and the Panda's <mimic> fingers together --
+
+FINGERS = ("panda_finger_joint1", "panda_finger_joint2")
+READY = [0.0, 0.3, 0.0, -0.3, 0.0, 1.571, 0.785]
+
+
+@pytest.fixture(scope="module")
+def panda():
+    try:
+        return px.load_robot("panda")
+    except px.exceptions.RobotNotFound:
+        pytest.skip("example-robot-data not installed (pip install '.[robots]')")
+
+
+def _finger_indices(model):
+    return [model.joints[model.getJointId(j)].idx_v for j in FINGERS]
+
+
+def _panda_start(panda, fingers=0.01):
+    system = px.System(panda)
+    q = pin.neutral(system.model)
+    q[:7] = READY
+    q[_finger_indices(system.model)] = fingers
+    return px.close_loops(system, q)
+
+
+def test_panda_with_its_mimic_fingers_runs_compiled(panda, monkeypatch):
+    """The full Panda (JointLimits and the <mimic> coupling of its fingers) under gravity with a
+    push on the first finger: every segment compiled (the coupling row, and the stops the
+    arm meets, solved with the ABA's factors), the same run as the Python path, the coupling
+    force alike, the fingers mirrored, the energy balanced."""
+    model = panda.model
+    i1, i2 = _finger_indices(model)
+    push = np.zeros(model.nv)
+    push[i1] = 0.02  # [N]: the fingers open, not up to their stops within the run
+    x0 = _panda_start(panda)
+    a, b = both(monkeypatch, lambda: px.System(panda), 0.5, x0=x0, control=push, output_dt=0.01)
+    stats = a.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] == len(a.events) + 1
+    assert b.meta["stats"]["compiled_segments"] == 0
+    assert any(e.name.startswith("limit:panda_joint") for e in b.events)  # stops met too
+    assert_same(a, b)
+    force = "mimic:panda_finger_joint2.force"
+    scale = np.abs(b.outputs[force]).max()
+    assert scale > 1e-3
+    assert np.abs(a.outputs[force] - b.outputs[force]).max() <= 1e-8 * max(1.0, scale)
+    assert np.ptp(a.q[:, i1]) > 1e-3  # the fingers move
+    assert np.abs(a.q[:, i2] - a.q[:, i1]).max() < 1e-9
+    assert a.energy_balance().max_relative() < 1e-9
+
+
+def test_panda_joint_held_on_its_stop_with_the_mimic_row(panda, monkeypatch):
+    """Joint 4 driven onto its upper stop and held there while the fingers are coupled (two
+    components' rows in one compiled phase: the stop's reaction is row 0, the coupling's row 1),
+    then pulled off by a ramp (the lift-off located in the compiled loop from the reaction of
+    its own row): events at the same instants as on the Python path."""
+    from pinext.simulation.controls import Schedule
+
+    model = panda.model
+    start, end = np.zeros(model.nv), np.zeros(model.nv)
+    start[3], end[3] = 20.0, -60.0  # [N.m] on joint 4
+    law = Schedule([0.0, 0.5], [start, end], "linear")
+    x0 = _panda_start(panda)
+    a, b = both(monkeypatch, lambda: px.System(panda), 0.5, x0=x0, control=law, output_dt=0.01)
+    names = [e.name for e in b.events]
+    assert names[:2] == ["limit:panda_joint4", "limit-off:panda_joint4"]
+    stats = a.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] == len(names) + 1
+    assert_same(a, b)
+    for key in ("joint_limits.force", "mimic:panda_finger_joint2.force"):
+        scale = max(1.0, np.abs(b.outputs[key]).max())
+        assert np.abs(a.outputs[key] - b.outputs[key]).max() <= 1e-8 * scale, key
+    held = (a.t > b.events[0].t + 0.01) & (a.t < b.events[1].t - 0.01)
+    i4 = list(panda.model.names).index("panda_joint4") - 1
+    assert held.sum() > 3 and np.all(a.outputs["joint_limits.force"][held, i4] > 0.0)
+    i1, i2 = _finger_indices(model)
+    assert np.abs(a.q[:, i2] - a.q[:, i1]).max() < 1e-9
+    assert a.energy_balance().max_relative() < 1e-9
+
+
+@pytest.mark.parametrize("case", ["limits", "mimic", "both", "dependent"])
+def test_compiled_rows_equal_the_acceleration_step(panda, case):
+    """One evaluation at seeded random states: the compiled right-hand side with its rows
+    against the Python one, and the compiled reactions λ against the step's (in the step's
+    row order), to 1e-10 relative. ``dependent``: both fingers held on their stops and the
+    coupling row (rank 2 of 3 rows: the step's minimum-norm reactions)."""
+    from pinext.compiled.phase import rhs as compiled_rhs
+    from pinext.contact.limits import FREE, LOWER, UPPER, LimitModes
+    from pinext.simulation.chart import Chart
+    from pinext.simulation.rhs import make_rhs
+
+    system = px.System(panda, mimic=case != "limits", joint_limits=case != "mimic")
+    model = system.model
+    i1, i2 = _finger_indices(model)
+    rng = np.random.default_rng(11)
+    q = pin.neutral(model)
+    q[:7] = READY
+    x = system.initial_state(q, np.zeros(model.nv))
+    law = px.simulation.arguments.checked_control(rng.normal(size=model.nv), system, x)
+    phase = system.initial_phase(0.0, x, law)
+    if case != "mimic":
+        limits = next(c for c in system.components if isinstance(c, px.contact.JointLimits))
+        states = [FREE] * len(limits.limits)
+        states[3], states[1] = UPPER, LOWER
+        if case == "dependent":
+            states[i1] = states[i2] = UPPER
+        phase = phase.replace(limits.name, LimitModes(tuple(states), tuple(limits.joints)))
+    kernel = compiled_path.phase_kernel(system, phase, Chart(system, x), law)
+    assert kernel is not None
+    rows = {"limits": 2, "mimic": 1, "both": 3, "dependent": 5}[case]
+    assert kernel.lam.size == rows and kernel.mu.size == rows - (case == "dependent")
+    reference = make_rhs(system, phase, Chart(system, x), law, None)
+    step = system.acceleration_step(phase)
+    u = law(0.0, x)
+    for _ in range(4):
+        y = x.copy()
+        y[: 2 * model.nv] += rng.uniform(-0.3, 0.3, 2 * model.nv)
+        y[[i1, i2]] = 0.02 + rng.uniform(-1e-3, 1e-3, 2)  # near the coupling, off by a little
+        out = np.empty_like(y)
+        compiled_rhs(kernel, 0.0, y, out)
+        expected = reference(0.0, y)
+        assert np.abs(out - expected).max() <= 1e-10 * np.abs(expected).max()
+        forces = step(0.0, y, u).forces
+        lam = np.concatenate([forces[c.name] for c, _ in step.constrained])
+        assert np.abs(kernel.lam - lam).max() <= 1e-10 * np.abs(lam).max()
+
+
+def test_reaction_rows_are_offset_by_the_rows_before_their_owner():
+    """A lift-off event's Reaction row is its owner's own; compiled_events adds the rows of
+    the components before it."""
+    from pinext.compiled import dop853
+    from pinext.simulation.component import Event, Reaction
+
+    events = [Event("a", lambda t, x: 1.0, compiled=Reaction(0)), Event("b", lambda t, x: 1.0,
+              compiled=Reaction(1))]  # fmt: skip
+    forms = compiled_path.compiled_events(events, None, [2, 0])
+    assert list(forms[0]) == [dop853.REACTION] * 2
+    assert list(forms[4]) == [2, 1]

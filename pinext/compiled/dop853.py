@@ -356,8 +356,8 @@ def _brentq(P, e, xa, xb, ya_state, rtol, atol, hmax, tmp, evs):
     fb = _brent_residual(P, e, xb, xa, ya_state, rtol, atol, hmax, tmp, evs)
     if fa == 0:
         return xa
-    if fb == 0:
-        return xb
+    if fb == 0 or (fa > 0) == (fb > 0):  # no bracket left (a residual at rounding level,
+        return xb  # recomputed at the ends): the event at the step's end, as the caller does
     s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
     x = xb
     for _ in range(100):

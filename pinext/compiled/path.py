@@ -4,7 +4,8 @@
 phase to compiled code: every joint of the model is among :data:`pinext.compiled.model.
 JOINT_CODES`, its configuration space is Euclidean, the phase is linear
 (:func:`pinext.simulation.linear.identify`) or has no component terms at all, its rows (if
-any) lock joints on their stops (:meth:`Component.compiled_rows`), the inputs are a constant or
+any) are linear in q and v with constant coefficients (:meth:`Component.compiled_rows`: joints
+on their stops, mimic couplings; several components may give rows), the inputs are a constant or
 a :class:`~pinext.simulation.controls.Schedule`, and every event of the phase has a compiled
 form (:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says
 once per process why (which joint, component or event); a control law written in Python
@@ -31,8 +32,8 @@ from ..exceptions import InvalidParameter, UnsupportedModel
 from ..simulation.component import (
     Distances,
     Event,
+    JointRows,
     Leaving,
-    LockedJoints,
     Phase,
     Reaction,
     overrides,
@@ -84,27 +85,60 @@ def _packed(system: System):
     return cache["model"]
 
 
-def _locked(system: System, phase: Phase) -> tuple[Phase, LockedJoints | None] | None:
-    """(the phase without its rows, their compiled form): the rows of one component that
-    locks joints on their stops (:meth:`Component.compiled_rows`), or none; None when the
-    phase's rows, added inertia or mechanism have no compiled form."""
+def _rows(system: System, phase: Phase) -> tuple[frozenset[str], JointRows | None] | None:
+    """(the names of the constrained components, their rows stacked): the compiled rows
+    (:meth:`Component.compiled_rows`) of every constrained component of the phase, in the
+    acceleration step's order (:attr:`AccelerationStep.constrained`, the System's component
+    order: the order of the reactions λ); None when one of them has no compiled form, or the
+    phase has added inertia or a replaced mechanism."""
     step = system.acceleration_step(phase)
     if step.added is not None or step.mechanism is not None:
         return None
-    if not step.constrained:
-        return phase, None
-    if len(step.constrained) > 1:
-        return None
-    comp, mode = step.constrained[0]
-    rows = comp.compiled_rows(mode)
-    if rows is None:
-        return None
-    return phase.replace(comp.name, None), rows
+    blocks = []
+    for comp, mode in step.constrained:
+        rows = comp.compiled_rows(mode)
+        if rows is None:
+            return None
+        blocks.append(rows)
+    names = frozenset(comp.name for comp, _ in step.constrained)
+    blocks = [b for b in blocks if b.m]
+    return names, JointRows.stack(blocks) if blocks else None
 
 
-def _form(system: System, phase: Phase) -> LinearForm | None:
-    """The components' linear form in a phase without rows (a zero form when they add
-    nothing)."""
+def row_offsets(system: System, phase: Phase) -> dict[str, int]:
+    """The index of each constrained component's first row among the phase's compiled rows
+    (the rows of the components before it: :class:`Reaction` rows are the component's own)."""
+    offsets, start = {}, 0
+    for comp, mode in system.acceleration_step(phase).constrained:
+        offsets[comp.name] = start
+        rows = comp.compiled_rows(mode)
+        start += 0 if rows is None else rows.m
+    return offsets
+
+
+def _fold(jacobian: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(basis, fold, spread) of the constant rows J (m × nv): the independent rows
+    ``J₁ = J[basis]`` (taken in order, each one that raises the rank), ``T`` with
+    ``J = T J₁``, ``fold = (TᵀT)⁻¹ Tᵀ`` and ``spread = T (TᵀT)⁻¹`` (identities when the rows
+    are independent); see :func:`pinext.compiled.phase._locked_rows`."""
+    m = jacobian.shape[0]
+    scale = float(np.abs(jacobian).max(initial=0.0)) or 1.0
+    basis: list[int] = []
+    for i in range(m):
+        trial = jacobian[basis + [i]] / scale
+        if np.linalg.matrix_rank(trial, tol=1e-10) > len(basis):
+            basis.append(i)
+    if len(basis) == m:
+        return np.arange(m, dtype=np.int64), np.eye(m), np.eye(m)
+    j1 = jacobian[basis]
+    t = jacobian @ j1.T @ np.linalg.inv(j1 @ j1.T)
+    gram = np.linalg.inv(t.T @ t)
+    return np.array(basis, dtype=np.int64), gram @ t.T, t @ gram
+
+
+def _form(system: System, phase: Phase, rows: frozenset[str]) -> LinearForm | None:
+    """The components' linear form in the phase (a zero form when they add nothing), the
+    components ``rows`` (whose rows run compiled) apart."""
     hooks = ("effort", "derivative", "power", "mechanism")
     if system.nx == 2 * system.model.nv + 2 and not any(
         overrides(c, h) for c in system.components for h in hooks
@@ -112,9 +146,10 @@ def _form(system: System, phase: Phase) -> LinearForm | None:
         m = system.nx - 2 + system.n_inputs + 1
         return LinearForm(np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1)))
     cache = system.__dict__.setdefault("_linear_forms", {})
-    if phase.modes not in cache:
-        cache[phase.modes] = identify(system, phase)
-    return cache[phase.modes]
+    key = (phase.modes, rows) if rows else phase.modes
+    if key not in cache:
+        cache[key] = identify(system, phase, rows)
+    return cache[key]
 
 
 def _inputs(law: Any, n_inputs: int) -> tuple[int, np.ndarray, np.ndarray] | None:
@@ -136,9 +171,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     packed = _packed(system)
     if packed is None:
         return None
-    locked = _locked(system, phase)
-    form = None if locked is None else _form(system, locked[0])
-    if locked is None or form is None or (locked[1] is not None and chart.momentum):
+    found = _rows(system, phase)
+    form = None if found is None else _form(system, phase, found[0])
+    if found is None or form is None or (found[1] is not None and chart.momentum):
         busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
         _announce(
             "phase with constraint rows or nonlinear components "
@@ -152,9 +187,12 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     rows, cols = np.nonzero(a_mat)
     pairs = np.argwhere(np.abs(form.q).sum(axis=0) > 0)
     kind, times, values = inputs
-    held = locked[1]
-    k = 0 if held is None else held.iv.size
+    held = found[1]
     nv = system.model.nv
+    if held is None:
+        held = JointRows.build([], [], [])
+    basis, fold, spread = _fold(held.jacobian(nv))
+    m, r = held.m, basis.size
     return PhaseKernel(
         packed,
         np.searchsorted(rows, np.arange(a_mat.shape[0] + 1)).astype(np.int64),
@@ -172,20 +210,29 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.zeros(a_mat.shape[0]),
         chart.momentum,
         np.zeros(nv),
-        np.zeros(0, dtype=np.int64) if held is None else held.iq,
-        np.zeros(0, dtype=np.int64) if held is None else nv + held.iv,
-        np.zeros(0) if held is None else held.sign,
-        np.zeros(0) if held is None else held.bound,
-        0.0 if held is None else held.omega,
-        np.zeros(k),
-        np.zeros((k, nv)),
-        np.zeros((k, k)),
+        held.ptr,
+        held.iq,
+        held.iv,
+        held.coef,
+        held.offset,
+        held.omega,
+        basis,
+        np.ascontiguousarray(fold.reshape(r, m)),
+        np.ascontiguousarray(spread.reshape(m, r)),
+        np.zeros(m),
+        np.zeros(r),
+        np.zeros((r, nv)),
+        np.zeros((r, r)),
     )
 
 
-def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | None:
+def compiled_events(
+    events: list[Event], breakpoint: float | None, offsets: list[int] | None = None
+) -> tuple | None:
     """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
     of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
+    ``offsets[e]``: the first row of event e's owner among the phase's rows
+    (:func:`row_offsets`; added to a :class:`Reaction`'s row, which is the owner's own).
 
     Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
     DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
@@ -199,7 +246,7 @@ def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | No
     sign: list[float] = []
     bound: list[float] = []
     direction: list[float] = []
-    for event in events:
+    for e, event in enumerate(events):
         form = event.compiled
         start.append(len(index))
         time.append(0.0)
@@ -216,7 +263,7 @@ def compiled_events(events: list[Event], breakpoint: float | None) -> tuple | No
             time[-1] = form.t0
         elif isinstance(form, Reaction):
             kind.append(_dop.REACTION)
-            index.append(form.row)
+            index.append(form.row + (offsets[e] if offsets is not None else 0))
             sign.append(0.0)
             bound.append(0.0)
         else:

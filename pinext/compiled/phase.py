@@ -53,14 +53,21 @@ class PhaseKernel(NamedTuple):
     lin: np.ndarray  # (n_lin,) workspace
     momentum: bool = False  # y holds p = M v instead of v: Celentano (2008) Theorem 1
     v: np.ndarray = np.zeros(0)  # (nv,) workspace of the momentum form and of the rows
-    row_q: np.ndarray = np.zeros(0, dtype=np.int64)  # (k,) y index of each locked joint's q
-    row_v: np.ndarray = np.zeros(0, dtype=np.int64)  # (k,) y index of its velocity
-    row_sign: np.ndarray = np.zeros(0)  # (k,) +1 on a lower stop, -1 on an upper one
-    row_bound: np.ndarray = np.zeros(0)  # (k,) the stops
-    omega: float = 0.0  # Baumgarte frequency of the rows [1/s]
-    lam: np.ndarray = np.zeros(0)  # (k,) the rows' reactions (output)
-    cols: np.ndarray = np.zeros((0, 0))  # (k, nv) workspace: M⁻¹ Jᵀ
-    delassus: np.ndarray = np.zeros((0, 0))  # (k, k) workspace: J M⁻¹ Jᵀ
+    # the phase's constraint rows (:class:`pinext.simulation.component.JointRows`, stacked in
+    # the acceleration step's order): m rows, r = rank of them independent
+    row_ptr: np.ndarray = np.zeros(1, dtype=np.int64)  # (m + 1,) entries of row i
+    row_q: np.ndarray = np.zeros(0, dtype=np.int64)  # (entries,) q index (= y index)
+    row_v: np.ndarray = np.zeros(0, dtype=np.int64)  # (entries,) v index
+    row_coef: np.ndarray = np.zeros(0)  # (entries,) coefficients
+    row_offset: np.ndarray = np.zeros(0)  # (m,) offsets of the residuals
+    row_omega: np.ndarray = np.zeros(0)  # (m,) Baumgarte frequencies [1/s]
+    row_basis: np.ndarray = np.zeros(0, dtype=np.int64)  # (r,) independent rows J₁ = J[basis]
+    row_fold: np.ndarray = np.zeros((0, 0))  # (r, m): (TᵀT)⁻¹ Tᵀ, J = T J₁
+    row_spread: np.ndarray = np.zeros((0, 0))  # (m, r): T (TᵀT)⁻¹
+    lam: np.ndarray = np.zeros(0)  # (m,) the rows' reactions (output)
+    mu: np.ndarray = np.zeros(0)  # (r,) workspace: the reactions of the independent rows
+    cols: np.ndarray = np.zeros((0, 0))  # (r, nv) workspace: M⁻¹ J₁ᵀ
+    delassus: np.ndarray = np.zeros((0, 0))  # (r, r) workspace: J₁ M⁻¹ J₁ᵀ
 
 
 @kernel
@@ -92,44 +99,80 @@ def _inputs(P, t, u):
 
 @kernel
 def _locked_rows(P, y, a):
-    """Joints held on their stops: ``J a + γ = 0`` with ``J`` the rows ``sign_r e_{i_r}ᵀ``,
-    solved as the acceleration step does (:class:`pinext.simulation.step.AccelerationStep`):
-    ``a = a_free + M⁻¹ Jᵀ λ``, ``(J M⁻¹ Jᵀ) λ = −(J a_free + γ)``, with M⁻¹ Jᵀ from the ABA's
-    own factors (:func:`pinext.compiled.aba.minv_solve`) and the k × k system by Gaussian
-    elimination (a principal block of M⁻¹: symmetric positive definite)."""
+    """The phase's constant-Jacobian rows ``J a + γ = 0`` (:class:`pinext.simulation.
+    component.JointRows`: joints on their stops, mimic couplings; McClamroch (1986) (23)–(26)
+    with B constant), on the free accelerations ``a`` (in place), as the acceleration step
+    (:class:`pinext.simulation.step.AccelerationStep`) solves them:
+
+    .. math::
+
+        (J M^{-1} J^T)\\, \\lambda = -(J a_{free} + \\gamma), \\qquad
+        a = a_{free} + M^{-1} J^T \\lambda,
+        \\qquad \\gamma_i = 2\\omega_i J_i v + \\omega_i^2 \\phi_i.
+
+    The columns ``M⁻¹ J_iᵀ`` come from the factors of the ABA just run
+    (:func:`pinext.compiled.aba.minv_solve`, Featherstone (2008) Table 7.1), one dense row
+    at a time in the workspace ``P.v``. Dependent rows (two fingers on their stops and the
+    mimic row that couples them) are folded once onto independent ones, ``J = T J₁``: with
+    ``G₁ = J₁ M⁻¹ J₁ᵀ`` positive definite, the minimum-norm reactions of the step's least
+    squares are ``λ = T (TᵀT)⁻¹ μ``, ``G₁ μ = (TᵀT)⁻¹ Tᵀ b``, ``b = −(J a_free + γ)``, and
+    ``M⁻¹ Jᵀ λ = M⁻¹ J₁ᵀ μ`` (for independent rows T = I). G₁ μ = … by Gaussian elimination
+    without pivoting (positive definite)."""
     nv = a.size
-    k = P.lam.size
-    w = P.omega
-    unit = P.v
-    for r in range(k):
-        i = P.row_v[r] - nv
+    m = P.lam.size
+    n_ind = P.mu.size
+    dense = P.v
+    ptr, iv, coef = P.row_ptr, P.row_v, P.row_coef
+    for c in range(n_ind):
+        row = P.row_basis[c]
         for j in range(nv):
-            unit[j] = 0.0
-        unit[i] = P.row_sign[r]
-        minv_solve(P.model, unit, P.cols[r])
-    g = P.delassus
+            dense[j] = 0.0
+        for k in range(ptr[row], ptr[row + 1]):
+            dense[iv[k]] += coef[k]
+        minv_solve(P.model, dense, P.cols[c])
     lam = P.lam
-    for r in range(k):
-        i = P.row_v[r] - nv
-        for c in range(k):
-            g[r, c] = P.row_sign[r] * P.cols[c, i]
-        distance = P.row_sign[r] * (y[P.row_q[r]] - P.row_bound[r])
-        rate = P.row_sign[r] * y[P.row_v[r]]
-        lam[r] = -(P.row_sign[r] * a[i] + 2.0 * w * rate + w * w * distance)
-    for c in range(k):  # forward elimination (no pivoting needed: positive definite)
-        for r in range(c + 1, k):
+    for i in range(m):  # b = −(J a_free + γ) into lam
+        acc = 0.0
+        rate = 0.0
+        distance = -P.row_offset[i]
+        for k in range(ptr[i], ptr[i + 1]):
+            acc += coef[k] * a[iv[k]]
+            rate += coef[k] * y[nv + iv[k]]
+            distance += coef[k] * y[P.row_q[k]]
+        w = P.row_omega[i]
+        lam[i] = -(acc + 2.0 * w * rate + w * w * distance)
+    g = P.delassus
+    mu = P.mu
+    for r in range(n_ind):
+        row = P.row_basis[r]
+        for c in range(n_ind):
+            acc = 0.0
+            for k in range(ptr[row], ptr[row + 1]):
+                acc += coef[k] * P.cols[c, iv[k]]
+            g[r, c] = acc
+        acc = 0.0
+        for i in range(m):
+            acc += P.row_fold[r, i] * lam[i]
+        mu[r] = acc
+    for c in range(n_ind):  # forward elimination (no pivoting needed: positive definite)
+        for r in range(c + 1, n_ind):
             f = g[r, c] / g[c, c]
-            for j in range(c, k):
+            for j in range(c, n_ind):
                 g[r, j] -= f * g[c, j]
-            lam[r] -= f * lam[c]
-    for r in range(k - 1, -1, -1):
-        acc = lam[r]
-        for j in range(r + 1, k):
-            acc -= g[r, j] * lam[j]
-        lam[r] = acc / g[r, r]
-    for r in range(k):
+            mu[r] -= f * mu[c]
+    for r in range(n_ind - 1, -1, -1):
+        acc = mu[r]
+        for j in range(r + 1, n_ind):
+            acc -= g[r, j] * mu[j]
+        mu[r] = acc / g[r, r]
+    for r in range(n_ind):
         for j in range(nv):
-            a[j] += P.cols[r, j] * lam[r]
+            a[j] += P.cols[r, j] * mu[r]
+    for i in range(m):
+        acc = 0.0
+        for r in range(n_ind):
+            acc += P.row_spread[i, r] * mu[r]
+        lam[i] = acc
 
 
 @kernel

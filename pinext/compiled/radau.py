@@ -408,8 +408,8 @@ def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
     fb = _event(Pk, e, xb, tmp, evs, scratch)
     if fa == 0:
         return xa
-    if fb == 0:
-        return xb
+    if fb == 0 or (fa > 0) == (fb > 0):  # no bracket left (a residual at rounding level,
+        return xb  # recomputed at the ends): the event at the step's end, as the caller does
     s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
     x = xb
     for _ in range(100):

@@ -9,6 +9,7 @@ import pinocchio as pin
 
 from ..contact.coordinates import ConstraintKinematics
 from ..exceptions import InvalidParameter, NameNotFound
+from ..simulation.component import JointRows
 from ..simulation.system import register_builder
 from .closure import Closure
 
@@ -70,6 +71,7 @@ class Mimic(Closure):
         if self.joint == self.leader:
             raise InvalidParameter(f"joint '{self.joint}' cannot mimic itself")
         (self.iq, iv), (self.iq_leader, iv_leader) = index
+        self.iv, self.iv_leader = iv, iv_leader
         self.row = np.zeros((1, model.nv))
         self.row[0, iv] = 1.0
         self.row[0, iv_leader] -= self.multiplier
@@ -80,6 +82,15 @@ class Mimic(Closure):
     ) -> ConstraintKinematics:
         residual = q[self.iq] - self.multiplier * q[self.iq_leader] - self.offset
         return ConstraintKinematics(np.array([residual]), self.row, np.zeros(1), np.zeros(1))
+
+    def compiled_rows(self, mode: Any) -> JointRows:
+        """The coupling row ``a_m − k a_l + 2ω (v_m − k v_l) + ω² (q_m − k q_l − c) = 0``
+        (ω = :attr:`stabilization`, 0 when None), the row of :meth:`constraint_rows`."""
+        return JointRows.build(
+            [[(self.iq, self.iv, 1.0), (self.iq_leader, self.iv_leader, -self.multiplier)]],
+            [self.offset],
+            [float(self.stabilization or 0.0)],
+        )
 
     def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
         out = super().outputs(t, x, q, v, u, mode, step)

@@ -40,8 +40,8 @@ from ..simulation.component import (
     ConstraintRows,
     Distances,
     Event,
+    JointRows,
     Leaving,
-    LockedJoints,
     ModeState,
     Reaction,
     RowKind,
@@ -399,18 +399,18 @@ class JointLimits(Component):
     def is_constrained(self, mode: LimitModes | None) -> bool:  # noqa: D102
         return mode is not None and any(s is not FREE for s in mode.states)
 
-    def compiled_rows(self, mode: LimitModes | None) -> LockedJoints | None:  # noqa: D102
+    def compiled_rows(self, mode: LimitModes | None) -> JointRows | None:
+        """The held joints' unit rows ``sign · a[iv] + 2ω sign v[iv] + ω² φ = 0`` with
+        ``φ = sign (q[iq] − bound)`` (sign +1 on a lower stop, −1 on an upper one), in the
+        order of :meth:`constraint_rows`."""
         mode = self._full(mode)
         held = [(k, s) for k, s in enumerate(mode.states) if s is not FREE]
-        return LockedJoints(
-            np.array([self.limits[k].iq for k, _ in held], dtype=np.int64),
-            np.array([self.limits[k].iv for k, _ in held], dtype=np.int64),
-            np.array([1.0 if s is LOWER else -1.0 for _, s in held]),
-            np.array(
-                [self.limits[k].lower if s is LOWER else self.limits[k].upper for k, s in held]
-            ),
-            float(self.omega),
-        )
+        rows, offsets = [], []
+        for k, s in held:
+            lim, sign = self.limits[k], 1.0 if s is LOWER else -1.0
+            rows.append([(lim.iq, lim.iv, sign)])
+            offsets.append(sign * (lim.lower if s is LOWER else lim.upper))
+        return JointRows.build(rows, offsets, [self.omega] * len(held))
 
     def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
         held = [(k, s) for k, s in enumerate(mode.states) if s is not FREE]

@@ -190,20 +190,79 @@ class Leaving(NamedTuple):
     rate_entry: int
 
 
-class LockedJoints(NamedTuple):
-    """Rows that hold joints on a stop: row r is ``sign[r] · a[iv[r]] + γ_r = 0`` with the
-    Baumgarte drift ``γ_r = 2 ω φ̇_r + ω² φ_r``, ``φ_r = sign[r] (q[iq[r]] − bound[r])``."""
+class JointRows(NamedTuple):
+    """Constraint rows linear in q and v with constant coefficients over one-DOF joints: the
+    compiled form of rows with a constant Jacobian (McClamroch (1986) (23) with ``B``
+    constant). Row r has the entries ``k = ptr[r] .. ptr[r + 1] - 1`` and reads
 
-    iq: np.ndarray
-    iv: np.ndarray
-    sign: np.ndarray
-    bound: np.ndarray
-    omega: float
+    .. math::
+
+        J_r a + \\gamma_r = 0, \\quad J_r a = \\sum_k c_k\\, a[iv_k], \\quad
+        \\gamma_r = 2 \\omega_r J_r v + \\omega_r^2 \\phi_r, \\quad
+        \\phi_r = \\sum_k c_k\\, q[iq_k] - \\mathrm{offset}_r,
+
+    Baumgarte's stabilisation of the residual φ_r (ω_r = 0: none), exactly the rows
+    ``J a + γ = 0`` the acceleration step solves. A joint on its lower stop is the row
+    ``a[iv] + γ = 0`` with φ = q − lower; on its upper stop ``−a[iv] + γ = 0`` with
+    φ = upper − q; a mimic coupling ``q_m = k q_l + c`` the row ``(e_m − k e_l)`` with
+    φ = q_m − k q_l − c.
+    """
+
+    ptr: np.ndarray  # int64 (m + 1,)
+    iq: np.ndarray  # int64 (entries,): index into q of each entry
+    iv: np.ndarray  # int64 (entries,): index into v of each entry
+    coef: np.ndarray  # (entries,): c_k
+    offset: np.ndarray  # (m,)
+    omega: np.ndarray  # (m,) Baumgarte frequency of each row [1/s]
+
+    @property
+    def m(self) -> int:
+        """The number of rows."""
+        return int(self.offset.size)
+
+    @classmethod
+    def build(
+        cls, rows: list[list[tuple[int, int, float]]], offset: list[float], omega: list[float]
+    ) -> JointRows:
+        """The rows from ``rows[r] = [(iq, iv, c), ...]``, their offsets and frequencies."""
+        entries = [e for row in rows for e in row]
+        return cls(
+            np.cumsum([0] + [len(row) for row in rows]).astype(np.int64),
+            np.array([e[0] for e in entries], dtype=np.int64),
+            np.array([e[1] for e in entries], dtype=np.int64),
+            np.array([e[2] for e in entries], dtype=float),
+            np.array(offset, dtype=float),
+            np.array(omega, dtype=float),
+        )
+
+    @classmethod
+    def stack(cls, blocks: list[JointRows]) -> JointRows:
+        """The rows of several blocks, one after the other."""
+        ends = np.cumsum([0] + [b.iq.size for b in blocks])
+        ptrs = [b.ptr[1:] + e for b, e in zip(blocks, ends[:-1], strict=True)]
+        return cls(
+            np.concatenate([np.zeros(1, dtype=np.int64), *ptrs]).astype(np.int64),
+            np.concatenate([np.zeros(0, dtype=np.int64)] + [b.iq for b in blocks]),
+            np.concatenate([np.zeros(0, dtype=np.int64)] + [b.iv for b in blocks]),
+            np.concatenate([np.zeros(0)] + [b.coef for b in blocks]),
+            np.concatenate([np.zeros(0)] + [b.offset for b in blocks]),
+            np.concatenate([np.zeros(0)] + [b.omega for b in blocks]),
+        )
+
+    def jacobian(self, nv: int) -> np.ndarray:
+        """The dense Jacobian J, shape (m, nv)."""
+        out = np.zeros((self.m, nv))
+        for r in range(self.m):
+            for k in range(self.ptr[r], self.ptr[r + 1]):
+                out[r, self.iv[k]] += self.coef[k]
+        return out
 
 
 class Reaction(NamedTuple):
-    """``g(t, x, step)`` = the reaction of constraint row ``row`` of the phase (its rows in
-    the order of :meth:`Component.compiled_rows`): a lift-off."""
+    """``g(t, x, step)`` = the reaction of the owning component's constraint row ``row``
+    (its rows in the order of :meth:`Component.compiled_rows`): a lift-off. The compiled path
+    adds the rows of the components before it in the phase
+    (:func:`pinext.compiled.path.row_offsets`)."""
 
     row: int
 
@@ -277,9 +336,10 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         System's model (placements, Jacobians, mass matrix)."""
         return None
 
-    def compiled_rows(self, mode: Any) -> LockedJoints | None:
-        """The compiled form of :meth:`constraint_rows` in this mode, when its rows lock
-        joints on their stops (:class:`LockedJoints`); None: the rows have no compiled form."""
+    def compiled_rows(self, mode: Any) -> JointRows | None:
+        """The compiled form of :meth:`constraint_rows` in this mode, when its rows are linear
+        in q and v with constant coefficients (:class:`JointRows`: joints held on their stops,
+        mimic couplings); None: the rows have no compiled form."""
         return None
 
     def impulse_rows(

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .component import Phase
+from .component import Phase, overrides
 
 if TYPE_CHECKING:
     from .system import System
@@ -92,13 +92,24 @@ def _own_part(system: System, m: int) -> np.ndarray:
     return a
 
 
-def identify(system: System, phase: Phase) -> LinearForm | None:
+def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -> LinearForm | None:
     """The components' :class:`LinearForm` in this phase, or None when a component is not
-    linear in it, the model is not Euclidean, or the identified form fails its check."""
-    if not system.euclidean or not all(c.linear(phase.get(c.name)) for c in system.components):
+    linear in it, the model is not Euclidean, or the identified form fails its check.
+
+    ``rows``: components whose constraint rows are solved elsewhere (the compiled rows of
+    :mod:`pinext.compiled`); their rows do not count, and they must add no effort, state or
+    power (the form identifies the efforts only, not the constrained accelerations)."""
+    skip = [c for c in system.components if c.name in rows]
+    if any(overrides(c, h) for c in skip for h in ("effort", "derivative", "power")):
+        return None
+    if not system.euclidean or not all(
+        c.linear(phase.get(c.name)) for c in system.components if c.name not in rows
+    ):
         return None
     step = system.acceleration_step(phase)
-    if step.dense or step.added is not None or system.imposing:
+    constrained = [c for c, _ in step.constrained if c.name not in rows]
+    dense = bool(constrained) or step.mechanism is not None
+    if dense or step.added is not None or system.imposing:
         return None
     n_core = system.nx - 2
     m = n_core + system.n_inputs + 1

@@ -15,7 +15,7 @@ from ..robot import Robot
 from . import dop853
 from .arguments import as_initial_state, check_options, checked_control, output_times
 from .chart import Chart, chart_event
-from .component import Event, Phase
+from .component import Component, Event, Phase
 from .recorder import Recorder
 from .rhs import make_rhs
 from .stiffness import DOP853_STABILITY_BOUND, decaying_fast_modes, spectrum
@@ -227,7 +227,7 @@ def simulate(
                 phase,
                 chart,
                 law,
-                evs,
+                owned,
                 functions,
                 float(upcoming[0]) if upcoming.size else None,
                 (t, t_final),
@@ -341,7 +341,7 @@ def _segment(
     phase: Phase,
     chart: Chart,
     law: Any,
-    events: list[Event],
+    owned: list[tuple[Component, Event]],
     functions: list,
     breakpoint: float | None,
     span: tuple[float, float],
@@ -364,8 +364,11 @@ def _segment(
     kernel = forms = None
     if method in compiled.METHODS:  # DOP853 (or Celentano's form), Radau
         kernel = compiled.phase_kernel(system, phase, chart, law)
-    if kernel is not None:
-        forms = compiled.compiled_events(events, breakpoint)
+    if kernel is not None:  # a Reaction's row is its owner's: offset by the rows before it
+        offsets = compiled.path.row_offsets(system, phase)
+        forms = compiled.compiled_events(
+            [e for _, e in owned], breakpoint, [offsets.get(c.name, 0) for c, _ in owned]
+        )
     if kernel is not None and forms is not None:
         return compiled.solve(
             kernel,
