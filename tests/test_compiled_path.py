@@ -18,6 +18,7 @@ import pytest
 
 import pinext as px
 from pinext.compiled import path as compiled_path
+from pinext.contact import JointLimits
 from pinext.drives import DCMotor, Drive, ElasticTransmission, Gear
 from pinext.simulation.controls import Schedule
 
@@ -622,11 +623,24 @@ def test_panda_with_its_mimic_fingers_runs_compiled(panda, monkeypatch):
     assert a.energy_balance().max_relative() < 1e-9
 
 
-def test_panda_joint_held_on_its_stop_with_the_mimic_row(panda, monkeypatch):
+def _panda_system(panda, order="limits first"):
+    """The Panda System; ``"mimic first"``: the coupling before the limits among the
+    components (its row then comes first in the phase)."""
+    if order == "limits first":
+        return px.System(panda)
+    coupling = px.Mimic(*FINGERS[::-1])
+    return px.System(
+        panda, mimic=False, joint_limits=False, components=[coupling, JointLimits(panda.model)]
+    )
+
+
+@pytest.mark.parametrize("order", ["limits first", "mimic first"])
+def test_panda_joint_held_on_its_stop_with_the_mimic_row(panda, monkeypatch, order):
     """Joint 4 driven onto its upper stop and held there while the fingers are coupled (two
-    components' rows in one compiled phase: the stop's reaction is row 0, the coupling's row 1),
-    then pulled off by a ramp (the lift-off located in the compiled loop from the reaction of
-    its own row): events at the same instants as on the Python path."""
+    components' rows in one compiled phase, in the order of the components: the lift-off's
+    reaction is its owner's row, offset by the rows before it), then pulled off by a ramp
+    (the lift-off located in the compiled loop): events at the same instants as on the
+    Python path, in either component order."""
     from pinext.simulation.controls import Schedule
 
     model = panda.model
@@ -634,7 +648,11 @@ def test_panda_joint_held_on_its_stop_with_the_mimic_row(panda, monkeypatch):
     start[3], end[3] = 20.0, -60.0  # [N.m] on joint 4
     law = Schedule([0.0, 0.5], [start, end], "linear")
     x0 = _panda_start(panda)
-    a, b = both(monkeypatch, lambda: px.System(panda), 0.5, x0=x0, control=law, output_dt=0.01)
+    build = lambda: _panda_system(panda, order)  # noqa: E731
+    names = [c.name for c in build().components]
+    first = names.index("joint_limits") < names.index("mimic:panda_finger_joint2")
+    assert first == (order == "limits first")
+    a, b = both(monkeypatch, build, 0.5, x0=x0, control=law, output_dt=0.01)
     names = [e.name for e in b.events]
     assert names[:2] == ["limit:panda_joint4", "limit-off:panda_joint4"]
     stats = a.meta["stats"]
@@ -709,3 +727,46 @@ def test_reaction_rows_are_offset_by_the_rows_before_their_owner():
     forms = compiled_path.compiled_events(events, None, [2, 0])
     assert list(forms[0]) == [dop853.REACTION] * 2
     assert list(forms[4]) == [2, 1]
+
+
+def test_compiled_radau_jacobian_with_the_mimic_row_and_a_stop(panda):
+    """Drives on the Panda with joint 4 held on its stop and the finger coupling: the compiled
+    Radau's Jacobian (exact drive columns through the constrained accelerations of both
+    components' rows) against central differences of the compiled right-hand side."""
+    from pinext.compiled import radau
+    from pinext.compiled.phase import rhs as compiled_rhs
+    from pinext.contact.limits import FREE, UPPER, LimitModes
+    from pinext.simulation.chart import Chart
+
+    system = stiff_drives(panda, ("panda_joint1", "panda_joint4"), stiffness=300.0)
+    model = system.model
+    q = pin.neutral(model)
+    q[:7] = READY
+    q[3] = model.upperPositionLimit[3]
+    x = px.simulation.arguments.as_initial_state(system, None, q, None)
+    law = px.simulation.arguments.checked_control(np.array([0.5, 2.0]), system, x)
+    phase = system.initial_phase(0.0, x, law)
+    limits = next(c for c in system.components if isinstance(c, JointLimits))
+    states = [FREE] * len(limits.limits)
+    states[3] = UPPER
+    phase = phase.replace(limits.name, LimitModes(tuple(states), tuple(limits.joints)))
+    kernel = compiled_path.phase_kernel(system, phase, Chart(system, x), law)
+    assert kernel is not None and kernel.lam.size == 2  # the stop and the coupling
+    rng = np.random.default_rng(4)
+    y = x.copy()
+    y[model.nv :] += rng.uniform(-0.1, 0.1, y.size - model.nv)
+    n, nv = y.size, model.nv
+    f = np.empty(n)
+    compiled_rhs(kernel, 0.1, y, f)
+    jac = np.empty((n, n))
+    radau._jacobian(kernel, 0.1, y, f.copy(), jac, y.copy(), np.empty(n), np.empty((nv, nv)))
+    central = np.empty((n, n))
+    plus, minus = np.empty(n), np.empty(n)
+    for j in range(n):
+        step = 1e-6 * max(1.0, abs(y[j]))
+        e = np.zeros(n)
+        e[j] = step
+        compiled_rhs(kernel, 0.1, y + e, plus)
+        compiled_rhs(kernel, 0.1, y - e, minus)
+        central[:, j] = (plus - minus) / (2 * step)
+    assert np.abs(jac - central).max() < 1e-6 * np.abs(central).max()
