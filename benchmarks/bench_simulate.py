@@ -91,6 +91,14 @@ def main() -> None:
         from bench_drives import Q0 as PANDA_Q0
         from bench_drives import panda_robot, panda_system, voltages
 
+        full = px.load_urdf(base / "panda_description/urdf/panda.urdf")
+        rows.append(
+            measure(
+                "Panda with its mimic fingers (a coupling row), limits off",
+                px.System(full, joint_limits=False),
+                np.r_[PANDA_Q0, 0.02, 0.02],
+            )
+        )
         panda = panda_robot(base)
         rows.append(
             measure(
