@@ -267,6 +267,30 @@ def test_accurately_resolved_oscillation_does_not_switch(tmp_path, monkeypatch):
         assert run.meta["stats"]["switched_to_radau_at"] is None
 
 
+def assert_radau_jacobian_matches_central_differences(kernel, y, t=0.1):
+    """The compiled Radau's Jacobian (forward differences in q and v, exact in the components'
+    states) against central differences of the compiled right-hand side, to 1e-6 of its
+    largest entry (the forward differences' truncation, √ε relative)."""
+    from pinext.compiled import radau
+    from pinext.compiled.phase import rhs as compiled_rhs
+
+    n, nv = y.size, kernel.damping.size
+    f = np.empty(n)
+    compiled_rhs(kernel, t, y, f)
+    jac = np.empty((n, n))
+    radau._jacobian(kernel, t, y, f.copy(), jac, y.copy(), np.empty(n), np.empty((nv, nv)))
+    central = np.empty((n, n))
+    plus, minus = np.empty(n), np.empty(n)
+    for j in range(n):
+        step = 1e-6 * max(1.0, abs(y[j]))
+        e = np.zeros(n)
+        e[j] = step
+        compiled_rhs(kernel, t, y + e, plus)
+        compiled_rhs(kernel, t, y - e, minus)
+        central[:, j] = (plus - minus) / (2 * step)
+    assert np.abs(jac - central).max() < 1e-6 * np.abs(central).max()
+
+
 def stiff_drives(robot, joints, stiffness=2e5, damping=2.0, resistance=1.0):
     """A System whose DC drives have stiff elastic transmissions (DOP853 is stability-bound).
     With the defaults their fast modes die out within a few hundredths of a second (the run
@@ -538,8 +562,6 @@ def test_compiled_radau_jacobian_on_a_held_phase(tmp_path, q0):
     """A joint held on its stop (locked-joint row in the compiled phase) with drives: the
     compiled Radau's Jacobian (exact drive columns through the constrained accelerations)
     against central differences of the compiled right-hand side."""
-    from pinext.compiled import radau
-    from pinext.compiled.phase import rhs as compiled_rhs
     from pinext.simulation.chart import Chart
 
     path = tmp_path / "p.urdf"
@@ -555,21 +577,7 @@ def test_compiled_radau_jacobian_on_a_held_phase(tmp_path, q0):
     rng = np.random.default_rng(1)
     y = x.copy()
     y[3:] += rng.uniform(-0.1, 0.1, y.size - 3)
-    n = y.size
-    f = np.empty(n)
-    compiled_rhs(kernel, 0.1, y, f)
-    jac = np.empty((n, n))
-    radau._jacobian(kernel, 0.1, y, f.copy(), jac, y.copy(), np.empty(n), np.empty((3, 3)))
-    central = np.empty((n, n))
-    plus, minus = np.empty(n), np.empty(n)
-    for j in range(n):
-        step = 1e-6 * max(1.0, abs(y[j]))
-        e = np.zeros(n)
-        e[j] = step
-        compiled_rhs(kernel, 0.1, y + e, plus)
-        compiled_rhs(kernel, 0.1, y - e, minus)
-        central[:, j] = (plus - minus) / (2 * step)
-    assert np.abs(jac - central).max() < 1e-6 * np.abs(central).max()
+    assert_radau_jacobian_matches_central_differences(kernel, y)
 
 
 # -- constant-Jacobian rows: joints on their stops and the Panda's <mimic> fingers together --
@@ -733,8 +741,6 @@ def test_compiled_radau_jacobian_with_the_mimic_row_and_a_stop(panda):
     """Drives on the Panda with joint 4 held on its stop and the finger coupling: the compiled
     Radau's Jacobian (exact drive columns through the constrained accelerations of both
     components' rows) against central differences of the compiled right-hand side."""
-    from pinext.compiled import radau
-    from pinext.compiled.phase import rhs as compiled_rhs
     from pinext.contact.limits import FREE, UPPER, LimitModes
     from pinext.simulation.chart import Chart
 
@@ -755,18 +761,4 @@ def test_compiled_radau_jacobian_with_the_mimic_row_and_a_stop(panda):
     rng = np.random.default_rng(4)
     y = x.copy()
     y[model.nv :] += rng.uniform(-0.1, 0.1, y.size - model.nv)
-    n, nv = y.size, model.nv
-    f = np.empty(n)
-    compiled_rhs(kernel, 0.1, y, f)
-    jac = np.empty((n, n))
-    radau._jacobian(kernel, 0.1, y, f.copy(), jac, y.copy(), np.empty(n), np.empty((nv, nv)))
-    central = np.empty((n, n))
-    plus, minus = np.empty(n), np.empty(n)
-    for j in range(n):
-        step = 1e-6 * max(1.0, abs(y[j]))
-        e = np.zeros(n)
-        e[j] = step
-        compiled_rhs(kernel, 0.1, y + e, plus)
-        compiled_rhs(kernel, 0.1, y - e, minus)
-        central[:, j] = (plus - minus) / (2 * step)
-    assert np.abs(jac - central).max() < 1e-6 * np.abs(central).max()
+    assert_radau_jacobian_matches_central_differences(kernel, y)
