@@ -30,6 +30,18 @@ def robots_dir() -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def panda():
+    """example-robot-data's Panda as a :class:`pinext.Robot` (its ``<mimic>`` fingers
+    included), or the test is skipped."""
+    import pinext as px
+
+    try:
+        return px.load_robot("panda")
+    except px.exceptions.RobotNotFound:
+        pytest.skip("example-robot-data not installed (pip install '.[robots]')")
+
+
 @pytest.fixture
 def ur5_urdf(robots_dir: Path) -> Path:
     return robots_dir / "ur_description" / "urdf" / "ur5_robot.urdf"

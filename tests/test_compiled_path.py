@@ -586,14 +586,6 @@ FINGERS = ("panda_finger_joint1", "panda_finger_joint2")
 READY = [0.0, 0.3, 0.0, -0.3, 0.0, 1.571, 0.785]
 
 
-@pytest.fixture(scope="module")
-def panda():
-    try:
-        return px.load_robot("panda")
-    except px.exceptions.RobotNotFound:
-        pytest.skip("example-robot-data not installed (pip install '.[robots]')")
-
-
 def _finger_indices(model):
     return [model.joints[model.getJointId(j)].idx_v for j in FINGERS]
 

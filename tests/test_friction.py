@@ -23,6 +23,19 @@ def _block(mass=2.0):
     return model
 
 
+def block_against_its_stop():
+    """(system, μ, mass, v0): the 2 kg block on a floor with μ = 0.3, its x joint stopped at
+    0.1 m, launched at v0 = 1 m/s towards the stop."""
+    model = _block()
+    model.lowerPositionLimit[:] = [-1.0, -1.0]
+    model.upperPositionLimit[:] = [0.1, 1.0]
+    model.velocityLimit[:] = 100.0
+    model.effortLimit[:] = 100.0
+    mu, mass, v0 = 0.3, 2.0, 1.0
+    system = px.System(model, contacts=[Contact(plane("block"), friction=mu, name="floor")])
+    return system, mu, mass, v0
+
+
 def _incline(theta, mu, t_final=1.0, v0=(0.0, 0.0)):
     normal = (-np.sin(theta), 0.0, np.cos(theta))
     contact = Contact(plane("block", (0.0, 0.0, 0.0), normal), friction=mu, name="incline")
@@ -161,13 +174,7 @@ def test_block_slides_into_a_joint_stop_and_stays():
     floor with μ = 0.3 hits its x stop at 0.1 m when t − μ g t²/2 = 0.1, stops there (one
     plastic impact) and stays, the floor's contact sticking: no cascade of limit events, and
     all the kinetic energy is lost, part to friction, part at the stop."""
-    model = _block()
-    model.lowerPositionLimit[:] = [-1.0, -1.0]
-    model.upperPositionLimit[:] = [0.1, 1.0]
-    model.velocityLimit[:] = 100.0
-    model.effortLimit[:] = 100.0
-    mu, mass, v0 = 0.3, 2.0, 1.0
-    system = px.System(model, contacts=[Contact(plane("block"), friction=mu, name="floor")])
+    system, mu, mass, v0 = block_against_its_stop()
     traj = px.simulate(system, 0.5, q0=np.zeros(2), v0=np.array([v0, 0.0]), output_dt=0.05)
     t_hit = (1 - np.sqrt(1 - 2 * mu * G * 0.1)) / (mu * G)
     (hit,) = traj.events

@@ -13,14 +13,6 @@ from pinext.urdf_extensions import MimicSpec
 FINGERS = ("panda_finger_joint1", "panda_finger_joint2")
 
 
-@pytest.fixture(scope="module")
-def panda():
-    try:
-        return px.load_robot("panda")
-    except px.exceptions.RobotNotFound:
-        pytest.skip("example-robot-data not installed (pip install '.[robots]')")
-
-
 def test_panda_fingers_stay_mirrored(panda):
     """The Panda's second finger mimics the first (q₂ = q₁): with a force on the first finger
     only and the arm swinging, the fingers stay mirrored, and the accelerations are those of

@@ -16,7 +16,7 @@ from pinext.exceptions import InvalidParameter
 from pinext.robots.solo12 import FEET, load_solo12, posture_law
 from pinext.simulation.component import Component
 
-from .test_friction import _block
+from .test_friction import _block, block_against_its_stop
 
 G = 9.81
 
@@ -201,13 +201,7 @@ def test_block_slides_on_a_frictional_floor_into_a_joint_stop():
     """Friction and a joint limit together: a block sliding at 1 m/s on a floor with
     μ = 0.3 reaches its x stop at 0.1 m when x = t − μ g t²/2 = 0.1, stops there plastically
     and stays: all its kinetic energy is dissipated, part by friction, part at the stop."""
-    model = _block()
-    model.lowerPositionLimit[:] = [-1.0, -1.0]
-    model.upperPositionLimit[:] = [0.1, 1.0]
-    model.velocityLimit[:] = 100.0
-    model.effortLimit[:] = 100.0
-    mu, mass, v0 = 0.3, 2.0, 1.0
-    system = px.System(model, contacts=[Contact(plane("block"), friction=mu, name="floor")])
+    system, mu, mass, v0 = block_against_its_stop()
     t_hit = (1 - np.sqrt(1 - 2 * mu * G * 0.1)) / (mu * G)
     for dt in (1e-3, 5e-4):
         ts = px.simulate(

@@ -210,6 +210,19 @@ def aba_from_transforms(pm, v, tau, gravity, a_out):
 
     With v = 0 and a null gravity it returns M(q)⁻¹ τ.
     """
+    _aba_packed(pm, v, tau, gravity, a_out, True)
+
+
+@helper
+def minv_from_transforms(pm, b, out):
+    """out = M(q)⁻¹ b once :func:`joint_transforms` has run: the ABA with v = 0 and no gravity,
+    its velocity terms skipped. Leaves the factors U_i, D_i⁻¹ for :func:`minv_solve`."""
+    _aba_packed(pm, pm.zeros, b, pm.zeros, out, False)
+
+
+@helper
+def _aba_packed(pm, v, tau, gravity, a_out, moving):
+    """:func:`_aba` on the packed model's arrays and workspace."""
     _aba(
         pm.parent,
         pm.idx_v,
@@ -234,39 +247,7 @@ def aba_from_transforms(pm, v, tau, gravity, a_out):
         v,
         tau,
         a_out,
-        True,
-    )
-
-
-@helper
-def minv_from_transforms(pm, b, out):
-    """out = M(q)⁻¹ b once :func:`joint_transforms` has run: the ABA with v = 0 and no gravity,
-    its velocity terms skipped. Leaves the factors U_i, D_i⁻¹ for :func:`minv_solve`."""
-    _aba(
-        pm.parent,
-        pm.idx_v,
-        pm.nv,
-        pm.motion_subspace,
-        pm.dof_axis,
-        pm.inertia,
-        pm.armature,
-        pm.zeros,
-        pm.ws_rotation,
-        pm.ws_translation,
-        pm.ws_velocity,
-        pm.ws_bias,
-        pm.ws_acceleration,
-        pm.ws_articulated_inertia,
-        pm.ws_bias_force,
-        pm.ws_u_matrix,
-        pm.ws_d_inverse,
-        pm.ws_u,
-        pm.ws_matrix,
-        pm.ws_vector,
-        pm.zeros,
-        b,
-        out,
-        False,
+        moving,
     )
 
 
