@@ -312,7 +312,7 @@ def constrained_inverse_dynamics(
     actuated = np.setdiff1d(np.arange(form.mass.shape[0]), passive)
     b_passive, b_actuated = form.jacobian[:, passive].T, form.jacobian[:, actuated].T
     # rank decisions relative to B as a whole (RANK_TOLERANCE, as the acceleration step)
-    cutoff = RANK_TOLERANCE * (np.linalg.norm(form.jacobian, 2) if m else 0.0)
+    cutoff = RANK_TOLERANCE * (float(np.linalg.norm(form.jacobian, 2)) if m else 0.0)
     particular, null = _least_squares(b_passive, required[passive], cutoff)
     if forces is not None:
         multipliers = np.asarray(forces, dtype=float).reshape(-1)
