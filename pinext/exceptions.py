@@ -99,6 +99,30 @@ class InconsistentInitialConditions(ConstraintError):
         super().__init__(message)
 
 
+class UnactuatedLoad(ConstraintError):
+    """The constraint forces cannot carry the load on the joints declared unactuated: no
+    multipliers λ give them zero torque (McClamroch (1986) §5, ``B_pᵀ λ = (M ẍ + G)_p`` has
+    no solution), e.g. a load held at one point asked to turn about it.
+
+    Attributes:
+        joints: The unactuated joints left with a torque.
+        torque: Joint name -> the torque (or force) that no constraint force balances
+            [N.m or N], per DOF.
+    """
+
+    def __init__(self, torque: dict[str, np.ndarray]) -> None:
+        self.torque = {name: np.array(t, dtype=float) for name, t in torque.items()}
+        self.joints = list(self.torque)
+        listing = ", ".join(
+            f"'{name}' {np.array2string(t, precision=4)}" for name, t in self.torque.items()
+        )
+        super().__init__(
+            f"the constraints cannot carry the load on the unactuated joints: {listing} "
+            "[N.m or N] would remain, balanced by no constraint force; actuate those joints "
+            "(leave them out of unactuated=) or ask for a motion the constraints can carry"
+        )
+
+
 class ExtensionError(FileFormatError, InvalidParameter):
     """A value in a URDF's ``<pinext>`` block or sidecar that is out of range or not a number.
 

@@ -614,3 +614,35 @@ def test_four_bar_example_crank_torque_is_the_constrained_inverse_dynamics(tmp_p
     monkeypatch.setattr("sys.argv", ["four_bar.py", "--quick"])
     example.main()
     assert (tmp_path / "out" / "four_bar_torque.png").stat().st_size > 10_000
+
+
+def test_close_loops_holds_a_prescribed_crank_at_its_law():
+    """examples/four_bar.urdf with a Prescribed crank θ(t) = 0.3 + 2π t [rad]: the crank is a
+    given of the closure, so close_loops (at t = 0.25 s and t = 0, from seeded guesses with
+    every joint 0.2 rad off) puts it on its law and closes the loop with the coupler and
+    rocker alone. The pose equals the closed form
+    ``closed_angles(θ)`` and the velocity ``S θ̇`` of the one-DOF model; simulate then starts
+    (no InconsistentInitialConditions) and the crank follows its law."""
+    example = _example("four_bar")
+    linkage, _ = example.build()
+
+    def law(t: float) -> tuple[float, float, float]:
+        return 0.3 + 2 * np.pi * t, 2 * np.pi, 0.0
+
+    system = px.System(linkage.robot, components=[px.Prescribed("crank_joint", law, name="crank")])
+    reduced = ReducedFourBar(system.model)
+    rng = np.random.default_rng(84)
+    for t0 in (0.25, 0.0):  # simulate starts from the last, at t = 0
+        theta = law(t0)[0]
+        closed, s = reduced.basis(theta)
+        guess = closed + rng.uniform(-0.2, 0.2, 3)  # the crank off its law too
+        x0 = px.close_loops(system, guess, rng.normal(size=3), t=t0)
+        q0, v0 = system.split(x0)
+        assert q0[0] == theta and v0[0] == 2 * np.pi
+        assert np.abs(q0 - closed).max() < 1e-10
+        assert np.abs(v0 - s * 2 * np.pi).max() < 1e-9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RedundantConstraintWarning)
+        traj = px.simulate(system, 0.5, x0=x0, output_dt=0.05)
+    assert np.abs(traj.q[:, 0] - (0.3 + 2 * np.pi * traj.t)).max() < 1e-12
+    assert traj.constraint_residual("pivot").max() < 1e-9

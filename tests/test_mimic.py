@@ -84,3 +84,76 @@ def test_pinext_info_counts_the_panda_fingers_as_one_dof(panda):
     assert system.independent_dofs() == 8
     assert ("independent DOF", "8") in system.describe()
     assert px.System(panda, mimic=False).independent_dofs() == 9
+
+
+def test_a_mimic_on_no_dof_is_left_out_with_one_warning(tmp_path):
+    """A <mimic> on a fixed joint, and one whose leader the URDF does not define, couple no
+    DOF: System leaves them out with one SkippedMimicWarning naming each element, its joint
+    and the URDF (with the closest joint name), and keeps the valid coupling."""
+    joints = "".join(
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="0 0 -0.3"/><axis xyz="0 1 0"/>{mimic}'
+        '<limit lower="-3" upper="3" effort="10" velocity="10"/></joint>'
+        for name, kind, parent, child, mimic in [
+            ("j0", "revolute", "base", "l0", ""),
+            ("j1", "revolute", "l0", "l1", '<mimic joint="j00"/>'),
+            ("j2", "revolute", "l1", "l2", '<mimic joint="j0" multiplier="-2"/>'),
+            ("f", "fixed", "l2", "l3", '<mimic joint="j0"/>'),
+        ]
+    )
+    links = "".join(
+        f'<link name="l{i}"><inertial><mass value="1"/>'
+        '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>'
+        for i in range(4)
+    )
+    path = tmp_path / "mimics.urdf"
+    path.write_text(f'<robot name="r"><link name="base"/>{links}{joints}</robot>')
+    robot = px.load_urdf(path)
+    with pytest.warns(px.constraints.SkippedMimicWarning) as caught:
+        system = px.System(robot)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert f"mimics.urdf ({path})" in message and "2 <mimic> element(s) left out" in message
+    assert "<mimic joint='j00'> of joint 'j1': the model has no joint 'j00'; did you mean 'j0'" in (
+        message
+    )
+    assert "<mimic joint='j0'> of joint 'f': 'f' is a fixed joint" in message
+    assert "1 other coupling(s) hold" in message
+    assert [repr(c) for c in system.components if isinstance(c, px.Mimic)] == [
+        "Mimic('j2', 'j0', -2.0, 0.0)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "skipped", "why"),
+    [
+        ("talos_arm", 6, "'gripper_left_inner_double_joint' is a fixed joint"),
+        ("talos", 12, "'gripper_right_fingertip_3_joint' is a fixed joint"),
+        ("alex_psyonic_hands", 8, "no joint 'index_q1'; did you mean 'Left_index_q1'"),
+    ],
+)
+def test_example_robot_data_mimics_on_no_dof_leave_the_robot_usable(robots_dir, name, skipped, why):
+    """example-robot-data's Talos puts its gripper <mimic> elements on fixed joints, and
+    alex_psyonic_hands's name leaders without their Left_/Right_ prefix: System used to stop
+    with NameNotFound. Now it builds with one warning that names the URDF and every element
+    left out, and is the System of ``mimic=False``; the Talos arm then simulates 0.3 s from a
+    seeded state with its energy audit closed to 1e-9."""
+    robot = px.load_robot(name)
+    with pytest.warns(px.constraints.SkippedMimicWarning) as caught:
+        system = px.System(robot)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert robot.path in message and f"{skipped} <mimic> element(s) left out" in message
+    assert message.count("<mimic joint=") == skipped and why in message
+    assert not [c for c in system.components if isinstance(c, px.Mimic)]
+    plain = px.System(robot, mimic=False)
+    assert [type(c) for c in system.components] == [type(c) for c in plain.components]
+    if name == "talos_arm":
+        rng = np.random.default_rng(6)
+        model = system.model
+        q0 = pin.randomConfiguration(model, model.lowerPositionLimit, model.upperPositionLimit)
+        q0 = 0.5 * q0 + 0.5 * pin.neutral(model)  # away from the stops
+        v0 = rng.normal(scale=0.2, size=model.nv)
+        traj = px.simulate(system, 0.3, q0=q0, v0=v0, output_dt=0.05)
+        assert traj.t[-1] == pytest.approx(0.3)
+        assert traj.energy_balance().max_relative() < 1e-9

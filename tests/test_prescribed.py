@@ -10,6 +10,8 @@ from scipy.interpolate import CubicSpline
 import pinext as px
 from pinext.exceptions import InvalidParameter, NameNotFound
 
+from .conftest import ROOT
+
 OMEGA, PERIOD = 6.0, 15.0
 
 
@@ -87,3 +89,54 @@ def test_bad_prescriptions_are_rejected():
         px.System(robot, components=[px.Prescribed("nope", np.sin)])
     with pytest.raises(InvalidParameter, match="must be callable"):
         px.Prescribed("joint1", 3.0)
+    floating = px.free_body(robot, "load", 1.0, np.eye(3) * 1e-3)
+    with pytest.raises(InvalidParameter, match="revolute, continuous or prismatic"):
+        px.System(floating, components=[px.Prescribed("load_joint", np.sin)])
+
+
+def test_a_continuous_crank_is_prescribed_as_the_revolute_one(tmp_path):
+    """The four-bar of examples/four_bar.py with its crank a URDF ``continuous`` joint
+    (Pinocchio's unbounded revolute, q = (cos θ, sin θ)) driven through one revolution in
+    1 s: close_loops puts it on its law, the configuration is (cos θ, sin θ) of the law's
+    angle, and the crank torque and the coupler and rocker angles equal those of the
+    revolute crank of the example to 1e-8 (two runs of the same physics in other
+    coordinates, each integrated to rtol 1e-10)."""
+    import importlib.util
+    import warnings
+
+    path = ROOT / "examples" / "four_bar.py"
+    spec = importlib.util.spec_from_file_location("four_bar", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    revolute, reference = example.crank_run(1.0, output_dt=0.05)
+    text = example.URDF.read_text()
+    crank = '<joint name="crank_joint" type="revolute">'
+    assert crank in text
+    urdf = tmp_path / "four_bar_continuous.urdf"  # no meshes: it loads from anywhere
+    urdf.write_text(text.replace(crank, crank.replace("revolute", "continuous")))
+    robot = px.load_urdf(urdf)
+    assert robot.model.joints[1].nq == 2
+    theta0 = reference.q[0, 0]
+    law = example.revolution(1.0)
+
+    def position(t: float) -> tuple[float, float, float]:
+        angle, rate, acceleration = law(t)
+        return theta0 + angle, rate, acceleration
+
+    system = px.System(robot, components=[px.Prescribed("crank_joint", position, name="crank")])
+    guess = np.r_[np.cos(theta0) + 0.1, np.sin(theta0), reference.q[0, 1:] + 0.1]
+    x0 = px.close_loops(system, guess)
+    q0 = system.split(x0)[0]
+    assert np.abs(q0[:2] - [np.cos(theta0), np.sin(theta0)]).max() < 1e-15
+    assert np.abs(q0[2:] - reference.q[0, 1:]).max() < 1e-10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", px.contact.RedundantConstraintWarning)
+        traj = px.simulate(system, 1.0, x0=x0, output_dt=0.05)
+    angle = np.arctan2(traj.q[:, 1], traj.q[:, 0])
+    wrapped = np.angle(np.exp(1j * (angle - reference.q[:, 0])))
+    assert np.abs(wrapped).max() < 1e-12
+    assert np.abs(traj.q[:, 2:] - reference.q[:, 1:]).max() < 1e-8
+    assert np.abs(traj.v - reference.v).max() < 1e-7
+    torque, expected = traj.outputs["crank.torque"][:, 0], reference.outputs["crank.torque"][:, 0]
+    assert np.abs(torque - expected).max() < 1e-8 * (1 + np.abs(expected).max())
+    assert traj.energy_balance().max_relative() < 1e-9

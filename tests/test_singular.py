@@ -11,7 +11,7 @@ import pinocchio as pin
 import pytest
 
 import pinext as px
-from pinext.exceptions import InvalidParameter
+from pinext.exceptions import InvalidParameter, UnactuatedLoad
 
 from .conftest import ROOT
 from .test_assembly import two_arms_holding_a_box
@@ -181,3 +181,67 @@ def test_two_arms_carry_example_writes_the_page_with_both_grip_forces(tmp_path, 
     for name in ("left grip", "right grip"):
         assert any(f"/pinext/forces/{name}/shaft" in n for n in names)
         assert any(f"/pinext/loops/{name}/a" in n for n in names)
+
+
+def test_four_bar_inverse_dynamics_at_every_state_equals_the_reduced_model():
+    """The four-bar of examples/four_bar.urdf (a hinge loop: 5 rows of rank 2), coupler and
+    rocker unactuated, at 200 seeded states all round the crank circle: the crank torque of
+    constrained_inverse_dynamics equals the virtual-work torque ``Sᵀ (M q̈ + h)`` of the
+    one-DOF model (q = q(θ) in closed form, q̇ = S θ̇, q̈ = S θ̈ + c; Pinocchio's crba and
+    nonLinearEffects), the unactuated joints get none, and the System's forward step with
+    that torque gives back q̈. (The bug: a block ``B_aᵀ N`` zero up to rounding, 1e-17,
+    was inverted by ``lstsq``'s relative cutoff, which put the load on the passive joints.)"""
+    from .test_loop import LWA, ReducedFourBar
+
+    system = px.System(px.load_urdf(ROOT / "examples" / "four_bar.urdf"))
+    model, data = system.model, system.model.createData()
+    reduced = ReducedFourBar(model)
+    rng = np.random.default_rng(4)
+    angles = np.r_[0.0, np.pi / 2, np.pi, rng.uniform(-np.pi, np.pi, 197)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", px.contact.RedundantConstraintWarning)
+        for theta in angles:
+            rate, acceleration = rng.normal(scale=2 * np.pi), rng.normal(scale=40.0)
+            q, s = reduced.basis(theta)  # q = closed_angles(θ)
+            v = s * rate
+            pin.computeJointJacobians(model, data, q)
+            jac = pin.getFrameJacobian(model, data, model.getFrameId("tip"), LWA)[[0, 2]]
+            pin.forwardKinematics(model, data, q, v, np.zeros(3))
+            bias = pin.getFrameClassicalAcceleration(model, data, model.getFrameId("tip"), LWA)
+            a = s * acceleration + np.r_[0.0, -np.linalg.solve(jac[:, 1:], bias.linear[[0, 2]])]
+            mass = pin.crba(model, data, q)
+            mass = np.triu(mass) + np.triu(mass, 1).T
+            crank = s @ (mass @ a + pin.nonLinearEffects(model, data, q, v))
+            result = px.constrained_inverse_dynamics(
+                system, q, v, a, unactuated=["coupler_joint", "rocker_joint"]
+            )
+            assert abs(result.tau[0] - crank) < 1e-9 * (1 + abs(crank))
+            assert np.all(result.tau[1:] == 0.0)
+            back = system.step(0.0, system.initial_state(q, v), result.tau).a
+            assert np.abs(back - a).max() < 1e-8 * (1 + np.abs(a).max())
+
+
+def test_inverse_dynamics_refuses_a_load_the_constraints_cannot_carry():
+    """A rigid load held at one point (a point loop: no torque passes) is unactuated: at rest
+    with no angular acceleration its rotation needs no torque and the inverse dynamics
+    holds; asked to turn it, no constraint force can, and UnactuatedLoad names the load's
+    joint and the torque ``I ω̇`` that would remain (Euler's equation at rest)."""
+    from .test_loop import gripped_load, random_closed_state
+
+    inertia = np.diag([0.02, 0.03, 0.04])
+    system, _ = gripped_load("point", inertia=inertia)
+    rng = np.random.default_rng(41)
+    x = random_closed_state(system, rng)
+    q, v = system.split(x)
+    u = np.r_[rng.normal(size=6) * 5, np.zeros(6)]
+    a = system.step(0.0, x, u).a
+    assert np.abs(v[9:]).max() == 0.0 and np.abs(a[9:]).max() < 1e-12  # the load does not turn
+    result = px.constrained_inverse_dynamics(system, q, v, a)
+    assert _close(result.tau, u, 1e-9)
+    turning = a.copy()
+    turning[9:] = [1.0, -2.0, 0.5]  # [rad/s^2], about the load's own axes
+    with pytest.raises(UnactuatedLoad, match="'load_joint'") as caught:
+        px.constrained_inverse_dynamics(system, q, v, turning)
+    assert caught.value.joints == ["load_joint"]
+    left = caught.value.torque["load_joint"]
+    assert np.abs(left[3:] - inertia @ turning[9:]).max() < 1e-12

@@ -5,14 +5,15 @@
 :class:`Loop` closes a kinematic loop between two frames (a gripped load, two robots on one
 load, a closed linkage: McClamroch (1986) (1)–(5), (12)–(19)); :func:`close_loops` gives
 consistent initial conditions ((32), (39)). :class:`Mimic` couples the joints of a
-URDF's ``<mimic>`` elements. :func:`singular_form`, :func:`reduce` and
+URDF's ``<mimic>`` elements (those on no DOF of the model are left out with a
+:class:`SkippedMimicWarning`). :func:`singular_form`, :func:`reduce` and
 :func:`constrained_inverse_dynamics` expose the singular system (23), its reduction (24)–(28)
 and the torques of a planned constrained motion (§5).
 """
 
 from .closure import Closure, close_loops
 from .loop import Loop
-from .mimic import Mimic
+from .mimic import Mimic, SkippedMimicWarning
 from .prescribed import Prescribed
 from .singular import (
     ConstrainedInverseDynamics,
@@ -31,6 +32,7 @@ __all__ = [
     "Prescribed",
     "Reduction",
     "SingularForm",
+    "SkippedMimicWarning",
     "close_loops",
     "constrained_inverse_dynamics",
     "reduce",

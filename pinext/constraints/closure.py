@@ -156,6 +156,17 @@ def dependent_closures(closures: list[Closure], jacobians: list[np.ndarray]) -> 
     return involved
 
 
+def _held_dofs(system: System) -> np.ndarray:
+    """Velocity indices of the joints the System prescribes (:class:`pinext.Prescribed`)."""
+    model = system.model
+    dofs = [
+        np.arange(model.joints[j].idx_v, model.joints[j].idx_v + model.joints[j].nv)
+        for comp in system.components
+        for j in map(model.getJointId, comp.prescribed_joints())
+    ]
+    return np.concatenate([np.zeros(0, dtype=int), *dofs])
+
+
 def close_loops(
     system: System,
     q: np.ndarray,
@@ -170,13 +181,15 @@ def close_loops(
     Consistent initial conditions, McClamroch (1986) (32), (39): the configuration by
     Gauss–Newton steps ``q ← integrate(q, -B⁺ Θ)`` until ``|Θ| < tol``, the velocity by the
     kinetic-metric projection ``v ← v - M⁻¹Bᵀ (B M⁻¹ Bᵀ)⁺ B v`` (the velocity after a plastic
-    impact on the closures).
+    impact on the closures). Prescribed joints (:class:`pinext.Prescribed`) are givens: they
+    are set to their law at time t and held there, and only the other joints move (B and M
+    restricted to the other DOFs).
 
     Args:
         system: The System (its :class:`Closure` components: loops, mimic couplings).
         q: Configuration guess, shape (nq,).
         v: Velocity guess, shape (nv,); default zero.
-        t: Time [s].
+        t: Time [s] (the prescribed joints' laws are read at t).
         tol: Residual tolerance [m or rad].
         max_iter: Gauss–Newton steps at most.
 
@@ -190,17 +203,21 @@ def close_loops(
     closures = [c for c in system.components if isinstance(c, Closure)]
     model = system.model
     data = model.createData()
-    q = np.array(q, dtype=float)
-    v = np.zeros(model.nv) if v is None else np.array(v, dtype=float)
+    v = np.zeros(model.nv) if v is None else v
+    q, v = system.split(system.impose(t, system.initial_state(q, v)))
+    q, v = np.array(q, dtype=float), np.array(v, dtype=float)
     if not closures:
         return system.initial_state(q, v)
+    held = _held_dofs(system)
+    free = np.setdiff1d(np.arange(model.nv), held)
     for _ in range(max_iter):
         pin.computeAllTerms(model, data, q, v)
         kins = [c.kinematics(model, data, q, t) for c in closures]
         kin = stack(kins)
         if float(np.abs(kin.residual).max(initial=0.0)) < tol:
             break
-        step = np.linalg.lstsq(kin.jacobian, -kin.residual, rcond=None)[0]
+        step = np.zeros(model.nv)
+        step[free] = np.linalg.lstsq(kin.jacobian[:, free], -kin.residual, rcond=None)[0]
         q = pin.integrate(model, q, step)
     else:
         open_ = [
@@ -213,21 +230,29 @@ def close_loops(
             for c, k in zip(closures, kins, strict=True)
             if np.abs(k.residual).max() >= tol
         }
+        given = [j for comp in system.components for j in comp.prescribed_joints()]
+        held_note = (
+            f" (with the prescribed joints {', '.join(repr(j) for j in given)} held at their "
+            f"law's value at t = {t:g} s)"
+            if given
+            else ""
+        )
         raise InconsistentInitialConditions(
             f"cannot close {', '.join(open_)} after {max_iter} Gauss-Newton steps from the "
-            "given configuration: is the closure reachable (link lengths, placement), or is "
-            "the guess on another branch?",
+            f"given configuration{held_note}: is the closure reachable (link lengths, "
+            "placement, the prescribed positions), or is the guess on another branch?",
             residuals,
         )
     mass = np.triu(data.M) + np.triu(data.M, 1).T
-    jacobian = kin.jacobian
+    jacobian = kin.jacobian[:, free]
     try:
-        minv_jt = np.linalg.solve(mass, jacobian.T)
+        minv_jt = np.linalg.solve(mass[np.ix_(free, free)], jacobian.T)
     except np.linalg.LinAlgError:
         raise ConstraintError(
             "the mass matrix is singular, so the velocity cannot be projected onto "
             f"{', '.join(c.describe() for c in closures)}: a joint moves no mass (a link "
             "without mass and inertia at the end of a chain)"
         ) from None
-    multipliers = np.linalg.lstsq(jacobian @ minv_jt, jacobian @ v, rcond=None)[0]
-    return system.initial_state(q, v - minv_jt @ multipliers)
+    multipliers = np.linalg.lstsq(jacobian @ minv_jt, kin.jacobian @ v, rcond=None)[0]
+    v[free] -= minv_jt @ multipliers
+    return system.initial_state(q, v)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +18,12 @@ from .closure import Closure
 
 if TYPE_CHECKING:
     from ..simulation.system import System
+    from ..urdf_extensions import MimicSpec
+
+
+class SkippedMimicWarning(UserWarning):
+    """A URDF ``<mimic>`` element couples a joint that is no DOF of the Pinocchio model (a
+    ``fixed`` joint, or a name the URDF does not define): the System leaves it out."""
 
 
 class Mimic(Closure):
@@ -106,11 +115,48 @@ class Mimic(Closure):
         return f"Mimic({self.joint!r}, {self.leader!r}, {self.multiplier!r}, {self.offset!r})"
 
 
+def _missing(model: pin.Model, spec: MimicSpec) -> str | None:
+    """Why a ``<mimic>`` element cannot couple two DOFs of ``model``, or None if it can."""
+    for joint in (spec.joint, spec.leader):
+        if model.existJointName(joint):
+            continue
+        if model.existFrame(joint) and model.frames[model.getFrameId(joint)].type == (
+            pin.FrameType.FIXED_JOINT
+        ):
+            return f"'{joint}' is a fixed joint (a frame of the model, no DOF)"
+        close = difflib.get_close_matches(joint, list(model.names)[1:], n=2)
+        guess = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        return f"the model has no joint '{joint}'{guess}"
+    return None
+
+
 @register_builder(rank=31)
 def _build(robot: Any, options: dict[str, Any]) -> list[Mimic] | None:
-    """One :class:`Mimic` per ``<mimic>`` element of the robot's URDF (unless ``mimic=False``)."""
+    """One :class:`Mimic` per ``<mimic>`` element of the robot's URDF (unless ``mimic=False``).
+
+    An element whose follower or leader is no DOF of the model (example-robot-data's Talos
+    grippers put ``<mimic>`` on ``fixed`` joints; a leader the URDF does not define) couples
+    nothing: it is left out, with one :class:`SkippedMimicWarning` naming each such element,
+    its joints and the URDF."""
     if not options.get("mimic", True):
         return None
     specs = getattr(getattr(robot, "extensions", None), "mimic", {}) or {}
-    built = [Mimic(s.joint, s.leader, s.multiplier, s.offset) for s in specs.values()]
+    model = getattr(robot, "model", robot)
+    built, skipped = [], []
+    for s in specs.values():
+        reason = _missing(model, s)
+        if reason is None:
+            built.append(Mimic(s.joint, s.leader, s.multiplier, s.offset))
+        else:
+            skipped.append(f"<mimic joint='{s.leader}'> of joint '{s.joint}': {reason}")
+    if skipped:
+        path = getattr(robot, "path", None)
+        where = f"{Path(path).name} ({path})" if path else "the robot's URDF"
+        warnings.warn(
+            f"{where}: {len(skipped)} <mimic> element(s) left out, they couple no DOF of the "
+            f"model: {'; '.join(skipped)}. The robot simulates without those couplings"
+            + (f" ({len(built)} other coupling(s) hold)" if built else ""),
+            SkippedMimicWarning,
+            stacklevel=3,  # System(...) in the user's code
+        )
     return built or None

@@ -33,7 +33,8 @@ class Prescribed(Component):
     power ``τ_j q̇_j`` is booked as input work, so the energy audit stays closed.
 
     Args:
-        joint: Name of a one-DOF joint (revolute or prismatic).
+        joint: Name of a one-DOF joint: revolute, prismatic or continuous (Pinocchio's
+            unbounded revolute, configuration (cos θ, sin θ): the law gives the angle θ).
         position_law: The law of the joint position [rad or m]: a callable ``t -> q`` (then
             ``velocity`` and ``acceleration`` may be given, else central differences with step
             :data:`DIFFERENCE_STEP` are used), a callable ``t -> (q, qd, qdd)`` (e.g. a
@@ -72,18 +73,22 @@ class Prescribed(Component):
         if self.joint not in names:
             raise NameNotFound("joint", self.joint, names)
         jmodel = model.joints[model.getJointId(self.joint)]
-        if jmodel.nq != 1 or jmodel.nv != 1:
+        if jmodel.nv != 1 or jmodel.nq not in (1, 2):
             raise InvalidParameter(
                 f"joint '{self.joint}' has nq = {jmodel.nq}, nv = {jmodel.nv}; prescribed motion "
-                "needs a revolute or prismatic joint"
+                "needs a revolute, continuous or prismatic joint (one DOF)"
             )
         self.iq, self.iv, self.nq = jmodel.idx_q, jmodel.idx_v, model.nq
+        self.continuous = jmodel.nq == 2  # unbounded revolute: q = (cos θ, sin θ)
         self.row = np.zeros((1, model.nv))
         self.row[0, self.iv] = 1.0
 
     def impose(self, t: float, x: np.ndarray) -> None:
         q, qd, _ = self.law(t)
-        x[self.iq] = q
+        if self.continuous:
+            x[self.iq : self.iq + 2] = np.cos(q), np.sin(q)
+        else:
+            x[self.iq] = q
         x[self.nq + self.iv] = qd
 
     def prescribed_joints(self) -> list[str]:

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
-import scipy.linalg
 
-from ..exceptions import InvalidParameter, NameNotFound
+from ..contact.constrained import RANK_TOLERANCE
+from ..exceptions import InvalidParameter, NameNotFound, UnactuatedLoad
 from ..simulation.controls import as_control
 
 if TYPE_CHECKING:
@@ -203,18 +203,38 @@ def reduce(
     return Reduction(delassus, multipliers, free + minv_bt @ multipliers, forces)
 
 
-def _unactuated_dofs(system: System, joints: Sequence[str] | None) -> np.ndarray:
+def _unactuated_dofs(system: System, joints: Sequence[str] | None) -> dict[str, np.ndarray]:
+    """Unactuated joint name -> its DOFs (velocity indices)."""
     model = system.model
     if joints is None:
         joints = getattr(system.robot, "free_bodies", [])
     names = list(model.names)[1:]
-    dofs: list[int] = []
+    dofs: dict[str, np.ndarray] = {}
     for joint in joints:
         if joint not in names:
             raise NameNotFound("joint", joint, names)
         jmodel = model.joints[model.getJointId(joint)]
-        dofs.extend(range(jmodel.idx_v, jmodel.idx_v + jmodel.nv))
-    return np.array(sorted(dofs), dtype=int)
+        dofs[joint] = np.arange(jmodel.idx_v, jmodel.idx_v + jmodel.nv)
+    return dofs
+
+
+def _least_squares(
+    matrix: np.ndarray, rhs: np.ndarray, cutoff: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The minimum-norm least-squares solution y of ``matrix y = rhs`` and an orthonormal
+    basis of the null space of ``matrix``, singular values at or below the absolute
+    ``cutoff`` counted as zero.
+
+    The cutoff is absolute on purpose: the matrices here are blocks and products of B, and
+    a block that is zero up to rounding (1e-17 where B is 0.3) must count as zero, which a
+    cutoff relative to the block's own largest singular value (``lstsq``'s ``rcond``) does
+    not do."""
+    n = matrix.shape[1]
+    if not min(matrix.shape):
+        return np.zeros(n), np.eye(n)
+    u, s, vt = np.linalg.svd(matrix)
+    rank = int(np.count_nonzero(s > cutoff))
+    return vt[:rank].T @ ((u[:, :rank].T @ rhs) / s[:rank]), vt[rank:].T
 
 
 def constrained_inverse_dynamics(
@@ -245,7 +265,11 @@ def constrained_inverse_dynamics(
     forces (a load held by two robots: the squeeze, McClamroch (1986) (36)). The internal
     part is the free parameter: given (``internal``, e.g. a squeeze force), ``z = Nᵀ
     internal``; otherwise z gives the smallest torques ``min |u_a|``, least squares on
-    ``B_aᵀ N z = (M ẍ + G - τ_passive)_a - B_aᵀ λ_p`` (a for the actuated DOFs).
+    ``B_aᵀ N z = (M ẍ + G - τ_passive)_a - B_aᵀ λ_p`` (a for the actuated DOFs). Ranks
+    are decided by singular values relative to |B| (a block of B that is zero up to
+    rounding counts as zero), and the returned torque is zero on the unactuated DOFs once
+    ``Bᵀλ`` is checked to carry their load; with ``forces`` it is ``M ẍ + G - τ_passive -
+    Bᵀλ`` on every DOF.
 
     Args:
         system: A System with torque inputs (no drives).
@@ -269,6 +293,9 @@ def constrained_inverse_dynamics(
         InvalidParameter: The System's inputs are not joint torques, ``forces`` or
             ``internal`` has the wrong size, both are given, or ``internal`` is not internal
             (it would accelerate the unactuated DOFs).
+        UnactuatedLoad: No λ gives the unactuated joints zero torque (the constraints cannot
+            carry their load, e.g. a load held at one point asked to turn); the error names
+            the joints and the torque that would remain.
     """
     if not system.torque_inputs:
         raise InvalidParameter(
@@ -280,34 +307,64 @@ def constrained_inverse_dynamics(
     m = form.jacobian.shape[0]
     if forces is not None and internal is not None:
         raise InvalidParameter("give either forces (all of λ) or internal (its free part)")
-    passive = _unactuated_dofs(system, unactuated)
+    unactuated_dofs = _unactuated_dofs(system, unactuated)
+    passive = np.sort(np.concatenate([np.zeros(0, dtype=int), *unactuated_dofs.values()]))
     actuated = np.setdiff1d(np.arange(form.mass.shape[0]), passive)
     b_passive, b_actuated = form.jacobian[:, passive].T, form.jacobian[:, actuated].T
-    if passive.size and m:
-        particular = np.linalg.lstsq(b_passive, required[passive], rcond=None)[0]
-        null = scipy.linalg.null_space(b_passive)
-    else:
-        particular, null = np.zeros(m), np.eye(m)
+    # rank decisions relative to B as a whole (RANK_TOLERANCE, as the acceleration step)
+    cutoff = RANK_TOLERANCE * (float(np.linalg.norm(form.jacobian, 2)) if m else 0.0)
+    particular, null = _least_squares(b_passive, required[passive], cutoff)
     if forces is not None:
         multipliers = np.asarray(forces, dtype=float).reshape(-1)
         if multipliers.shape != (m,):
             raise InvalidParameter(f"forces must have shape ({m},), got {multipliers.shape}")
-    elif internal is not None:
-        given = np.asarray(internal, dtype=float).reshape(-1)
-        if given.shape != (m,):
-            raise InvalidParameter(f"internal must have shape ({m},), got {given.shape}")
-        z = null.T @ given
-        outside = float(np.abs(given - null @ z).max(initial=0.0))
-        if outside > 1e-9 * (1.0 + float(np.abs(given).max(initial=0.0))):
-            raise InvalidParameter(
-                f"internal forces must be balanced on the unactuated DOFs (B_pᵀ internal = "
-                f"0); these are not, by {outside:.3g}: they would move the load"
-            )
-        multipliers = particular + null @ z
     else:
-        residual = required[actuated] - b_actuated @ particular
-        z = np.linalg.lstsq(b_actuated @ null, residual, rcond=None)[0]
+        if internal is not None:
+            given = np.asarray(internal, dtype=float).reshape(-1)
+            if given.shape != (m,):
+                raise InvalidParameter(f"internal must have shape ({m},), got {given.shape}")
+            z = null.T @ given
+            outside = float(np.abs(given - null @ z).max(initial=0.0))
+            if outside > 1e-9 * (1.0 + float(np.abs(given).max(initial=0.0))):
+                raise InvalidParameter(
+                    f"internal forces must be balanced on the unactuated DOFs (B_pᵀ internal "
+                    f"= 0); these are not, by {outside:.3g}: they would move the load"
+                )
+        else:
+            residual = required[actuated] - b_actuated @ particular
+            z = _least_squares(b_actuated @ null, residual, cutoff)[0]
         multipliers = particular + null @ z
+        _check_balanced(form, required, multipliers, unactuated_dofs)
     tau = required - form.jacobian.T @ multipliers
+    if forces is None:
+        tau[passive] = 0.0  # balanced to rounding by _check_balanced: no actuator there
     split = {name: multipliers[rows] for name, rows in form.rows.items()}
     return ConstrainedInverseDynamics(tau, multipliers, split, null, null @ (null.T @ multipliers))
+
+
+def _check_balanced(
+    form: SingularForm,
+    required: np.ndarray,
+    multipliers: np.ndarray,
+    unactuated: dict[str, np.ndarray],
+) -> None:
+    """Raise :class:`UnactuatedLoad` unless ``Bᵀλ`` carries the load ``required`` on the
+    unactuated DOFs, to 1e-8 of the larger of the load and ``|B| |λ|`` (the rounding of a
+    consistent solve is eps times these)."""
+    if not unactuated:
+        return
+    left = required - form.jacobian.T @ multipliers
+    scale = max(
+        float(np.abs(required).max(initial=0.0)),
+        float(np.linalg.norm(form.jacobian, 2) * np.abs(multipliers).max(initial=0.0))
+        if multipliers.size
+        else 0.0,
+    )
+    tolerance = 1e-8 * scale
+    unbalanced = {
+        joint: left[dofs]
+        for joint, dofs in unactuated.items()
+        if np.abs(left[dofs]).max() > tolerance
+    }
+    if unbalanced:
+        raise UnactuatedLoad(unbalanced)
