@@ -83,6 +83,30 @@ class ConstraintError(PinextError):
     """Inconsistent or degenerate constraints (contact tasks, Gauss's principle)."""
 
 
+class EventError(ConstraintError):
+    """An event's map has no solution in a run (an impact that the System's other rows make
+    impossible: a prescribed motion or a loop driving a joint through its stop).
+
+    Attributes:
+        event: The event's name.
+        components: The components whose rows took part (the phase's constrained ones).
+        time: The time of the event [s].
+        state: The public state at the event.
+    """
+
+    def __init__(
+        self, message: str, event: str, components: list[str], time: float, state: np.ndarray
+    ) -> None:
+        self.event = event
+        self.components = list(components)
+        self.time = float(time)
+        self.state = np.array(state, copy=True)
+        super().__init__(
+            f"{event} at t = {self.time:.9g} s (rows of {', '.join(self.components)}): "
+            f"{message}; state = {np.array2string(self.state, precision=6, threshold=40)}"
+        )
+
+
 class InconsistentInitialConditions(ConstraintError):
     """The closures (loops, mimic couplings) do not hold at the start of a run and cannot be
     made to (McClamroch (1986) (32), (39): consistent initial conditions).

@@ -50,3 +50,54 @@ def state(model: pin.Model, rng: np.random.Generator):
 def rel(x, ref) -> float:
     """Largest error relative to 1 + the largest reference value."""
     return float(np.max(np.abs(x - ref)) / (1.0 + np.max(np.abs(ref))))
+
+
+def random_pose(model: pin.Model, rng: np.random.Generator) -> np.ndarray:
+    """A configuration drawn uniformly within the model's finite position limits (the other
+    coordinates neutral), normalised (free-flyer quaternions)."""
+    low, high = model.lowerPositionLimit, model.upperPositionLimit
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = np.isfinite(low) & np.isfinite(high) & (high - low < 1e3)
+    q = pin.neutral(model)
+    q[finite] = rng.uniform(low[finite], high[finite])
+    return pin.normalize(model, q)
+
+
+#: Limits hold to this [rad or m]: the Baumgarte-stabilised rows keep them to rounding.
+LIMIT_HOLD = 1e-9
+#: Relative energy residual of an event-driven run at the default tolerances.
+ENERGY_HOLD = 1e-8
+
+
+def assert_sound_run(model: pin.Model, traj) -> None:
+    """The laws every run of a real robot obeys, whatever its start.
+
+    * Every joint that starts inside its range stays inside to :data:`LIMIT_HOLD`; one that
+      starts outside does from its ``limit-inside`` event on.
+    * The energy audit balances to :data:`ENERGY_HOLD` (relative).
+    * No row records two empty events in a row (zero impulse at zero approach speed: a row
+      that rests where it is and fires on rounding).
+    """
+    from pinext.contact import joint_limits
+    from pinext.simulation.component import REST_TOLERANCE
+
+    entered = {e.info.get("joint"): e.t for e in traj.events if e.name.startswith("limit-inside")}
+    for lim in joint_limits(model):
+        q = traj.q[:, lim.iq]
+        start = q[0]
+        if not lim.lower - LIMIT_HOLD <= start <= lim.upper + LIMIT_HOLD:
+            if lim.joint not in entered:
+                continue
+            q = q[traj.t > entered[lim.joint]]
+        excess = max(
+            float(np.max(lim.lower - q, initial=0.0)), float(np.max(q - lim.upper, initial=0.0))
+        )
+        assert excess <= LIMIT_HOLD, f"{lim.joint} past its limit by {excess:.3g}"
+    assert traj.energy_balance().max_relative() <= ENERGY_HOLD, traj.energy_balance().max_relative()
+    empty_before: dict[str, bool] = {}
+    for e in traj.events:
+        if "impulse" not in e.info or "approach_velocity" not in e.info:
+            continue
+        empty = not np.any(e.info["impulse"]) and abs(e.info["approach_velocity"]) <= REST_TOLERANCE
+        assert not (empty and empty_before.get(e.name, False)), f"repeated empty {e.name} at {e.t}"
+        empty_before[e.name] = empty

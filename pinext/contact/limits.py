@@ -715,10 +715,11 @@ def _impact(
         )
     except ConstraintError as err:
         joint = comp.limits[k].joint
+        others = sorted({owner for owner, _ in rows if owner != name})
         raise ConstraintError(
-            f"joint '{joint}' reaches its limit, but the other rows of the System (prescribed "
-            f"motion, loops) drive it through: {err}. Leave its limit out "
-            "(System(..., joint_limits=False), or a JointLimits on a model without it)"
+            f"joint '{joint}' reaches its limit, but the rows of {', '.join(others) or 'none'} "
+            f"drive it through: {err}. Leave its limit out (System(..., joint_limits=False), "
+            "or a JointLimits on a model without it)"
         ) from None
     x[nq : nq + nv] = result.v_plus
     return x, result.impulse[own : own + 1]

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from tqdm.auto import tqdm
 
-from ..exceptions import IntegrationError, InvalidParameter
+from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
 from ..robot import Robot
 from . import dop853
 from .arguments import as_initial_state, check_options, checked_control, output_times
@@ -305,7 +305,15 @@ def simulate(
             info: dict[str, Any] = {}
             if event.action is not None:
                 trial = system.trial(t, phase, owner, law)
-                x, mode, info = event.action(t, x, phase.get(owner.name), trial)
+                try:
+                    x, mode, info = event.action(t, x, phase.get(owner.name), trial)
+                except ConstraintError as err:
+                    involved = [
+                        c.name
+                        for c in system.components
+                        if c is owner or c.is_constrained(phase.get(c.name))
+                    ]
+                    raise EventError(str(err), event.name, involved, t, x) from None
                 x = system.impose(t, x)
                 phase = system.settle(t, x, phase.replace(owner.name, mode), law, skip=owner)
             info = {**info, "energy_loss": energy_before - system.energy(x)}
