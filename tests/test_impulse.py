@@ -43,6 +43,50 @@ def test_lcp_equals_enumeration_on_random_problems():
         np.testing.assert_allclose(P, _enumerate_lcp(delassus, b), atol=1e-10)
 
 
+def test_lcp_with_dependent_rows_equals_nnls_on_1000_problems():
+    """Redundant rows (duplicates and non-negative combinations of other rows: both finger
+    stops of a gripper, a stop and a stuck joint's friction row) leave the feasible set and
+    hence the post-impact velocity unchanged, and make the Delassus matrix only semi-definite.
+    Reference: the plastic impact as a non-negative least-squares problem,
+    ``min ½|A P + Lᵀ v⁻|²`` over ``P ≥ 0`` with ``A = L⁻¹ Jᵀ`` and ``M = L Lᵀ``, whose
+    normal equations are the LCP (scipy's NNLS, Lawson & Hanson); the velocity after is
+    unique."""
+    import scipy.optimize
+
+    rng = np.random.default_rng(2026)
+    for _ in range(1000):
+        n = int(rng.integers(2, 9))
+        independent = rng.normal(size=(int(rng.integers(1, n + 1)), n))
+        combos = rng.uniform(0.0, 1.0, size=(int(rng.integers(1, 5)), independent.shape[0]))
+        combos[rng.uniform(size=combos.shape) < 0.5] = 0.0  # duplicates and partial sums
+        jacobian = rng.permutation(np.vstack([independent, combos @ independent]))
+        factor = rng.normal(size=(n, n))
+        mass = factor @ factor.T + 0.1 * np.eye(n)
+        v = rng.normal(size=n)
+        lower = np.linalg.cholesky(mass)
+        delassus = jacobian @ np.linalg.solve(mass, jacobian.T)
+        b = jacobian @ v
+        P, active = solve_lcp(delassus, b)
+        w = delassus @ P + b
+        scale = np.abs(b).max()
+        assert P.min() >= 0.0 and w.min() >= -1e-9 * scale
+        assert np.abs(w[active]).max(initial=0.0) <= 1e-9 * scale
+        assert abs(P @ w) <= 1e-9 * scale * (1.0 + np.abs(P).sum())
+        A = np.linalg.solve(lower, jacobian.T)
+        reference = scipy.optimize.nnls(A, -lower.T @ v)[0]
+        v_plus = v + np.linalg.solve(mass, jacobian.T @ P)
+        v_ref = v + np.linalg.solve(mass, jacobian.T @ reference)
+        assert np.abs(v_plus - v_ref).max() <= 1e-8 * max(1.0, np.abs(v).max())
+
+
+def test_lcp_of_rows_that_contradict_each_other_says_so():
+    """A bilateral row that drives a unilateral one through its surface: no solution."""
+    delassus = np.array([[1.0, 1.0], [1.0, 1.0]])  # the same direction twice
+    b = np.array([1.0, -1.0])  # held at +1 by the bilateral row, approaching at -1
+    with pytest.raises(px.exceptions.ConstraintError, match="contradict"):
+        solve_lcp(delassus, b, np.array([True, False]))
+
+
 def _rod(length=1.0, mass=1.0):
     """A planar rod (x, z, pitch) with frames "left" and "right" at its ends."""
     model = pin.Model()

@@ -100,7 +100,8 @@ def solve_lcp(
     for _ in range(PROXIMAL_ITERATIONS):
         P, active = _murty(regularized, b - eps * P, bilateral, active)
         held = float(np.abs((G @ P + b)[active]).max(initial=0.0))
-        if held <= LCP_TOLERANCE * max(scale, g_scale * np.abs(P).max(initial=0.0)):
+        rounding = ROUNDING * g_scale * np.abs(P).max(initial=0.0)  # of G P's products
+        if held <= max(LCP_TOLERANCE * scale, rounding):
             P[~bilateral] = np.maximum(P[~bilateral], 0.0)
             return P, active
     raise ConstraintError(
@@ -115,6 +116,8 @@ PROXIMAL_REGULARIZATION = 1e-9
 PROXIMAL_ITERATIONS = 50
 #: Relative velocity residual of held rows below which :func:`solve_lcp` has converged.
 LCP_TOLERANCE = 1e-10
+#: The rounding of the products ``G P`` (a few hundred machine epsilons).
+ROUNDING = 1e-13
 
 
 def _murty(
