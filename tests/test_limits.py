@@ -191,3 +191,39 @@ def _pendulum_model_with_limit():
     model.lowerPositionLimit[:] = -1.0
     model.upperPositionLimit[:] = 1.0
     return model
+
+
+def test_a_loop_that_drives_a_joint_through_its_stop_is_named(tmp_path):
+    """The one case without a solution: a prescribed crank turns a four-bar whose rocker has a
+    stop inside its swing. The impact problem is contradictory (the loop and the crank's law
+    carry the rocker through), and the error names the event, the components, the time and
+    the state."""
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    sys.path.insert(0, str(examples))
+    try:
+        import four_bar
+    finally:
+        sys.path.remove(str(examples))
+    text = four_bar.URDF.read_text()
+    start = text.index('<joint name="rocker_joint"')
+    limit = text.index('<limit lower="-1000" upper="1000"', start)
+    path = tmp_path / "four_bar.urdf"  # the rocker swings over [3.82, 4.51] rad: a stop at 4.3
+    path.write_text(text[:limit] + text[limit:].replace('upper="1000"', 'upper="4.3"', 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        linkage = px.System(px.load_urdf(path))
+        x0 = px.close_loops(linkage, four_bar.GUESS)
+        theta0 = float(x0[0])
+        law = four_bar.revolution(1.0)
+        crank = px.Prescribed("crank_joint", lambda t: (theta0 + law(t)[0], *law(t)[1:]))
+        system = px.System(linkage.robot, components=[crank])
+        with pytest.raises(px.exceptions.EventError) as caught:
+            px.simulate(system, 1.0, x0=x0)
+    err = caught.value
+    assert err.event.startswith("limit") and 0.0 < err.time < 1.0
+    assert {"prescribed:crank_joint", "joint_limits", "pivot"} <= set(err.components)  # the loop
+    assert err.state[2] == pytest.approx(4.3, abs=1e-9)  # the rocker on its stop
+    assert "rocker_joint" in str(err) and "t = " in str(err) and "state = " in str(err)
