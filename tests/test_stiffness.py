@@ -17,6 +17,7 @@ from pinext.simulation.stiffness import (
     dop853_steps,
     estimate_stiffness,
     linearised_matrix,
+    unresolvable_vibrations,
 )
 from tests.conftest import URDF, pendulum_urdf
 
@@ -135,3 +136,39 @@ def test_decaying_fast_modes_against_the_closed_form(tmp_path, damping, t_final)
         warnings.simplefilter("ignore", RuntimeWarning)
         run = px.simulate(system, t_final, q0=np.array([0.01]), rtol=1e-6)
     assert run.meta["stats"]["method"] == ("Radau" if expected else "DOP853")
+
+
+def test_an_undamped_vibration_too_fast_to_resolve_is_reported_at_the_start(tmp_path):
+    """An undamped elastic transmission of 1e11 N.m/rad on a pendulum rings at
+    ``ω² = k (1 / (J_rotor n²) + 1 / J_link)``: the start of the run says so, with its frequency, before any
+    step is taken (the control law stops the run at its first call)."""
+
+    path = tmp_path / "p.urdf"
+    path.write_text(pendulum_urdf(1))
+    motor = DCMotor(
+        resistance=200.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    system = px.System(
+        px.load_urdf(path), drives={"j0": Drive(motor, ElasticTransmission(50.0, 1e11, 0.0))}
+    )
+    robot = px.load_urdf(path)
+    link = pin.crba(robot.model, robot.data, np.zeros(1))[0, 0]  # [kg.m^2]
+    rotor = 1e-5 * 50.0**2  # reflected to the joint [kg.m^2]
+    expected = np.sqrt(1e11 * (1 / rotor + 1 / link)) / (2 * np.pi)  # two masses, one spring
+
+    class Stop(Exception):
+        pass
+
+    def law(t, x):
+        if t > 0.0:  # past the checks at the start
+            raise Stop
+        return np.zeros(1)
+
+    with pytest.warns(RuntimeWarning, match="undamped vibration at") as caught:
+        with pytest.raises(Stop):
+            px.simulate(system, 1.0, control=law)
+    assert unresolvable_vibrations(np.array([-1.0 + 1e3j, -1.0 - 1e3j]), 1.0)[1] > 0
+    assert unresolvable_vibrations(np.array([-1e4 + 1e3j, -1e4 - 1e3j]), 1.0) == (0.0, 0.0)
+    message = next(str(w.message) for w in caught if "undamped" in str(w.message))
+    frequency = float(message.split("vibration at ")[1].split(" Hz")[0])
+    assert frequency == pytest.approx(expected, rel=2e-3)  # printed to 3 digits

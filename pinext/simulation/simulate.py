@@ -18,7 +18,12 @@ from .chart import Chart, chart_event
 from .component import Component, Event, Phase
 from .recorder import Recorder
 from .rhs import make_rhs
-from .stiffness import DOP853_STABILITY_BOUND, decaying_fast_modes, spectrum
+from .stiffness import (
+    DOP853_STABILITY_BOUND,
+    decaying_fast_modes,
+    spectrum,
+    unresolvable_vibrations,
+)
 from .system import System
 from .trajectory import EventRecord, Trajectory
 
@@ -29,6 +34,10 @@ STIFF_STEPS = 1e6
 #: takes fewer evaluations than Radau IIA's fifth (measured on the Panda's elastic drives:
 #: Radau 0.7 × DOP853's time at rtol 1e-8, 1.2 × at 1e-9, 3 × at 1e-10).
 RADAU_RTOL = 1e-8
+#: DOP853 steps forced by a lasting vibration above which the start of a run reports it.
+VIBRATION_STEPS = 1e5
+#: Wall time [s] after which a run shows its progress bar (``progress=None``).
+PROGRESS_DELAY = 2.0
 #: Integration methods of :func:`scipy.integrate.solve_ivp` accepted by :func:`simulate`.
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 #: The implicit ones, which receive an analytic Jacobian in linear phases.
@@ -64,7 +73,7 @@ def simulate(
     atol: float = 1e-12,
     max_step: float | None = None,
     output_dt: float | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
     max_events: int = 10_000,
     dt: float | None = None,
 ) -> Trajectory:
@@ -107,12 +116,17 @@ def simulate(
             ``computeABADerivatives``; in compiled phases forward differences) and its steps
             no longer shrink with the stiffness. When DOP853's own stiffness test fires
             during a run with ``method=None``, the rest of the run continues with Radau.
+            A vibration that does not die out and forces more than
+            :data:`VIBRATION_STEPS` steps is reported at the start (its frequency, the
+            steps and evaluations it costs, and what removes it), whatever the method.
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step [s] (compiled DOP853 may stretch its last step by 1 %).
         output_dt: Sample period of the output [s]; None keeps the solver's steps. The last
             sample is at ``t_final`` even when ``output_dt`` does not divide it.
-        progress: Show a tqdm progress bar.
+        progress: Show a tqdm progress bar with an estimate of the time left: True from the
+            start, False never, None (default) once the run has lasted
+            :data:`PROGRESS_DELAY` seconds.
         max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
         dt: Step [s] of ``method="timestepping"`` (Moreau–Jean time stepping for many
             contacts, :func:`pinext.contact.timestepping.simulate_timestepping`; rtol, atol,
@@ -164,6 +178,7 @@ def simulate(
     if method == "DOP853" and not momentum:
         eigenvalues = spectrum(system, x)
         rho = float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
+        _report_vibration(eigenvalues, t_final)
         steps = t_final * rho / DOP853_STABILITY_BOUND
         if steps > STIFF_STEPS:
             advice = (
@@ -199,7 +214,8 @@ def simulate(
     bar = tqdm(
         total=float(t_final),
         unit="s",
-        disable=not progress,
+        disable=progress is False,
+        delay=PROGRESS_DELAY if progress is None else 0.0,
         desc="simulate",
         bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]",
     )
@@ -241,12 +257,16 @@ def simulate(
                 solver,
                 options,
                 switch,
-                bar if progress else None,
+                None if progress is False else bar,
             )
             segments += 1
             compiled_segments += on_compiled
             nfev += sol.nfev
             if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
+                t, x = record.segment(
+                    sol, chart, t, x, phase, None, physical=False, continuing=restarted
+                )
+                restarted = True
                 warnings.warn(
                     f"the run became stiff at t = {float(np.atleast_1d(sol.t)[-1]):.6g} s "
                     "(DOP853's stiffness test): continuing with method='Radau', whose steps "
@@ -255,10 +275,6 @@ def simulate(
                     stacklevel=2,
                 )
                 stiff_warned = True
-                t, x = record.segment(
-                    sol, chart, t, x, phase, None, physical=False, continuing=restarted
-                )
-                restarted = True
                 method, solver = "Radau", solve_ivp
                 options["method"] = method
                 switched_at = t
@@ -406,6 +422,23 @@ def _segment(
         extra["stop_when_stiff"] = True
     sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
     return sol, False
+
+
+def _report_vibration(eigenvalues: np.ndarray, t_final: float) -> None:
+    """Warn at the start of a run about a vibration that no method can skip
+    (:func:`pinext.simulation.stiffness.unresolvable_vibrations`) when it forces more than
+    :data:`VIBRATION_STEPS` steps."""
+    frequency, steps = unresolvable_vibrations(eigenvalues, t_final)
+    if steps > VIBRATION_STEPS:
+        warnings.warn(
+            f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it "
+            f"takes at least {steps:.2g} steps ({12 * steps:.2g} evaluations) for "
+            f"{t_final:g} s, with any method. To remove it: damp it (a flexible link's "
+            "damping_ratio, a transmission's damping), make the gear rigid, or use the rigid "
+            "model (the limit of a very stiff spring)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 def _raise_if_non_finite(system: System, phase: Phase, chart: Chart, law, sol) -> None:

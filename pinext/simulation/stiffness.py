@@ -159,6 +159,28 @@ def decaying_fast_modes(eigenvalues: np.ndarray, t_final: float) -> bool:
     return bool(fast.any() and np.all(-eigenvalues[fast].real * t_final >= DECAY))
 
 
+def unresolvable_vibrations(eigenvalues: np.ndarray, t_final: float) -> tuple[float, float]:
+    """The fastest vibration that does not die out over the run, and the DOP853 steps its
+    stability alone forces: ``(frequency [Hz], steps [-])``, (0, 0) without one.
+
+    A mode vibrates and stays when it is oscillatory (``|Im λ| > |Re λ|``) and does not decay
+    by ``exp(−DECAY)`` within the run. No method can skip it: an explicit one must keep
+    ``h |λ|`` inside its stability region, an implicit one must follow the oscillation to
+    keep its accuracy. Damping (``damping_ratio`` of a flexible link, a transmission's
+    damping), a rigid gear, or the rigid model (the singular-perturbation limit of a very
+    stiff spring) removes it.
+    """
+    if not eigenvalues.size or t_final <= 0:
+        return 0.0, 0.0
+    lasting = (np.abs(eigenvalues.imag) > np.abs(eigenvalues.real)) & (
+        -eigenvalues.real * t_final < DECAY
+    )
+    if not lasting.any():
+        return 0.0, 0.0
+    fastest = np.abs(eigenvalues[lasting]).max()
+    return float(fastest / (2.0 * np.pi)), float(t_final * fastest / DOP853_STABILITY_BOUND)
+
+
 def dop853_steps(system: System, t_final: float, x0: np.ndarray | None = None) -> float:
     """The least number of steps DOP853's stability allows for a run to ``t_final`` [-].
 
