@@ -140,8 +140,8 @@ def test_decaying_fast_modes_against_the_closed_form(tmp_path, damping, t_final)
 
 def test_an_undamped_vibration_too_fast_to_resolve_is_reported_at_the_start(tmp_path):
     """An undamped elastic transmission of 1e11 N.m/rad on a pendulum rings at
-    ``ω² = k (1 / (J_rotor n²) + 1 / J_link)``: the start of the run says so, with its frequency, before any
-    step is taken (the control law stops the run at its first call)."""
+    ``ω² = k (1 / (J_rotor n²) + 1 / J_link)``: the start of the run says so, with its
+    frequency, before any step is taken (the control law stops the run at its first call)."""
 
     path = tmp_path / "p.urdf"
     path.write_text(pendulum_urdf(1))
