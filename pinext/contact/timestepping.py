@@ -532,7 +532,7 @@ def simulate_timestepping(
     v0: np.ndarray | None = None,
     control: Any = None,
     output_dt: float | None = None,
-    progress: bool = False,
+    progress: bool | None = None,
     contacts: Sequence[Any] | None = None,
     solver: str = "admm",
     tolerance: float = 1e-10,
@@ -560,7 +560,8 @@ def simulate_timestepping(
         control: Inputs: None, a constant vector, a :class:`pinext.Schedule` or ``u(t, x)``,
             held constant over each step.
         output_dt: Sample period [s] (rounded to a multiple of ``dt``); None: every step.
-        progress: Show a tqdm progress bar.
+        progress: Show a tqdm progress bar: True from the start, False never, None
+            (default) once the run has lasted 2 s.
         contacts: The point contacts (Contact objects, constraints or dicts); default: the
             System's planar contacts, else the robot's ``[[contacts]]``.
         solver: ``"admm"`` or ``"pgs"`` (Pinocchio's conic solvers).
@@ -635,7 +636,8 @@ def simulate_timestepping(
     bar = tqdm(
         total=float(t_final),
         unit="s",
-        disable=not progress,
+        disable=progress is False,
+        delay=2.0 if progress is None else 0.0,
         desc="timestepping",
         bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]",
     )
@@ -678,7 +680,7 @@ def simulate_timestepping(
             x = x_next
             if not np.all(np.isfinite(x)):
                 raise IntegrationError("non-finite state", t, states[-1] if states else x)
-            if progress:
+            if progress is not False:
                 bar.update(h)
         times.append(t)
         states.append(x.copy())
