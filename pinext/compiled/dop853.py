@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
+from ..simulation.component import REST_TOLERANCE
 from .phase import rhs
 from .spatial import kernel
 
@@ -212,7 +213,10 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
         if t <= ev_time[e]:
             return 1.0
         d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
-        if d == ev_bound[j0 + 1] and y[ev_index[j0 + 1]] == 0.0:  # rests where it left
+        if (
+            abs(d - ev_bound[j0 + 1]) <= REST_TOLERANCE
+            and abs(y[ev_index[j0 + 1]]) <= REST_TOLERANCE
+        ):  # rests where it left
             return 1.0
         return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2
     g = np.inf

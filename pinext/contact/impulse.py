@@ -58,7 +58,24 @@ def solve_lcp(
     delassus: np.ndarray, b: np.ndarray, bilateral: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """The mixed LCP ``w = G P + b``: ``P ≥ 0, w ≥ 0, Pᵀw = 0`` on unilateral rows, ``w = 0``
-    on bilateral rows, by Murty's least-index principal pivoting.
+    on bilateral rows, for G positive semi-definite: dependent rows (both finger stops of a
+    gripper and its ``<mimic>`` coupling, a joint stop and a stuck joint's friction row) are
+    the normal case.
+
+    The proximal-point method (Rockafellar (1976)) on Tikhonov's regularisation: each
+    iterate solves the LCP of ``G + εI`` (positive definite: one solution, found by Murty's
+    (1974) least-index principal pivoting in a finite number of pivots) with ``b − ε P_k``,
+
+    .. math::
+
+        w_{k+1} = (G + \varepsilon I) P_{k+1} + b - \varepsilon P_k,
+
+    and the iterates converge to a solution of the semi-definite problem whenever one exists
+    (at the rate ε/(σ + ε) along an eigenvalue σ of G; ε is 1e-9 of G's largest diagonal
+    entry, so two or three iterates reach rounding). Starting from P₀ = 0, the first iterate
+    is Tikhonov's solution: redundant rows share their load as the minimum-norm reactions of
+    :mod:`pinext.simulation.step` do, instead of one row carrying it and the others
+    separating with zero force.
 
     Args:
         delassus: G, shape (m, m), symmetric positive (semi-)definite.
@@ -69,42 +86,66 @@ def solve_lcp(
         (P, active): the impulses and the rows held with w = 0.
 
     Raises:
-        ConstraintError: No solution after ``2^m`` pivots (G not positive semi-definite), or
-            rows that contradict each other (a bilateral row drives a unilateral one through
-            its surface).
+        ConstraintError: The problem has no solution: rows that contradict each other (a
+            bilateral row drives a unilateral one through its surface), so that the held rows
+            keep a velocity. The message gives that velocity.
     """
     G = np.asarray(delassus, dtype=float)
     b = np.asarray(b, dtype=float)
     m = b.size
     bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
+    if m == 0:
+        return np.zeros(0), np.zeros(0, dtype=bool)
+    scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
+    g_scale = max(float(np.abs(np.diag(G)).max(initial=0.0)), 1e-300)
+    eps = PROXIMAL_REGULARIZATION * g_scale
+    regularized = G + eps * np.eye(m)
+    P = np.zeros(m)
     active = bilateral.copy()
+    for _ in range(PROXIMAL_ITERATIONS):
+        P, active = _murty(regularized, b - eps * P, bilateral, active)
+        held = float(np.abs((G @ P + b)[active]).max(initial=0.0))
+        if held <= LCP_TOLERANCE * max(scale, g_scale * np.abs(P).max(initial=0.0)):
+            P[~bilateral] = np.maximum(P[~bilateral], 0.0)
+            return P, active
+    raise ConstraintError(
+        f"the {m} rows of the impact problem contradict each other: the held rows keep a "
+        f"velocity of {held:.3g} (a bilateral row drives a unilateral one through its surface)"
+    )
+
+
+#: Tikhonov's ε of :func:`solve_lcp`, relative to the Delassus matrix's largest diagonal entry.
+PROXIMAL_REGULARIZATION = 1e-9
+#: Proximal iterations of :func:`solve_lcp` before its rows count as contradicting each other.
+PROXIMAL_ITERATIONS = 50
+#: Relative velocity residual of held rows below which :func:`solve_lcp` has converged.
+LCP_TOLERANCE = 1e-10
+
+
+def _murty(
+    G: np.ndarray, b: np.ndarray, bilateral: np.ndarray, active: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The LCP of a positive definite G by Murty's (1974) least-index principal pivoting,
+    from the guess ``active`` (bilateral rows always held)."""
+    m = b.size
+    active = active | bilateral
     scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
     g_scale = max(float(np.abs(G).max(initial=0.0)), 1e-300)
     for _ in range(2 ** min(m, 20) + m):
         P = np.zeros(m)
         if active.any():
-            sub = G[np.ix_(active, active)]
-            P[active] = np.linalg.lstsq(sub, -b[active], rcond=1e-12)[0]
+            P[active] = np.linalg.solve(G[np.ix_(active, active)], -b[active])
         w = G @ P + b
         bad = (active & ~bilateral & (P < -TOLERANCE * scale / g_scale)) | (
             ~active & (w < -TOLERANCE * scale)
         )
         if not bad.any():
-            held = np.abs(w[active]).max(initial=0.0)
-            # relative to the problem's velocities, with a floor: 1e-14 m/s is rounding
-            if held > 1e-8 * max(scale, g_scale * np.abs(P).max(initial=0.0), 1e-6):
-                raise ConstraintError(
-                    f"the {m} rows of the impact problem contradict each other: the held rows "
-                    f"keep a velocity of {held:.3g} (a bilateral row drives a unilateral one "
-                    "through its surface)"
-                )
-            P[~bilateral] = np.maximum(P[~bilateral], 0.0)
             return P, active
         i = int(np.flatnonzero(bad)[0])
+        active = active.copy()
         active[i] = not active[i]
-    raise ConstraintError(
-        f"the impact problem of {m} rows has no solution (is the Delassus matrix positive "
-        "semi-definite?)"
+    raise ConstraintError(  # unreachable for a positive definite G (Murty (1974))
+        f"principal pivoting found no solution of the impact problem of {m} rows"
     )
 
 

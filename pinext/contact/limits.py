@@ -36,6 +36,7 @@ import numpy as np
 
 from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
 from ..simulation.component import (
+    REST_TOLERANCE,
     Component,
     ConstraintRows,
     Distances,
@@ -97,11 +98,16 @@ class LimitModes:
         leaving: (index, side, t0 [s], d0 [rad or m]) of the free joints that left their
             limit on its surface (bounce, separation, lift-off): their impact event is
             :func:`leaving_distance` (the separation test).
+        outside: (index, side) of the joints beyond that side of their range since the start
+            of the run: that side is excused (no impact, no row) until the joint is back
+            inside (the event ``limit-inside:<joint>``); their other side and every other
+            joint's limits act as usual.
     """
 
     states: tuple[LimitState, ...]
     names: tuple[str, ...] = field(default=(), compare=False)
     leaving: frozenset[tuple[int, LimitState, float, float]] = frozenset()
+    outside: frozenset[tuple[int, LimitState]] = frozenset()
 
     def replace(self, i: int, state: LimitState) -> LimitModes:
         """A copy with joint i in ``state`` (no longer leaving)."""
@@ -116,6 +122,12 @@ class LimitModes:
         event carries the separation test, :func:`leaving_distance`)."""
         free = self.replace(i, LimitState.FREE)
         return replace(free, leaving=free.leaving | {(i, side, float(t0), min(float(d0), 0.0))})
+
+    def inside(self, i: int, side: LimitState, t0: float, d0: float) -> LimitModes:
+        """A copy with joint i back inside its range through ``side`` at t0 [s] (no longer
+        excused; that side's next impact event carries the separation test)."""
+        mode = replace(self, outside=self.outside - {(i, side)})
+        return replace(mode, leaving=mode.leaving | {(i, side, float(t0), min(float(d0), 0.0))})
 
     def __getitem__(self, i: int) -> LimitState:
         return self.states[i]
@@ -226,11 +238,16 @@ def leaving_distance(
     Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
     positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
     zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
-    A row that stays exactly where it left, at rest (``rate`` φ̇ given and exactly zero: held
-    there by other rows, as a joint stopped on its limit by a sticking contact), has not come
-    back either: ``g = 1`` there too.
+    A row that stays where it left, at rest (``rate`` φ̇ given; both within
+    :data:`REST_TOLERANCE` of rounding: held there by other rows, as a joint stopped on its
+    limit by a sticking contact, by its stuck joint friction or by the other finger's stop
+    through a ``<mimic>`` coupling), has not come back either: ``g = 1`` there too. A row
+    that does move back into its surface leaves that band with φ̇ < 0: the event fires there,
+    an impact at the band's speed.
     """
-    if t <= t0 or (distance == d0 and rate == 0.0):  # held where it left by other rows
+    if t <= t0 or (
+        rate is not None and abs(distance - d0) <= REST_TOLERANCE and abs(rate) <= REST_TOLERANCE
+    ):  # held where it left by other rows
         return 1.0
     return (distance - d0) / (t - t0) ** 2
 
@@ -303,8 +320,28 @@ class JointLimits(Component):
         driven = {j for comp in system.components for j in comp.prescribed_joints()}
         self.limits = [lim for lim in self.limits if lim.joint not in driven]
 
+    def start_configuration(self, q: np.ndarray) -> np.ndarray:
+        """The default start (``q`` is the neutral pose) moved into the joints' ranges: every
+        limited joint outside its range is set on its nearest limit, said once
+        (:class:`JointLimitWarning`). A run from an explicit configuration keeps it."""
+        q = np.array(q, dtype=float)
+        moved = []
+        for lim in self.limits:
+            value = float(np.clip(q[lim.iq], lim.lower, lim.upper))
+            if value != q[lim.iq]:
+                moved.append(f"'{lim.joint}' {q[lim.iq]:.6g} -> {value:.6g}")
+                q[lim.iq] = value
+        if moved:
+            warnings.warn(
+                "the neutral pose lies outside the joint ranges; the run starts from the nearest "
+                f"pose inside them ({', '.join(moved)}); give q0 to start elsewhere",
+                JointLimitWarning,
+                stacklevel=4,
+            )
+        return q
+
     def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> LimitModes | None:
-        states = []
+        states, outside = [], set()
         for k, lim in enumerate(self.limits):
             state = FREE
             for side in (LOWER, UPPER):
@@ -312,17 +349,18 @@ class JointLimits(Component):
                 if not np.isfinite(distance):
                     continue
                 if distance < -LIMIT_TOLERANCE:
+                    outside.add((k, side))
                     warnings.warn(
                         f"joint '{lim.joint}' starts at {x[lim.iq]:.6g}, outside its range "
-                        f"[{lim.lower:.6g}, {lim.upper:.6g}]; the limit engages once it is back "
-                        "inside",
+                        f"[{lim.lower:.6g}, {lim.upper:.6g}]; its {side.value} limit engages "
+                        "once it is back inside (every other limit acts from the start)",
                         JointLimitWarning,
                         stacklevel=2,
                     )
                 elif distance <= LIMIT_TOLERANCE and abs(rate) <= VELOCITY_TOLERANCE:
                     state = side
             states.append(state)
-        mode = LimitModes(tuple(states), tuple(self.joints))
+        mode = LimitModes(tuple(states), tuple(self.joints), outside=frozenset(outside))
         return self._compact(self._release(t, x, mode, trial))
 
     def _free(self) -> LimitModes:
@@ -335,7 +373,7 @@ class JointLimits(Component):
     def _compact(self, mode: LimitModes) -> LimitModes | None:
         """None when every joint is free and none is leaving a limit (the phase then has no
         mode of this component, as a run that never touches a limit)."""
-        if mode.leaving or any(s is not FREE for s in mode.states):
+        if mode.leaving or mode.outside or any(s is not FREE for s in mode.states):
             return mode
         return None
 
@@ -430,7 +468,7 @@ class JointLimits(Component):
             state = mode[k]
             if state is FREE:
                 for side, bound in ((LOWER, lim.lower), (UPPER, lim.upper)):
-                    if not np.isfinite(bound):
+                    if not np.isfinite(bound) or (k, side) in mode.outside:
                         continue
                     start = next((e[2:] for e in mode.leaving if e[:2] == (k, side)), None)
                     if start is None:
@@ -473,6 +511,18 @@ class JointLimits(Component):
                     compiled=Distances(*self._nearest_form(approaching)),
                 )
             )
+        if mode.outside:  # back inside: -distance falls through zero (one event for all)
+            outside = sorted(mode.outside, key=lambda item: (item[0], item[1].value))
+            index, sign, bound = self._nearest_form(outside)
+            events.append(
+                Event(
+                    "limit-inside",
+                    self._nearest_function(outside, -1.0),
+                    -1.0,
+                    self._inside_action(outside),
+                    compiled=Distances(index, -sign, bound),
+                )
+            )
         return events
 
     def _nearest_form(self, sides: list[tuple[int, LimitState]]):
@@ -484,23 +534,43 @@ class JointLimits(Component):
         )
         return index, sign, bound
 
-    def _nearest_distances(self, sides: list[tuple[int, LimitState]]):
-        """``distances(x)`` of every given side at once (one numpy expression per step)."""
+    def _nearest_distances(self, sides: list[tuple[int, LimitState]], orientation: float = 1.0):
+        """``distances(x)`` of every given side at once (one numpy expression per step), times
+        ``orientation`` (-1: how far beyond the limit a joint outside its range still is)."""
         index, sign, bound = self._nearest_form(sides)
+        sign = orientation * sign
 
         def distances(x: np.ndarray) -> np.ndarray:
             return sign * (x[index] - bound)
 
         return distances
 
-    def _nearest_function(self, sides: list[tuple[int, LimitState]]):
-        """The distance to the nearest limit: one event function for every approaching side."""
-        distances = self._nearest_distances(sides)
+    def _nearest_function(self, sides: list[tuple[int, LimitState]], orientation: float = 1.0):
+        """The distance to the nearest limit: one event function for every approaching side
+        (with ``orientation`` -1: for every side beyond which a joint started)."""
+        distances = self._nearest_distances(sides, orientation)
 
         def g(t: float, x: np.ndarray) -> float:
             return float(distances(x).min())
 
         return g
+
+    def _inside_action(self, sides: list[tuple[int, LimitState]]):
+        """A joint that started outside its range is back inside: its limit acts from now on
+        (the first of its impact events carries the separation test)."""
+        distances = self._nearest_distances(sides, -1.0)
+
+        def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
+            k, side = sides[int(np.argmin(distances(x)))]
+            distance = self._side(k, side, x)[1]
+            joint = self.limits[k].joint
+            return (
+                x.copy(),
+                self._full(mode).inside(k, side, t, distance),
+                {"name": f"limit-inside:{joint}", "joint": joint, "side": side.value},
+            )
+
+        return action
 
     def _nearest_action(self, sides: list[tuple[int, LimitState]]):
         """The impact on the side that the nearest-limit event reached."""

@@ -38,14 +38,43 @@ Impacts are plastic (restitution is not modelled); Coulomb friction acts during 
 in the event-driven impulse problem of :mod:`pinext.contact.impulse`.
 
 Energy: the kinetic energy change of a step is
-``½ v⁺ᵀ M v⁺ − ½ vᵀ M v = (h f + Jᵀ λ)ᵀ (v + v⁺) / 2`` (``f`` the smooth forces), so the
-contact impulses do the work ``λᵀ J (v + v⁺) / 2``; its negative is booked as dissipated
-energy, and the energy audit of the trajectory (:meth:`pinext.Trajectory.energy_balance`)
-keeps only the scheme's own discretisation error of the smooth forces as its residual
-(first order in ``h``). At a plastic impact of a point mass (``J v⁺ = 0``) the dissipation is
-``½ λ_n |v_n|``, the classical loss ``½ m v_n²``. Independently, the impulse can only remove
-kinetic energy from the free update: ``½ v⁺ᵀ M v⁺ − ½ ṽᵀ M ṽ = λᵀ J v⁺ − ½ λᵀ G λ ≤ 0``
-whenever ``λᵀ σ ≤ 0`` (complementarity) and the gaps are closed or open (``φ ≥ 0``).
+``½ v⁺ᵀ M v⁺ − ½ vᵀ M v = (h f + Jᵀ λ)ᵀ (v + v⁺) / 2`` (``f = τ − h(q, v)`` the smooth forces,
+``M = M(q)``), so the contact impulses do the work ``λᵀ J (v + v⁺) / 2``; its negative is
+booked as dissipated energy. At a plastic impact of a point mass (``J v⁺ = 0``) the
+dissipation is ``½ λ_n |v_n|``, the classical loss ``½ m v_n²``. Independently, the impulse can
+only remove kinetic energy from the free update: ``½ v⁺ᵀ M v⁺ − ½ ṽᵀ M ṽ = λᵀ J v⁺ − ½ λᵀ G λ
+≤ 0`` whenever ``λᵀ σ ≤ 0`` (complementarity) and the gaps are closed or open (``φ ≥ 0``).
+
+What the step does not conserve is the scheme's own, and it is booked as two terms of the
+audit (:func:`step_audit`, :class:`pinext.simulation.trajectory.EnergyBalance`), so that
+:meth:`pinext.Trajectory.energy_balance` closes to round-off. With the potential
+``V`` (gravity and joint springs, ``∇V = g − τ_el``) and ``c = h(q, v) − g(q)`` the
+gyroscopic forces, the exact change of the stored energy ``E = ½ vᵀ M(q) v + V(q)`` over a
+step is (the discrete energy identity of the θ-scheme, Acary (2016), for θ = 1 and forces
+held at the start of the step)
+
+.. math::
+
+    E^+ - E = W_{in} - D_{damp} - D_{contact} - D_{num} + S_{expl}
+
+    D_{num} = \\tfrac12 h f^T (v^+ - v), \\qquad
+    S_{expl} = \\big[V(q^+) - V(q) - h\\, v^{+T} ∇V(q)\\big]
+    + \\big[\\tfrac12 v^{+T} (M(q^+) - M(q)) v^+ - h\\, v^{+T} c\\big]
+
+``D_num`` is the numerical dissipation of the implicit (θ = 1) velocity update: the forces
+work on the displacement ``h v⁺`` while the kinetic energy receives their trapezoidal work
+``h fᵀ (v + v⁺) / 2``. Without an impulse in the step ``h f = M (v⁺ − v)`` and
+``D_num = ½ (v⁺ − v)ᵀ M (v⁺ − v) ≥ 0`` (the θ-scheme's ``(θ − ½) ‖Δv‖²_M`` at θ = 1, Acary (2016));
+it is zero at rest on the contacts. At a step with an impact it also holds
+``½ h fᵀ M⁻¹ Jᵀ λ`` (the smooth forces' impulse over the step, which the midpoint booking of
+the contact work counts at the mean velocity): negative, ``−½ h m g |v_n|`` for a point mass
+landing, O(h) per impact. ``S_expl`` is the consistency error of evaluating the potential and
+gyroscopic forces at the start of the step (symplectic Euler in the position): the second-order
+Taylor remainder of ``V`` (``½ h² v⁺ᵀ ∇²V v⁺`` for a spring) and of the kinetic energy in
+``q``, of either sign: a pendulum gains energy in some steps and loses it in others, the
+bounded energy oscillation of a symplectic scheme. Both are O(h²) per smooth step, so their
+sums over a run are O(h) and vanish with h; neither is computed as a remainder of the
+balance (the residual stays a check of the step).
 """
 
 from __future__ import annotations
@@ -56,7 +85,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -68,6 +97,8 @@ from ..simulation.arguments import as_initial_state, checked_control
 from ..simulation.component import Phase
 from ..simulation.system import System
 from ..simulation.trajectory import (
+    AUDIT_EXPLICIT,
+    AUDIT_NUMERICAL,
     EventRecord,
     PhaseRecord,
     Trajectory,
@@ -366,6 +397,65 @@ class TimeStepper:
         )
 
 
+class StepAudit(NamedTuple):
+    """The scheme's own energy terms of one time step [J] (see :func:`step_audit`)."""
+
+    #: ``½ h fᵀ (v⁺ − v)``: removed by the implicit (θ = 1) velocity update.
+    numerical_dissipation: float
+    #: Added by the explicit evaluation of the potential and gyroscopic forces.
+    explicit_error: float
+
+
+def step_audit(
+    system: System,
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    tau: np.ndarray,
+    result: StepResult,
+    h: float,
+) -> StepAudit:
+    """The numerical dissipation and the explicit-evaluation error of one Moreau–Jean step.
+
+    With ``f = τ − h(q, v)`` the smooth forces of the step, ``τ_el`` the joint springs
+    (``∇V = g − τ_el`` with the gravity, ``c = h(q, v) − g(q)`` the gyroscopic forces):
+
+    .. math::
+
+        D_{num} = \\tfrac12 h f^T (v^+ - v)
+
+        S_{expl} = E_{mech}(q^+, v^+) - E_{mech}(q, v^+) - h\\, v^{+T} (h(q, v) - τ_{el}(q))
+
+    where ``E_mech(q, v) = ½ vᵀ M(q) v + V(q)`` (:meth:`System.mechanism_energy`); the second
+    line is ``[V(q⁺) − V(q) − h v⁺ᵀ ∇V(q)] + [½ v⁺ᵀ (M(q⁺) − M(q)) v⁺ − h v⁺ᵀ c]``, the
+    Taylor remainders of the potential and the kinetic energy in ``q`` (the gravity cancels).
+    The step's energy identity (module docstring, after Acary (2016)) is then
+    ``ΔE = W_in − D_damp − D_contact − D_num + S_expl`` up to round-off. Without an impulse in
+    the step ``D_num = ½ (v⁺ − v)ᵀ M (v⁺ − v) ≥ 0``: the implicit velocity update only
+    dissipates. With one it also holds ``½ h fᵀ M⁻¹ Jᵀ λ`` (O(h) per impact, negative at a
+    landing under gravity); at rest on the contacts it is zero.
+
+    Args:
+        system: The System (its energies and joint springs).
+        model: The stepper's model (armature included) and a data for it.
+        data: Workspace for ``model``.
+        q: Shape (nq,). Configuration at the start of the step.
+        v: Shape (nv,). Velocity at the start of the step.
+        tau: Shape (nv,). Efforts held over the step [N.m or N].
+        result: The step (``result.q``, ``result.v``).
+        h: Step [s].
+    """
+    bias = pin.nonLinearEffects(model, data, q, v)
+    v_next = result.v
+    numerical = 0.5 * h * float((tau - bias) @ (v_next - v))
+    springs = system.joint_effort(q, np.zeros_like(v))
+    after = sum(system.mechanism_energy(result.q, v_next).values())
+    before = sum(system.mechanism_energy(q, v_next).values())
+    explicit = after - before - h * float(v_next @ (bias - springs))
+    return StepAudit(numerical, float(explicit))
+
+
 def contact_specs(system: System, contacts: Sequence[Any] | None = None) -> list[Contact]:
     """The contacts of a run: ``contacts`` (Contact objects, constraints or dicts), or the
     contacts of the System's contact components, or else the ``[[contacts]]`` of the robot's
@@ -485,7 +575,10 @@ def simulate_timestepping(
         ``contact.closed`` (in the step's contact problem) and ``contact.gap`` [m];
         ``meta["stats"]`` counts steps, solver iterations and unconverged solves (with the
         times of the first 20).
-        ``state("dissipated_energy")`` accumulates the contact dissipation plus joint damping.
+        ``state("dissipated_energy")`` accumulates the contact dissipation plus joint damping;
+        the outputs ``audit.numerical_dissipation`` and ``audit.explicit_error`` accumulate
+        the scheme's own energy terms (:func:`step_audit`), which
+        :meth:`pinext.Trajectory.energy_balance` books, so that its residual is round-off.
 
     Raises:
         InvalidParameter: Missing or bad ``dt``, unknown solver, or a component that time
@@ -532,6 +625,9 @@ def simulate_timestepping(
     lost_at = system.layout["dissipated_energy"].start
     n = len(found)
     times, states, forces, gaps, closed = [], [], [], [], []
+    numerical = explicit = 0.0  # the scheme's own energy terms, accumulated [J]
+    audit: list[tuple[float, float]] = []
+    audit_data = stepper.model.createData()
     events: list[EventRecord] = []
     iterations = unconverged = 0
     unconverged_at: list[float] = []
@@ -560,6 +656,7 @@ def simulate_timestepping(
                 forces.append(result.impulses / h)
                 gaps.append(result.gaps.copy())
                 closed.append(result.active.copy())
+                audit.append((numerical, explicit))
             iterations += result.iterations
             if not result.converged:
                 unconverged += 1
@@ -574,6 +671,9 @@ def simulate_timestepping(
             x_next[q_block], x_next[v_block] = result.q, result.v
             x_next[work_at] += float((tau - system.joint_effort(q, v)) @ result.v) * h
             x_next[lost_at] += result.dissipated + float(system.damping * v @ result.v) * h
+            terms = step_audit(system, stepper.model, audit_data, q, v, tau, result, h)
+            numerical += terms.numerical_dissipation
+            explicit += terms.explicit_error
             t = t + h
             x = x_next
             if not np.all(np.isfinite(x)):
@@ -586,6 +686,7 @@ def simulate_timestepping(
         positions_gaps = stepper.points(_placements(stepper, x[q_block], x[v_block]))[1]
         gaps.append(positions_gaps)
         closed.append(np.zeros(n, dtype=bool))
+        audit.append((numerical, explicit))
     finally:
         bar.close()
     wall = time.perf_counter() - started
@@ -595,6 +696,9 @@ def simulate_timestepping(
     traj.outputs["contact.gap"] = gap_array
     traj.outputs["contact.residual"] = np.minimum(gap_array, 0.0)
     traj.outputs["contact.closed"] = np.array(closed, dtype=float).reshape(len(times), n)
+    audit_array = np.array(audit).reshape(len(times), 2)
+    traj.outputs[AUDIT_NUMERICAL] = audit_array[:, 0]
+    traj.outputs[AUDIT_EXPLICIT] = audit_array[:, 1]
     traj.meta["contact_rows"] = [1] * n
     traj.meta["contact_names"] = [c.name for c in found]
     if specs:

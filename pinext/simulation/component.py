@@ -177,10 +177,16 @@ class Distances(NamedTuple):
     bound: np.ndarray
 
 
+#: A row that left its surface and stays within this distance [rad or m] of where it left,
+#: at a rate below it [rad/s or m/s], rests there, held by other rows (rounding, not motion).
+REST_TOLERANCE = 1e-12
+
+
 class Leaving(NamedTuple):
     """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0, and where the
-    row rests exactly where it left, ``x[rate_entry] = 0``): the separation test of a row that
-    left its stop at t0 (:func:`pinext.contact.limits.leaving_distance`)."""
+    row rests where it left within :data:`REST_TOLERANCE`, distance and rate
+    ``x[rate_entry]``): the separation test of a row that left its stop at t0
+    (:func:`pinext.contact.limits.leaving_distance`)."""
 
     entry: int
     sign: float
@@ -297,6 +303,11 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
 
     def bind(self, system: System) -> None:  # noqa: B027 - optional hook
         """Called once by System after the layout is known; may change ``system.model``."""
+
+    def start_configuration(self, q: np.ndarray) -> np.ndarray:
+        """The configuration a run starts from when none is given, from the previous
+        component's (the first sees the model's neutral pose); default: unchanged."""
+        return q
 
     def initial_state(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Initial values of the extra states (concatenated in :meth:`states` order)."""

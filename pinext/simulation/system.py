@@ -141,8 +141,17 @@ class System:
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
-        """The public state for configuration q and velocity v (defaults: rest, zero)."""
-        q = self.q_rest.copy() if q is None else np.asarray(q, dtype=float)
+        """The public state for configuration q and velocity v (defaults: the start
+        configuration, zero velocity).
+
+        The start configuration is the model's neutral pose as the components adjust it
+        (:meth:`Component.start_configuration`): with joint limits, the nearest pose inside
+        the joints' ranges."""
+        if q is None:
+            q = self.q_rest.copy()
+            for comp in self.components:
+                q = comp.start_configuration(q)
+        q = np.asarray(q, dtype=float)
         v = np.zeros(self.model.nv) if v is None else np.asarray(v, dtype=float)
         if q.shape != (self.model.nq,) or v.shape != (self.model.nv,):
             raise InvalidParameter(

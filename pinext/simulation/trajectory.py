@@ -38,9 +38,19 @@ class EventRecord:
 
 
 class EnergyBalance(NamedTuple):
-    """Energy audit of a run; every field has shape (N,) [J].
+    """Energy audit of a run; every field has shape (N,) [J], accumulated from the start.
 
-    The balance is ``energy - energy[0] = input_work - dissipated - jump_losses + residual``.
+    The balance is
+
+    .. math::
+
+        E - E_0 = W_{in} - D - L_{jump} - D_{num} + S_{expl} + r
+
+    (``energy - energy[0] = input_work - dissipated - jump_losses - numerical_dissipation
+    + explicit_error + residual``). The two scheme terms are zero for the event-driven
+    :func:`pinext.simulate`, whose integrator error is left in the residual (bounded by its
+    tolerances); a fixed-step scheme books its own discretisation energy there (time stepping:
+    see :func:`pinext.contact.timestepping.step_audit`), so its residual is round-off.
     """
 
     t: np.ndarray
@@ -48,6 +58,12 @@ class EnergyBalance(NamedTuple):
     input_work: np.ndarray
     dissipated: np.ndarray
     jump_losses: np.ndarray
+    #: Energy removed by the fixed-step scheme itself (time stepping: the θ = 1 velocity
+    #: update, ½ h fᵀ(v⁺ − v) per step, ≥ 0 in smooth motion).
+    numerical_dissipation: np.ndarray
+    #: Energy added by the explicit (start-of-step) evaluation of the potential and
+    #: gyroscopic forces (time stepping), of either sign.
+    explicit_error: np.ndarray
     residual: np.ndarray
 
     def scale(self) -> float:
@@ -58,6 +74,8 @@ class EnergyBalance(NamedTuple):
                 np.abs(self.input_work).max(),
                 np.abs(self.dissipated).max(),
                 np.abs(self.jump_losses).max(),
+                np.abs(self.numerical_dissipation).max(),
+                np.abs(self.explicit_error).max(),
                 1e-300,
             )
         )
@@ -65,6 +83,12 @@ class EnergyBalance(NamedTuple):
     def max_relative(self) -> float:
         """Largest residual relative to :meth:`scale`."""
         return float(np.abs(self.residual).max() / self.scale())
+
+
+#: Outputs of a fixed-step scheme's own energy terms (cumulative [J]), read by
+#: :meth:`Trajectory.energy_balance`.
+AUDIT_NUMERICAL = "audit.numerical_dissipation"
+AUDIT_EXPLICIT = "audit.explicit_error"
 
 
 def _jsonable(value: Any) -> Any:
@@ -231,7 +255,9 @@ class Trajectory:
         phases: The phases in order.
         events: The events in order.
         outputs: Name -> array with first dimension N: energies (``energy.kinetic``, ...),
-            ``input``, and what the components report (motor currents, contact forces, ...).
+            ``input``, what the components report (motor currents, contact forces, ...), and
+            for time stepping the scheme's own energy terms ``audit.numerical_dissipation``
+            and ``audit.explicit_error`` (cumulative [J], see :class:`EnergyBalance`).
         meta: Robot name, URDF path, flexible links, joint names: what a viewer needs.
     """
 
@@ -402,10 +428,21 @@ class Trajectory:
         return np.sum(list(self.energy_terms().values()), axis=0)
 
     def energy_balance(self) -> EnergyBalance:
-        """Audit: stored energy against input work, dissipation and event (impact) losses."""
+        """Audit: stored energy against input work, dissipation, event (impact) losses and the
+        energy terms of a fixed-step scheme.
+
+        The scheme terms are read from the outputs ``audit.numerical_dissipation`` and
+        ``audit.explicit_error`` (cumulative [J], written by time stepping; zero when absent).
+        """
         energy = self.energy()
         work = self.state("input_work")[:, 0]
         dissipated = self.state("dissipated_energy")[:, 0]
+        numerical = np.zeros_like(energy)
+        explicit = np.zeros_like(energy)
+        if AUDIT_NUMERICAL in self.outputs:
+            numerical = np.asarray(self.outputs[AUDIT_NUMERICAL], dtype=float).reshape(-1)
+        if AUDIT_EXPLICIT in self.outputs:
+            explicit = np.asarray(self.outputs[AUDIT_EXPLICIT], dtype=float).reshape(-1)
         jumps = np.zeros_like(energy)
         for event in self.events:
             loss = event.info.get("energy_loss", 0.0)
@@ -414,8 +451,8 @@ class Trajectory:
             same = after[self.t[after] == event.t]
             first = same[1] if same.size > 1 else (after[0] if after.size else len(energy))
             jumps[first:] += loss
-        residual = energy - energy[0] - work + dissipated + jumps
-        return EnergyBalance(self.t, energy, work, dissipated, jumps, residual)
+        residual = energy - energy[0] - work + dissipated + jumps + numerical - explicit
+        return EnergyBalance(self.t, energy, work, dissipated, jumps, numerical, explicit, residual)
 
     def constraint_residual(self, component: str = "contact") -> np.ndarray:
         """Largest constraint residual |s^c| of the closed contacts (or of a loop) at each

@@ -325,8 +325,10 @@ def contact_friction(trajectory: Any, contact: str, mu: float | None = None) -> 
 def energy_audit(trajectory: Any) -> Figure:
     """Energy terms and the balance residual (``Trajectory.energy_balance``).
 
-    Top: stored energies by term, total, input work, dissipated energy and impact losses [J].
-    Bottom: residual ``E - E0 - W_in + D + losses`` [J] (zero up to the integration tolerance).
+    Top: stored energies by term, total, input work, dissipated energy and impact losses [J];
+    with time stepping also the scheme's numerical dissipation and explicit-evaluation
+    error. Bottom: residual ``E - E0 - W_in + D + losses + D_num - S_expl`` [J] (zero up to the
+    integration tolerance).
     """
     balance = trajectory.energy_balance()
     t = balance.t
@@ -339,6 +341,10 @@ def energy_audit(trajectory: Any) -> Figure:
     ax.plot(t, balance.dissipated, ":", label="dissipated D")
     if np.abs(balance.jump_losses).max(initial=0.0) > 0:
         ax.plot(t, balance.jump_losses, "-.", label="impact losses")
+    if np.abs(balance.numerical_dissipation).max(initial=0.0) > 0:
+        ax.plot(t, balance.numerical_dissipation, ":", label="numerical dissipation")
+    if np.abs(balance.explicit_error).max(initial=0.0) > 0:
+        ax.plot(t, balance.explicit_error, "-.", label="explicit error")
     ax.set_ylabel("energy [J]")
     ax.set_title(f"Energy audit (max relative residual {balance.max_relative():.1e})")
     ax.legend(fontsize=7, ncols=3)
