@@ -22,13 +22,13 @@ its modes are
   as a gear held by other constraints (:class:`pinext.drives.modes.GearMode`).
 
 Friction dissipates ``μ λ_n |ṡ_t|`` [W] (:meth:`FrictionalContact.power`), booked in the
-energy audit. An impact is Newton's law with Coulomb's cone at the impulse level
+energy audit. An impact is Coulomb's cone at the impulse level (De Saxcé's form)
 (:func:`pinext.contact.impulse.frictional_impulse`): one problem with every engaged row of the
 System (the other frictional contacts, each with its own cone, frictionless contacts, joint
 limits, loops), so a rocking block's new corner sticks while the old one lifts off in the
 same impulse. The contact sticks after a plastic impact whose impulse stays in the cone,
-slides when it leaves it, and bounces with Newton's e > 0 (scaled down when it would create
-energy: Stronge (1990)). Each contact of a System is its own component (``friction:<name>``)
+slides when it leaves it, and bounces with Stronge's (1990) energetic e > 0 (scaled down when
+it would create energy). Each contact of a System is its own component (``friction:<name>``)
 with its own modes and events.
 """
 

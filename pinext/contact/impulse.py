@@ -21,12 +21,18 @@ finite number of pivots. Redundant rows (G only semi-definite) get least-squares
 each trial active set.
 
 Frictional contacts add their tangential rows and Coulomb's cone: :func:`frictional_impulse`
-(Newton's law with the cone at the impulse level), chosen by :func:`solve_impact` when the
-System's rows carry a friction coefficient.
+(De Saxcé's form of Coulomb's law at the impulse level, Stronge (1990)'s energetic
+restitution), chosen by :func:`solve_impact` when the System's rows carry a friction
+coefficient. Its solver is a nonsmooth block Gauss–Seidel method (Jean & Moreau 1992) with
+each cone solved exactly, polished by Newton's method on the mode it finds, with proximal
+iterations on Tikhonov's regularisation where rows are redundant; the
+convex relaxation of the law (Anitescu 2006) is the documented fallback. Why this solver,
+and what is known of the existence of a solution: :func:`frictional_impulse`.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import NamedTuple
 
 import numpy as np
@@ -266,24 +272,70 @@ class FrictionalImpulseResult(NamedTuple):
     v_plus: np.ndarray
     """Shape (nv,). Velocity just after the impact [rad/s or m/s]."""
     impulse: np.ndarray
-    """Shape (m,). Impulse of every row [N.s or N.m.s]: P_n >= 0 on unilateral and normal rows,
-    the tangential impulses of every cone within ``μ P_n``."""
+    """Shape (m,). Impulse of every row over the whole impact (compression and restitution)
+    [N.s or N.m.s]: P_n >= 0 on unilateral and normal rows, the tangential impulses of every
+    cone within ``μ P_n``."""
     active: np.ndarray
-    """Shape (m,). Whether a row ends the impact held (w = 0); a sliding cone's tangents are not."""
+    """Shape (m,). Whether a row is held by the impact: bilateral rows, normal and unilateral
+    rows that push (P > 0), the tangential rows of a sticking cone."""
     cones: tuple[str, ...]
-    """One of ``"open"``, ``"stick"``, ``"slip"`` per cone."""
+    """One of ``"open"``, ``"stick"``, ``"slip"`` per cone, at the end of the impact."""
     restitution_scale: float
     """The factor (≤ 1) applied to the restitution coefficients so that the impact creates no
-    energy (1 unless Newton's law with friction would have created energy)."""
+    energy (1 unless the restitution phase with friction would have created energy)."""
     jammed: bool = False
-    """No stick/slip/open mode satisfies the law (strong normal–tangential coupling, the
-    impact form of Painlevé's paradox): every engaged row is held instead (the contacts stick,
-    Génot & Brogliato (1999)'s resolution), an M-orthogonal projection of q̇⁻."""
+    """The solver found no solution of the plastic law (none is known to exist: see
+    :func:`frictional_impulse`); the impulses are then those of the convex relaxation
+    (Anitescu (2006)), which never creates energy, stays in the cones and lets no row
+    penetrate, but lets a sliding contact separate at ``μ |ṡ_t|``."""
 
 
-#: Iterations of the slip-direction fixed point ``t̂ = v_t⁺/|v_t⁺|`` of a sliding cone before
-#: the angle search.
-SLIP_ITERATIONS = 8
+class _Kind(Enum):
+    """The set of a block of rows in the impulse problem."""
+
+    BILATERAL = "bilateral"  # every bilateral row together: w = 0, any impulse
+    UNILATERAL = "unilateral"  # one frictionless row: 0 <= P ⊥ w >= 0
+    CONE = "cone"  # a normal row and its tangents: De Saxcé's form of Coulomb's law
+
+
+class _Block(NamedTuple):
+    rows: np.ndarray  # indices into the stacked rows; a cone's normal row first
+    kind: _Kind
+    mu: float  # friction coefficient of a cone (0 otherwise)
+    W: np.ndarray  # the diagonal block G[rows, rows]
+    W_pinv: np.ndarray  # its pseudo-inverse
+    null: np.ndarray  # an orthonormal basis of its null space (columns)
+    forced: bool  # a unilateral or normal row held (w_n = 0) by the Zeno cut
+
+
+class _Problem(NamedTuple):
+    """``σ = G P + b`` with one set per block; the unknown is P (the impulses)."""
+
+    G: np.ndarray
+    b: np.ndarray
+    blocks: list[_Block]
+
+    @property
+    def speed(self) -> float:
+        """The velocity scale of the problem [m/s or rad/s]."""
+        return max(float(np.abs(self.b).max(initial=0.0)), 1e-300)
+
+
+#: Sweeps of the nonsmooth Gauss–Seidel method before (and between) the Newton polishes.
+SWEEPS = (60, 600)
+#: Bisections of the restitution scale when the full restitution creates energy or has no
+#: solution (the scale to ``2⁻²⁰``).
+RESTITUTION_BISECTIONS = 20
+#: Tikhonov's ε of the proximal iterations of the frictional law, relative to G's largest
+#: diagonal entry.
+FRICTION_REGULARIZATION = 1e-8
+#: Proximal iterations of the frictional law at most.
+PROXIMAL_STEPS = 20
+#: Combinations of modes that :func:`_enumerate` tries at most.
+ENUMERATED_MODES = 2000
+#: Relative tolerance of the final checks of the law (velocities by the problem's velocity
+#: scale, impulses by the impulse it takes to change that velocity).
+LAW_TOLERANCE = 1e-9
 
 
 def frictional_impulse(
@@ -297,44 +349,84 @@ def frictional_impulse(
     rest_velocity: float = 0.0,
 ) -> FrictionalImpulseResult:
     """The impulses of a simultaneous impact of frictional contacts, unilateral and bilateral
-    rows: Newton's impact law with Coulomb's friction cone at the impulse level (Moreau's law
-    of the post-impact velocity, Moreau 1988, Glocker & Pfeiffer).
+    rows: Coulomb's cone at the impulse level (Moreau 1988; De Saxcé & Feng 1998) with
+    Stronge's (1990) energetic restitution.
+
+    **Compression** (the plastic law). With ``G = J M⁻¹ Jᵀ`` and ``σ = J q̇⁺ = G P + J q̇⁻``:
 
     .. math::
 
-        M(\\dot q^+ - \\dot q^-) = \\sum_k J_k^T P_k,\\qquad
-        0 \\le P_n \\perp w_n = J_n\\dot q^+ + e\\,\\min(J_n\\dot q^-, 0) \\ge 0,
+        0 \\le P_i \\perp σ_i \\ge 0 \\;\\text{(unilateral rows)},\\qquad σ_i = 0
+        \\;\\text{(bilateral rows)},\\qquad
+        K_μ \\ni P_c \\perp σ_c + μ\\,\\|σ_{c,t}\\|\\,e_n \\in K_μ^*
 
-    and per cone (normal row n, tangential rows t, coefficient μ) either **stick** —
-    ``J_t q̇⁺ = 0`` with ``|P_t| ≤ μ P_n`` (a plastic sticking impact: the impulse stays in
-    the cone) — or **slip** — ``P_t = −μ P_n t̂`` with ``t̂ = J_t q̇⁺ / |J_t q̇⁺|`` (the
-    friction impulse opposes the sliding velocity after the impact, maximal dissipation) —
-    or **open** (P = 0, w_n ≥ 0). The cone is exact: the Euclidean norm of the tangential
-    impulse in 3D (second-order cone), ``|P_t|`` on a planar contact.
+    per cone c (normal row n, tangential rows t, ``K_μ = {‖P_t‖ ≤ μ P_n}``), De Saxcé's
+    bipotential form of Coulomb's law, which holds exactly when the contact is **open**
+    (P = 0, σ_n ≥ 0), **sticks** (σ = 0, P in the cone) or **slides** (σ_n = 0,
+    ``P_t = −μ P_n σ_t/‖σ_t‖``: maximal dissipation against the sliding after the impact).
+    The cone is exact: the Euclidean norm in 3D, ``|P_t|`` on a planar contact.
 
-    Energy. With ``ΔT = q̇⁺ᵀ Jᵀ P − ½ Δq̇ᵀ M Δq̇`` and ``w_n P_n = 0``: for e = 0 every
-    normal row gives ``J_n q̇⁺ P_n = 0``, every sticking cone ``J_t q̇⁺ = 0``, every sliding
-    one ``J_t q̇⁺ · P_t = −μ P_n |J_t q̇⁺| ≤ 0``, so ``ΔT ≤ −½ Δq̇ᵀ M Δq̇ ≤ 0``: a plastic
-    frictional impact never creates energy. With e > 0 Newton's law with friction may (a
-    tangential impulse that couples into the normal direction, Stronge (1990)); the
-    coefficients are then scaled down (bisection on one common factor, reported as
-    ``restitution_scale``) to the largest value that creates none, Stronge's energetic
-    bound.
+    Energy. ``ΔT = Pᵀσ − ½ PᵀGP`` and complementarity gives ``Pᵀσ = −μ Σ P_n ‖σ_t‖ ≤ 0``:
+    the plastic impact never creates energy.
 
-    The solution is found by enumerating the modes of the rows (held/open, stick/slip/open),
-    fewest sliding cones first, then in the order "held before open, stick before slip",
-    each slip direction by the fixed
-    point above (an angle search on the circle of directions where it does not converge:
-    strongly coupled normal and tangential rows), and keeping the first that satisfies every
-    sign and cone condition.
+    **Restitution** (Stronge (1990)'s energetic coefficient). The normal work of compression
+    of row i along the impulse, ``W_c,i = P_i (σ_i⁻ + σ_i^c)/2 ≤ 0``, sets the target
+    separation velocity ``γ_i = e_i · 2|W_c,i|/P_i`` of a second problem of the same law from
+    the velocity after compression, with ``σ_i − γ_i`` in place of σ_i on the normal and
+    unilateral rows: on an uncoupled row (``σ`` linear in the impulse) its normal work is
+    then exactly ``e_i² |W_c,i|``, Stronge's definition, and ``γ_i = e_i |σ_i⁻|``, Newton's.
+    With friction and coupled rows the restitution phase may create energy or have no
+    solution (its targets need not be reachable); the targets are then scaled by the largest
+    common factor (bisection, reported as ``restitution_scale``) that gives a solution
+    creating no energy — the factor 0 always does (no restitution impulse).
+
+    Solver. Nonsmooth block Gauss–Seidel (Jean & Moreau 1992; Jean 1999) on the blocks of
+    rows (all bilateral rows, each unilateral row, each cone), each block solved exactly: a
+    cone's local problem is open, sticking or sliding, the sliding direction the roots of a
+    quartic (the tangent half-angle substitution in ``t̂ × σ_t = 0``, as Bonnefon and
+    Bertails-Descoubes et al. 2011 solve the same local problem). Gauss–Seidel handles
+    redundant rows (a singular G: it keeps the impulses bounded where a Newton method on the
+    whole problem has no unique step) and converges on every problem tried (not a theorem:
+    the law is not the optimality condition of a convex problem). Its answer fixes the mode
+    of every block, and a Newton method on that mode's equations (the sliding directions
+    included) polishes the impulses to rounding; the law is then checked to
+    ``LAW_TOLERANCE``. Where that fails (redundant rows, a singular G; or Gauss–Seidel
+    settling on a cycle of modes, which large μ allows) the proximal-point method on
+    Tikhonov's regularisation takes over, as in :func:`solve_lcp`: the law of ``G + εI``
+    (ε = ``FRICTION_REGULARIZATION`` of G's largest diagonal entry) with ``b − ε P_k``,
+    iterated from P₀ = 0 (the least-norm split of redundant rows) until the original law
+    holds; its first iterate is found by Gauss–Seidel, else by following the solution down
+    from ε = 1e-2 (continuation, Newton on the modes of the previous answer), else by
+    enumerating the modes. Near the edge between sticking and sliding Newton uses the
+    sliding equations in a smooth form (P on the cone, σ_t parallel to P_t). Newton on the whole problem (Alart & Curnier 1991) needs a good start
+    and Pinocchio's ADMM (``ADMMConstraintSolver``, used by the time stepper) solves the
+    point-contact cone only to its tolerance; the enumeration of modes it replaces needed
+    a search of the sliding directions that failed on one problem in five.
+
+    Existence. A solution exists (Acary, Cadoux, Lemaréchal & Malick 2011: a fixed point of
+    ``s ↦ μ‖σ_t‖`` of the convex problem of the velocity closest to q̇⁻ in
+    ``{J_c q̇ + s e_n ∈ K_μ^*}``, which q̇ = 0 satisfies for every s, so that its solutions
+    stay bounded) when that problem's multipliers exist; they may fail to in degenerate
+    problems (a cone with no strictly separating velocity), and no other solution method is
+    complete: deciding whether a frictional contact problem has a solution is NP-hard
+    (Baraff 1991). The solver finds one on each of 1 000 seeded random problems with
+    redundant rows and μ up to 3 (``tests/test_frictional_impact.py``). If it fails
+    (``jammed``; no problem is known where it does), the fallback is the convex relaxation
+    of the law (Anitescu (2006): the same problem with ``σ + μ‖σ_t‖e_n`` replaced by σ),
+    which always has a solution, is computed by a monotone projected gradient from P = 0 and
+    so never creates energy (``ΔT = ½PᵀGP + Pᵀ J q̇⁻``, the objective it decreases), keeps
+    the impulses in the cones and lets no row penetrate; a sliding contact then leaves with
+    the normal velocity ``μ‖σ_t‖`` instead of 0.
 
     Args:
         mass: M, shape (nv, nv) [kg or kg.m^2].
         v: q̇⁻, shape (nv,).
         jacobian: Shape (m, nv); velocities ``J q̇`` positive when a normal row separates.
         cones: (normal row, tangential rows, μ) of every frictional contact.
-        restitution: Newton's e ∈ [0, 1] per row (read on unilateral and normal rows).
-        bilateral: Shape (m,) booleans: rows held in both directions (default none).
+        restitution: Stronge's energetic e ∈ [0, 1] per row (read on unilateral and normal
+            rows).
+        bilateral: Shape (m,) booleans: rows held in both directions (default none); their
+            velocity does not change in the impact.
         rest_velocity: The Zeno cut [m/s or rad/s], as in :func:`impact_impulse`: normal
             and unilateral rows that the impulses leave separating slower than this are held
             too when they can be (P_n ≥ 0, in the cone); when the impact itself is slower,
@@ -344,8 +436,10 @@ def frictional_impulse(
             impacts at geometrically decreasing speeds (inelastic collapse).
 
     Returns:
-        :class:`FrictionalImpulseResult`; ``jammed`` when no mode satisfies the law (then
-        every row is held).
+        :class:`FrictionalImpulseResult`; ``jammed`` when the fallback was used.
+
+    Raises:
+        InvalidParameter: e outside [0, 1], μ < 0, or a cone on a bilateral row.
     """
     J = np.atleast_2d(np.asarray(jacobian, dtype=float))
     m = J.shape[0]
@@ -356,214 +450,622 @@ def frictional_impulse(
     for n, tangents, mu in cones:
         if mu < 0.0 or bilateral[n] or bilateral[tangents].any():
             raise InvalidParameter("a cone needs μ >= 0 and unilateral normal/tangential rows")
-    try:
-        result = _frictional(mass, v, J, cones, e, bilateral)
-    except ConstraintError:
-        return _held(mass, v, J, cones)._replace(jammed=True)
-    if rest_velocity > 0.0:
-        result = _rest(mass, v, J, cones, e, bilateral, result, rest_velocity)
-    kinetic = 0.5 * float(v @ mass @ v)
-
-    def gain(r: FrictionalImpulseResult) -> float:
-        return 0.5 * float(r.v_plus @ mass @ r.v_plus) - kinetic
-
-    slack = 1e-12 * max(kinetic, 1e-300)
-    if e.any() and gain(result) > slack:
-        low, high = 0.0, 1.0
-        for _ in range(60):
-            mid = 0.5 * (low + high)
-            if gain(_frictional(mass, v, J, cones, mid * e, bilateral)) > slack:
-                high = mid
-            else:
-                low = mid
-        result = _frictional(mass, v, J, cones, low * e, bilateral)._replace(restitution_scale=low)
-    return result
-
-
-def _rest(mass, v, J, cones, e, bilateral, result, rest_velocity) -> FrictionalImpulseResult:
-    """The Zeno cut of :func:`frictional_impulse` (``rest_velocity``)."""
-    normal = ~bilateral.copy()
+    mass = np.asarray(mass, dtype=float)
+    v = np.asarray(v, dtype=float)
+    minv_jt = np.linalg.solve(mass, J.T)
+    G = J @ minv_jt
+    G = 0.5 * (G + G.T)
+    normal = ~bilateral
     for _, tangents, _ in cones:
         normal[tangents] = False
-    w = J @ result.v_plus
-    slow = normal & ~result.active & (w < rest_velocity)
-    if not slow.any():
-        return result
-    try:
-        return _frictional(mass, v, J, cones, e, bilateral, forced=slow | result.active & normal)
-    except ConstraintError:
-        pass
-    if -float(np.min((J @ v)[normal], initial=0.0)) >= rest_velocity:
-        return result
-    return _held(mass, v, J, cones)
+        e[tangents] = 0.0  # restitution acts on the normal rows only
+    e[bilateral] = 0.0
+    b = np.where(bilateral, 0.0, J @ v)
+    result = _impact(G, b, cones, bilateral, normal, e, np.zeros(m, dtype=bool))
+    assert result is not None
+    if rest_velocity > 0.0:
+        slow = normal & (result.impulse <= 0.0) & (result.v_plus < rest_velocity)
+        if slow.any():  # result.v_plus holds σ⁺ = J q̇⁺ until the end
+            held = _impact(G, b, cones, bilateral, normal, np.where(slow, 0.0, e), slow)
+            if held is not None:
+                result = held
+            elif -float(np.min(b[normal], initial=0.0)) < rest_velocity:
+                result = _held(G, b, cones)
+    return result._replace(v_plus=v + np.linalg.inv(mass) @ (J.T @ result.impulse))
 
 
-def _held(mass, v, J, cones) -> FrictionalImpulseResult:
+def _impact(G, b, cones, bilateral, normal, e, forced) -> FrictionalImpulseResult | None:
+    """Compression then restitution, rows ``forced`` held (``v_plus`` holds σ⁺ = J q̇⁺);
+    None when rows are forced and the law has no solution found with them held."""
+    problem = _problem(G, b, cones, bilateral, forced)
+    P_c = _solve(problem)
+    if P_c is None:
+        if forced.any():
+            return None
+        P_c = _relaxed(problem)
+        return _result(G, b, cones, bilateral, P_c, 1.0, jammed=True)
+    sigma_c = G @ P_c + b
+    work = P_c * 0.5 * (b + sigma_c)  # normal work of compression, row by row
+    pushed = normal & (P_c > 0.0) & (work < 0.0) & (e > 0.0)
+    if not pushed.any():
+        return _result(G, b, cones, bilateral, P_c, 1.0)
+    target = np.zeros_like(b)
+    target[pushed] = e[pushed] * 2.0 * -work[pushed] / P_c[pushed]
+    kinetic_loss = -float(P_c @ (b + 0.5 * G @ P_c))  # ≥ 0: ΔT of the compression
+    base = np.where(bilateral, 0.0, sigma_c)
+
+    def restitution(scale: float) -> np.ndarray | None:
+        P_r = _solve(problem._replace(b=base - scale * target), SWEEPS[:1], scale == 1.0)
+        if P_r is None:
+            return None
+        gain = float(P_r @ (base + 0.5 * G @ P_r))  # ΔT of the restitution phase
+        slack = 1e-12 * max(kinetic_loss, 1e-300) + 1e-15 * float(P_r @ G @ P_r)
+        return P_r if gain <= kinetic_loss + slack else None
+
+    P_r = restitution(1.0)
+    scale = 1.0
+    if P_r is None:
+        low, high, P_r = 0.0, 1.0, np.zeros_like(b)
+        for _ in range(RESTITUTION_BISECTIONS):
+            mid = 0.5 * (low + high)
+            trial = restitution(mid)
+            if trial is None:
+                high = mid
+            else:
+                low, P_r = mid, trial
+        scale = low
+    return _result(G, b, cones, bilateral, P_c + P_r, scale)
+
+
+def _result(G, b, cones, bilateral, P, scale, jammed=False) -> FrictionalImpulseResult:
+    sigma = G @ P + b
+    tol = LAW_TOLERANCE * max(float(np.abs(b).max(initial=0.0)), 1e-300)
+    active = bilateral | (P > 0.0)
+    kinds = []
+    for n, tangents, _ in cones:
+        active[tangents] = False
+        if P[n] <= 0.0:
+            kinds.append("open")
+        elif float(np.linalg.norm(sigma[tangents])) <= tol:
+            kinds.append("stick")
+            active[tangents] = True
+        else:
+            kinds.append("slip")
+    return FrictionalImpulseResult(sigma, P, active, tuple(kinds), scale, jammed)
+
+
+def _held(G, b, cones) -> FrictionalImpulseResult:
     """Every row held (J q̇⁺ = 0): the M-orthogonal projection of q̇⁻, which never adds
     kinetic energy; the cones stick."""
-    held = np.ones(J.shape[0], dtype=bool)
-    kinds = tuple("stick" for _ in cones)
-    P, v_plus = _solve_modes(np.linalg.inv(mass), v, J, J @ v, held, cones, kinds, {})
-    return FrictionalImpulseResult(v_plus, P, held, kinds, 1.0)
+    P = np.linalg.lstsq(G, -b, rcond=1e-12)[0]
+    active = np.ones(b.size, dtype=bool)
+    return FrictionalImpulseResult(G @ P + b, P, active, tuple("stick" for _ in cones), 1.0)
 
 
-def _frictional(mass, v, J, cones, e, bilateral, forced=None) -> FrictionalImpulseResult:
-    """One solve of :func:`frictional_impulse` for fixed restitution coefficients."""
+def _problem(G, b, cones, bilateral, forced) -> _Problem:
+    blocks = []
+
+    def block(rows, kind, mu=0.0, held=False):
+        rows = np.asarray(rows, dtype=int)
+        W = G[np.ix_(rows, rows)]
+        values, vectors = np.linalg.eigh(W)
+        null = vectors[:, values <= 1e-12 * max(float(values.max()), 1e-300)]
+        blocks.append(_Block(rows, kind, mu, W, np.linalg.pinv(W, rcond=1e-12), null, held))
+
+    if bilateral.any():
+        block(np.flatnonzero(bilateral), _Kind.BILATERAL)
+    in_cone = bilateral.copy()
+    for n, tangents, mu in cones:
+        in_cone[[n, *tangents]] = True
+        if tangents:
+            block([n, *tangents], _Kind.CONE, float(mu), bool(forced[n]))
+        else:
+            block([n], _Kind.UNILATERAL, held=bool(forced[n]))
+    for i in np.flatnonzero(~in_cone):
+        block([i], _Kind.UNILATERAL, held=bool(forced[i]))
+    return _Problem(G, b, blocks)
+
+
+def _solve(
+    problem: _Problem, sweeps: tuple[int, ...] = SWEEPS, thorough: bool = True
+) -> np.ndarray | None:
+    """The impulses of the plastic law, or None when the solver finds none: directly, and
+    where that fails (a singular G, a cycling Gauss–Seidel), by proximal iterations
+    (:func:`_proximal`; ``thorough``: with the enumeration of modes)."""
+    P = _direct(problem, sweeps)
+    return P if P is not None else _proximal(problem, sweeps, thorough)
+
+
+def _proximal(problem: _Problem, sweeps: tuple[int, ...], thorough: bool) -> np.ndarray | None:
+    """The law for a semi-definite G (redundant rows) by the proximal-point method on
+    Tikhonov's regularisation, as :func:`solve_lcp` does: iterate ``k`` solves the law of
+    ``G + εI`` (every block positive definite, and a solution exists: Acary et al. 2011)
+    with ``b − ε P_k``, from P₀ = 0 (the first iterate splits the load of redundant rows as
+    the least-norm impulses do), until P satisfies the original law to ``LAW_TOLERANCE``
+    and the iterates have settled; None if they do not.
+
+    Each iterate: Newton's method on the previous iterate's mode, else Gauss–Seidel and
+    polish; the first one, where Gauss–Seidel cycles (the law is not monotone: with μ ≳ 1
+    the sweeps can settle on a cycle of modes), by the enumeration of the modes
+    (:func:`_enumerate`)."""
+    b = problem.b
+    g_scale = max(float(np.abs(np.diag(problem.G)).max(initial=0.0)), 1e-300)
+    eps = FRICTION_REGULARIZATION * g_scale
+    regularized = _regularized(problem, eps)
+    P = _direct(regularized, sweeps)
+    if P is None and thorough:
+        P = _continuation(problem, sweeps, eps)
+    if P is None and thorough:
+        P = _enumerate(regularized)
+    if P is None:
+        return None
+    solved = _check(problem, P)
+    for _ in range(PROXIMAL_STEPS):
+        shifted = regularized._replace(b=b - eps * P)
+        step = _follow(shifted, P)
+        if step is None:
+            step = _direct(shifted, sweeps, start=P)
+        if step is None:
+            break
+        settled = np.abs(step - P).max() <= 1e-13 * max(np.abs(step).max(), 1e-300)
+        P = step
+        if _check(problem, P):
+            solved = True
+            if settled:
+                break
+    return P if solved and _check(problem, P) else None
+
+
+def _regularized(problem: _Problem, eps: float) -> _Problem:
+    """The problem with ``G + εI`` (its blocks' matrices too)."""
+    blocks = []
+    for k in problem.blocks:
+        W = k.W + eps * np.eye(len(k.rows))
+        blocks.append(k._replace(W=W, W_pinv=np.linalg.inv(W), null=np.zeros((len(k.rows), 0))))
+    return _Problem(problem.G + eps * np.eye(problem.b.size), problem.b, blocks)
+
+
+def _continuation(problem: _Problem, sweeps: tuple[int, ...], eps: float) -> np.ndarray | None:
+    """A solution of the problem regularised by ``ε``, followed down from a strong
+    regularisation (``1e-2`` of G's largest diagonal entry, where the regularisation damps
+    Gauss–Seidel) by Newton's method on the modes of the previous answer, in steps of
+    ``10^-½`` shortened (to a ratio of ``1.001``) where the answer is lost; None when it is
+    lost even so."""
+    g_scale = max(float(np.abs(np.diag(problem.G)).max(initial=0.0)), 1e-300)
+    level = 1e-2 * g_scale
+    P = _direct(_regularized(problem, level), sweeps)
+    if P is None:
+        return None
+    ratio = np.sqrt(10.0)
+    while level > eps:
+        trial = max(level / ratio, eps)
+        regularized = _regularized(problem, trial)
+        step = _follow(regularized, P)
+        if step is None:
+            step = _direct(regularized, sweeps, start=P)
+        if step is None:
+            if ratio < 1.001:
+                return None
+            ratio = np.sqrt(ratio)
+            continue
+        P, level = step, trial
+        ratio = min(ratio * ratio, np.sqrt(10.0))
+    return P
+
+
+def _follow(problem: _Problem, P: np.ndarray) -> np.ndarray | None:
+    """Newton's method from P on P's modes (both on an edge between sticking and sliding):
+    the first answer that satisfies the law, or None."""
     import itertools
 
-    m = J.shape[0]
-    e = e.copy()
-    for _, tangents, _ in cones:
-        e[tangents] = 0.0  # restitution acts on the normal rows only
-    minv = np.linalg.inv(mass)
-    rate = J @ v
-    b = np.where(bilateral, 0.0, rate + e * np.minimum(rate, 0.0))
-    in_cone = np.zeros(m, dtype=bool)
-    for n, tangents, _ in cones:
-        in_cone[[n, *tangents]] = True
-    single = [i for i in range(m) if not bilateral[i] and not in_cone[i]]
-    scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
-    tol = 1e-9 * scale
-    forced = np.zeros(m, dtype=bool) if forced is None else forced
-    options = [("held",) if forced[i] else ("held", "open") for i in single] + [
-        ("stick", "slip") if forced[n] else ("stick", "slip", "open") for n, _, _ in cones
-    ]
-    # fewest sliding cones first (each costs a search of its direction), then in the order
-    # held before open, stick before slip
-    choices = sorted(itertools.product(*options), key=lambda c: c.count("slip"))
-    for choice in choices:
-        held = bilateral.copy()
-        for i, c in zip(single, choice[: len(single)], strict=True):
-            held[i] = c == "held"
-        kinds = choice[len(single) :]
-        for (n, tangents, _), c in zip(cones, kinds, strict=True):
-            held[n] = c != "open"
-            held[tangents] = c == "stick"
-        directions = {}
-        for k, ((_n, tangents, _), c) in enumerate(zip(cones, kinds, strict=True)):
-            if c == "slip":  # start from the sliding velocity before the impact
-                t_rate = rate[tangents]
-                directions[k] = _unit_or_none(t_rate)
-        P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
-        if directions:
-            P, v_plus = _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus)
-        w = J @ v_plus - J @ v + b
-        ok = bool(np.all(np.abs(w[held]) <= tol + 1e-9 * np.abs(J[held] @ v_plus)))
-        for i in single:
-            ok &= P[i] >= -tol if held[i] else w[i] >= -tol
-        for k, ((n, tangents, mu), c) in enumerate(zip(cones, kinds, strict=True)):
-            if c == "open":
-                ok &= w[n] >= -tol
-            elif c == "stick":
-                ok &= P[n] >= -tol and float(np.linalg.norm(P[tangents])) <= mu * P[n] + tol
-            else:
-                slip = J[tangents] @ v_plus
-                d, now = directions.get(k), _unit_or_none(slip)
-                ok &= P[n] >= -tol and float(np.linalg.norm(slip)) > tol
-                ok &= d is not None and now is not None and float(np.abs(now - d).max()) < 1e-9
-            if not ok:
-                break
-        if ok:
-            active = held.copy()
-            for i in single:
-                P[i] = max(P[i], 0.0)
-            return FrictionalImpulseResult(v_plus, P, active, tuple(kinds), 1.0)
-    raise ConstraintError(
-        f"the frictional impact problem of {m} rows and {len(cones)} cones has no solution "
-        "in any stick/slip/open mode (rows that contradict each other)"
-    )
+    candidates = _candidate_modes(problem, P)
+    first = tuple(c[0] for c in candidates)
+    edge = tuple("edge" if "edge" in c else c[0] for c in candidates)
+    combinations = [first, edge, *itertools.islice(itertools.product(*candidates), 16)]
+    combinations = list(dict.fromkeys(combinations))
+    for damped in (False, True):
+        for modes in combinations:
+            step = _newton(problem, P, modes, damped)
+            if step is not None and _check(problem, step):
+                return step
+    return None
 
 
-def _slip_directions(minv, v, J, b, held, cones, kinds, directions, P, v_plus):
-    """The sliding directions ``t̂_k ∥ J_t q̇⁺`` of every sliding cone (updates
-    ``directions``): first the fixed point ``t̂ ← J_t q̇⁺ / |J_t q̇⁺|`` (it converges at once
-    when the tangential and normal rows are uncoupled), then, cone by cone, the angle φ of
-    ``t̂ = (cos φ, sin φ)`` where ``t̂ × J_t q̇⁺ = 0`` with ``t̂ · J_t q̇⁺ > 0`` (a scan of the
-    circle, refined by Brent's method), in sweeps until the directions settle."""
-    from scipy.optimize import brentq
+def _enumerate(problem: _Problem) -> np.ndarray | None:
+    """Newton's method on every combination of modes (open, held, sliding per cone; open,
+    held per unilateral row), from P = 0 and from the last Gauss–Seidel iterates: the
+    first combination whose answer satisfies the law, or None. At most
+    ``ENUMERATED_MODES`` combinations."""
+    import itertools
 
-    sliding = [k for k, c in enumerate(kinds) if c == "slip"]
-
-    def settled() -> bool:
-        for k in sliding:
-            now = _unit_or_none(J[cones[k][1]] @ v_plus)
-            d = directions.get(k)
-            if now is None or d is None or np.abs(now - d).max() > 1e-12:
-                return False
-        return True
-
-    for _ in range(SLIP_ITERATIONS):
-        if settled():
-            return P, v_plus
-        for k in sliding:
-            new = _unit_or_none(J[cones[k][1]] @ v_plus)
-            if new is not None:
-                directions[k] = new
-        P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
-    for _ in range(20):
-        if settled():
+    choices = []
+    for k in problem.blocks:
+        if k.kind is _Kind.BILATERAL or k.forced and k.kind is _Kind.UNILATERAL:
+            choices.append(("held",))
+        elif k.kind is _Kind.UNILATERAL:
+            choices.append(("open", "held"))
+        elif k.forced:
+            choices.append(("held", "slip"))
+        else:
+            choices.append(("open", "held", "slip"))
+    P = np.zeros(problem.b.size)
+    starts = [P.copy()]
+    for _ in range(6):
+        _gauss_seidel(problem, P, 1)
+        starts.append(P.copy())
+    for n, modes in enumerate(itertools.product(*choices)):
+        if n >= ENUMERATED_MODES:
             break
-        for k in sliding:
-            tangents = cones[k][1]
+        for start in starts if "slip" in modes else starts[:1]:
+            P = _newton(problem, start, modes)
+            if P is not None and _check(problem, P):
+                return P
+    return None
 
-            def at(phi: float, k: int = k, tangents: list = tangents) -> tuple[float, float]:
-                d = np.array([np.cos(phi), np.sin(phi)])[: len(tangents)]
-                if len(tangents) == 1:
-                    d = np.sign(d) if d[0] != 0 else np.ones(1)
-                directions[k] = d
-                slip = J[tangents] @ _solve_modes(minv, v, J, b, held, cones, kinds, directions)[1]
-                cross = d[0] * slip[1] - d[1] * slip[0] if len(tangents) == 2 else 0.0
-                return float(cross), float(d @ slip)
 
-            if len(tangents) == 1:
-                candidates = [0.0, np.pi]
+def _direct(
+    problem: _Problem, sweeps: tuple[int, ...], start: np.ndarray | None = None
+) -> np.ndarray | None:
+    """Gauss–Seidel sweeps then Newton polishes (from ``start``, default 0)."""
+    P = np.zeros(problem.b.size) if start is None else start.copy()
+    if not problem.blocks:
+        return P
+    if not any(k.forced for k in problem.blocks) and _check(problem, np.zeros_like(P)):
+        return np.zeros_like(P)  # nothing approaches: no impulse
+    for count in sweeps:
+        converged = _gauss_seidel(problem, P, count)
+        polished = _polish(problem, P)
+        if polished is not None and _check(problem, polished):
+            return polished
+        if _check(problem, P):
+            return P
+        if converged:
+            break
+    return None
+
+
+def _gauss_seidel(problem: _Problem, P: np.ndarray, sweeps: int) -> bool:
+    """Nonsmooth block Gauss–Seidel sweeps on P (in place); whether the residual of the law
+    fell below ``1e-7`` of the velocity scale."""
+    G, b = problem.G, problem.b
+    goal = 1e-7 * problem.speed
+    for sweep in range(sweeps):
+        for k in problem.blocks:
+            rows = k.rows
+            q = b[rows] + G[rows] @ P - k.W @ P[rows]
+            P[rows] = _local(k, q, P[rows])
+        if sweep % 4 == 3 and _residual(problem, P) <= goal:
+            return True
+    return _residual(problem, P) <= goal
+
+
+def _local(k: _Block, q: np.ndarray, now: np.ndarray) -> np.ndarray:
+    """The exact solution of one block's problem ``σ = W P + q`` (the others fixed)."""
+    if k.kind is _Kind.BILATERAL:
+        return -k.W_pinv @ q
+    if k.kind is _Kind.UNILATERAL:
+        g = k.W[0, 0]
+        if g <= 0.0:
+            return np.zeros(1)
+        p = -q[0] / g
+        return np.array([p if k.forced else max(p, 0.0)])
+    if q[0] >= 0.0 and not k.forced:
+        return np.zeros_like(q)  # open
+    stick = -k.W_pinv @ q
+    if np.abs(k.W @ stick + q).max() <= 1e-12 * np.abs(q).max():
+        held = _sticking(k, stick, now)
+        if held is not None:
+            return held
+    slides = _sliding(k.W, q, k.mu)
+    if slides:
+        return min(slides, key=lambda p: float(np.linalg.norm(p - now)))
+    return _project_cone(stick, k.mu)
+
+
+def _sticking(k: _Block, stick: np.ndarray, now: np.ndarray) -> np.ndarray | None:
+    """A sticking impulse in the cone: ``stick`` (W P + q = 0, least norm) plus an impulse in
+    the null space of W (redundant rows in the contact), the one nearest ``now``; None when
+    the affine set of sticking impulses misses the cone."""
+    mu = k.mu
+    slack = 1e-12 * float(np.abs(stick).max(initial=0.0))
+
+    def inside(P: np.ndarray) -> bool:
+        return P[0] >= -slack and float(np.linalg.norm(P[1:])) <= mu * P[0] + slack
+
+    if inside(stick):
+        return stick
+    null = k.null
+    if null.shape[1] == 0:
+        return None
+    if null.shape[1] == 1:  # |a_t + s z_t|² ≤ μ²(a_n + s z_n)², a quadratic in s
+        z = null[:, 0]
+        quadratic = [
+            mu * mu * z[0] ** 2 - z[1:] @ z[1:],
+            2.0 * (mu * mu * stick[0] * z[0] - stick[1:] @ z[1:]),
+            mu * mu * stick[0] ** 2 - stick[1:] @ stick[1:],
+        ]
+        s_now = float(z @ (now - stick))
+        candidates = [s_now] + [r.real for r in np.roots(quadratic) if abs(r.imag) < 1e-12]
+        if quadratic[0] < 0.0 and len(candidates) == 3:
+            candidates.append(0.5 * (candidates[1] + candidates[2]))
+        held = [stick + s * z for s in candidates if inside(stick + s * z)]
+        if not held:
+            return None
+        return min(held, key=lambda P: float(np.linalg.norm(P - now)))
+    P = now.copy()  # alternating projections between the cone and the affine set
+    for _ in range(200):
+        P = stick + null @ (null.T @ (_project_cone(P, mu) - stick))
+        if inside(P):
+            return P
+    return None
+
+
+def _sliding(W: np.ndarray, q: np.ndarray, mu: float) -> list[np.ndarray]:
+    """Every sliding solution ``P = P_n (1, −μ t̂)`` of one cone's problem ``σ = W P + q``:
+    ``σ_n = 0``, ``σ_t = κ t̂`` with κ > 0, P_n > 0. With ``t̂ = (cos φ, sin φ)`` and
+    ``P_n = −q_n / (W_nn − μ W_nt t̂)``, ``t̂ × σ_t = 0`` times ``(W_nn − μ W_nt t̂)(1+u²)²``
+    is a quartic in ``u = tan(φ/2)``."""
+    a, c, w, B = W[0, 0], W[0, 1:], W[1:, 0], W[1:, 1:]
+    qn, qt = q[0], q[1:]
+    if len(qt) == 1:
+        directions = [np.array([1.0]), np.array([-1.0])]
+    else:
+        axx = mu * (qn * B[1, 0] - c[0] * qt[1])
+        axy = mu * (qn * (B[1, 1] - B[0, 0]) - c[1] * qt[1] + c[0] * qt[0])
+        ayy = mu * (-qn * B[0, 1] + c[1] * qt[0])
+        lx = -qn * w[1] + a * qt[1]
+        ly = qn * w[0] - a * qt[0]
+        quartic = np.array([axx - lx, 2 * (ly - axy), 4 * ayy - 2 * axx, 2 * (axy + ly), axx + lx])
+        directions = [np.array([-1.0, 0.0])]  # u = ∞
+        if np.abs(quartic).max() > 0.0:
+            derivative = np.polyder(quartic)
+            for root in np.roots(quartic):
+                if abs(root.imag) > 1e-6 * (1.0 + abs(root)):
+                    continue
+                u = root.real
+                for _ in range(3):  # Newton on the quartic: roots to rounding
+                    slope = np.polyval(derivative, u)
+                    if slope == 0.0:
+                        break
+                    u -= np.polyval(quartic, u) / slope
+                directions.append(np.array([1.0 - u * u, 2.0 * u]) / (1.0 + u * u))
+    slides = []
+    for d in directions:
+        den = a - mu * float(c @ d)
+        if den == 0.0:
+            continue
+        pn = -qn / den
+        if not pn > 0.0:
+            continue
+        P = pn * np.concatenate([[1.0], -mu * d])
+        sigma_t = (W @ P + q)[1:]
+        speed = float(np.linalg.norm(sigma_t))
+        if speed > 0.0 and float(d @ sigma_t) >= (1.0 - 1e-9) * speed:
+            slides.append(P)
+    return slides
+
+
+def _project_cone(P: np.ndarray, mu: float) -> np.ndarray:
+    """The Euclidean projection onto ``K_μ = {‖P_t‖ ≤ μ P_n}``."""
+    pn, pt = P[0], P[1:]
+    norm = float(np.linalg.norm(pt))
+    if norm <= mu * pn:
+        return P.copy()
+    if mu * norm <= -pn:
+        return np.zeros_like(P)
+    alpha = (pn + mu * norm) / (1.0 + mu * mu)
+    return np.concatenate([[alpha], mu * alpha * pt / norm])
+
+
+def _residual(problem: _Problem, P: np.ndarray) -> float:
+    """The natural-map residual of the law [m/s or rad/s]: 0 exactly at a solution."""
+    sigma = problem.G @ P + problem.b
+    worst = 0.0
+    for k in problem.blocks:
+        p, s = P[k.rows], sigma[k.rows]
+        g = max(float(k.W[0, 0]), 1e-300)
+        if k.kind is _Kind.BILATERAL:
+            r = float(np.abs(s).max())
+        elif k.kind is _Kind.UNILATERAL:
+            r = abs(s[0]) if k.forced else abs(p[0] - max(p[0] - s[0] / g, 0.0)) * g
+        else:
+            shifted = s.copy()
+            shifted[0] += k.mu * float(np.linalg.norm(s[1:]))
+            r = float(np.abs(p - _project_cone(p - shifted / g, k.mu)).max()) * g
+            if k.forced:
+                r = max(r, abs(s[0]))
+        worst = max(worst, r)
+    return worst
+
+
+def _polish(problem: _Problem, P: np.ndarray) -> np.ndarray | None:
+    """Newton's method on the equations of the mode that the Gauss–Seidel answer P is in,
+    and, for the cones on the edge between sticking and sliding (the slow end of
+    Gauss–Seidel), on both of their modes: the first that satisfies the law, started from
+    P = 0 (the least-norm impulses where rows are redundant), else from P."""
+    import itertools
+
+    modes = _candidate_modes(problem, P)
+    for n, choice in enumerate(itertools.product(*modes)):
+        if n >= 16:
+            break
+        for start in (np.zeros_like(P), P):  # from 0 first: the least-norm split of
+            polished = _newton(problem, start, choice)  # redundant rows (a symmetric rod)
+            if polished is not None and _check(problem, polished):
+                return polished
+    return None
+
+
+def _modes(problem: _Problem, P: np.ndarray) -> tuple[str, ...]:
+    """The mode of every block at P (the likelier one on an edge)."""
+    return tuple(m[0] for m in _candidate_modes(problem, P))
+
+
+def _candidate_modes(problem: _Problem, P: np.ndarray) -> list[tuple[str, ...]]:
+    """The modes of every block at P, both on the edge between sticking and sliding."""
+    sigma = problem.G @ P + problem.b
+    speed = problem.speed
+    modes: list[tuple[str, ...]] = []
+    for k in problem.blocks:
+        p, s = P[k.rows], sigma[k.rows]
+        g = max(float(k.W[0, 0]), 1e-300)
+        if k.kind is _Kind.BILATERAL:
+            modes.append(("held",))
+        elif k.kind is _Kind.UNILATERAL:
+            modes.append(("held",) if k.forced or p[0] * g >= s[0] else ("open",))
+        elif not k.forced and p[0] * g < s[0]:
+            modes.append(("open",))
+        else:
+            slip = float(np.linalg.norm(s[1:]))
+            edge = float(np.linalg.norm(p[1:])) >= k.mu * p[0] * (1.0 - 1e-4)
+            if slip <= 1e-6 * speed:
+                modes.append(("held", "slip", "edge") if edge else ("held",))  # sticking
             else:
-                grid = np.linspace(0.0, 2 * np.pi, 37)
-                values = [at(phi) for phi in grid]
-                candidates = []
-                for i in range(36):
-                    (c0, d0), (c1, d1) = values[i], values[i + 1]
-                    if c0 == 0.0 and d0 > 0.0:
-                        candidates.append(grid[i])
-                    elif c0 * c1 < 0.0 and (d0 > 0.0 or d1 > 0.0):
-                        candidates.append(
-                            brentq(lambda p: at(p)[0], grid[i], grid[i + 1], xtol=1e-15)
-                        )
-            best = max(candidates, key=lambda p: at(p)[1], default=None)
-            if best is None:
-                return P, v_plus
-            at(best)
-            P, v_plus = _solve_modes(minv, v, J, b, held, cones, kinds, directions)
-    return P, v_plus
+                modes.append(("slip", "held", "edge") if slip <= 1e-3 * speed else ("slip",))
+    return modes
 
 
-def _unit_or_none(vector: np.ndarray) -> np.ndarray | None:
-    norm = float(np.linalg.norm(vector))
-    return None if norm <= 1e-14 else vector / norm
+def _newton(
+    problem: _Problem, P: np.ndarray, modes: tuple[str, ...], damped: bool = False
+) -> np.ndarray | None:
+    """Newton's method on the equations of one mode per block (``"held"``, ``"open"``,
+    ``"slip"``, the sliding directions included, or ``"edge"``, sliding written as P on the
+    cone with ``σ_t ∥ P_t``, smooth as σ_t → 0), with backtracking on the residual's norm
+    (equations in velocity units): the impulses to rounding, or None when it does not
+    converge. Undamped (full steps) unless ``damped``."""
+    G, b = problem.G, problem.b
+    m = b.size
+    speed = problem.speed
+    g = max(float(np.abs(np.diag(G)).max(initial=0.0)), 1e-300)
+    equations = list(zip(problem.blocks, modes, strict=True))
+
+    def equations_at(P: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        sigma = G @ P + b
+        F = np.zeros(m)
+        D = np.zeros((m, m))
+        for k, mode in equations:
+            rows = k.rows
+            if mode == "held":
+                F[rows], D[rows] = sigma[rows], G[rows]
+            elif mode == "open":
+                F[rows], D[rows, rows] = g * P[rows], g
+            elif mode == "edge":
+                n, t = rows[0], rows[1:]
+                F[n], D[n] = sigma[n], G[n]
+                norm = float(np.linalg.norm(P[t]))
+                if k.mu == 0.0 or norm == 0.0:
+                    F[t], D[np.ix_(t, t)] = g * P[t], g * np.eye(len(t))
+                    continue
+                F[t[0]] = g * (norm - k.mu * P[n])
+                D[t[0], t] = g * P[t] / norm
+                D[t[0], n] -= g * k.mu
+                if len(t) == 2:  # the cross product σ_t × P_t / ‖P_t‖
+                    F[t[1]] = (P[t[0]] * sigma[t[1]] - P[t[1]] * sigma[t[0]]) / norm
+                    D[t[1]] = (P[t[0]] * G[t[1]] - P[t[1]] * G[t[0]]) / norm
+                    D[t[1], t[0]] += sigma[t[1]] / norm
+                    D[t[1], t[1]] -= sigma[t[0]] / norm
+            else:
+                n, t = rows[0], rows[1:]
+                slip = sigma[t]
+                speed_t = float(np.linalg.norm(slip))
+                if speed_t == 0.0:
+                    return None
+                d = slip / speed_t
+                F[n], D[n] = sigma[n], G[n]
+                F[t] = g * (P[t] + k.mu * P[n] * d)
+                D[np.ix_(t, t)] = g * np.eye(len(t))
+                D[t, n] += g * k.mu * d
+                D[t] += g * k.mu * P[n] * ((np.eye(len(t)) - np.outer(d, d)) / speed_t) @ G[t]
+        return F, D
+
+    P = P.copy()
+    state = equations_at(P)
+    if state is None:
+        return None
+    for _ in range(40):
+        F, D = state
+        norm = float(np.linalg.norm(F))
+        if np.abs(F).max() <= 1e-14 * max(speed, np.abs(P).max() * g):
+            return P
+        step = np.linalg.lstsq(D, F, rcond=1e-13)[0]
+        if not np.all(np.isfinite(step)):
+            return None
+        for _ in range(30 if damped else 1):  # backtracking: a step that lowers ‖F‖
+            trial = P - step
+            new = equations_at(trial)
+            if new is not None and (not damped or float(np.linalg.norm(new[0])) < norm):
+                break
+            step = 0.5 * step
+        else:
+            return P  # stalled: the caller checks the law
+        if new is None:
+            return None
+        P, state = trial, new
+    return P
 
 
-def _solve_modes(minv, v, J, b, held, cones, kinds, directions):
-    """(P, q̇⁺) of one mode: the held rows' impulses, each sliding normal row's impulse along
-    ``J_n − μ t̂ᵀ J_t`` (frictionless while it has no direction yet)."""
-    m = J.shape[0]
-    W = J.copy()  # the force map of the held rows
-    slipping = {}
-    for k, ((n, tangents, mu), c) in enumerate(zip(cones, kinds, strict=True)):
-        if c == "slip":
-            d = directions.get(k)
-            if d is None:  # no direction yet: start from the frictionless impact's sliding
-                d = np.zeros(len(tangents))
-            W[n] = J[n] - mu * (d @ J[tangents])
-            slipping[n] = (tangents, mu, d)
-    rows = np.flatnonzero(held)
-    P = np.zeros(m)
-    if rows.size:
-        G = J[rows] @ minv @ W[rows].T
-        P[rows] = np.linalg.lstsq(G, -b[rows], rcond=1e-12)[0]
-    v_plus = v + minv @ (W[rows].T @ P[rows])
-    for n, (tangents, mu, d) in slipping.items():
-        P[tangents] = -mu * P[n] * d
-    return P, v_plus
+def _check(problem: _Problem, P: np.ndarray) -> bool:
+    """Whether P satisfies the law to ``LAW_TOLERANCE``."""
+    G, b = problem.G, problem.b
+    sigma = G @ P + b
+    vel = LAW_TOLERANCE * problem.speed
+    g_max = max(float(np.abs(np.diag(G)).max(initial=0.0)), 1e-300)
+    imp = LAW_TOLERANCE * max(problem.speed / g_max, float(np.abs(P).max(initial=0.0)))
+    for k in problem.blocks:
+        p, s = P[k.rows], sigma[k.rows]
+        if k.kind is _Kind.BILATERAL:
+            if np.abs(s).max() > vel:
+                return False
+            continue
+        pn, sn = p[0], s[0]
+        if pn < -imp or (sn < -vel) or abs(sn) > vel and (k.forced or abs(pn) > imp):
+            return False
+        if k.kind is _Kind.CONE:
+            pt, st = p[1:], s[1:]
+            speed_t = float(np.linalg.norm(st))
+            if np.linalg.norm(pt) > k.mu * pn + imp:
+                return False
+            if pn > imp and speed_t > vel:  # sliding: against the velocity, on the cone
+                if np.abs(pt + k.mu * pn * st / speed_t).max() > imp:
+                    return False
+    return True
+
+
+def _relaxed(problem: _Problem) -> np.ndarray:
+    """The convex relaxation of the law (Anitescu (2006)): ``min ½PᵀGP + bᵀP`` over the
+    cones, half-lines and free bilateral rows, by a monotone accelerated projected gradient
+    (FISTA with restarts, Beck & Teboulle 2009) from P = 0: its objective, ΔT when
+    ``b = J q̇⁻``, never rises above 0."""
+    G, b = problem.G, problem.b
+    step = 1.0 / max(float(np.linalg.eigvalsh(G).max(initial=0.0)), 1e-300)
+
+    def project(P: np.ndarray) -> np.ndarray:
+        P = P.copy()
+        for k in problem.blocks:
+            if k.kind is _Kind.UNILATERAL and not k.forced:
+                P[k.rows] = np.maximum(P[k.rows], 0.0)
+            elif k.kind is _Kind.CONE:
+                P[k.rows] = _project_cone(P[k.rows], k.mu)
+        return P
+
+    def objective(P: np.ndarray) -> float:
+        return float(0.5 * P @ G @ P + b @ P)
+
+    P = np.zeros(b.size)
+    best, y, theta = 0.0, P.copy(), 1.0
+    for _ in range(2000):
+        new = project(y - step * (G @ y + b))
+        value = objective(new)
+        if value > best:  # restart: keep the objective monotone
+            y, theta = P.copy(), 1.0
+            continue
+        theta_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * theta * theta))
+        y = new + (theta - 1.0) / theta_next * (new - P)
+        if abs(best - value) <= 1e-15 * max(abs(best), 1e-300) and np.allclose(new, P):
+            P = new
+            break
+        P, best, theta = new, value, theta_next
+    return P
 
 
 def solve_impact(
