@@ -398,8 +398,9 @@ def frictional_impulse(
     holds; its first iterate is found by Gauss–Seidel, else by following the solution down
     from ε = 1e-2 (continuation, Newton on the modes of the previous answer), else by
     enumerating the modes. Near the edge between sticking and sliding Newton uses the
-    sliding equations in a smooth form (P on the cone, σ_t parallel to P_t). Newton on the whole problem (Alart & Curnier 1991) needs a good start
-    and Pinocchio's ADMM (``ADMMConstraintSolver``, used by the time stepper) solves the
+    sliding equations in a smooth form (P on the cone, σ_t parallel to P_t). Newton on the
+    whole problem (Alart & Curnier 1991) needs a good start and Pinocchio's ADMM
+    (``ADMMConstraintSolver``, used by the time stepper) solves the
     point-contact cone only to its tolerance; the enumeration of modes it replaces needed
     a search of the sliding directions that failed on one problem in five.
 
