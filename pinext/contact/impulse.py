@@ -679,7 +679,7 @@ def _enumerate(problem: _Problem) -> np.ndarray | None:
     ``ENUMERATED_MODES`` combinations."""
     import itertools
 
-    choices = []
+    choices: list[tuple[str, ...]] = []
     for k in problem.blocks:
         if k.kind is _Kind.BILATERAL or k.forced and k.kind is _Kind.UNILATERAL:
             choices.append(("held",))
@@ -698,9 +698,9 @@ def _enumerate(problem: _Problem) -> np.ndarray | None:
         if n >= ENUMERATED_MODES:
             break
         for start in starts if "slip" in modes else starts[:1]:
-            P = _newton(problem, start, modes)
-            if P is not None and _check(problem, P):
-                return P
+            found = _newton(problem, start, modes)
+            if found is not None and _check(problem, found):
+                return found
     return None
 
 
