@@ -69,7 +69,7 @@ def solve_lcp(
 
     .. math::
 
-        w_{k+1} = (G + \varepsilon I) P_{k+1} + b - \varepsilon P_k,
+        w_{k+1} = (G + \\varepsilon I) P_{k+1} + b - \\varepsilon P_k,
 
     and the iterates converge to a solution of the semi-definite problem whenever one exists
     (at the rate ε/(σ + ε) along an eigenvalue σ of G; ε is 1e-9 of G's largest diagonal
