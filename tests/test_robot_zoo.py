@@ -20,6 +20,7 @@ from pinext.check import check_model
 from pinext.exceptions import PinextError
 from pinext.robots import robots_dir
 from pinext.robots.example_robot_data import ROBOTS
+from tests.models import random_pose
 
 FOLDER = robots_dir()
 URDFS = sorted(FOLDER.rglob("*.urdf")) if FOLDER is not None else []
@@ -50,16 +51,6 @@ def guarded(step):
         signal.alarm(0)
 
 
-def random_pose(model: pin.Model) -> np.ndarray:
-    rng = np.random.default_rng(0)
-    low, high = model.lowerPositionLimit, model.upperPositionLimit
-    with np.errstate(over="ignore", invalid="ignore"):
-        finite = np.isfinite(low) & np.isfinite(high) & (high - low < 1e3)
-    q = pin.neutral(model)
-    q[finite] = rng.uniform(low[finite], high[finite])
-    return pin.normalize(model, q)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("path", URDFS, ids=[p.stem for p in URDFS])
 def test_every_example_robot_loads_simulates_and_checks(path):
@@ -69,7 +60,7 @@ def test_every_example_robot_loads_simulates_and_checks(path):
     )
     if isinstance(robot, PinextError):
         return  # a clear error at load (an invalid URDF, a non-physical inertia)
-    for q0 in (pin.neutral(robot.model), random_pose(robot.model)):
+    for q0 in (pin.neutral(robot.model), random_pose(robot.model, np.random.default_rng(0))):
 
         def run(q0=q0):
             # joint friction off: tiago's and tiago_dual's wrists stick and slip around every
