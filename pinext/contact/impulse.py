@@ -281,10 +281,11 @@ class FrictionalImpulseResult(NamedTuple):
     """The factor (≤ 1) applied to the restitution coefficients so that the impact creates no
     energy (1 unless the restitution phase with friction would have created energy)."""
     jammed: bool = False
-    """The solver found no solution of the plastic law (none is known to exist: see
-    :func:`frictional_impulse`); the impulses are then those of the convex relaxation
-    (Anitescu (2006)), which never creates energy, stays in the cones and lets no row
-    penetrate, but lets a sliding contact separate at ``μ |ṡ_t|``."""
+    """The solver found no solution of the plastic law (rows that contradict each other have
+    none: see :func:`frictional_impulse`); the impulses are then those of the convex
+    relaxation (Anitescu (2006)), which never creates energy and stays in the cones, lets
+    no row penetrate unless the rows contradict each other, but lets a sliding contact
+    separate at ``μ |ṡ_t|``."""
 
 
 class _Kind(Enum):
@@ -409,13 +410,19 @@ def frictional_impulse(
     problems (a cone with no strictly separating velocity), and no other solution method is
     complete: deciding whether a frictional contact problem has a solution is NP-hard
     (Baraff 1991). The solver finds one on each of 1 000 seeded random problems with
-    redundant rows and μ up to 3 (``tests/test_frictional_impact.py``). If it fails
-    (``jammed``; no problem is known where it does), the fallback is the convex relaxation
+    redundant rows and μ up to 3 (``tests/test_frictional_impact.py``). The one class of
+    problems known to have none is that of :func:`solve_lcp`: rows that contradict each
+    other, no velocity keeping the bilateral rows' velocities and letting the normal and
+    unilateral rows not approach (a bilateral row equal to an approaching normal row: it
+    can only arise when the bilateral rows move before the impact). If the solver fails
+    (``jammed``), the fallback is the convex relaxation
     of the law (Anitescu (2006): the same problem with ``σ + μ‖σ_t‖e_n`` replaced by σ),
     which always has a solution, is computed by a monotone projected gradient from P = 0 and
-    so never creates energy (``ΔT = ½PᵀGP + Pᵀ J q̇⁻``, the objective it decreases), keeps
-    the impulses in the cones and lets no row penetrate; a sliding contact then leaves with
-    the normal velocity ``μ‖σ_t‖`` instead of 0.
+    so never creates energy (``ΔT = ½PᵀGP + Pᵀ J q̇⁻``, the objective it decreases; where
+    the bilateral rows move before the impact, the impulses are scaled down to where ΔT ≤ 0),
+    keeps the impulses in the cones and, when the rows do not contradict each other, lets
+    no row penetrate; a sliding contact then leaves with the normal velocity ``μ‖σ_t‖``
+    instead of 0.
 
     Args:
         mass: M, shape (nv, nv) [kg or kg.m^2].
@@ -470,6 +477,15 @@ def frictional_impulse(
                 result = held
             elif -float(np.min(b[normal], initial=0.0)) < rest_velocity:
                 result = _held(G, b, cones)
+    if result.jammed:  # no solution: rows that contradict each other (below); the convex
+        # relaxation's objective is ΔT only with b = J q̇⁻, so scale its impulses (they stay
+        # in the cones) to where the kinetic energy has not risen: ΔT(t) = t Pᵀ J q̇⁻ + ½ t²
+        # PᵀGP ≤ 0 for t ≤ −2 Pᵀ J q̇⁻ / PᵀGP
+        P = result.impulse
+        power, curvature = float(P @ (J @ v)), float(P @ G @ P)
+        if power + 0.5 * curvature > 0.0:
+            t = max(-2.0 * power / curvature, 0.0) if curvature > 0.0 else 0.0
+            result = _result(G, b, cones, bilateral, min(t, 1.0) * P, 1.0, jammed=True)
     return result._replace(v_plus=v + np.linalg.inv(mass) @ (J.T @ result.impulse))
 
 
@@ -493,9 +509,12 @@ def _impact(G, b, cones, bilateral, normal, e, forced) -> FrictionalImpulseResul
     kinetic_loss = -float(P_c @ (b + 0.5 * G @ P_c))  # ≥ 0: ΔT of the compression
     base = np.where(bilateral, 0.0, sigma_c)
 
+    unsolved = []
+
     def restitution(scale: float) -> np.ndarray | None:
         P_r = _solve(problem._replace(b=base - scale * target), SWEEPS[:1], scale == 1.0)
         if P_r is None:
+            unsolved.append(scale)
             return None
         gain = float(P_r @ (base + 0.5 * G @ P_r))  # ΔT of the restitution phase
         slack = 1e-12 * max(kinetic_loss, 1e-300) + 1e-15 * float(P_r @ G @ P_r)
@@ -503,7 +522,12 @@ def _impact(G, b, cones, bilateral, normal, e, forced) -> FrictionalImpulseResul
 
     P_r = restitution(1.0)
     scale = 1.0
-    if P_r is None:
+    at_rest = np.abs(base).max() <= LAW_TOLERANCE * problem.speed
+    if P_r is None and unsolved and at_rest:
+        # every row at rest after compression: the law is positively homogeneous in the
+        # targets, so no scale > 0 has a solution found either
+        P_r, scale = np.zeros_like(b), 0.0
+    elif P_r is None:
         low, high, P_r = 0.0, 1.0, np.zeros_like(b)
         for _ in range(RESTITUTION_BISECTIONS):
             mid = 0.5 * (low + high)
