@@ -222,7 +222,7 @@ def test_frictional_impulse_solves_random_problems(simulation_path):
 
 @pytest.mark.slow
 def test_frictional_impulse_solves_a_thousand_random_problems(simulation_path):
-    """The same on 1 000 seeded random problems (about two minutes)."""
+    """The same on 1 000 seeded random problems (about 2½ minutes)."""
     if simulation_path != "compiled":
         pytest.skip("no simulation: the compiled path runs it")
     _solve_random_problems(range(1000))
