@@ -284,10 +284,11 @@ class FrictionalImpulseResult(NamedTuple):
     """The factor (≤ 1) applied to the restitution coefficients so that the impact creates no
     energy (1 unless the restitution phase with friction would have created energy)."""
     jammed: bool = False
-    """The solver found no solution of the plastic law (none is known to exist: see
-    :func:`frictional_impulse`); the impulses are then those of the convex relaxation
-    (Anitescu (2006)), which never creates energy, stays in the cones and lets no row
-    penetrate, but lets a sliding contact separate at ``μ |ṡ_t|``."""
+    """The solver found no solution of the plastic law (rows that contradict each other have
+    none: see :func:`frictional_impulse`); the impulses are then those of the convex
+    relaxation (Anitescu (2006)), which never creates energy and stays in the cones, lets
+    no row penetrate unless the rows contradict each other, but lets a sliding contact
+    separate at ``μ |ṡ_t|``."""
 
 
 class _Kind(Enum):
@@ -386,23 +387,24 @@ def frictional_impulse(
     quartic (the tangent half-angle substitution in ``t̂ × σ_t = 0``, as Bonnefon and
     Bertails-Descoubes et al. 2011 solve the same local problem). Gauss–Seidel handles
     redundant rows (a singular G: it keeps the impulses bounded where a Newton method on the
-    whole problem has no unique step) and converges on every problem tried (not a theorem:
-    the law is not the optimality condition of a convex problem). Its answer fixes the mode
-    of every block, and a Newton method on that mode's equations (the sliding directions
-    included) polishes the impulses to rounding; the law is then checked to
-    ``LAW_TOLERANCE``. Where that fails (redundant rows, a singular G; or Gauss–Seidel
-    settling on a cycle of modes, which large μ allows) the proximal-point method on
-    Tikhonov's regularisation takes over, as in :func:`solve_lcp`: the law of ``G + εI``
-    (ε = ``FRICTION_REGULARIZATION`` of G's largest diagonal entry) with ``b − ε P_k``,
-    iterated from P₀ = 0 (the least-norm split of redundant rows) until the original law
-    holds; its first iterate is found by Gauss–Seidel, else by following the solution down
-    from ε = 1e-2 (continuation, Newton on the modes of the previous answer), else by
-    enumerating the modes. Near the edge between sticking and sliding Newton uses the
-    sliding equations in a smooth form (P on the cone, σ_t parallel to P_t). Newton on the
+    whole problem has no unique step) but need not converge (the law is not the optimality
+    condition of a convex problem: with μ ≳ 1 the sweeps can settle on a cycle of modes).
+    Its answer fixes the mode of every block, and a Newton method on that mode's equations
+    (the sliding directions included) polishes the impulses to rounding; the law is then
+    checked to ``LAW_TOLERANCE``. Where that fails (redundant rows, a singular G, a cycle)
+    the proximal-point method on Tikhonov's regularisation takes over, as in
+    :func:`solve_lcp`: the law of ``G + εI`` (ε = ``FRICTION_REGULARIZATION`` of G's largest
+    diagonal entry; every block positive definite) with ``b − ε P_k``, iterated from
+    P₀ = 0 (the least-norm split of redundant rows) until the original law holds, with a
+    Newton polish of the unregularised law on the iterate's modes. Its first iterate is
+    found by Gauss–Seidel, else by following the solution down from ε = 1e-2 of that
+    entry (continuation by Newton on the previous answer's modes; at a fold of the branch,
+    Gauss–Seidel or the enumeration of the modes), else by enumerating the modes. Near the
+    edge between sticking and sliding, Newton also uses the sliding equations in a smooth
+    form (P on the cone, σ_t parallel to P_t, the sense left to the check). Newton on the
     whole problem (Alart & Curnier 1991) needs a good start and Pinocchio's ADMM
-    (``ADMMConstraintSolver``, used by the time stepper) solves the
-    point-contact cone only to its tolerance; the enumeration of modes it replaces needed
-    a search of the sliding directions that failed on one problem in five.
+    (``ADMMConstraintSolver``, used by the time stepper) solves the point-contact cone
+    only to its tolerance.
 
     Existence. A solution exists (Acary, Cadoux, Lemaréchal & Malick 2011: a fixed point of
     ``s ↦ μ‖σ_t‖`` of the convex problem of the velocity closest to q̇⁻ in
@@ -411,13 +413,19 @@ def frictional_impulse(
     problems (a cone with no strictly separating velocity), and no other solution method is
     complete: deciding whether a frictional contact problem has a solution is NP-hard
     (Baraff 1991). The solver finds one on each of 1 000 seeded random problems with
-    redundant rows and μ up to 3 (``tests/test_frictional_impact.py``). If it fails
-    (``jammed``; no problem is known where it does), the fallback is the convex relaxation
+    redundant rows and μ up to 3 (``tests/test_frictional_impact.py``). The one class of
+    problems known to have none is that of :func:`solve_lcp`: rows that contradict each
+    other, no velocity keeping the bilateral rows' velocities and letting the normal and
+    unilateral rows not approach (a bilateral row equal to an approaching normal row: it
+    can only arise when the bilateral rows move before the impact). If the solver fails
+    (``jammed``), the fallback is the convex relaxation
     of the law (Anitescu (2006): the same problem with ``σ + μ‖σ_t‖e_n`` replaced by σ),
     which always has a solution, is computed by a monotone projected gradient from P = 0 and
-    so never creates energy (``ΔT = ½PᵀGP + Pᵀ J q̇⁻``, the objective it decreases), keeps
-    the impulses in the cones and lets no row penetrate; a sliding contact then leaves with
-    the normal velocity ``μ‖σ_t‖`` instead of 0.
+    so never creates energy (``ΔT = ½PᵀGP + Pᵀ J q̇⁻``, the objective it decreases; where
+    the bilateral rows move before the impact, the impulses are scaled down to where ΔT ≤ 0),
+    keeps the impulses in the cones and, when the rows do not contradict each other, lets
+    no row penetrate; a sliding contact then leaves with the normal velocity ``μ‖σ_t‖``
+    instead of 0.
 
     Args:
         mass: M, shape (nv, nv) [kg or kg.m^2].
@@ -472,6 +480,15 @@ def frictional_impulse(
                 result = held
             elif -float(np.min(b[normal], initial=0.0)) < rest_velocity:
                 result = _held(G, b, cones)
+    if result.jammed:  # no solution: rows that contradict each other (below); the convex
+        # relaxation's objective is ΔT only with b = J q̇⁻, so scale its impulses (they stay
+        # in the cones) to where the kinetic energy has not risen: ΔT(t) = t Pᵀ J q̇⁻ + ½ t²
+        # PᵀGP ≤ 0 for t ≤ −2 Pᵀ J q̇⁻ / PᵀGP
+        P = result.impulse
+        power, curvature = float(P @ (J @ v)), float(P @ G @ P)
+        if power + 0.5 * curvature > 0.0:
+            t = max(-2.0 * power / curvature, 0.0) if curvature > 0.0 else 0.0
+            result = _result(G, b, cones, bilateral, min(t, 1.0) * P, 1.0, jammed=True)
     return result._replace(v_plus=v + np.linalg.inv(mass) @ (J.T @ result.impulse))
 
 
@@ -495,9 +512,12 @@ def _impact(G, b, cones, bilateral, normal, e, forced) -> FrictionalImpulseResul
     kinetic_loss = -float(P_c @ (b + 0.5 * G @ P_c))  # ≥ 0: ΔT of the compression
     base = np.where(bilateral, 0.0, sigma_c)
 
+    unsolved = []
+
     def restitution(scale: float) -> np.ndarray | None:
         P_r = _solve(problem._replace(b=base - scale * target), SWEEPS[:1], scale == 1.0)
         if P_r is None:
+            unsolved.append(scale)
             return None
         gain = float(P_r @ (base + 0.5 * G @ P_r))  # ΔT of the restitution phase
         slack = 1e-12 * max(kinetic_loss, 1e-300) + 1e-15 * float(P_r @ G @ P_r)
@@ -505,7 +525,12 @@ def _impact(G, b, cones, bilateral, normal, e, forced) -> FrictionalImpulseResul
 
     P_r = restitution(1.0)
     scale = 1.0
-    if P_r is None:
+    at_rest = np.abs(base).max() <= LAW_TOLERANCE * problem.speed
+    if P_r is None and unsolved and at_rest:
+        # every row at rest after compression: the law is positively homogeneous in the
+        # targets, so no scale > 0 has a solution found either
+        P_r, scale = np.zeros_like(b), 0.0
+    elif P_r is None:
         low, high, P_r = 0.0, 1.0, np.zeros_like(b)
         for _ in range(RESTITUTION_BISECTIONS):
             mid = 0.5 * (low + high)
@@ -601,13 +626,19 @@ def _proximal(problem: _Problem, sweeps: tuple[int, ...], thorough: bool) -> np.
     if P is None:
         return None
     solved = _check(problem, P)
+    last = regularized  # the problem that P solves
     for _ in range(PROXIMAL_STEPS):
+        if not solved:  # Newton on the unregularised law, from the iterate: its modes
+            polished = _follow(problem, P, last)  # are known now (rounding limits the
+            if polished is not None:  # sliding directions of ε-slow slips)
+                return polished
         shifted = regularized._replace(b=b - eps * P)
-        step = _follow(shifted, P)
+        step = _follow(shifted, P, last)
         if step is None:
             step = _direct(shifted, sweeps, start=P)
         if step is None:
             break
+        last = shifted
         settled = np.abs(step - P).max() <= 1e-13 * max(np.abs(step).max(), 1e-300)
         P = step
         if _check(problem, P):
@@ -630,39 +661,48 @@ def _continuation(problem: _Problem, sweeps: tuple[int, ...], eps: float) -> np.
     """A solution of the problem regularised by ``ε``, followed down from a strong
     regularisation (``1e-2`` of G's largest diagonal entry, where the regularisation damps
     Gauss–Seidel) by Newton's method on the modes of the previous answer, in steps of
-    ``10^-½`` shortened (to a ratio of ``1.001``) where the answer is lost; None when it is
-    lost even so."""
+    ``10^-½`` shortened (to a ratio of ``1.01``) where the answer is lost; there (a fold
+    of the branch) Gauss–Seidel or the enumeration of the modes finds another branch; None
+    when they do not."""
     g_scale = max(float(np.abs(np.diag(problem.G)).max(initial=0.0)), 1e-300)
     level = 1e-2 * g_scale
-    P = _direct(_regularized(problem, level), sweeps)
+    solved = _regularized(problem, level)
+    P = _direct(solved, sweeps)
     if P is None:
         return None
     ratio = np.sqrt(10.0)
     while level > eps:
         trial = max(level / ratio, eps)
         regularized = _regularized(problem, trial)
-        step = _follow(regularized, P)
-        if step is None:
+        step = _follow(regularized, P, solved)
+        if step is None and ratio < 1.01:  # a fold: the answer jumps to another branch
             step = _direct(regularized, sweeps, start=P)
-        if step is None:
-            if ratio < 1.001:
+            if step is None:
+                step = _enumerate(regularized, P)
+            if step is None:
                 return None
+        if step is None:
             ratio = np.sqrt(ratio)
             continue
-        P, level = step, trial
+        P, level, solved = step, trial, regularized
         ratio = min(ratio * ratio, np.sqrt(10.0))
     return P
 
 
-def _follow(problem: _Problem, P: np.ndarray) -> np.ndarray | None:
-    """Newton's method from P on P's modes (both on an edge between sticking and sliding):
-    the first answer that satisfies the law, or None."""
+def _follow(problem: _Problem, P: np.ndarray, solved: _Problem) -> np.ndarray | None:
+    """Newton's method from P, a solution of the nearby problem ``solved``, on P's modes
+    there (both on an edge between sticking and sliding, and sliding in the smooth form):
+    the first answer that satisfies the law of ``problem``, or None."""
     import itertools
 
-    candidates = _candidate_modes(problem, P)
+    candidates = _candidate_modes(solved, P)
     first = tuple(c[0] for c in candidates)
     edge = tuple("edge" if "edge" in c else c[0] for c in candidates)
-    combinations = [first, edge, *itertools.islice(itertools.product(*candidates), 16)]
+    sliding = tuple(
+        "edge" if c[0] in ("slip", "held") and k.kind is _Kind.CONE else c[0]
+        for c, k in zip(candidates, problem.blocks, strict=True)
+    )
+    combinations = [first, edge, *itertools.islice(itertools.product(*candidates), 16), sliding]
     combinations = list(dict.fromkeys(combinations))
     for damped in (False, True):
         for modes in combinations:
@@ -672,10 +712,10 @@ def _follow(problem: _Problem, P: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def _enumerate(problem: _Problem) -> np.ndarray | None:
+def _enumerate(problem: _Problem, near: np.ndarray | None = None) -> np.ndarray | None:
     """Newton's method on every combination of modes (open, held, sliding per cone; open,
-    held per unilateral row), from P = 0 and from the last Gauss–Seidel iterates: the
-    first combination whose answer satisfies the law, or None. At most
+    held per unilateral row), from P = 0 (and ``near``) and from the last Gauss–Seidel
+    iterates: the first combination whose answer satisfies the law, or None. At most
     ``ENUMERATED_MODES`` combinations."""
     import itertools
 
@@ -690,7 +730,7 @@ def _enumerate(problem: _Problem) -> np.ndarray | None:
         else:
             choices.append(("open", "held", "slip"))
     P = np.zeros(problem.b.size)
-    starts = [P.copy()]
+    starts = [P.copy()] if near is None else [P.copy(), near]
     for _ in range(6):
         _gauss_seidel(problem, P, 1)
         starts.append(P.copy())
