@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..control import Controller, as_state_law
 from ..exceptions import InvalidParameter
 from ..robot import massless_joints, massless_message
 from .controls import ControlLaw, as_control
@@ -255,6 +256,8 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
             raise InvalidParameter(
                 f"control has {value.size} entries, expected {n}: {_inputs_text(system)}"
             )
+    if isinstance(control, Controller):
+        control = as_state_law(control, system.layout)
     law = as_control(control, n)
     if control is None or not callable(control):
         return law
