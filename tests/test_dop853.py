@@ -129,3 +129,22 @@ def test_sampled_output_stops_at_the_event():
     root = sol.t_events[0][0]
     np.testing.assert_array_equal(sol.t, t_eval[t_eval <= root])
     assert np.abs(sol.y[0] - np.cos(sol.t)).max() < 1e-9
+
+
+def test_an_event_that_crosses_and_returns_before_another_events_root_is_found():
+    """p = t − t²/2 dips past 0.45 for t in (1 − √0.1, 1 + √0.1) and comes back within one
+    step; the time event at 1.2 ends that step with the first event past zero: its root,
+    earlier, is the event (it used to be missed, and the next segment started beyond it)."""
+
+    def dip(t, y):
+        return 0.45 - y[0]
+
+    def clock(t, y):
+        return 1.2 - t
+
+    dip.direction = clock.direction = -1
+    sol = dop853.solve(
+        lambda t, y: np.array([y[1], -1.0]), (0.0, 3.0), np.array([0.0, 1.0]), events=[dip, clock]
+    )
+    assert sol.status == 1 and sol.t_events[1].size == 0
+    assert sol.t_events[0][0] == pytest.approx(1.0 - np.sqrt(0.1), abs=1e-12)

@@ -96,6 +96,17 @@ def test_go1_with_its_urdf_joint_friction(root, seed):
     assert len(traj.events) < 100  # one event per stick/slip switch and impact, not per step
 
 
+def test_a_joint_that_touches_its_stop_within_another_rows_step():
+    """alex_nub_hands from a seeded random pose: at t = 0.57477 s the neck's yaw touches its
+    stop and would come back within the integrator's step, which another joint's impact ends
+    with the neck 1.2e-9 rad past it. Its own, earlier, root is the event; it was missed, the
+    next segment started beyond the stop, and the neck went 1.41 rad past it."""
+    robot = _robot("alex_nub_hands", root_joint="fixed")
+    q0 = random_pose(robot.model, np.random.default_rng(0))
+    traj = _quiet_run(robot, 1.0, q0=q0)
+    assert_sound_run(robot.model, traj)
+
+
 def test_the_paths_agree_on_the_ur5_from_random_poses(monkeypatch):
     """The compiled and Python paths give the same run (1e-8) where no two events tie."""
     robot = _robot("ur5")

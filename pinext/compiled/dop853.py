@@ -258,6 +258,17 @@ def _active(g_old, g_new, direction):
     return up or down
 
 
+@kernel
+def _beyond(g_old, g, direction):
+    """Whether g is strictly past zero in the event's direction from g_old (an event that
+    crossed since g_old was taken)."""
+    if direction < 0:
+        return g_old > 0.0 and g < 0.0
+    if direction > 0:
+        return g_old < 0.0 and g > 0.0
+    return g_old * g < 0.0
+
+
 @njit(cache=True)
 def _state_at(P, ta, ya, t, rtol, atol, hmax, out):
     """The state at t from (ta, ya), ta < t inside one accepted step: DOP853 from ta with the
@@ -373,6 +384,32 @@ def _brentq(P, e, xa, xb, ya_state, rtol, atol, hmax, tmp, evs):
 
 
 @njit(cache=True)
+def _earliest(P, ta, ya, t_root, crossed, g_last, rtol, atol, hmax, tmp, evs, scratch):
+    """The first root of all events in the step from (ta, ya): an event that went through
+    zero and back within the step (no sign change at the step's ends) is past zero at the
+    root found, and its own root, earlier, is the event (a joint that touched its stop while
+    another row's event ended the step would otherwise start the next segment beyond it)."""
+    again = True
+    while again:
+        again = False
+        if t_root > ta:
+            _state_at(P, ta, ya, t_root, rtol, atol, hmax, tmp)
+        else:
+            tmp[:] = ya
+        for e in range(g_last.size):
+            if e != crossed and _beyond(
+                g_last[e], _event(P, e, t_root, tmp, evs, scratch), evs[7][e]
+            ):
+                tr = _brentq(P, e, ta, t_root, ya, rtol, atol, hmax, tmp, evs)
+                if tr < t_root:
+                    t_root = tr
+                    crossed = e
+                    again = True
+                    break
+    return t_root, crossed
+
+
+@njit(cache=True)
 def advance(
     P,
     y,
@@ -484,6 +521,10 @@ def advance(
                         if tr < t_root:
                             t_root = tr
                             crossed = e
+                if crossed >= 0 and n_events > 1:
+                    t_root, crossed = _earliest(
+                        P, x_old, y, t_root, crossed, g_last, rtol, atol, hmax, tmp, evs, f[0]
+                    )
             until = x_new if crossed < 0 else t_root
             if sampled:
                 ns = it[_NSAMPLE]

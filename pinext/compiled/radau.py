@@ -37,7 +37,7 @@ from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
-from .dop853 import _active, brent_step, record
+from .dop853 import _active, _beyond, brent_step, record
 from .dop853 import _event as _dop_event
 from .phase import _inputs, _locked_rows, rhs
 
@@ -422,6 +422,28 @@ def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
 
 
 @njit(cache=True)
+def _earliest(Pk, t_root, crossed, g_last, Q, t_old, h, y_old, tmp, scratch, evs):
+    """The first root of all events in the step (:func:`pinext.compiled.dop853._earliest`:
+    an event that went through zero and back within the step is past zero at the root found,
+    and its own root is earlier)."""
+    again = True
+    while again:
+        again = False
+        _interpolate(Q, t_old, h, y_old, t_root, tmp)
+        for e in range(g_last.size):
+            if e != crossed and _beyond(
+                g_last[e], _event(Pk, e, t_root, tmp, evs, scratch), evs[7][e]
+            ):
+                tr = _brentq(Pk, e, t_old, t_root, Q, t_old, h, y_old, tmp, scratch, evs)
+                if tr < t_root:
+                    t_root = tr
+                    crossed = e
+                    again = True
+                    break
+    return t_root, crossed
+
+
+@njit(cache=True)
 def advance(
     Pk,
     y,
@@ -630,6 +652,10 @@ def advance(
                     if tr < t_root:
                         t_root = tr
                         crossed = e
+            if crossed >= 0 and n_events > 1:
+                t_root, crossed = _earliest(
+                    Pk, t_root, crossed, g_last, Q, t_old, t_new - t_old, y_old, tmp, f1, evs
+                )
         until = t_new if crossed < 0 else t_root
         if sampled:
             ns = it[_NSAMPLE]

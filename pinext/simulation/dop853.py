@@ -127,6 +127,35 @@ def _active(g_old: float, g_new: float, direction: float) -> bool:
     return up if direction > 0 else down if direction < 0 else up or down
 
 
+def _beyond(g_old: float, g: float, direction: float) -> bool:
+    """Whether g is strictly past zero in the event's direction from g_old."""
+    if direction < 0:
+        return g_old > 0.0 > g
+    if direction > 0:
+        return g_old < 0.0 < g
+    return g_old * g < 0.0
+
+
+def _earliest(events, g_last, state, ta: float, t_root: float, crossed: int) -> tuple[float, int]:
+    """The first root of all events in the step from ta: an event that went through zero and
+    back within the step (no sign change at the step's ends) is past zero at the root found,
+    and its own root, earlier, is the event (a joint that touched its stop while another
+    row's event ended the step would otherwise start the next segment beyond it)."""
+    again = True
+    while again:
+        again = False
+        y_root = state(t_root)
+        for j, g in enumerate(events):
+            if j != crossed and _beyond(g_last[j], g(t_root, y_root), getattr(g, "direction", 0)):
+                root = brentq(
+                    lambda t, g=g: g(t, state(t)), ta, t_root, xtol=4 * _EPS, rtol=4 * _EPS
+                )
+                if root < t_root:
+                    t_root, crossed, again = root, j, True
+                    break
+    return t_root, crossed
+
+
 def solve(
     fun,
     t_span: tuple[float, float],
@@ -245,6 +274,7 @@ def solve(
             else:  # the step's end crossed, the dense output's rounding did not: the end
                 roots.append((tb, i))
         t_root, i = min(roots)
+        t_root, i = _earliest(events, g_last, state, ta, t_root, i)
         y_root = state(t_root).copy()
         t_events[i] = np.array([t_root])
         y_events[i] = y_root[None, :]
