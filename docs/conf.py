@@ -20,14 +20,16 @@ import pinext  # noqa: E402
 project = "pinext"
 author = "the pinext authors"
 release = version = pinext.__version__
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "myst_parser"]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"undoc-members": False, "show-inheritance": True}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_ivar = True
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "api/_*"]
 html_theme = "alabaster"
 suppress_warnings = ["ref.python"]
 
