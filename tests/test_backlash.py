@@ -194,7 +194,9 @@ def test_elastic_transmission_with_backlash_is_a_dead_zone_spring(turntable):
     """An elastic transmission with backlash: no torque inside the play, c (δ − s b/2)
     beyond it; the flanks meet without loss (no damping: the energy is conserved)."""
     c = 500.0
-    motor = DCMotor(resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=2e-5)
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=2e-5
+    )
     drive = Drive(motor, ElasticTransmission(N, stiffness=c, backlash=B))
     system = px.System(turntable, drives={"j": drive})
     traj = px.simulate(system, 0.3, control=lambda t, x: [2.0 if t < 0.1 else -2.0])
@@ -365,3 +367,19 @@ def test_example_runs_and_loses_the_backlash_at_each_crossing(tmp_path):
     lost = mod.lost_motion(traj)
     assert lost and np.abs(np.array(lost) - mod.BACKLASH).max() < 1e-9
     assert traj.energy_balance().max_relative() < 1e-8
+
+
+def test_design_figure_draws_the_amplifier_envelope(turntable):
+    """The speed-torque figure of drive_requirements draws the current-limited envelope of a
+    motor with a current_limit: its line equals DCMotor.torque_speed_envelope."""
+    from pinext.planning import RestToRest, drive_requirements
+    from pinext.planning.design_report import speed_torque_figure
+
+    m = DCMotor(1.0, 0.05, 0.05, 2e-5, voltage_limit=24.0, current_limit=3.0)
+    system = px.System(turntable, drives={"j": Drive(m, Gear(N))})
+    report = drive_requirements(system, RestToRest(np.array([0.0]), np.array([1.0]), 1.0))
+    fig = speed_torque_figure(report)
+    line = next(ln for ln in fig.axes[0].lines if ln.get_label() == "amplifier envelope")
+    w, torque = line.get_data()
+    assert np.array_equal(torque, m.torque_speed_envelope(w)[1])
+    assert torque.max() == pytest.approx(0.05 * 3.0, rel=1e-15)

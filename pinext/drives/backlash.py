@@ -420,10 +420,12 @@ class PlayHooks:
             sign = play.flank.sign
             if self.play_elastic[k]:
 
-                def g(t, x, k=k, sign=sign, half=half):
+                def beyond(t, x, k=k, sign=sign, half=half):
                     return -gap(half, sign, self._deflection(x, k)[0])
 
-                events.append(Event(f"{joint}.backlash_separates", g, -1.0, self._part_action(k)))
+                events.append(
+                    Event(f"{joint}.backlash_separates", beyond, -1.0, self._part_action(k))
+                )
                 continue
             r = list(self._rigid_k).index(k)
 
