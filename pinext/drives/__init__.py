@@ -1,5 +1,6 @@
 """Drives: DC motors, gears with efficiency, elastic transmissions and general linear actuators
-(Vukobratović & Potkonjak, §20.3, (20.62)–(20.82); §20.5.4, (20.98)–(20.99)).
+(Vukobratović & Potkonjak, §20.3, (20.62)–(20.82); §20.5.4, (20.98)–(20.99)), gears with
+backlash (:mod:`pinext.drives.backlash`) and the amplifier's voltage and current limits.
 
 A :class:`Drive` is an actuator (:class:`DCMotor`, :class:`LinearActuator` or None for an ideal
 torque source) followed by a transmission (:class:`Gear`, :class:`ElasticTransmission` or None).
@@ -17,6 +18,7 @@ from typing import Any
 from ..exceptions import InvalidParameter
 from . import registry  # noqa: F401 - registers the actuators
 from .actuator import LinearActuator
+from .backlash import Flank, Play, engagement_impulse
 from .base import ACTUATORS, Actuator, ActuatorPower, TorqueSource, register_actuator
 from .drive import Drive, DriveComponent, DriveQuantities, drive_component
 from .modes import GearMode, GearModes
@@ -33,15 +35,18 @@ __all__ = [
     "DriveComponent",
     "DriveQuantities",
     "ElasticTransmission",
+    "Flank",
     "Gear",
     "GearMode",
     "GearModes",
     "HARMONIC_DRIVE_MOTOR",
     "LinearActuator",
+    "Play",
     "TorqueSource",
     "Transmission",
     "drive_component",
     "drive_from_spec",
+    "engagement_impulse",
     "harmonic_drives",
     "register_actuator",
     "spec_keys",
@@ -52,11 +57,19 @@ __all__ = [
 TRANSMISSIONS: dict[str, tuple[type, tuple[str, ...]]] = {
     "gear": (
         Gear,
-        ("ratio", "efficiency", "backdrive_efficiency", "input_inertia", "output_inertia"),
+        (
+            "ratio",
+            "efficiency",
+            "backdrive_efficiency",
+            "input_inertia",
+            "output_inertia",
+            "backlash",
+            "restitution",
+        ),
     ),
     "elastic_transmission": (
         ElasticTransmission,
-        ("ratio", "stiffness", "damping", "input_inertia", "output_inertia"),
+        ("ratio", "stiffness", "damping", "input_inertia", "output_inertia", "backlash"),
     ),
 }
 
@@ -77,6 +90,9 @@ SPEC_UNITS = {
     "inductance": "[H]",
     "viscous_friction": "[N.m.s/rad]",
     "voltage_limit": "[V]",
+    "current_limit": "[A]",
+    "backlash": "[rad]",
+    "restitution": "[-]",
     "ratio": "[-]",
     "efficiency": "[-]",
     "backdrive_efficiency": "[-]",

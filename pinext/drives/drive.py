@@ -12,6 +12,7 @@ import pinocchio as pin
 from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
 from ..simulation.system import register_builder
+from .backlash import Flank, Play, PlayHooks
 from .base import Actuator, TorqueSource
 from .modes import GearMode, GearModes
 from .motor import DCMotor
@@ -54,6 +55,16 @@ class Drive:
                 "an elastic transmission needs a positive inertia on the motor side "
                 "(rotor_inertia, input_inertia or output_inertia)"
             )
+        if self.backlash > 0 and not self.motor_side_inertia > 0:
+            raise InvalidParameter(
+                "a gear with backlash needs a positive inertia on the motor side (the motor "
+                "moves on its own inside the play): give rotor_inertia or input_inertia"
+            )
+
+    @property
+    def backlash(self) -> float:
+        """Total free play b of the transmission at the joint [rad] (0: none)."""
+        return 0.0 if self.transmission is None else float(self.transmission.backlash)
 
     @property
     def ratio(self) -> float:
@@ -124,7 +135,7 @@ class DriveQuantities(NamedTuple):
     """Shape (n_drives,). Armature currents [A] (DC motors on the vectorized path)."""
 
 
-class DriveComponent(Component):
+class DriveComponent(PlayHooks, Component):
     """The drives of a System: states, efforts, inertia, modes, energy and outputs.
 
     *Inputs* (``u`` of :func:`pinext.simulate`): one per drive, in the order of the ``drives``
@@ -158,6 +169,12 @@ class DriveComponent(Component):
     when the holding torque (its row's reaction) leaves ``[η' N M, N M / η'']``; the mode in
     each phase is consistent with the sign of the power flow, so the switch neither chatters
     nor creates energy, and the loss ``(1 - e) M θ̇ >= 0`` goes to the dissipated energy.
+
+    *Backlash* (a :class:`Gear` or :class:`ElasticTransmission` with ``backlash`` > 0): a
+    :class:`~pinext.drives.backlash.Play` per such gear in the mode (in
+    :attr:`backlash_joints` order): in the play, or on one of its flanks. A rigid gear with
+    backlash gets the states ``play_angle`` ψ = θ/N − q and ``play_velocity`` ψ̇; its flanks
+    meet in impacts with restitution (:mod:`pinext.drives.backlash`).
 
     Args:
         robot: The robot (its ``model`` gives joint indices).
@@ -237,6 +254,7 @@ class DriveComponent(Component):
             dtype=int,
         )
         self.all_elastic = self.elastic.size == n and n > 0
+        self._setup_play()
         self._dc_motor_arrays()
         self.model: pin.Model | None = None
         self._cache: tuple | None = None
@@ -250,7 +268,9 @@ class DriveComponent(Component):
             n > 0
             and len(motors) == n
             and all(m.inductance == 0 for m in motors)
+            and all(m.current_limit is None for m in motors)
             and not self.lossy.size
+            and not self.play_drives.size
             and self.elastic.size in (0, n)
         )
         if not self.vectorized:
@@ -285,6 +305,9 @@ class DriveComponent(Component):
         if self.elastic.size:
             n = int(self.elastic.size)
             blocks += [("motor_angle", n), ("motor_velocity", n)]
+        if self.rigid_play.size:
+            n = int(self.rigid_play.size)
+            blocks += [("play_angle", n), ("play_velocity", n)]
         for name, members in self.blocks.items():
             blocks.append((name, sum(size for _, _, size in members)))
         return blocks
@@ -317,16 +340,19 @@ class DriveComponent(Component):
         return angle
 
     def initial_state(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Motors at θ = N (q + g/c) (the spring holds gravity), θ̇ = N q̇; actuator states
-        zero."""
+        """Motors at θ = N (q + g/c) (the spring holds gravity; beyond the play on the
+        loaded flank with backlash), θ̇ = N q̇; rigid gears with backlash on the flank that
+        holds gravity (centred without load); actuator states zero."""
         parts = []
+        gravity = np.zeros(len(v))
+        if self.model is not None and (self.elastic.size or self.rigid_play.size):
+            gravity = pin.computeGeneralizedGravity(self.model, self.model.createData(), q)
         if self.elastic.size:
-            gravity = np.zeros(len(v))
-            if self.model is not None:
-                gravity = pin.computeGeneralizedGravity(self.model, self.model.createData(), q)
             el = self.elastic
-            held = q[self.iq[el]] + gravity[self.iv[el]] / self.stiffness
+            load = gravity[self.iv[el]]
+            held = q[self.iq[el]] + load / self.stiffness + np.sign(load) * self.elastic_half
             parts += [self.ratio[el] * held, self.ratio[el] * v[self.iv[el]]]
+        parts += self._play_initial(q, gravity)
         for members in self.blocks.values():
             parts.append(np.zeros(sum(size for _, _, size in members)))
         return np.concatenate(parts) if parts else np.zeros(0)
@@ -350,13 +376,15 @@ class DriveComponent(Component):
         self._cache = (x, t, u, mode, now)
         return now
 
-    def _springs(self, x, q, v) -> tuple[np.ndarray, np.ndarray]:
-        """(spring torque, relative velocity) of the elastic transmissions (20.98)."""
+    def _springs(self, x, q, v, mode=None) -> tuple[np.ndarray, np.ndarray]:
+        """(spring torque, relative velocity) of the elastic transmissions (20.98) (with
+        backlash: beyond the play, zero inside it)."""
         el = self.elastic
         if not el.size:
             return np.zeros(0), np.zeros(0)
         relative = x[self.s_vel] * self.inv_ratio[el] - v[self.iv[el]]
         deflection = x[self.s_angle] * self.inv_ratio[el] - q[self.iq[el]]
+        deflection, relative = self._dead_zone(deflection, relative, mode)
         return self.stiffness * deflection + self.transmission_damping * relative, relative
 
     def _evaluate_actuators(self, x, q, v, u, mode) -> DriveQuantities:
@@ -369,7 +397,10 @@ class DriveComponent(Component):
         shaft_velocity[rig] = self.ratio[rig] * v[self.iv[rig]]
         if el.size:
             shaft_velocity[el] = x[self.s_vel]
-        spring, relative = self._springs(x, q, v)
+        if self.rigid_play.size:
+            bl = self.rigid_play
+            shaft_velocity[bl] = self.ratio[bl] * (v[self.iv[bl]] + self._play_state(x)[1])
+        spring, relative = self._springs(x, q, v, mode)
         inputs = np.empty(n)
         active = np.empty(n)
         for i, src in enumerate(self.sources):
@@ -380,6 +411,8 @@ class DriveComponent(Component):
         factor = self._factors(mode)[0] if mode else None
         effort = np.zeros(v.size)
         gain = self.ratio[rig] if factor is None else factor[rig] * self.ratio[rig]
+        if self.rigid_play.size:
+            gain = gain * self._engaged(mode)[rig]
         effort[self.iv[rig]] = gain * active[rig]
         if el.size:
             effort[self.iv[el]] += spring
@@ -414,6 +447,8 @@ class DriveComponent(Component):
         theta = self.ratio * self.joint_angle(q)
         if self.elastic.size:
             theta[self.elastic] = x[self.s_angle]
+        if self.rigid_play.size:
+            theta[self.rigid_play] += self.ratio[self.rigid_play] * self._play_state(x)[0]
         return theta
 
     def _factors(self, mode: GearModes | None) -> tuple[np.ndarray, np.ndarray]:
@@ -446,6 +481,7 @@ class DriveComponent(Component):
             out[self.s_vel] = (
                 now.active_torque[el] - now.spring_torque * self.inv_ratio[el]
             ) * self.inv_motor_inertia[el]
+        self._play_derivative(x, now, step, out, mode)
         if self.own:
             theta = self._theta(x, q)
             for i, block in self.own.items():
@@ -502,11 +538,15 @@ class DriveComponent(Component):
         actuators store (magnetic energy ½ L i²) [J].
 
         (The rotors of rigid drives are in the mechanism's kinetic energy via the armature.)"""
-        total = 0.0
+        total = self._play_energy(x, q, v)
         el = self.elastic
         if el.size:
             omega = x[self.s_vel]
             deflection = x[self.s_angle] * self.inv_ratio[el] - q[self.iq[el]]
+            if self.elastic_half.any():  # beyond the play
+                deflection = np.sign(deflection) * np.maximum(
+                    np.abs(deflection) - self.elastic_half, 0.0
+                )
             total += 0.5 * float(self.motor_inertia[el] @ omega**2)
             total += 0.5 * float(self.stiffness @ deflection**2)
         for i, block in self.own.items():
@@ -517,7 +557,8 @@ class DriveComponent(Component):
 
     # -- gear efficiency modes -------------------------------------------------------------
     def added_inertia(self, mode: GearModes | None) -> np.ndarray | None:
-        """A moving lossy gear reflects ``e (J + I') N²`` instead of ``(J + I') N²``."""
+        """A moving lossy gear reflects ``e (J + I') N²`` instead of ``(J + I') N²``; a rigid
+        gear in its play reflects nothing."""
         if not mode:
             return None
         e, _ = self._factors(mode)
@@ -525,6 +566,7 @@ class DriveComponent(Component):
         for i in self.lossy:
             if e[i] > 0:
                 added[self.iv[i]] += (e[i] - 1.0) * self.motor_inertia[i] * self.ratio[i] ** 2
+        self._play_added_inertia(mode, added)
         return added
 
     def is_constrained(self, mode: GearModes | None) -> bool:
@@ -591,10 +633,14 @@ class DriveComponent(Component):
         return self._slip(x, mode, k, held[i] < lo, trial)
 
     def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> GearModes | None:
-        if not self.lossy.size:
+        if not self.lossy.size and not self.play_drives.size:
             return None
         v = x[self.nq : self.nq + self.nv]
-        mode = GearModes((GearMode.DRIVING,) * self.lossy.size)
+        mode = GearModes(
+            (GearMode.DRIVING,) * self.lossy.size, (Play(Flank.FREE),) * self.play_drives.size
+        )
+        if self.play_drives.size:
+            mode = self._initial_play(t, x, mode, trial)
         for _ in range(2):
             for k, i in enumerate(self.lossy):
                 td = self.ratio[i] * v[self.iv[i]]
@@ -613,12 +659,14 @@ class DriveComponent(Component):
         for k, i in enumerate(self.lossy):
             if v[self.iv[i]] == 0:
                 mode = mode.replace(k, self._from_rest(x, mode, k, trial))
+        if self.rigid_play.size:
+            mode = self._release_flanks(t, x, mode, trial)
         return mode
 
     def events(self, mode: GearModes | None) -> list[Event]:
         if not mode:
             return []
-        events = []
+        events = self._play_events(mode)
         for k, gear in enumerate(mode.gears):
             i = int(self.lossy[k])
             joint = self.joints[i]
@@ -736,6 +784,7 @@ class DriveComponent(Component):
         )
         joint_torque = np.empty(n)
         rig = self.rigid
+        e = e * self._engaged(mode)  # a rigid gear in its play transmits nothing
         joint_torque[rig] = (e * self.ratio * M - output_inertia * a[self.iv])[rig]
         _, stuck = self._factors(mode)
         if stuck.size:
@@ -744,8 +793,12 @@ class DriveComponent(Component):
         if self.elastic.size:
             spring[self.elastic] = now.spring_torque
             joint_torque[self.elastic] = now.spring_torque
+        play = np.full(n, np.nan)
+        for k, i in enumerate(self.play_drives):
+            play[i] = self._deflection(x, k)[0]
         return {
             "motor_angle": theta,
+            "play": play,
             "motor_velocity": now.shaft_velocity.copy(),
             "voltage": signals["voltage"],
             "current": signals["current"],

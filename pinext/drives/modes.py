@@ -1,10 +1,12 @@
-"""The modes of a drive component: the state of each gear with losses."""
+"""The modes of a drive component: the state of each gear with losses, and of each gear with
+backlash (:mod:`pinext.drives.backlash`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..simulation.component import ModeState
+from .backlash import Play
 
 
 class GearMode(ModeState):
@@ -48,15 +50,23 @@ class GearMode(ModeState):
 @dataclass(frozen=True)
 class GearModes:
     """The mode of a :class:`DriveComponent`: one :class:`GearMode` per lossy gear, in
-    :attr:`DriveComponent.lossy_joints` order."""
+    :attr:`DriveComponent.lossy_joints` order, and one :class:`~pinext.drives.backlash.Play`
+    per gear with backlash, in :attr:`DriveComponent.backlash_joints` order."""
 
     gears: tuple[GearMode, ...]
+    play: tuple[Play, ...] = ()
 
     def replace(self, k: int, gear: GearMode) -> GearModes:
         """A copy with lossy gear k in mode ``gear``."""
         gears = list(self.gears)
         gears[k] = gear
-        return GearModes(tuple(gears))
+        return GearModes(tuple(gears), self.play)
+
+    def replace_play(self, k: int, play: Play) -> GearModes:
+        """A copy with backlash gear k in mode ``play``."""
+        plays = list(self.play)
+        plays[k] = play
+        return GearModes(self.gears, tuple(plays))
 
     def __getitem__(self, k: int) -> GearMode:
         return self.gears[k]
@@ -64,5 +74,8 @@ class GearModes:
     def __len__(self) -> int:
         return len(self.gears)
 
+    def __bool__(self) -> bool:
+        return bool(self.gears) or bool(self.play)
+
     def __str__(self) -> str:
-        return "".join(g.value for g in self.gears)
+        return "".join(g.value for g in self.gears) + "".join(str(p) for p in self.play)

@@ -44,6 +44,19 @@ class DCMotor(Actuator):
     In SI units :math:`C_M = C_E`; if they differ, the difference ``(C_E - C_M) i θ̇`` is booked
     as a conversion loss so that the energy audit still closes.
 
+    *Amplifier limits.* ``voltage_limit`` U and ``current_limit`` I are the limits of the
+    amplifier, not of the joint: the amplifier applies the commanded voltage clipped to ±U, and
+    lowers it further where the current would exceed ±I (a current-limited voltage source),
+
+    .. math::
+
+        i = \\operatorname{clip}\\big((\\operatorname{clip}(u, \\pm U) - C_E \\dot\\theta)/R,\\
+        \\pm I\\big), \\qquad u_{applied} = R i + C_E \\dot\\theta,
+
+    which bounds the steady torque ``C_M i − B θ̇`` by the speed–torque envelope
+    (:meth:`torque_speed_envelope`): the stall torque ``C_M I`` up to the corner speed
+    ``(U − R I)/C_E``, then the voltage line down to the no-load speed (``U/C_E`` when B = 0).
+
     Args:
         resistance: Armature resistance R [Ohm], > 0.
         torque_constant: Torque constant C_M [N.m/A], >= 0.
@@ -58,6 +71,8 @@ class DCMotor(Actuator):
             None; the winding temperature obeys
             :math:`\\tau_{th}\\dot T = R_{th} R i^2 - (T - T_a)` (first order).
         ambient_temperature: Ambient temperature T_a [°C].
+        current_limit: Amplifier current limit I_max [A], > 0, or None (none). Needs the
+            second-order model (``inductance == 0``).
     """
 
     resistance: float
@@ -70,6 +85,7 @@ class DCMotor(Actuator):
     thermal_resistance: float | None = None
     thermal_time_constant: float | None = None
     ambient_temperature: float = 25.0
+    current_limit: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -84,6 +100,13 @@ class DCMotor(Actuator):
         for name in ("thermal_resistance", "thermal_time_constant"):
             if getattr(self, name) is not None:
                 set_(self, name, _check(name, getattr(self, name), positive=True))
+        if self.current_limit is not None:
+            set_(self, "current_limit", _check("current_limit", self.current_limit, positive=True))
+            if self.inductance > 0:
+                raise InvalidParameter(
+                    "current_limit needs the second-order model (inductance 0, where the "
+                    f"amplifier sets the current); got inductance {self.inductance} [H]"
+                )
         if not math.isfinite(float(self.ambient_temperature)):
             raise InvalidParameter(
                 f"ambient_temperature must be finite, got {self.ambient_temperature}"
@@ -107,13 +130,70 @@ class DCMotor(Actuator):
         return np.clip(voltage, -self.voltage_limit, self.voltage_limit)
 
     def current(self, voltage: float, velocity: float) -> float:
-        """Steady armature current of the second-order model (20.66) [A].
+        """Steady armature current of the second-order model (20.66) [A], within the
+        amplifier's limits.
 
         Args:
-            voltage: Armature voltage u [V] (saturated here).
+            voltage: Commanded armature voltage u [V] (saturated here).
             velocity: Rotor velocity [rad/s].
         """
-        return (float(self.saturate(voltage)) - self.back_emf_constant * velocity) / self.resistance
+        i = (float(self.saturate(voltage)) - self.back_emf_constant * velocity) / self.resistance
+        return self._clip_current(i)
+
+    def _clip_current(self, i: float) -> float:
+        if self.current_limit is None:
+            return i
+        return min(max(i, -self.current_limit), self.current_limit)
+
+    @property
+    def stall_torque(self) -> float:
+        """Largest torque at rest [N.m]: ``C_M min(I_max, U/R)`` (inf without limits)."""
+        currents = [math.inf]
+        if self.current_limit is not None:
+            currents.append(self.current_limit)
+        if self.voltage_limit is not None:
+            currents.append(self.voltage_limit / self.resistance)
+        return self.torque_constant * min(currents)
+
+    @property
+    def no_load_speed(self) -> float:
+        """Speed at full voltage without load [rad/s]: ``C_M U / (C_M C_E + B R)`` (``U/C_E``
+        without friction; inf without a voltage limit)."""
+        if self.voltage_limit is None:
+            return math.inf
+        damping = self.torque_constant * self.back_emf_constant + self.viscous_friction * (
+            self.resistance
+        )
+        if damping == 0:
+            return math.inf
+        return self.torque_constant * self.voltage_limit / damping
+
+    def torque_speed_envelope(self, speed: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+        """The steady shaft torques the amplifier allows at each speed: (lowest, highest) [N.m].
+
+        .. math::
+
+            T_{max}(\\dot\\theta) = C_M \\min\\big(I, (U - C_E\\dot\\theta)/R\\big)
+            - B\\dot\\theta, \\qquad
+            T_{min}(\\dot\\theta) = C_M \\max\\big(-I, (-U - C_E\\dot\\theta)/R\\big)
+            - B\\dot\\theta
+
+        (an absent limit drops its term). Four quadrants: the envelope of the speed–torque plane.
+
+        Args:
+            speed: Rotor speed θ̇ [rad/s], any shape.
+        """
+        w = np.asarray(speed, dtype=float)
+        high = np.full(w.shape, np.inf)
+        low = np.full(w.shape, -np.inf)
+        if self.voltage_limit is not None:
+            high = (self.voltage_limit - self.back_emf_constant * w) / self.resistance
+            low = (-self.voltage_limit - self.back_emf_constant * w) / self.resistance
+        if self.current_limit is not None:
+            high = np.minimum(high, self.current_limit)
+            low = np.maximum(low, -self.current_limit)
+        friction = self.viscous_friction * w
+        return self.torque_constant * low - friction, self.torque_constant * high - friction
 
     def state_matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The canonical form ``ẋ = C x + f M + d u`` of the motor.
@@ -153,13 +233,20 @@ class DCMotor(Actuator):
 
     @property
     def linear(self) -> bool:
-        """Linear without a voltage limit."""
-        return self.voltage_limit is None
+        """Linear without amplifier limits."""
+        return self.voltage_limit is None and self.current_limit is None
 
     def _current(self, states: np.ndarray, omega: float, u: float) -> float:
         if self.inductance > 0:
             return float(states[0])
-        return (u - self.back_emf_constant * omega) / self.resistance
+        return self._clip_current((u - self.back_emf_constant * omega) / self.resistance)
+
+    def applied_voltage(self, current: float, omega: float, u: float) -> float:
+        """The voltage the amplifier applies [V]: u, or ``R i + C_E θ̇`` while it limits the
+        current."""
+        if self.current_limit is None or self.inductance > 0:
+            return u
+        return self.resistance * current + self.back_emf_constant * omega
 
     def active_torque(self, states: np.ndarray, theta: float, omega: float, u: float) -> float:
         """``C_M i - B θ̇`` (20.62)."""
@@ -178,10 +265,10 @@ class DCMotor(Actuator):
         return np.array([di])
 
     def power(self, states: np.ndarray, theta: float, omega: float, u: float) -> ActuatorPower:
-        """``u i`` in; ``R i²``, ``B θ̇²`` and ``(C_E - C_M) i θ̇`` lost."""
+        """``u i`` in (u as applied); ``R i²``, ``B θ̇²`` and ``(C_E - C_M) i θ̇`` lost."""
         i = self._current(states, omega, u)
         return ActuatorPower(
-            u * i,
+            self.applied_voltage(i, omega, u) * i,
             self.resistance * i * i,
             self.viscous_friction * omega * omega,
             (self.back_emf_constant - self.torque_constant) * i * omega,
@@ -189,7 +276,11 @@ class DCMotor(Actuator):
 
     def signals(self, states, theta, omega, u):
         i = self._current(states, omega, u)
-        return {"voltage": u, "current": i, "torque": self.torque_constant * i}
+        return {
+            "voltage": self.applied_voltage(i, omega, u),
+            "current": i,
+            "torque": self.torque_constant * i,
+        }
 
     def linear_model(self) -> LinearActuator:
         """The motor as a general linear actuator (20.74) with the matrices of

@@ -1,5 +1,6 @@
 """Transmissions between a motor and its joint: rigid gears (20.68)–(20.69) with efficiency,
-and elastic transmissions (20.98)–(20.99)."""
+elastic transmissions (20.98)–(20.99), either with backlash (a dead zone between the flanks,
+:mod:`pinext.drives.backlash`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,19 @@ def _finite(name: str, value: float, *, low: float = 0.0, strict: bool = False) 
     return value
 
 
+def _backlash(value: float) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"backlash must be a number [rad], got {value!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise InvalidParameter(
+            f"backlash must be >= 0 and finite [rad] (the total free play at the joint), "
+            f"got {value}"
+        )
+    return value
+
+
 class Transmission(abc.ABC):
     """Base of the transmissions: ratio ``N`` (joint angle q = θ / N (20.68)) and gear inertias.
 
@@ -26,11 +40,13 @@ class Transmission(abc.ABC):
         ratio: Reduction N [-], non-zero (negative reverses the direction).
         input_inertia: Inertia on the motor side I' [kg.m^2].
         output_inertia: Inertia on the joint side I'' [kg.m^2].
+        backlash: Total free play b between the flanks, measured at the joint [rad] (0: none).
     """
 
     ratio: float
     input_inertia: float
     output_inertia: float
+    backlash: float = 0.0
 
     def _check_common(self) -> None:
         ratio = float(self.ratio)
@@ -62,12 +78,19 @@ class Gear(Transmission):
     friction). The loss :math:`(1 - \\eta') M \\dot\\theta` or
     :math:`(1/\\eta'' - 1) |M \\dot\\theta|` is never negative.
 
+    With ``backlash`` b > 0 the flanks have a free play of total width b at the joint: the
+    motor angle becomes a state, the motor and the link move independently inside the play,
+    the flanks meet in an impact with Newton's restitution e, and engaged the gear is rigid
+    (:mod:`pinext.drives.backlash`). A gear with backlash is lossless (efficiency 1).
+
     Args:
         ratio: Reduction N [-], non-zero.
         efficiency: Driving efficiency η' in (0, 1].
         backdrive_efficiency: Backdriving efficiency η'' in (0, 1]; default η'.
         input_inertia: Gear inertia on the motor side I' [kg.m^2] (reflected as I' N²).
         output_inertia: Gear inertia on the joint side I'' [kg.m^2].
+        backlash: Total free play b between the flanks at the joint [rad], >= 0.
+        restitution: Newton's coefficient e in [0, 1] of the flanks' impact (0: plastic).
     """
 
     ratio: float
@@ -75,9 +98,16 @@ class Gear(Transmission):
     backdrive_efficiency: float | None = None
     input_inertia: float = 0.0
     output_inertia: float = 0.0
+    backlash: float = 0.0
+    restitution: float = 0.0
 
     def __post_init__(self) -> None:
         self._check_common()
+        object.__setattr__(self, "backlash", _backlash(self.backlash))
+        e = float(self.restitution)
+        if not (0.0 <= e <= 1.0):
+            raise InvalidParameter(f"restitution must be in [0, 1], got {self.restitution}")
+        object.__setattr__(self, "restitution", e)
         for name in ("efficiency", "backdrive_efficiency"):
             value = getattr(self, name)
             if value is None:
@@ -88,6 +118,12 @@ class Gear(Transmission):
             object.__setattr__(self, name, value)
         if self.backdrive_efficiency is None:
             object.__setattr__(self, "backdrive_efficiency", self.efficiency)
+        if self.backlash > 0 and self.lossy:
+            raise InvalidParameter(
+                "a gear with backlash must be lossless (efficiency and backdrive_efficiency "
+                f"1), got efficiency {self.efficiency} and backdrive_efficiency "
+                f"{self.backdrive_efficiency}"
+            )
 
     @property
     def elastic(self) -> bool:
@@ -114,12 +150,18 @@ class ElasticTransmission(Transmission):
     where τ is the joint torque through the spring. Both gear inertias sit on the motor side of
     the spring, as in the seed's Fig. 20.17; the motor angle θ and speed θ̇ are states.
 
+    With ``backlash`` b > 0 the spring acts beyond a dead zone: with δ = θ/N − q,
+    ``τ = c (δ ∓ b/2) + d δ̇`` on a flank (δ beyond ±b/2) and τ = 0 inside the play
+    (:mod:`pinext.drives.backlash`); the flanks meet without impact (the spring is unloaded
+    there).
+
     Args:
         ratio: Reduction N [-], non-zero.
         stiffness: Torsion stiffness c on the joint side [N.m/rad], > 0.
         damping: Torsion damping d [N.m.s/rad], >= 0.
         input_inertia: I' [kg.m^2].
         output_inertia: I'' [kg.m^2].
+        backlash: Total free play b at the joint [rad], >= 0.
     """
 
     ratio: float
@@ -127,9 +169,11 @@ class ElasticTransmission(Transmission):
     damping: float = 0.0
     input_inertia: float = 0.0
     output_inertia: float = 0.0
+    backlash: float = 0.0
 
     def __post_init__(self) -> None:
         self._check_common()
+        object.__setattr__(self, "backlash", _backlash(self.backlash))
         object.__setattr__(self, "stiffness", _finite("stiffness", self.stiffness, strict=True))
         object.__setattr__(self, "damping", _finite("damping", self.damping))
 

@@ -38,7 +38,9 @@ def speed_torque_figure(report: DriveReport, limits: Mapping[str, object] | None
     """Operating points (θ̇, T_em) of every DC drive over its four-quadrant envelope.
 
     The envelope is the voltage band :math:`|R T/C_M + C_E \\dot\\theta| \\le U` (steady state)
-    with the rated and peak torques and the maximum speed when the limits give them.
+    with the rated and peak torques and the maximum speed when the limits give them, and the
+    amplifier's envelope (:meth:`pinext.drives.DCMotor.torque_speed_envelope`) of a motor with
+    a ``current_limit``.
     """
     limits = limits or {}
     columns = [(k, m) for k, m in enumerate(report.motors) if m is not None]
@@ -63,6 +65,11 @@ def speed_torque_figure(report: DriveReport, limits: Mapping[str, object] | None
                     lw=1,
                     label="voltage limit" if sign > 0 else None,
                 )
+        if getattr(motor, "current_limit", None):  # the amplifier's current limit too
+            wide = np.linspace(w[0], w[-1], 201)
+            low, high = motor.torque_speed_envelope(wide)
+            ax.plot(wide, high, "b-", lw=1, label="amplifier envelope")
+            ax.plot(wide, low, "b-", lw=1)
         for key, style, label in (("rated_torque", "g--", "rated"), ("peak_torque", "r--", "peak")):
             value = getattr(lim, key, None)
             if value:
