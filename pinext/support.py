@@ -228,6 +228,19 @@ class ElasticSupport:
             name=str(spec.get("name", "support")),
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        """The ``[support]`` table of this support (JSON-serialisable, full matrices):
+        ``ElasticSupport.from_dict(s.to_dict())`` is the same support."""
+        placement = self.placement or pin.SE3.Identity()
+        return {
+            "stiffness": self.stiffness_matrix.tolist(),
+            "damping": self.damping_matrix.tolist(),
+            "axes": list(self.axes),
+            "xyz": placement.translation.tolist(),
+            "rpy": pin.rpy.matrixToRpy(placement.rotation).tolist(),
+            "name": self.name,
+        }
+
     @property
     def joint_names(self) -> list[str]:
         """The passive joints, in model order: ``"<name>_<axis>"``."""
