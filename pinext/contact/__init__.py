@@ -12,7 +12,8 @@ Contacts given as dicts (a URDF ``<contact .../>`` element or a sidecar ``[[cont
 table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surface``
 (``plane`` | ``ground`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
 ``normal``, ``rpy``, ``constrained``, ``approach``, ``restitution``, ``rest_velocity``,
-``unilateral``, ``stabilization``, ``name``, ``friction``. The ``[environment]`` table takes
+``unilateral``, ``stabilization``, ``name``, ``friction``, ``tool_stiffness``, ``tool_damping``
+(the robot's side of a contact deformed on both sides, :mod:`pinext.contact.deformation`). The ``[environment]`` table takes
 ``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
 """
 
@@ -35,6 +36,7 @@ from .coordinates import (
     plane,
     point_contact,
 )
+from .deformation import SeriesCompliance, series_stiffness
 from .environment import DynamicEnvironment
 from .friction import FrictionalContact, FrictionMode, FrictionState
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
@@ -89,6 +91,7 @@ __all__ = [
     "LimitState",
     "PointContact",
     "RedundantConstraintWarning",
+    "SeriesCompliance",
     "TimeStepper",
     "VelocityLimitWarning",
     "consistent_initial_state",
@@ -105,6 +108,7 @@ __all__ = [
     "project_consistent",
     "run_writing_task",
     "seed_impact_as_printed",
+    "series_stiffness",
     "simulate_timestepping",
     "solve_impact",
     "solve_lcp",
