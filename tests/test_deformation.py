@@ -217,3 +217,25 @@ def test_a_compliant_tool_needs_a_surface_contact(tmp_path):
     ]
     with pytest.raises(InvalidParameter, match="exactly one"):
         px.System(robot, contacts=contacts)
+
+
+def test_peg_in_hole_example_presses_through_both_compliant_parts():
+    """examples/peg_in_hole.py: the peg slides down the hole (px.peg_in_hole rows held) onto its
+    bottom; at rest the impedance law's K_z pushes through peg, part and fixture in series,
+    F = P k / (k + K_z) with 1/k = 1/k_peg + 1/k_part + 1/k_fixture."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "peg_in_hole.py"
+    spec = importlib.util.spec_from_file_location("peg_in_hole", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    summary = module.main([])
+    assert summary["final_force"] == pytest.approx(summary["expected_force"], rel=1e-6)
+    assert summary["peg_compression_um"] == pytest.approx(
+        1e6 * summary["final_force"] / module.K_PEG, rel=1e-6
+    )
+    assert summary["part_compression_um"] == pytest.approx(
+        1e6 * summary["final_force"] / module.K_PART, rel=1e-6
+    )
+    assert summary["energy_balance"] < 1e-8
