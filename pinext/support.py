@@ -326,6 +326,7 @@ def add_support(robot: Robot | pin.Model, support: ElasticSupport | Mapping[str,
     collision = pin.appendModel(
         chain, model, pin.GeometryModel(), base.collision_model, frame, back
     )[1]
+    _check_mass_matrix(new, support)
     return Robot(
         model=new,
         rigid_model=base.rigid_model,
@@ -340,6 +341,31 @@ def add_support(robot: Robot | pin.Model, support: ElasticSupport | Mapping[str,
         path=base.path,
         free_bodies=list(base.free_bodies),
         support=support,
+    )
+
+
+def _check_mass_matrix(model: pin.Model, support: ElasticSupport) -> None:
+    """Raise when a support DOF moves no mass of its own: a massless base whose first joint
+    turns about the same axis as a support rotation makes the mass matrix singular."""
+    mass = pin.crba(model, model.createData(), pin.neutral(model))
+    mass = np.triu(mass) + np.triu(mass, 1).T + np.diag(model.armature)
+    values, vectors = np.linalg.eigh(mass)
+    if values[0] > 1e-12 * max(values[-1], 1e-300):
+        return
+    dofs = support.dofs(model)
+    involved = [support.joint_names[k] for k in np.flatnonzero(np.abs(vectors[dofs, 0]) > 1e-6)]
+    others = [
+        model.names[j]
+        for j in range(1, model.njoints)
+        if model.joints[j].nv
+        and np.abs(vectors[model.joints[j].idx_v : model.joints[j].idx_v + model.joints[j].nv, 0]).max()
+        > 1e-6
+        and model.names[j] not in support.joint_names
+    ]
+    raise InvalidParameter(
+        f"the mass matrix on the support is singular: {involved} and {others} move the same "
+        "mass along the same axis (the base link has no mass or inertia of its own); give the "
+        "base link a mass and inertia, or leave that axis out of the support"
     )
 
 

@@ -383,3 +383,13 @@ def test_compliant_support_example_runs_and_balances_its_energy():
     assert summary["energy_balance"] < 1e-8
     assert summary["peak_tip_deviation_mm"] > 1.0  # the mount's sag and sway reach the tip
     assert summary["peak_base_tilt_mrad"] > 1.0
+
+
+def test_a_massless_base_on_a_twisting_support_is_rejected():
+    """Without the base link's mass, the support's rz and shoulder_pan turn the same bodies
+    about the same axis: the mass matrix is singular, and the error says so."""
+    model = pin.buildModelFromUrdf(str(SIX_DOF))
+    model.inertias[0] = pin.Inertia.Zero()
+    with pytest.raises(InvalidParameter, match="singular"):
+        px.add_support(model, {"stiffness": {"rz": 1e4}})
+    px.add_support(model, {"stiffness": {"z": 1e4}})  # a translation moves the whole arm
