@@ -92,7 +92,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     robot = px.add_support(rigid_robot, SUPPORT)
     q_start = robot.neutral()
     q_start[robot.nv - 6 :] = Q0
-    frequencies = px.natural_frequencies(robot, q_start, locked_joints=list(rigid_robot.model.names)[1:])
+    frequencies = px.natural_frequencies(
+        robot, q_start, locked_joints=list(rigid_robot.model.names)[1:]
+    )
     print("mount frequencies (arm held) [Hz]:", np.array2string(frequencies, precision=2))
     on_mount, rigid = run(True, args.duration), run(False, args.duration)
     tip_mount, tip_rigid = tip_path(robot, on_mount), tip_path(rigid_robot, rigid)

@@ -48,7 +48,13 @@ def run(compliant_peg: bool = True, duration: float = 1.5) -> tuple[px.Trajector
     bottom = HOLE_TOP - DEPTH
     # the writing task's impedance law, descending onto the bottom with no line to write
     controller = WritingController(
-        model, start, bottom, PRESSURE, t_approach=0.5, t_line=(duration + 1, duration + 2), length=0
+        model,
+        start,
+        bottom,
+        PRESSURE,
+        t_approach=0.5,
+        t_line=(duration + 1, duration + 2),
+        length=0,
     )
     hole = pin.SE3(np.eye(3), np.array([*axis, HOLE_TOP]))  # its z points out of the hole
     peg = pin.SE3(np.diag([-1.0, 1.0, -1.0]), np.zeros(3))  # the peg's axis, up as the hole's
@@ -62,9 +68,7 @@ def run(compliant_peg: bool = True, duration: float = 1.5) -> tuple[px.Trajector
         tool_stiffness=K_PEG if compliant_peg else None,
         tool_damping=D_PEG if compliant_peg else 0.0,
     )
-    system = px.System(
-        robot, contacts=[bottom_contact], environment=PART, components=[lateral]
-    )
+    system = px.System(robot, contacts=[bottom_contact], environment=PART, components=[lateral])
     traj = px.simulate(
         system, duration, q0=q0, control=controller, output_dt=1e-3, rtol=1e-12, atol=1e-14
     )

@@ -169,7 +169,9 @@ class ElasticSupport:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or "/" in self.name:
-            raise InvalidParameter(f"support name must be a nonempty text without '/', got {self.name!r}")
+            raise InvalidParameter(
+                f"support name must be a nonempty text without '/', got {self.name!r}"
+            )
         axes, stiffness = _matrix(self.stiffness, _axes(self.axes), "stiffness")
         if self.damping is None:
             damping = np.zeros_like(stiffness)
@@ -358,7 +360,9 @@ def _check_mass_matrix(model: pin.Model, support: ElasticSupport) -> None:
         model.names[j]
         for j in range(1, model.njoints)
         if model.joints[j].nv
-        and np.abs(vectors[model.joints[j].idx_v : model.joints[j].idx_v + model.joints[j].nv, 0]).max()
+        and np.abs(
+            vectors[model.joints[j].idx_v : model.joints[j].idx_v + model.joints[j].nv, 0]
+        ).max()
         > 1e-6
         and model.names[j] not in support.joint_names
     ]
@@ -477,4 +481,3 @@ def stiffness_matrix(robot: Any, model: pin.Model, damping: bool = False) -> np.
         off = _off_diagonal(support.damping_matrix if damping else support.stiffness_matrix)
         matrix[np.ix_(dofs, dofs)] += off
     return matrix
-

@@ -113,9 +113,7 @@ def test_static_force_follows_the_series_stiffness(tmp_path, case):
         (None, K_TOOL, np.inf),  # a compliant tool on a rigid wall
         (DynamicEnvironment(mass=M_ENV, stiffness=0.0, damping=0.0), K_TOOL, M_ENV),
         (
-            DynamicEnvironment(
-                mass=M_ENV, stiffness=0.0, damping=0.0, contact_stiffness=K_LAYER
-            ),
+            DynamicEnvironment(mass=M_ENV, stiffness=0.0, damping=0.0, contact_stiffness=K_LAYER),
             K_TOOL,
             M_ENV,
         ),
@@ -152,14 +150,17 @@ def test_damped_impact_on_both_sides_books_its_losses(tmp_path):
     )
     contact = Contact(plane("tip", (0.0, 0.0, 0.0)), tool_stiffness=K_TOOL, tool_damping=30.0)
     system = px.System(robot, contacts=[contact], environment=environment)
-    assert system.layout["contact.environment"].stop - system.layout["contact.environment"].start == 4
+    assert (
+        system.layout["contact.environment"].stop - system.layout["contact.environment"].start == 4
+    )
     traj = px.simulate(system, 0.1, q0=np.array([0.11]), v0=np.array([-1.0]))
     assert [e.name for e in traj.events] == ["contact:tip", "lift-off:tip"]
     assert traj.energy_balance().max_relative() < 1e-9
     lost = 0.5 * MASS * (1.0 - traj.v[-1, 0] ** 2)
-    stored = traj.outputs["contact.tool_energy"][-1, 0] + traj.outputs[
-        "contact.environment_energy"
-    ][-1, 0]
+    stored = (
+        traj.outputs["contact.tool_energy"][-1, 0]
+        + traj.outputs["contact.environment_energy"][-1, 0]
+    )
     assert lost == pytest.approx(traj.state("dissipated_energy")[-1] + stored, rel=1e-9)
     assert 0.0 < traj.v[-1, 0] < 1.0
 

@@ -98,7 +98,9 @@ def test_torsional_support_tilts_to_the_closed_form_equilibrium():
     rotated, c_y(φ) = cos φ r_y − sin φ r_z (r = c − p)."""
     k = 1.0e3
     pivot = np.array([0.05, -0.1, -0.15])
-    robot = px.add_support(_arm(), px.ElasticSupport({"rx": k}, placement=pin.SE3(np.eye(3), pivot)))
+    robot = px.add_support(
+        _arm(), px.ElasticSupport({"rx": k}, placement=pin.SE3(np.eye(3), pivot))
+    )
     q = _full_pose(robot, POSE)
     body = _composite(POSE)
     mass, r = body.mass, body.lever - pivot
@@ -317,9 +319,7 @@ def test_support_and_joint_tables_in_toml_and_xml_agree(tmp_path):
         np.testing.assert_array_equal(robot.joint_stiffness[:2], [2e5, 4e4])
         elbow = robot.velocity_index("elbow")
         assert (robot.joint_stiffness[elbow], robot.joint_damping[elbow]) == (500.0, 2.0)
-        np.testing.assert_array_equal(
-            robot.model.jointPlacements[1].translation, [0.0, 0.1, 0.0]
-        )
+        np.testing.assert_array_equal(robot.model.jointPlacements[1].translation, [0.0, 0.1, 0.0])
     # a 6×6 matrix as 36 numbers in XML, as a list of lists in TOML
     k = np.diag([1e5, 1e5, 2e5, 3e4, 3e4, 1e4])
     k[0, 4] = k[4, 0] = 2e3
@@ -329,9 +329,12 @@ def test_support_and_joint_tables_in_toml_and_xml_agree(tmp_path):
     np.testing.assert_array_equal(robot.stiffness_matrix()[:6, :6], k)
     # Python overrides the files; False removes the support
     assert px.load_urdf(path, support=False).support is None
-    assert px.load_urdf(path, joints={"elbow": {"stiffness": 7.0}}).joint_stiffness[
-        toml.velocity_index("elbow")
-    ] == 7.0
+    assert (
+        px.load_urdf(path, joints={"elbow": {"stiffness": 7.0}}).joint_stiffness[
+            toml.velocity_index("elbow")
+        ]
+        == 7.0
+    )
 
 
 @pytest.mark.parametrize(

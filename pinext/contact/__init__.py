@@ -13,7 +13,8 @@ table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surfa
 (``plane`` | ``ground`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
 ``normal``, ``rpy``, ``constrained``, ``approach``, ``restitution``, ``rest_velocity``,
 ``unilateral``, ``stabilization``, ``name``, ``friction``, ``tool_stiffness``, ``tool_damping``
-(the robot's side of a contact deformed on both sides, :mod:`pinext.contact.deformation`). The ``[environment]`` table takes
+(the robot's side of a contact deformed on both sides, :mod:`pinext.contact.deformation`). The
+``[environment]`` table takes
 ``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
 """
 

@@ -25,8 +25,8 @@ contact; s^c − s_e with an environment of model (c)) [m or rad], ``closed`` (1
 contact, else 0), and with an environment ``deformation`` (s_e) [m], ``deformation_rate`` [m/s]
 and ``layer`` (w, the compression of the massless compliance of model (d) and of the tool) [m];
 with a compliant tool also ``tool_deformation`` (w_t) and ``surface_deformation`` (w_c) [m],
-``tool_energy`` and ``environment_energy`` (its layer, spring and mass) [J]. Event infos hold ``impulse`` [N.s], ``approach_velocity``
-[m/s], ``bounce``, ``force``.
+``tool_energy`` and ``environment_energy`` (its layer, spring and mass) [J]. Event infos hold
+``impulse`` [N.s], ``approach_velocity`` [m/s], ``bounce``, ``force``.
 """
 
 from __future__ import annotations
@@ -189,9 +189,10 @@ class ContactComponent(Component):
     def states(self) -> list[tuple[str, int]]:
         if self.environment is None:
             return []
-        assert self.series is not None or not self.layered
-        size = 2 if not self.layered else 4 if self.series.has_state else 3  # type: ignore[union-attr]
-        return [("environment", size)]
+        if not self.layered:
+            return [("environment", 2)]  # s_e, ṡ_e
+        # s_e, ṡ_e, w, and the tool's compression w_t when it is a state
+        return [("environment", 4 if self.compliance.has_state else 3)]
 
     def bind(self, system: System) -> None:
         self.model = system.model
