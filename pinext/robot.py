@@ -306,6 +306,27 @@ def load_urdf(
         with _naming_source(ext, "support"):
             robot = add_support(robot, support)
 
+    if any("tool_mass" in c for c in ext.contacts):
+        from .contact.deformation import compliant_tool
+
+        for i, spec in enumerate(ext.contacts):
+            if "tool_mass" not in spec:
+                continue
+            with _naming_source(ext, f"contacts[{i}]"):
+                robot = compliant_tool(
+                    robot,
+                    spec["frame"],
+                    stiffness=spec.get("tool_stiffness", float("nan")),
+                    mass=spec["tool_mass"],
+                    damping=spec.get("tool_damping", 0.0),
+                    axis=spec.get("tool_axis", (0.0, 0.0, 1.0)),
+                )
+            # the tool's spring is in the model now: the contact touches the tool's body
+            keys = ("tool_mass", "tool_stiffness", "tool_damping", "tool_axis")
+            ext.contacts[i] = {k: v for k, v in spec.items() if k not in keys}
+            ext.contacts[i]["frame"] = f"{spec['frame']}_tool"
+            ext.contacts[i].setdefault("name", spec["frame"])
+
     if ext.drives or drives:
         from .drives import drive_from_spec
 

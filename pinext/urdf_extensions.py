@@ -27,6 +27,8 @@ Both pinext formats carry the same tables. In TOML::
     [[contacts]]
     frame = "tool"
     surface = "plane"
+    tool_stiffness = 5.0e5            # the tool's own spring [N/m] (both sides deform)
+    tool_damping = 50.0               # [N.s/m]; tool_mass [kg]: a mass on that spring
 
     [environment]
     mass = 5.0

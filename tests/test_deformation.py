@@ -240,3 +240,31 @@ def test_peg_in_hole_example_presses_through_both_compliant_parts():
         1e6 * summary["final_force"] / module.K_PART, rel=1e-6
     )
     assert summary["energy_balance"] < 1e-8
+
+
+def test_a_tool_with_a_mass_is_a_body_on_a_spring(tmp_path):
+    """``tool_mass`` in the contacts table: the tool's mass m_t on its spring k_t at the
+    contact frame. Held body: the tool vibrates at √(k_t/m_t); resting on the table under a
+    push F0: the spring carries m g + F0, the table (m + m_t) g + F0."""
+    k_t, m_t, push = 3.0e4, 0.2, 15.0
+    robot = _slider(
+        tmp_path,
+        sidecar=(
+            '[[contacts]]\nframe = "tip"\nsurface = "ground"\npoint = [0.0, 0.0, 0.0]\n'
+            f"tool_stiffness = {k_t}\ntool_mass = {m_t}\ntool_damping = 400.0\n"
+            "tool_axis = [0.0, 0.0, 1.0]\n"
+        ),
+    )
+    assert robot.nv == 2 and robot.extensions.contacts[0]["frame"] == "tip_tool"
+    f = px.natural_frequencies(robot, locked_joints=["z"])
+    assert f == pytest.approx([np.sqrt(k_t / m_t) / (2 * np.pi)], rel=1e-12)
+    system = px.System(robot)
+    q0 = np.array([0.1, 0.0])  # the tool's body touches the ground, its spring at rest
+    traj = px.simulate(system, 1.0, q0=q0, control=[-push, 0.0], output_dt=0.01)
+    spring = (MASS * G + push) / k_t
+    assert traj.q[-1, 1] == pytest.approx(spring, rel=1e-9)  # the body sinks onto the tool
+    assert traj.q[-1, 0] == pytest.approx(0.1 - spring, rel=1e-9)
+    assert traj.outputs["contact.force"][-1, 0] == pytest.approx((MASS + m_t) * G + push, rel=1e-9)
+    assert traj.energy_balance().max_relative() < 1e-8
+    with pytest.raises(InvalidParameter, match="compliant_tool"):
+        Contact.from_dict({"frame": "tip", "tool_mass": 1.0})

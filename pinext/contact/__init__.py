@@ -37,7 +37,7 @@ from .coordinates import (
     plane,
     point_contact,
 )
-from .deformation import SeriesCompliance, series_stiffness
+from .deformation import SeriesCompliance, compliant_tool, series_stiffness
 from .environment import DynamicEnvironment
 from .friction import FrictionalContact, FrictionMode, FrictionState
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
@@ -95,6 +95,7 @@ __all__ = [
     "SeriesCompliance",
     "TimeStepper",
     "VelocityLimitWarning",
+    "compliant_tool",
     "consistent_initial_state",
     "constrained_dynamics",
     "contact_component",

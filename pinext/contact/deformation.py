@@ -26,17 +26,29 @@ with dampers the tool's compression is a state,
 ``½ k_t w_t²`` and ``½ k_c w_c²`` and dissipates ``d_t ẇ_t²`` and ``c_c ẇ_c²``; off contact
 each element relaxes by itself (``d ẇ = −k w``, at once without a damper). No impact: a
 compliance in series makes the contact a transient (the remark after (20.97)).
+
+A tool with a mass of its own is a body on a spring: :func:`compliant_tool` adds it to the
+robot's model as an elastic prismatic joint at the contact frame (the ``[[contacts]]`` table's
+``tool_mass``), so that the contact (rigid, or against the environment's layer and mass)
+touches the tool's body, and the simulation, the modal analysis and the energy audit see it
+as any elastic joint.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 
-__all__ = ["SeriesCompliance", "series_stiffness"]
+if TYPE_CHECKING:
+    from ..robot import Robot
+
+__all__ = ["SeriesCompliance", "compliant_tool", "series_stiffness"]
 
 
 def series_stiffness(*stiffnesses: float) -> float:
@@ -180,3 +192,84 @@ class SeriesCompliance:
         if c_c == 0.0:
             surface = 0.0
         return tool + surface, tool
+
+
+def compliant_tool(
+    robot: Any,
+    frame: str,
+    *,
+    stiffness: float,
+    mass: float,
+    damping: float = 0.0,
+    axis: Sequence[float] = (0.0, 0.0, 1.0),
+    name: str | None = None,
+) -> Robot:
+    """A new Robot whose tool at ``frame`` is a mass on a spring (the robot's side of a contact
+    deformed on both sides, with the tool's own mass).
+
+    A prismatic joint ``"<name>_spring"`` along ``axis`` (in the frame's axes) joins the frame
+    to a point mass, the tool's body, with the frame ``name`` (default ``"<frame>_tool"``) on
+    it: put the contact on that frame. Its coordinate is the tool's extension (negative:
+    compressed) [m]; ``joint_stiffness`` and ``joint_damping`` carry k_t and d_t.
+
+    Args:
+        robot: A :class:`pinext.Robot` (or a bare ``pin.Model``); it is not changed.
+        frame: The robot frame where the tool's spring starts (e.g. the pen's tip).
+        stiffness: k_t [N/m] (> 0).
+        mass: The tool's mass m_t beyond the spring [kg] (> 0).
+        damping: d_t [N.s/m] (≥ 0).
+        axis: The spring's direction in the frame's axes (normalised).
+        name: The new frame's name.
+
+    Raises:
+        InvalidParameter: A non-positive stiffness or mass, a zero axis, or a name in use.
+        NameNotFound: An unknown frame.
+    """
+    from ..robot import Robot
+
+    base = robot if isinstance(robot, Robot) else Robot.from_model(robot)
+    _check("tool stiffness", stiffness, positive=True)
+    _check("tool mass", mass, positive=True)
+    _check("tool damping", damping)
+    direction = np.asarray(axis, dtype=float).reshape(3)
+    if not np.linalg.norm(direction) > 0:
+        raise InvalidParameter(f"tool axis must be a nonzero 3-vector, got {list(direction)}")
+    direction = direction / np.linalg.norm(direction)
+    fid = base.frame_id(frame)
+    name = name or f"{frame}_tool"
+    if base.model.existFrame(name) or base.model.existJointName(f"{name}_spring"):
+        raise InvalidParameter(f"tool name '{name}' is in use; choose another name=")
+    model = base.model.copy()
+    parent = model.frames[fid]
+    big = np.array([np.inf])
+    joint = model.addJoint(
+        parent.parentJoint,
+        pin.JointModelPrismaticUnaligned(direction),
+        parent.placement,
+        f"{name}_spring",
+        big,
+        big,
+        -big,
+        big,
+    )
+    model.appendBodyToJoint(
+        joint, pin.Inertia(float(mass), np.zeros(3), np.zeros((3, 3))), pin.SE3.Identity()
+    )
+    joint_frame = model.addJointFrame(joint, fid)
+    model.addBodyFrame(name, joint, pin.SE3.Identity(), joint_frame)
+    assert base.joint_stiffness is not None and base.joint_damping is not None
+    return Robot(
+        model=model,
+        rigid_model=base.rigid_model,
+        visual_model=base.visual_model.copy(),
+        collision_model=base.collision_model.copy(),
+        joint_stiffness=np.concatenate([base.joint_stiffness, [float(stiffness)]]),
+        joint_damping=np.concatenate([base.joint_damping, [float(damping)]]),
+        drives=dict(base.drives),
+        transmissions=dict(base.transmissions),
+        flexible=list(base.flexible),
+        extensions=base.extensions,
+        path=base.path,
+        free_bodies=list(base.free_bodies),
+        support=base.support,
+    )

@@ -111,7 +111,9 @@ class Contact:
         ``"functional"`` (``point``, ``rpy``, ``constrained`` = list of names among x y z roll
         pitch yaw, ``approach``); ``restitution``, ``rest_velocity``, ``unilateral``,
         ``stabilization``, ``name``, ``friction``; ``tool_stiffness`` [N/m] and
-        ``tool_damping`` [N.s/m] of the robot's side of the contact.
+        ``tool_damping`` [N.s/m] of the robot's side of the contact (with ``tool_mass`` [kg]
+        and ``tool_axis`` the table is turned into :func:`pinext.contact.compliant_tool` when
+        the robot is loaded).
         """
         spec = dict(spec)
         known = {
@@ -131,6 +133,12 @@ class Contact:
             "tool_stiffness",
             "tool_damping",
         }
+        if "tool_mass" in spec or "tool_axis" in spec:
+            raise InvalidParameter(
+                "tool_mass and tool_axis make the tool a body of the robot's model: load the "
+                "robot with them in its [[contacts]] table, or use "
+                "pinext.contact.compliant_tool(robot, frame, ...) and a contact on its frame"
+            )
         unknown = set(spec) - known
         if unknown:
             raise InvalidParameter(
