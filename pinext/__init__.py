@@ -59,6 +59,7 @@ from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_res
 from .robot import Robot, load_urdf
 from .robots import load_robot, robot_names, robot_path
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
+from .support import ElasticSupport, add_support
 from .sweep import sweep  # callable, and the namespace pinext.sweep.latin_hypercube, ...
 
 __version__ = "0.1.0"
@@ -70,6 +71,7 @@ __all__ = [
     "DCMotor",
     "Drive",
     "DynamicEnvironment",
+    "ElasticSupport",
     "ElasticTransmission",
     "Event",
     "FlexibleLink",
@@ -93,6 +95,7 @@ __all__ = [
     "__version__",
     "acceleration_energy",
     "acceleration_energy_terms",
+    "add_support",
     "appell_inverse_dynamics",
     "assemble",
     "christoffel_symbols",

@@ -43,6 +43,8 @@ class Robot:
         extensions: Everything read from the URDF's extensions and sidecar.
         path: The URDF file, if loaded from one.
         free_bodies: Joints of the bodies added by :func:`pinext.free_body` (unactuated).
+        support: The :class:`pinext.ElasticSupport` the robot stands on (its passive joints
+            come first in the model), or None.
     """
 
     model: pin.Model
@@ -57,6 +59,7 @@ class Robot:
     extensions: Extensions = field(default_factory=Extensions)
     path: str | None = None
     free_bodies: list[str] = field(default_factory=list)
+    support: Any = None
 
     def __post_init__(self) -> None:
         self.data = self.model.createData()
@@ -147,6 +150,19 @@ class Robot:
         """Index in v of a one-DOF joint."""
         return self.model.joints[self.joint_id(joint)].idx_v
 
+    def stiffness_matrix(self) -> np.ndarray:
+        """Shape (nv, nv). The joint stiffness as a matrix: ``diag(joint_stiffness)`` plus the
+        off-diagonal coupling of an elastic support [N.m/rad, N/m, N/rad]."""
+        from .support import stiffness_matrix
+
+        return stiffness_matrix(self, self.model)
+
+    def damping_matrix(self) -> np.ndarray:
+        """Shape (nv, nv). ``diag(joint_damping)`` plus a support's damping coupling."""
+        from .support import stiffness_matrix
+
+        return stiffness_matrix(self, self.model, damping=True)
+
     def elastic_dofs(self) -> np.ndarray:
         """Indices in v of the DOFs that have a stiffness."""
         if self.joint_stiffness is None:
@@ -192,6 +208,8 @@ def load_urdf(
     drives: Mapping[str, Any] | None = None,
     extensions: str | Path | bool | None = None,
     root_joint: Any = None,
+    support: Any = None,
+    joints: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Robot:
     """Load a URDF with its transmissions and pinext extensions.
 
@@ -208,6 +226,11 @@ def load_urdf(
         root_joint: A joint between the world and the URDF's root link: a Pinocchio joint
             model (``pin.JointModelFreeFlyer()``) or one of ``"freeflyer"``, ``"planar"``,
             ``"fixed"``; default: the extensions' ``root_joint``, else fixed.
+        support: An elastic support under the robot's base (:class:`pinext.ElasticSupport`
+            or its table); default: the extensions' ``[support]``; False: none.
+        joints: Joint name -> ``{"stiffness": ..., "damping": ...}``: springs and dampers in
+            joints (:func:`pinext.support.joint_springs`); they override the extensions'
+            ``[joints.NAME]`` tables key by key.
 
     Returns:
         The :class:`Robot`.
@@ -240,10 +263,10 @@ def load_urdf(
         extensions=ext,
         path=str(path),
     )
-    joints = list(model.names)[1:]
+    names = list(model.names)[1:]
     for joint in list(ext.drives) + list(drives or {}):
-        if joint not in joints:
-            raise NameNotFound("joint", joint, joints)
+        if joint not in names:
+            raise NameNotFound("joint", joint, names)
 
     if ext.environment is not None:
         from .contact.environment import DynamicEnvironment
@@ -265,6 +288,44 @@ def load_urdf(
             expansion.model.damping, dtype=float
         )
         robot.flexible = links
+
+    springs = {j: dict(p) for j, p in ext.joints.items()}
+    for joint, params in (joints or {}).items():
+        springs.setdefault(joint, {}).update(params)
+    if springs:
+        from .support import joint_springs
+
+        for joint, params in springs.items():
+            with _naming_source(ext, f"joints.{joint}"):
+                joint_springs(robot, {joint: params})
+    if support is None:
+        support = ext.support
+    if support is not None and support is not False:
+        from .support import add_support
+
+        with _naming_source(ext, "support"):
+            robot = add_support(robot, support)
+
+    if any("tool_mass" in c for c in ext.contacts):
+        from .contact.deformation import compliant_tool
+
+        for i, spec in enumerate(ext.contacts):
+            if "tool_mass" not in spec:
+                continue
+            with _naming_source(ext, f"contacts[{i}]"):
+                robot = compliant_tool(
+                    robot,
+                    spec["frame"],
+                    stiffness=spec.get("tool_stiffness", float("nan")),
+                    mass=spec["tool_mass"],
+                    damping=spec.get("tool_damping", 0.0),
+                    axis=spec.get("tool_axis", (0.0, 0.0, 1.0)),
+                )
+            # the tool's spring is in the model now: the contact touches the tool's body
+            keys = ("tool_mass", "tool_stiffness", "tool_damping", "tool_axis")
+            ext.contacts[i] = {k: v for k, v in spec.items() if k not in keys}
+            ext.contacts[i]["frame"] = f"{spec['frame']}_tool"
+            ext.contacts[i].setdefault("name", spec["frame"])
 
     if ext.drives or drives:
         from .drives import drive_from_spec

@@ -27,11 +27,22 @@ Both pinext formats carry the same tables. In TOML::
     [[contacts]]
     frame = "tool"
     surface = "plane"
+    tool_stiffness = 5.0e5            # the tool's own spring [N/m] (both sides deform)
+    tool_damping = 50.0               # [N.s/m]; tool_mass [kg]: a mass on that spring
 
     [environment]
     mass = 5.0
     stiffness = 1.0e4
     damping = 20.0
+
+    [support]                         # elastic mount of the base (pinext.ElasticSupport)
+    stiffness = { z = 2.0e5, rx = 4.0e4, ry = 4.0e4 }   # [N/m], [N.m/rad]; or 6 values,
+    damping = { z = 400.0 }                              # or a 6x6 list of lists
+    xyz = [0.0, 0.0, 0.0]             # pivot of the rotations [m] (and rpy [rad])
+
+    [joints.elbow]                    # a spring and damper in any joint (rest at q = 0)
+    stiffness = 500.0                 # [N.m/rad or N/m]
+    damping = 2.0                     # [N.m.s/rad or N.s/m]
 
 and inside the URDF::
 
@@ -44,6 +55,11 @@ and inside the URDF::
       </drive>
       <contact frame="tool" surface="plane"/>
       <environment mass="5" stiffness="1e4" damping="20"/>
+      <support xyz="0 0 0">
+        <stiffness z="2e5" rx="4e4" ry="4e4"/>   <!-- or stiffness="6 or 36 numbers" -->
+        <damping z="400"/>
+      </support>
+      <joint_spring joint="elbow" stiffness="500" damping="2"/>
     </pinext>
 
 XML attribute values are converted to int, float, a list of floats (whitespace separated) or
@@ -78,6 +94,8 @@ SECTIONS = (
     "environment",
     "root_joint",
     "joint_friction",
+    "support",
+    "joints",
 )
 #: Values of ``root_joint``: a joint between the world and the URDF's root link.
 ROOT_JOINTS = ("fixed", "freeflyer", "planar")
@@ -142,6 +160,10 @@ class Extensions:
         joint_friction: Joint name -> Coulomb friction torque F_c [N.m or N]
             (``[joint_friction]`` table / ``<joint_friction joint=... friction=.../>``);
             overrides the URDF's ``<dynamics friction>``.
+        support: Parameters of the elastic support (:meth:`pinext.ElasticSupport.from_dict`),
+            or None.
+        joints: Joint name -> ``{"stiffness": ..., "damping": ...}`` (``[joints.NAME]``
+            tables / ``<joint_spring joint=... stiffness=... damping=.../>``).
     """
 
     transmissions: dict[str, TransmissionSpec] = field(default_factory=dict)
@@ -155,6 +177,8 @@ class Extensions:
     origins: dict[str, str] = field(default_factory=dict)
     root_joint: str | None = None
     joint_friction: dict[str, float] = field(default_factory=dict)
+    support: dict[str, Any] | None = None
+    joints: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def merge(self, tables: dict[str, Any], source: str) -> None:
         """Merge pinext tables read from ``source`` (later sources win, key by key)."""
@@ -178,6 +202,12 @@ class Extensions:
         for joint, value in tables.get("joint_friction", {}).items():
             self.joint_friction[joint] = float(value)
             self.origins[f"joint_friction.{joint}"] = source
+        if tables.get("support") is not None:
+            self.support = {**(self.support or {}), **tables["support"]}
+            self.origins["support"] = source
+        for joint, params in tables.get("joints", {}).items():
+            self.joints.setdefault(joint, {}).update(params)
+            self.origins[f"joints.{joint}"] = source
         self.sources.append(source)
 
 
@@ -238,6 +268,14 @@ def _check_tables(tables: dict[str, Any], path: str) -> dict[str, Any]:
         raise FileFormatError(
             path, "joint_friction", "expected a table of joint names -> friction [N.m or N]"
         )
+    support = tables.get("support")
+    if support is not None and not isinstance(support, dict):
+        raise FileFormatError(path, "support", "expected a table (stiffness, damping, ...)")
+    joints = tables.get("joints", {})
+    if not isinstance(joints, dict) or not all(isinstance(p, dict) for p in joints.values()):
+        raise FileFormatError(
+            path, "joints", "expected tables [joints.NAME] with stiffness and damping"
+        )
     root = tables.get("root_joint")
     if root is not None and root not in ROOT_JOINTS:
         raise FileFormatError(
@@ -268,6 +306,24 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
                     path, "<pinext><joint_friction>", "needs attributes 'joint' and 'friction'"
                 )
             tables.setdefault("joint_friction", {})[joint] = _value(child.attrib["friction"])
+        elif child.tag == "support":
+            for part in child:
+                if part.tag not in ("stiffness", "damping"):
+                    raise FileFormatError(
+                        path, f"<pinext><support><{part.tag}>", "valid: stiffness, damping"
+                    )
+                params[part.tag] = {k: _value(v) for k, v in part.attrib.items()}
+            side = len(str(params.get("axes", "x y z rx ry rz")).split())
+            for key in ("stiffness", "damping"):  # n*n numbers: a matrix, row by row
+                values = params.get(key)
+                if isinstance(values, list) and side > 1 and len(values) == side * side:
+                    params[key] = [values[i : i + side] for i in range(0, len(values), side)]
+            tables["support"] = params
+        elif child.tag == "joint_spring":
+            joint = params.pop("joint", None)
+            if not joint:
+                raise FileFormatError(path, "<pinext><joint_spring>", "missing attribute 'joint'")
+            tables.setdefault("joints", {})[str(joint)] = params
         elif child.tag == "drive":
             joint = child.get("joint")
             if not joint:
@@ -280,7 +336,7 @@ def _xml_tables(element: ET.Element, path: str) -> dict[str, Any]:
                 path,
                 f"<pinext><{child.tag}>",
                 "unknown element; valid elements: flexible, drive, contact, loop, environment, "
-                "root_joint, joint_friction",
+                "root_joint, joint_friction, support, joint_spring",
             )
     return _check_tables(tables, path)
 

@@ -302,3 +302,58 @@ def test_lossy_gear_drives_a_sled_on_a_frictional_table_into_its_limit(tmp_path,
     assert np.abs(traj.q[:, 1] - 0.1).max() < 1e-9  # never leaves nor penetrates the table
     assert traj.q[:, 0].max() <= 0.05 + 1e-9
     assert traj.energy_balance().max_relative() < 1e-9
+
+
+def test_elastic_support_flexible_forearm_drives_limits_and_a_two_sided_contact():
+    """Everything at once: the six_dof_arm with a flexible forearm on an elastic mount with a
+    coupled 6×6 stiffness and damping, harmonic drives, a wrist driven into its stop, and the
+    pen (its own spring and damper) pressing on a compliant, massive table with a contact
+    layer (model (d)): the energy audit balances."""
+    robot, q_arm = _flexible_six_dof_arm()
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((6, 6)), rng.standard_normal((6, 6))
+    support = px.ElasticSupport(
+        a @ a.T * 2e3 + np.diag([4e5, 4e5, 2e5, 3e4, 3e4, 2e4]), b @ b.T + np.eye(6) * 20.0
+    )
+    robot = px.add_support(robot, support)
+    q0 = np.concatenate([np.zeros(6), q_arm])
+    wrist = robot.model.joints[robot.joint_id("wrist_3")]
+    robot.model.upperPositionLimit[wrist.idx_q] = q0[wrist.idx_q] + 0.01
+    v0 = np.zeros(robot.nv)
+    v0[wrist.idx_v] = 1.0
+    env = DynamicEnvironment(
+        mass=2.0, stiffness=2.0e4, damping=100.0, contact_stiffness=5e4, contact_damping=30.0
+    )
+    pen = Contact(plane("pen_tip", _tip(robot, q0)), tool_stiffness=8e4, tool_damping=20.0)
+    system = px.System(robot, drives=harmonic_drives(JOINTS), contacts=[pen], environment=env)
+    assert {c.name for c in system.components} >= {"support", "contact", "joint_limits"}
+    traj = px.simulate(system, 0.2, q0=q0, v0=v0, control=np.full(6, 1.0), output_dt=0.005)
+    assert any(e.name.startswith("limit") for e in traj.events), [e.name for e in traj.events]
+    assert traj.outputs["contact.force"][:, 0].max() > 1.0  # the pen presses on the table
+    assert np.abs(traj.q[:, :6]).max() > 1e-6  # the mount moves
+    assert traj.energy_balance().max_relative() < 1e-8
+
+
+def test_natural_frequencies_of_a_flexible_arm_on_an_elastic_mount():
+    """The sublinks' springs and the mount's 6×6 stiffness in one eigenproblem on Pinocchio's
+    mass matrix (assembled here from the sublinks' stiffness and the mount's matrix)."""
+    robot, q_arm = _flexible_six_dof_arm()
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((6, 6))
+    k = a @ a.T * 2e3 + np.diag([4e5, 4e5, 2e5, 3e4, 3e4, 2e4])
+    mounted = px.add_support(robot, px.ElasticSupport(k))
+    q = np.concatenate([np.zeros(6), q_arm])
+    stiffness = np.zeros((mounted.nv, mounted.nv))
+    stiffness[:6, :6] = k
+    stiffness[6:, 6:] = np.diag(robot.joint_stiffness)
+    mass = pin.crba(mounted.model, mounted.model.createData(), q)
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    locked = JOINTS  # the rigid joints held: the mount's and the forearm's modes remain
+    free = [i for i in range(mounted.nv) if i not in [mounted.velocity_index(j) for j in locked]]
+    from scipy.linalg import eigh
+
+    values = eigh(stiffness[np.ix_(free, free)], mass[np.ix_(free, free)], eigvals_only=True)
+    expected = np.sqrt(values) / (2 * np.pi)
+    f = px.natural_frequencies(mounted, q, locked_joints=locked)
+    np.testing.assert_allclose(f, expected, rtol=1e-9)
+    assert f.size == 6 + robot.elastic_dofs().size

@@ -12,7 +12,9 @@ Contacts given as dicts (a URDF ``<contact .../>`` element or a sidecar ``[[cont
 table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surface``
 (``plane`` | ``ground`` | ``peg_in_hole`` | ``point3d`` | ``point6d`` | ``functional``), ``point``,
 ``normal``, ``rpy``, ``constrained``, ``approach``, ``restitution``, ``rest_velocity``,
-``unilateral``, ``stabilization``, ``name``, ``friction``. The ``[environment]`` table takes
+``unilateral``, ``stabilization``, ``name``, ``friction``, ``tool_stiffness``, ``tool_damping``
+(the robot's side of a contact deformed on both sides, :mod:`pinext.contact.deformation`). The
+``[environment]`` table takes
 ``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
 """
 
@@ -35,6 +37,7 @@ from .coordinates import (
     plane,
     point_contact,
 )
+from .deformation import SeriesCompliance, compliant_tool, series_stiffness
 from .environment import DynamicEnvironment
 from .friction import FrictionalContact, FrictionMode, FrictionState
 from .impact import ImpactResult, plastic_impact, seed_impact_as_printed
@@ -89,8 +92,10 @@ __all__ = [
     "LimitState",
     "PointContact",
     "RedundantConstraintWarning",
+    "SeriesCompliance",
     "TimeStepper",
     "VelocityLimitWarning",
+    "compliant_tool",
     "consistent_initial_state",
     "constrained_dynamics",
     "contact_component",
@@ -105,6 +110,7 @@ __all__ = [
     "project_consistent",
     "run_writing_task",
     "seed_impact_as_printed",
+    "series_stiffness",
     "simulate_timestepping",
     "solve_impact",
     "solve_lcp",

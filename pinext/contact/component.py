@@ -15,15 +15,18 @@ contact, shown joined by ``","``):
   its own start and an impact needs an approaching tip. A bounce keeps ``"free"``, otherwise
 * ``"constrained"`` — (20.88)–(20.89), or the coupled motion (20.92)–(20.94) with a dynamic
   environment of model (c); the event ``lift-off:<name>`` is the reaction crossing zero;
-* ``"spring"`` — model (d): the massless layer pushes, no impact; the layer's force
-  crossing zero ends it.
+* ``"spring"`` — model (d), or a contact whose tool has its own stiffness (``tool_stiffness``,
+  in series with the environment's layer, :mod:`pinext.contact.deformation`): the massless
+  compliance pushes, no impact; its force crossing zero ends it.
 
 Recorded outputs (``Trajectory.outputs["contact.<name>"]``): ``force`` (reactions of all
 contacts, zero when free) [N or N.m], ``gap`` (approach gaps) [m], ``residual`` (s^c of every
 contact; s^c − s_e with an environment of model (c)) [m or rad], ``closed`` (1 for a closed
 contact, else 0), and with an environment ``deformation`` (s_e) [m], ``deformation_rate`` [m/s]
-and ``layer`` (w, model (d)) [m]. Event infos hold ``impulse`` [N.s], ``approach_velocity``
-[m/s], ``bounce``, ``force``.
+and ``layer`` (w, the compression of the massless compliance of model (d) and of the tool) [m];
+with a compliant tool also ``tool_deformation`` (w_t) and ``surface_deformation`` (w_c) [m],
+``tool_energy`` and ``environment_energy`` (its layer, spring and mass) [J]. Event infos hold
+``impulse`` [N.s], ``approach_velocity`` [m/s], ``bounce``, ``force``.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from ..simulation.component import Component, ConstraintRows, Event, ModeState, 
 from ..simulation.system import register_builder
 from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
 from .coordinates import Constraint
+from .deformation import SeriesCompliance
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
 from .impulse import solve_impact
@@ -158,7 +162,26 @@ class ContactComponent(Component):
             raise InvalidParameter(
                 "a DynamicEnvironment acts behind exactly one surface-type contact (m = 1)"
             )
-        self.layered = environment is not None and environment.model == "d"
+        tool = self.contacts[0].tool_stiffness
+        if any(c.tool_stiffness is not None for c in self.contacts) and not single:
+            raise InvalidParameter(
+                "a compliant tool (tool_stiffness) acts on exactly one surface-type contact "
+                "(m = 1) per contact component"
+            )
+        self.immobile = environment is None and tool is not None
+        if self.immobile:  # a rigid, immobile surface behind the tool's compliance
+            environment = DynamicEnvironment(mass=np.inf, stiffness=0.0, damping=0.0)
+            self.environment = environment
+        self.layered = environment is not None and (environment.model == "d" or tool is not None)
+        self.series: SeriesCompliance | None = None
+        if self.layered:
+            assert environment is not None
+            self.series = SeriesCompliance(
+                tool,
+                self.contacts[0].tool_damping,
+                environment.contact_stiffness,
+                environment.contact_damping if environment.contact_stiffness else 0.0,
+            )
         self.rows = np.cumsum([0] + [c.constraint.m for c in self.contacts])
         self.moving = any(c.constraint.__dict__.get("law") is not None for c in self.contacts)
 
@@ -166,7 +189,10 @@ class ContactComponent(Component):
     def states(self) -> list[tuple[str, int]]:
         if self.environment is None:
             return []
-        return [("environment", 3 if self.layered else 2)]
+        if not self.layered:
+            return [("environment", 2)]  # s_e, ṡ_e
+        # s_e, ṡ_e, w, and the tool's compression w_t when it is a state
+        return [("environment", 4 if self.compliance.has_state else 3)]
 
     def bind(self, system: System) -> None:
         self.model = system.model
@@ -180,11 +206,30 @@ class ContactComponent(Component):
         if not self.layered:
             return np.zeros(2)
         gap = self.contacts[0].constraint.gap(self.model, self.data, q)
-        return np.array([0.0, 0.0, max(0.0, -gap)])
+        w = max(0.0, -gap)
+        series = self.compliance
+        if not series.has_state:
+            return np.array([0.0, 0.0, w])
+        k_t, k_c = float(series.tool_stiffness or 0.0), float(series.surface_stiffness or 0.0)
+        return np.array([0.0, 0.0, w, k_c * w / (k_t + k_c)])  # at rest: the static split
 
     def _env(self, x: np.ndarray) -> tuple[float, float, float]:
         s = x[self.layout.slices["environment"]]
         return float(s[0]), float(s[1]), float(s[2]) if self.layered else 0.0
+
+    def _tool(self, x: np.ndarray) -> float:
+        """The tool's compression w_t when it is a state (else 0: the split is static)."""
+        if self.series is None or not self.series.has_state:
+            return 0.0
+        return float(x[self.layout.slices["environment"].start + 3])
+
+    @property
+    def compliance(self) -> SeriesCompliance:
+        """The massless compliance in front of the environment mass: the tool's and the
+        environment layer's in series (:mod:`pinext.contact.deformation`)."""
+        if self.series is None:
+            raise InvalidParameter(f"contact component '{self.name}' has no compliant layer")
+        return self.series
 
     def initial_mode(self, t: float, x: np.ndarray, trial: Trial) -> ContactModes:
         q, v = self._split(x)
@@ -290,12 +335,19 @@ class ContactComponent(Component):
         if self.layered:
             force, wdot = self._layer_rates(t, x, q, v, mode)
             out[sl.start + 2] = wdot
+            if self.compliance.has_state:
+                out[sl.start + 3] = self.compliance.rates(
+                    w, self._tool(x), wdot, mode[0] is SPRING
+                )[0]
         out[sl.start + 1] = env.acceleration(s_e, sd_e, force)
 
     def energy(self, x, q, v):  # noqa: D102
         if self.environment is None:
             return 0.0
-        return self.environment.energy(*self._env(x))
+        s_e, sd_e, w = self._env(x)
+        if not self.layered:
+            return self.environment.energy(s_e, sd_e)
+        return self.environment.energy(s_e, sd_e) + sum(self.compliance.energies(w, self._tool(x)))
 
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
         p_in = 0.0
@@ -308,9 +360,13 @@ class ContactComponent(Component):
             p_in = -float(force @ bias)
         if self.environment is None:
             return p_in, 0.0
-        _, sd_e, _ = self._env(x)
-        wdot = self._layer_rates(t, x, q, v, mode)[1] if self.layered else 0.0
-        return p_in, self.environment.dissipation(sd_e, wdot)
+        _, sd_e, w = self._env(x)
+        if not self.layered:
+            return p_in, self.environment.dissipation(sd_e)
+        wdot = self._layer_rates(t, x, q, v, mode)[1]
+        touching = mode[0] is SPRING
+        layer = self.compliance.dissipation(w, self._tool(x), wdot, touching)
+        return p_in, self.environment.dissipation(sd_e) + layer
 
     def events(self, mode: ContactModes) -> list[Event]:  # noqa: D102
         events = []
@@ -374,6 +430,15 @@ class ContactComponent(Component):
             out["deformation_rate"] = np.array([sd_e])
             if self.layered:
                 out["layer"] = np.array([w])
+            if self.layered and self.compliance.tool_stiffness is not None:
+                tool, surface = self.compliance.split(w, self._tool(x))
+                stored_tool, stored_layer = self.compliance.energies(w, self._tool(x))
+                out["tool_deformation"] = np.array([tool])
+                out["surface_deformation"] = np.array([surface])
+                out["tool_energy"] = np.array([stored_tool])
+                out["environment_energy"] = np.array(
+                    [stored_layer + self.environment.energy(s_e, sd_e)]
+                )
         return out
 
     # -- physics -----------------------------------------------------------------------------
@@ -406,32 +471,26 @@ class ContactComponent(Component):
                 k += m
         return force
 
-    @property
-    def layer(self) -> DynamicEnvironment:
-        """The environment of model (d) (the massless layer in front of the mass)."""
-        if self.environment is None or not self.layered:
-            raise InvalidParameter(f"contact component '{self.name}' has no layer (model d)")
-        return self.environment
-
     def _layer(self, t, x, q, v) -> tuple[float, np.ndarray]:
-        """Model (d): layer force and J (calls computeAllTerms)."""
+        """Model (d) or a compliant tool: the compliance's force and J (calls
+        computeAllTerms)."""
         pin.computeAllTerms(self.model, self.data, q, v)
         kin = self.contacts[0].constraint.evaluate(self.model, self.data, t)
         _, sd_e, w = self._env(x)
         wdot = -(kin.rate(v)[0] - sd_e)
-        return self.layer.layer_force(w, wdot), kin.jacobian
+        return self.compliance.force(w, self._tool(x), wdot), kin.jacobian
 
     def _layer_rates(self, t, x, q, v, mode) -> tuple[float, float]:
-        env = self.layer
+        """(force, ẇ): in contact from the kinematics, off contact the relaxation."""
+        series = self.compliance
         _, sd_e, w = self._env(x)
+        w_t = self._tool(x)
         if mode[0] is SPRING:
             pin.computeAllTerms(self.model, self.data, q, v)
             kin = self.contacts[0].constraint.evaluate(self.model, self.data, t)
             wdot = -(kin.rate(v)[0] - sd_e)
-            return env.layer_force(w, wdot), wdot
-        if env.contact_damping > 0:
-            return 0.0, -float(env.contact_stiffness or 0.0) * w / env.contact_damping
-        return 0.0, 0.0
+            return series.force(w, w_t, wdot), wdot
+        return 0.0, float(sum(series.rates(w, w_t, 0.0, False)))
 
     # -- events ------------------------------------------------------------------------------
     def _gap_function(self, c: Contact, start: tuple | None = None):
@@ -585,8 +644,12 @@ class ContactComponent(Component):
 
         def action(t: float, x: np.ndarray, mode: ContactModes, trial: Trial):
             x = x.copy()
-            if self.layered and self.layer.contact_damping == 0.0:
-                x[self.layout.slices["environment"].start + 2] = 0.0  # w = 0 when F = k_c w = 0
+            if self.layered:  # the elements without a damper are at rest length when F = 0
+                start = self.layout.slices["environment"].start
+                w, w_t = self.compliance.relaxed(float(x[start + 2]), self._tool(x))
+                x[start + 2] = w
+                if self.compliance.has_state:
+                    x[start + 3] = w_t
             return x, self._leave(mode, i, t, x), {"contact": contact.name}
 
         return action

@@ -52,6 +52,10 @@ class Contact:
         name: Label used in event names (default: the frame name).
         friction: Coulomb's coefficient μ ≥ 0 (0: frictionless); μ > 0 on a plane makes it a
             :class:`pinext.contact.friction.FrictionalContact` (stick/slip modes).
+        tool_stiffness: k_t [N/m] of the robot's side (the tool, the peg: a massless spring at
+            the contact frame along the normal), in series with the environment's
+            compliance (:mod:`pinext.contact.deformation`); None: a rigid tool.
+        tool_damping: d_t [N.s/m] in parallel with ``tool_stiffness``.
     """
 
     constraint: Constraint
@@ -61,6 +65,8 @@ class Contact:
     stabilization: float | None = 20.0
     name: str | None = None
     friction: float = 0.0
+    tool_stiffness: float | None = None
+    tool_damping: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.friction >= 0.0:
@@ -75,6 +81,24 @@ class Contact:
             raise InvalidParameter("only one-row (surface) constraints can be unilateral")
         if self.name is None:
             self.name = str(self.constraint.frame)
+        if self.tool_stiffness is not None:
+            if not (np.isfinite(self.tool_stiffness) and self.tool_stiffness > 0):
+                raise InvalidParameter(
+                    f"tool_stiffness must be a finite positive number [N/m] (or None for a "
+                    f"rigid tool), got {self.tool_stiffness}"
+                )
+            if self.constraint.m != 1 or not self.unilateral:
+                raise InvalidParameter(
+                    "tool_stiffness acts along the normal of a unilateral surface contact (m = 1)"
+                )
+            if self.friction:
+                raise InvalidParameter("a compliant tool on a frictional contact is not modelled")
+        if not (np.isfinite(self.tool_damping) and self.tool_damping >= 0):
+            raise InvalidParameter(
+                f"tool_damping must be a finite number >= 0 [N.s/m], got {self.tool_damping}"
+            )
+        if self.tool_damping and self.tool_stiffness is None:
+            raise InvalidParameter("tool_damping needs a tool_stiffness")
 
     @classmethod
     def from_dict(cls, spec: dict[str, Any]) -> Contact:
@@ -86,7 +110,10 @@ class Contact:
         hole frame, hole axis = its z), ``"point3d"`` / ``"point6d"`` (``point``, ``rpy``), or
         ``"functional"`` (``point``, ``rpy``, ``constrained`` = list of names among x y z roll
         pitch yaw, ``approach``); ``restitution``, ``rest_velocity``, ``unilateral``,
-        ``stabilization``, ``name``, ``friction``.
+        ``stabilization``, ``name``, ``friction``; ``tool_stiffness`` [N/m] and
+        ``tool_damping`` [N.s/m] of the robot's side of the contact (with ``tool_mass`` [kg]
+        and ``tool_axis`` the table is turned into :func:`pinext.contact.compliant_tool` when
+        the robot is loaded).
         """
         spec = dict(spec)
         known = {
@@ -103,7 +130,15 @@ class Contact:
             "stabilization",
             "name",
             "friction",
+            "tool_stiffness",
+            "tool_damping",
         }
+        if "tool_mass" in spec or "tool_axis" in spec:
+            raise InvalidParameter(
+                "tool_mass and tool_axis make the tool a body of the robot's model: load the "
+                "robot with them in its [[contacts]] table, or use "
+                "pinext.contact.compliant_tool(robot, frame, ...) and a contact on its frame"
+            )
         unknown = set(spec) - known
         if unknown:
             raise InvalidParameter(
@@ -145,6 +180,10 @@ class Contact:
             stabilization=spec.get("stabilization", 20.0),
             name=spec.get("name"),
             friction=float(spec.get("friction", 0.0)),
+            tool_stiffness=None
+            if spec.get("tool_stiffness") is None
+            else float(spec["tool_stiffness"]),
+            tool_damping=float(spec.get("tool_damping", 0.0)),
         )
 
 

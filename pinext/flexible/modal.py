@@ -6,8 +6,9 @@ The linearised equations about a configuration :math:`q_0` are
 
     M(q_0)\\,\\ddot{x} + \\Big(K + \\frac{\\partial g}{\\partial q}(q_0)\\Big)\\, x = 0,
 
-with :math:`M` from Pinocchio's CRBA (it includes ``model.armature``), :math:`K` the diagonal
-joint stiffness (Celentano 2008, (67)–(69)) and the gravity Hessian only with ``gravity=True``. The
+with :math:`M` from Pinocchio's CRBA (it includes ``model.armature``), :math:`K` the joint
+stiffness (Celentano 2008, (67)–(69); diagonal, plus the coupling of an elastic support,
+:mod:`pinext.support`) and the gravity Hessian only with ``gravity=True``. The
 natural frequencies solve :math:`K x = \\omega^2 M x` (Celentano 2008, §5.2, (72)–(73)).
 
 Kinetic energy models (Celentano 2008, Remark 5 and (65)): ``kinetic_energy="exact"`` uses the
@@ -76,6 +77,15 @@ def _stiffness(robot: Any, model: pin.Model) -> np.ndarray:
             f"joint_stiffness has shape {stiffness.shape}, expected ({model.nv},)"
         )
     return stiffness
+
+
+def _stiffness_matrix(robot: Any, model: pin.Model) -> np.ndarray:
+    """The (nv, nv) stiffness: diag(joint_stiffness) plus an elastic support's coupling
+    (:mod:`pinext.support`)."""
+    from ..support import stiffness_matrix
+
+    _stiffness(robot, model)  # checks the shape
+    return stiffness_matrix(robot, model)
 
 
 def _configuration(model: pin.Model, q: np.ndarray | None) -> np.ndarray:
@@ -166,7 +176,7 @@ def _reduced_problem(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     model = _model(robot)
     q = _configuration(model, q)
-    stiffness_matrix = np.diag(_stiffness(robot, model))
+    stiffness_matrix = _stiffness_matrix(robot, model)
     mass = mass_matrix(robot, q, kinetic_energy=kinetic_energy)
     if gravity:
         data = model.createData()
@@ -300,7 +310,7 @@ def _rotating_frequencies(
     data = model.createData()
     dtau_dq, dtau_dv, _ = pin.computeRNEADerivatives(model, data, q, v, np.zeros(model.nv))
     mass = mass_matrix(SimpleNamespace(model=model), q)
-    stiffness = np.diag(_stiffness(robot, model)) + dtau_dq
+    stiffness = _stiffness_matrix(robot, model) + dtau_dq
     dofs = _free_dofs(model, locked_joints)
     n = len(dofs)
     if n == 0:
@@ -384,7 +394,7 @@ def static_deflection(
         return q
     iq = np.array([e[0] for e in elastic])
     iv = np.array([e[1] for e in elastic])
-    k = stiffness[iv]
+    k = _stiffness_matrix(robot, model)[np.ix_(iv, iv)]
     data = model.createData()
     rest = pin.neutral(model)[iq]
 
@@ -396,12 +406,12 @@ def static_deflection(
         return tau[iv]
 
     if linear:
-        q[iq] = rest + load(q) / k
+        q[iq] = rest + np.linalg.solve(k, load(q))
         return q
     q_k = q.copy()
     for _ in range(max_iterations):
-        residual = k * (q_k[iq] - rest) - load(q_k)
-        tangent = np.diag(k)
+        residual = k @ (q_k[iq] - rest) - load(q_k)
+        tangent = k.copy()
         if gravity:
             tangent = (
                 tangent + pin.computeGeneralizedGravityDerivatives(model, data, q_k)[np.ix_(iv, iv)]

@@ -493,6 +493,7 @@ def expand_flexible(
     new = pin.Model()
     new.name = model.name
     new.gravity = model.gravity
+    new.inertias[0] = model.inertias[0].copy()  # the fixed root link's body (moves on a support)
     # old joint id -> [new joint id carrying sublink k]; rigid joints have one entry.
     carriers: dict[int, list[int]] = {0: [0]}
     stiffness: dict[int, float] = {}  # new joint id -> stiffness

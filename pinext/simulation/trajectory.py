@@ -314,6 +314,7 @@ class Trajectory:
             "sidecar": str(Path(sidecar).resolve())
             if sidecar and sidecar.endswith(".toml")
             else None,
+            "support": robot.support.to_dict() if getattr(robot, "support", None) else None,
             "drives": list(system.drives),
             "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
         }

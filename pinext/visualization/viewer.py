@@ -615,6 +615,7 @@ def viewer_for(trajectory: Any, system: Any = None, **kwargs: Any) -> Viewer:
     """A :class:`Viewer` for a trajectory: of ``system`` if given, else rebuilt from its meta.
 
     The robot is reloaded from ``meta["urdf"]`` with the flexible links of ``meta["flexible"]``
+    (and the elastic support of ``meta["support"]``)
     and the sidecar ``meta["sidecar"]``. The scene (contact surfaces, environment, trails) is
     what the components of ``system`` declare, or, for a saved trajectory or a bare robot, the
     scene items of ``meta`` (``"scene"`` and ``"scene.<component>"`` keys, see
@@ -644,7 +645,7 @@ def viewer_for(trajectory: Any, system: Any = None, **kwargs: Any) -> Viewer:
     toml = (
         sidecar if sidecar and str(sidecar).endswith(".toml") and Path(sidecar).is_file() else None
     )
-    robot = load_urdf(urdf, flexible=flexible, extensions=toml)
+    robot = load_urdf(urdf, flexible=flexible, extensions=toml, support=meta.get("support"))
     if robot.model.nq != np.asarray(trajectory.q).shape[1]:
         raise InvalidParameter(
             f"the robot rebuilt from {urdf} has nq = {robot.model.nq}, the trajectory "
