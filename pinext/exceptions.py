@@ -230,3 +230,19 @@ class UnsupportedModel(InvalidParameter):
             f"joint '{joint}' has type {joint_type}, which the compiled kernels do not support; "
             f"supported types: {', '.join(self.supported)}"
         )
+
+
+class OutputExists(PinextError, FileExistsError):
+    """An output path names a file that pinext did not write (it is not a previous report of
+    the same kind); it is kept unless overwriting is asked for (``--force``, ``force=True``).
+
+    Attributes:
+        path: The existing file.
+    """
+
+    def __init__(self, path: str, what: str) -> None:
+        self.path = str(path)
+        super().__init__(
+            f"{what} {self.path} exists and was not written by pinext; choose another path, "
+            "or pass --force (force=True) to overwrite it"
+        )
