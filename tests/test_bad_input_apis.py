@@ -454,12 +454,6 @@ ROWS: list[Row] = [
         "q0",
     ),
     (
-        "jacobian_control damped from a singular pose",
-        lambda p: _stretched_jacobian_control(t=np.linspace(0, 1, 5), rows=(0, 1), damping=0.1),
-        SingularConfiguration,
-        "stays",
-    ),
-    (
         "drive_requirements nan motion",
         lambda p: drive_requirements(_arm(), _drive_motion(dq=(NAN,) * 6)),
         InvalidParameter,
@@ -833,3 +827,48 @@ def test_input_that_used_to_hang_is_refused_or_finishes(tmp_path, make, error, f
     kind, message, trace = answer
     assert issubclass(kind, error), trace
     assert fragment in message, message
+
+
+def test_damped_jacobian_control_held_at_a_singularity_warns():
+    """Silent garbage before: from the stretched pose the damped solution stayed at q = 0 for
+    the whole path; now the run says the frame ended off the path and why."""
+    with pytest.warns(RuntimeWarning, match="off the path") as caught:
+        motion = _stretched_jacobian_control(t=np.linspace(0, 1, 5), rows=(0, 1), damping=0.1)
+    np.testing.assert_allclose(motion.q[-1], 0.0, atol=1e-9)  # the arm never moved
+    assert "singular configuration" in str(caught[0].message)
+
+
+def test_rigid_size_vectors_of_a_flexible_robot_are_expanded():
+    """A flexible link adds DOFs; q0, v0 and a torque control of the rigid model's size are
+    expanded with zero deflection (the elastic joints at rest, no torque on them)."""
+    robot = px.load_robot("flexible_arm")
+    assert (robot.rigid_model.nq, robot.model.nq) == (1, 6)
+    rigid = px.simulate(robot, 0.01, q0=[0.3], v0=[1.0], control=[0.5], output_dt=0.005)
+    full = px.simulate(
+        robot,
+        0.01,
+        q0=np.r_[0.3, np.zeros(5)],
+        v0=np.r_[1.0, np.zeros(5)],
+        control=np.r_[0.5, np.zeros(5)],
+        output_dt=0.005,
+    )
+    np.testing.assert_array_equal(rigid.x, full.x)
+    law = px.simulate(robot, 0.01, q0=[0.3], control=lambda t, x: [0.5], output_dt=0.005)
+    np.testing.assert_allclose(law.q[-1], px.simulate(robot, 0.01, q0=[0.3], control=[0.5],
+                               output_dt=0.005).q[-1], rtol=0, atol=1e-12)
+
+
+def test_placements_as_matrices_and_translations_are_accepted():
+    """``assemble`` and ``free_body`` take a pin.SE3, a (4, 4) homogeneous matrix or a
+    translation (3,) [m]; the three give the same model."""
+    a, b = _planar(), _planar()
+    shift = np.array([0.0, 0.5, 1.0])
+    frames = []
+    for where in (pin.SE3(np.eye(3), shift), np.block([[np.eye(3), shift[:, None]],
+                                                        [np.zeros((1, 3)), 1.0]]), shift):
+        model = px.assemble({"a": a, "b": b}, placements={"b": where}).model
+        frames.append(model.jointPlacements[model.getJointId("b/" + b.model.names[1])])
+    for frame in frames[1:]:
+        assert frame.isApprox(frames[0], 1e-15)
+    body = px.free_body(a, "load", 1.0, placement=shift).model
+    assert np.array_equal(body.jointPlacements[body.getJointId("load_joint")].translation, shift)
