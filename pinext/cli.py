@@ -196,6 +196,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         workers=args.workers,
         out=args.out,
         progress=not args.quiet,
+        force=args.force,
     )
 
 
@@ -319,6 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--workers", type=int, default=None, help="local worker processes")
     sweep.add_argument("--out", default=None, help="output folder (default: out/sweep_<spec>)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument(
+        "--force", action="store_true", help="run a study of more than 100 000 points"
+    )
     sweep.set_defaults(func=cmd_sweep)
     return parser
 

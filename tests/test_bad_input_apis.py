@@ -186,6 +186,19 @@ def _square(x: float) -> dict[str, float]:
     return {"y": x * x}
 
 
+class _LockedStudy:
+    """A study holding a lock: it cannot be sent to a worker process."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.lock = threading.Lock()
+
+    def __call__(self, x: float) -> dict[str, float]:
+        with self.lock:
+            return {"y": x}
+
+
 Row = tuple[str, Callable[[Path], object], type[Exception], str]
 
 NAN = float("nan")
@@ -518,7 +531,7 @@ ROWS: list[Row] = [
     ),
     (
         "sweep of a study that does not pickle",
-        lambda p: px.sweep(lambda x: {"y": x}, {"x": [1.0]}, progress=False),
+        lambda p: px.sweep(_LockedStudy(), {"x": [1.0]}, progress=False),
         InvalidParameter,
         "pickle",
     ),
