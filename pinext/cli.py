@@ -204,7 +204,7 @@ def cmd_design(args: argparse.Namespace) -> int:
     """Check drives and links of a design specification (TOML); write an HTML report."""
     from .planning.design import run_design
 
-    result = run_design(args.spec, html=args.html)
+    result = run_design(args.spec, html=args.html, force=args.force)
     print(table(result.report.summary(), result.report.SUMMARY_HEADER))
     print()
     print(result.check.table())
@@ -313,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     design = sub.add_parser("design", help=cmd_design.__doc__)
     design.add_argument("spec", help="the design specification (TOML)")
     design.add_argument("--html", default=None, help="HTML report (default: from the spec)")
+    design.add_argument(
+        "--force", action="store_true", help="overwrite a file that is not a pinext report"
+    )
     design.set_defaults(func=cmd_design)
     sweep = sub.add_parser("sweep", help=cmd_sweep.__doc__)
     sweep.add_argument("spec", help="the study: ready study, robot, parameter grid (TOML)")

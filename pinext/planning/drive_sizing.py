@@ -442,7 +442,9 @@ def _joint_side(
     samples = integer("samples", samples, low=2, high=MAX_SAMPLES)
     gravity = flag("gravity", gravity)
     for link, value in (section_modulus or {}).items():
-        values = vector(f"section_modulus[{link!r}]", value, None, what="[m^3]")
+        values = vector(
+            f"section_modulus[{link!r}]", value if np.ndim(value) else [value], None, what="[m^3]"
+        )
         if not np.all(values > 0):
             raise InvalidParameter(
                 f"section_modulus[{link!r}] must be positive [m^3] (one value, or one per "
