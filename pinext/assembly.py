@@ -55,9 +55,7 @@ def free_body(
     """
     base = robot if isinstance(robot, Robot) else Robot.from_model(robot)
     if not isinstance(name, str) or not name.strip() or "/" in name:
-        raise InvalidParameter(
-            f"free body name must be a nonempty text without '/', got {name!r}"
-        )
+        raise InvalidParameter(f"free body name must be a nonempty text without '/', got {name!r}")
     mass = real(f"the mass of free body '{name}'", mass, unit="[kg]", low=0.0, strict=True)
     placement = as_placement(f"placement of free body '{name}'", placement, none=True)
     if base.model.existFrame(name) or base.model.existJointName(f"{name}_joint"):

@@ -166,7 +166,7 @@ class RobotNotFound(NameNotFound):
         super().__init__("robot", name, available)
         self.hint = hint
         if hint:
-            self.args = (f"{self.args[0]}. {hint}",)
+            self.args = (f"{str(self.args[0]).rstrip('.')}. {hint.rstrip('.')}.",)
 
 
 class SingularConfiguration(PinextError):

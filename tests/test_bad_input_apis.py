@@ -26,7 +26,6 @@ from pinext.cli import build_parser
 from pinext.exceptions import (
     ConstraintError,
     FileFormatError,
-    IntegrationError,
     InvalidParameter,
     OutputExists,
     PinextError,
@@ -460,7 +459,11 @@ ROWS: list[Row] = [
     (
         "jacobian_control wrong-size q0",
         lambda p: jacobian_control(
-            _planar(), _planar_tip(), _stretched_path, np.zeros(5), t=np.linspace(0, 1, 5),
+            _planar(),
+            _planar_tip(),
+            _stretched_path,
+            np.zeros(5),
+            t=np.linspace(0, 1, 5),
             rows=(0, 1),
         ),
         InvalidParameter,
@@ -549,9 +552,7 @@ ROWS: list[Row] = [
     ),
     (
         "pinext sweep --out names a file",
-        lambda p: _cli(
-            "sweep", _sweep_spec(p, MODAL_GRID), "--out", _urdf(p), "--quiet"
-        ),
+        lambda p: _cli("sweep", _sweep_spec(p, MODAL_GRID), "--out", _urdf(p), "--quiet"),
         InvalidParameter,
         "--out",
     ),
@@ -650,9 +651,7 @@ ROWS: list[Row] = [
     ),
     (
         "design winding temperature negative",
-        lambda p: _cli(
-            "design", _design(p, tail="[limits.elbow]\nmax_winding_temperature = -100")
-        ),
+        lambda p: _cli("design", _design(p, tail="[limits.elbow]\nmax_winding_temperature = -100")),
         FileFormatError,
         "max_winding_temperature",
     ),
@@ -673,15 +672,15 @@ DEADLINE = float(os.environ.get("PINEXT_HANG_DEADLINE", "60"))
 HANG_ROWS: list[Row] = [
     (
         "time stepping 5 000 000 steps",
-        lambda p: px.simulate(
-            _box_system(), 0.5, q0=_box_q(0.05), method="timestepping", dt=1e-7
-        ),
+        lambda p: px.simulate(_box_system(), 0.5, q0=_box_q(0.05), method="timestepping", dt=1e-7),
         InvalidParameter,
         "5 000 000 steps",
     ),
     (
         "2000 sublinks",
-        lambda p: px.load_robot("flexible_arm", flexible=[px.FlexibleLink("bar", 2000, 1e11, 1e-9)]),
+        lambda p: px.load_robot(
+            "flexible_arm", flexible=[px.FlexibleLink("bar", 2000, 1e11, 1e-9)]
+        ),
         InvalidParameter,
         "sublinks",
     ),
@@ -867,8 +866,12 @@ def test_rigid_size_vectors_of_a_flexible_robot_are_expanded():
     )
     np.testing.assert_array_equal(rigid.x, full.x)
     law = px.simulate(robot, 0.01, q0=[0.3], control=lambda t, x: [0.5], output_dt=0.005)
-    np.testing.assert_allclose(law.q[-1], px.simulate(robot, 0.01, q0=[0.3], control=[0.5],
-                               output_dt=0.005).q[-1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        law.q[-1],
+        px.simulate(robot, 0.01, q0=[0.3], control=[0.5], output_dt=0.005).q[-1],
+        rtol=0,
+        atol=1e-12,
+    )
 
 
 def test_placements_as_matrices_and_translations_are_accepted():
@@ -877,11 +880,28 @@ def test_placements_as_matrices_and_translations_are_accepted():
     a, b = _planar(), _planar()
     shift = np.array([0.0, 0.5, 1.0])
     frames = []
-    for where in (pin.SE3(np.eye(3), shift), np.block([[np.eye(3), shift[:, None]],
-                                                        [np.zeros((1, 3)), 1.0]]), shift):
+    for where in (
+        pin.SE3(np.eye(3), shift),
+        np.block([[np.eye(3), shift[:, None]], [np.zeros((1, 3)), 1.0]]),
+        shift,
+    ):
         model = px.assemble({"a": a, "b": b}, placements={"b": where}).model
         frames.append(model.jointPlacements[model.getJointId("b/" + b.model.names[1])])
     for frame in frames[1:]:
         assert frame.isApprox(frames[0], 1e-15)
     body = px.free_body(a, "load", 1.0, placement=shift).model
     assert np.array_equal(body.jointPlacements[body.getJointId("load_joint")].translation, shift)
+
+
+def test_constraint_residual_covers_every_closed_constraint():
+    """Before: ``constraint_residual()`` raised ``KeyError: 'contact.residual'`` on a System
+    with loops and no contact. Now it covers the loops (the four-bar's one loop here, so the
+    default equals the loop's own), and a name without residual lists those with one."""
+    system, x0 = _four_bar()
+    traj = px.simulate(system, 0.05, x0=x0, output_dt=0.01)
+    loops = [k[: -len(".residual")] for k in traj.outputs if k.endswith(".residual")]
+    assert len(loops) == 1
+    np.testing.assert_array_equal(traj.constraint_residual(), traj.constraint_residual(loops[0]))
+    assert traj.constraint_residual().max() < 1e-8
+    with pytest.raises(px.exceptions.NameNotFound, match=loops[0]):
+        traj.constraint_residual("contact")

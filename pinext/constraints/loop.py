@@ -12,7 +12,8 @@ import pinocchio as pin
 from ..contact.coordinates import ConstraintKinematics, resolve_frame
 from ..exceptions import InvalidParameter
 from ..simulation.system import register_builder
-from ..validation import as_placement, stabilization as checked_stabilization, vector
+from ..validation import as_placement, vector
+from ..validation import stabilization as checked_stabilization
 from .closure import Closure
 
 if TYPE_CHECKING:

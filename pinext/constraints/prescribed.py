@@ -72,7 +72,9 @@ class Prescribed(Component):
             )
         callable_of(f"velocity of joint '{joint}'", velocity, "t -> qd [rad/s or m/s]", none=True)
         callable_of(
-            f"acceleration of joint '{joint}'", acceleration, "t -> qdd [rad/s^2 or m/s^2]",
+            f"acceleration of joint '{joint}'",
+            acceleration,
+            "t -> qdd [rad/s^2 or m/s^2]",
             none=True,
         )
         self.joint = joint
@@ -151,8 +153,10 @@ def _as_law(position: Any, velocity: Any, acceleration: Any):
                     f"the position law returned {describe(value)}; it must return q [rad or m] "
                     "or a triple (q, qd, qdd)"
                 )
-            q, qd, qdd = (_number("the position law's " + w, c) for w, c in zip(
-                ("q", "qd", "qdd"), value, strict=True))
+            q, qd, qdd = (
+                _number("the position law's " + w, c)
+                for w, c in zip(("q", "qd", "qdd"), value, strict=True)
+            )
             return q, qd, qdd
         q = _number("the position law's value", value)
         if velocity is not None:

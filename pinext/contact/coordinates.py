@@ -46,8 +46,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..validation import vector
 from ..robot import resolve_frame
+from ..validation import vector
 
 #: Names of the six functional coordinates, in the order of s.
 COORDINATE_NAMES = ("x", "y", "z", "roll", "pitch", "yaw")

@@ -96,7 +96,6 @@ from ..robot import Robot, resolve_frame
 from ..simulation.arguments import as_initial_state, checked_control
 from ..simulation.component import Phase
 from ..simulation.system import System
-from ..validation import real, refuse_long_run, thousands
 from ..simulation.trajectory import (
     AUDIT_EXPLICIT,
     AUDIT_NUMERICAL,
@@ -106,6 +105,7 @@ from ..simulation.trajectory import (
     input_columns,
     state_columns,
 )
+from ..validation import real, refuse_long_run, thousands
 from .component import ContactComponent, _as_contact
 from .coordinates import FunctionalCoordinates
 from .friction import FrictionalContact

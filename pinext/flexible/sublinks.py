@@ -99,6 +99,7 @@ def _positive(name: str, value: Any, *, link: str) -> float:
 #: for minutes; thousands exhaust the memory of Pinocchio's data).
 MAX_SUBLINKS = 500
 
+
 @dataclass(frozen=True)
 class FlexibleLink:
     """A URDF link to model as an Euler–Bernoulli beam (Celentano 2008, §5, (67)–(68)).

@@ -22,7 +22,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..drives import DCMotor, Drive, drive_from_spec
-from ..exceptions import ExtensionError, FileFormatError, InvalidParameter, NameNotFound, OutputExists
+from ..exceptions import (
+    ExtensionError,
+    FileFormatError,
+    InvalidParameter,
+    NameNotFound,
+    OutputExists,
+)
 from ..validation import flag, integer, real, vector
 from .drive_sizing import DriveReport, drive_requirements
 from .motion import RestToRest
@@ -353,7 +359,9 @@ def _unknown(path: Path, where: str, table: Mapping[str, Any], valid: tuple[str,
         import difflib
 
         hints = [difflib.get_close_matches(key, valid, n=1) for key in unknown]
-        guess = "".join(f" ('{k}': did you mean '{h[0]}'?)" for k, h in zip(unknown, hints) if h)
+        guess = "".join(
+            f" ('{k}': did you mean '{h[0]}'?)" for k, h in zip(unknown, hints, strict=True) if h
+        )
         raise FileFormatError(
             str(path), where, f"unknown keys {unknown}{guess}; valid keys: {', '.join(valid)}"
         )
@@ -375,7 +383,9 @@ def _top_level(spec: Mapping[str, Any], path: Path) -> None:
     for key in ("title", "robot", "catalogue", "html"):
         if key in spec and not isinstance(spec[key], str):
             raise FileFormatError(str(path), key, f"must be a text, got {spec[key]!r}")
-    if "extensions" in spec and not (spec["extensions"] is False or isinstance(spec["extensions"], str)):
+    if "extensions" in spec and not (
+        spec["extensions"] is False or isinstance(spec["extensions"], str)
+    ):
         raise FileFormatError(
             str(path), "extensions", f"must be a file name or false, got {spec['extensions']!r}"
         )
@@ -401,8 +411,14 @@ def _motion(spec: Mapping[str, Any], path: Path, n: int) -> Any:
             q0 = _checked(path, "motion.q0", vector, "q0", spec["q0"], n, what="one per joint")
             dq = _checked(path, "motion.dq", vector, "dq", spec["dq"], n, what="one per joint")
             duration = _checked(
-                path, "motion.duration", real, "duration", spec["duration"], unit="[s]",
-                low=0.0, strict=True,
+                path,
+                "motion.duration",
+                real,
+                "duration",
+                spec["duration"],
+                unit="[s]",
+                low=0.0,
+                strict=True,
             )
             return RestToRest(q0, dq, duration)
         positions = spec["positions"]

@@ -12,8 +12,8 @@ from tqdm.auto import tqdm
 
 from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
 from ..robot import Robot
-from . import dop853
 from ..validation import refuse_long_run, thousands
+from . import dop853
 from .arguments import as_initial_state, check_options, checked_control, output_times
 from .chart import Chart, chart_event
 from .component import Component, Event, Phase

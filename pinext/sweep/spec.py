@@ -71,14 +71,12 @@ def _refuse_large(source: str, spec: dict[str, Any], force: bool) -> None:
             f"{source}: the study has {thousands(count)} points ({shape}); at one second per "
             f"point on {usable_cpus()} worker(s) that is about "
             f"{duration_text(count / usable_cpus())}; take fewer values, or sample the box "
-            f"([samples], method = \"latin_hypercube\"), or pass --force to run it anyway "
+            f'([samples], method = "latin_hypercube"), or pass --force to run it anyway '
             f"(at most {thousands(MAX_POINTS)} points without it)"
         )
 
 
-def load_spec(
-    path: str | Path, *, force: bool = False
-) -> tuple[Any, list[dict[str, Any]], str]:
+def load_spec(path: str | Path, *, force: bool = False) -> tuple[Any, list[dict[str, Any]], str]:
     """The study, its points and the response to draw, from a sweep specification.
 
     Raises:
@@ -211,9 +209,7 @@ def run_spec(
                 ["study", f"{study.__name__} ({len(df)} points)"],
                 [
                     "ok / error / timeout / lost",
-                    " / ".join(
-                        str(counts.get(s, 0)) for s in ("ok", "error", "timeout", "lost")
-                    ),
+                    " / ".join(str(counts.get(s, 0)) for s in ("ok", "error", "timeout", "lost")),
                 ],
                 ["wall time [s]", f"{wall:.1f}"],
                 ["study time on workers [s]", f"{np.nansum(df['wall_time']):.1f}"],

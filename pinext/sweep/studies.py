@@ -244,8 +244,13 @@ STUDIES: dict[str, ReadyStudy] = {
     "drive_tracking": ReadyStudy(
         drive_tracking,
         "peak_tracking_error",
-        ("peak_tracking_error", "copper_loss", "peak_voltage", "peak_spring_torque",
-         "energy_balance"),
+        (
+            "peak_tracking_error",
+            "copper_loss",
+            "peak_voltage",
+            "peak_spring_torque",
+            "energy_balance",
+        ),
     ),
     "impact": ReadyStudy(
         impact,
