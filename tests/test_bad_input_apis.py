@@ -666,8 +666,10 @@ def _finished(traj: px.Trajectory) -> None:
     raise Finished(f"finished at t = {traj.t[-1]:g} s")
 
 
-#: Rows that used to hang (or take minutes); each runs in a forked child with this deadline [s].
-DEADLINE = float(os.environ.get("PINEXT_HANG_DEADLINE", "60"))
+#: Rows that used to hang (or take minutes); each runs in a forked child with this deadline [s]
+#: (the refusals take well under a second, but a fresh machine first compiles the simulation
+#: kernels, which takes minutes on two busy cores).
+DEADLINE = float(os.environ.get("PINEXT_HANG_DEADLINE", "300"))
 
 HANG_ROWS: list[Row] = [
     (
