@@ -6,13 +6,14 @@ frictional contact problem with Pinocchio's ADMM at every step. The gait: diagon
 (FL + HR, FR + HL) swing in antiphase, the hip (HFE) by ``±A_hip sin(2π f t)`` about the
 standing posture, the knee (KFE) flexing by ``A_knee`` while its leg swings forward.
 
-Run: ``python examples/solo12_walk.py [--quick] [--html walk.html]``.
+Run: ``python examples/solo12_walk.py [--quick] [--html [walk.html]]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -66,7 +67,13 @@ def walk(t_final: float) -> px.Trajectory:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1.5 s instead of 6 s")
-    parser.add_argument("--html", help="write a self-contained meshcat playback here")
+    parser.add_argument(
+        "--html",
+        nargs="?",
+        const="out/solo12_walk.html",
+        default=None,
+        help="write a self-contained meshcat playback (default file: out/solo12_walk.html)",
+    )
     args = parser.parse_args()
     t_final = 1.5 if args.quick else 6.0
     start = time.perf_counter()
@@ -84,6 +91,7 @@ def main() -> None:
     if args.html:
         from pinext.visualization import export_html
 
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
         print(f"playback: {export_html(traj, args.html)}")
 
 

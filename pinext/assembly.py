@@ -20,6 +20,7 @@ import pinocchio as pin
 from .exceptions import InvalidParameter, NameNotFound
 from .robot import Robot
 from .urdf_extensions import Extensions
+from .validation import as_placement, real
 
 
 def free_body(
@@ -53,8 +54,10 @@ def free_body(
         InvalidParameter: A non-positive mass or a bad inertia tensor, or a name in use.
     """
     base = robot if isinstance(robot, Robot) else Robot.from_model(robot)
-    if not mass > 0:
-        raise InvalidParameter(f"the mass of free body '{name}' must be positive, got {mass}")
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise InvalidParameter(f"free body name must be a nonempty text without '/', got {name!r}")
+    mass = real(f"the mass of free body '{name}'", mass, unit="[kg]", low=0.0, strict=True)
+    placement = as_placement(f"placement of free body '{name}'", placement, none=True)
     if base.model.existFrame(name) or base.model.existJointName(f"{name}_joint"):
         raise InvalidParameter(
             f"free body name '{name}' is in use; frames: "
@@ -71,14 +74,29 @@ def free_body(
                     f"free body '{name}': mass {mass} kg differs from the inertia's {body.mass} kg"
                 )
         else:
-            tensor = np.asarray(inertia, dtype=float)
-            if tensor.shape != (3, 3) or not np.allclose(tensor, tensor.T):
+            try:
+                tensor = np.asarray(inertia, dtype=float)
+            except (TypeError, ValueError):
+                tensor = np.full(1, np.nan)
+            if (
+                tensor.shape != (3, 3)
+                or not np.all(np.isfinite(tensor))
+                or not np.allclose(tensor, tensor.T)
+            ):
                 raise InvalidParameter(
                     f"the inertia of free body '{name}' must be a symmetric (3, 3) matrix [kg.m^2]"
                 )
-            if np.linalg.eigvalsh(tensor).min() < 0:
+            moments = np.linalg.eigvalsh(tensor)
+            if moments.min() < 0:
                 raise InvalidParameter(
                     f"the inertia of free body '{name}' is not positive semi-definite"
+                )
+            largest = int(np.argmax(moments))
+            if moments[largest] > moments.sum() - moments[largest] + 1e-12 * moments.sum():
+                raise InvalidParameter(
+                    f"the inertia of free body '{name}' breaks the triangle inequality: its "
+                    f"principal moments {np.array2string(moments, precision=4)} kg.m^2 must "
+                    "satisfy I1 <= I2 + I3 (no rigid body has them; load_urdf rejects them too)"
                 )
             body = pin.Inertia(mass, np.zeros(3), tensor)
     placement = pin.SE3.Identity() if placement is None else placement
@@ -194,6 +212,7 @@ def assemble(
     for key in placements:
         if key not in robots:
             raise NameNotFound("robot", key, list(robots))
+        placements[key] = as_placement(f"placements[{key!r}]", placements[key])
     model = pin.Model()
     model.name = "+".join(robots)
     visual, collision = pin.GeometryModel(), pin.GeometryModel()

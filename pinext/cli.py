@@ -196,6 +196,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         workers=args.workers,
         out=args.out,
         progress=not args.quiet,
+        force=args.force,
     )
 
 
@@ -203,7 +204,7 @@ def cmd_design(args: argparse.Namespace) -> int:
     """Check drives and links of a design specification (TOML); write an HTML report."""
     from .planning.design import run_design
 
-    result = run_design(args.spec, html=args.html)
+    result = run_design(args.spec, html=args.html, force=args.force)
     print(table(result.report.summary(), result.report.SUMMARY_HEADER))
     print()
     print(result.check.table())
@@ -312,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     design = sub.add_parser("design", help=cmd_design.__doc__)
     design.add_argument("spec", help="the design specification (TOML)")
     design.add_argument("--html", default=None, help="HTML report (default: from the spec)")
+    design.add_argument(
+        "--force", action="store_true", help="overwrite a file that is not a pinext report"
+    )
     design.set_defaults(func=cmd_design)
     sweep = sub.add_parser("sweep", help=cmd_sweep.__doc__)
     sweep.add_argument("spec", help="the study: ready study, robot, parameter grid (TOML)")
@@ -319,6 +323,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--workers", type=int, default=None, help="local worker processes")
     sweep.add_argument("--out", default=None, help="output folder (default: out/sweep_<spec>)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument(
+        "--force", action="store_true", help="run a study of more than 100 000 points"
+    )
     sweep.set_defaults(func=cmd_sweep)
     return parser
 

@@ -166,7 +166,7 @@ class RobotNotFound(NameNotFound):
         super().__init__("robot", name, available)
         self.hint = hint
         if hint:
-            self.args = (f"{self.args[0]}. {hint}",)
+            self.args = (f"{str(self.args[0]).rstrip('.')}. {hint.rstrip('.')}.",)
 
 
 class SingularConfiguration(PinextError):
@@ -229,4 +229,20 @@ class UnsupportedModel(InvalidParameter):
         super().__init__(
             f"joint '{joint}' has type {joint_type}, which the compiled kernels do not support; "
             f"supported types: {', '.join(self.supported)}"
+        )
+
+
+class OutputExists(PinextError, FileExistsError):
+    """An output path names a file that pinext did not write (it is not a previous report of
+    the same kind); it is kept unless overwriting is asked for (``--force``, ``force=True``).
+
+    Attributes:
+        path: The existing file.
+    """
+
+    def __init__(self, path: str, what: str) -> None:
+        self.path = str(path)
+        super().__init__(
+            f"{what} {self.path} exists and was not written by pinext; choose another path, "
+            "or pass --force (force=True) to overwrite it"
         )

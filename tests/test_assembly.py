@@ -37,7 +37,9 @@ def test_free_body_adds_a_point_mass_or_a_rigid_body():
     rotation = shape.placement.rotation
     assert np.allclose(rotation @ box.inertia @ rotation.T, BOX_INERTIA)
     assert point.visual_model.ngeoms == arm.visual_model.ngeoms + 1
-    with pytest.raises(InvalidParameter, match="must be positive"):
+    with pytest.raises(
+        InvalidParameter, match="mass of free body .load. must be a finite number > 0"
+    ):
         px.free_body(arm, "load", 0.0)
     with pytest.raises(InvalidParameter, match="is in use; frames: .*tool"):
         px.free_body(arm, "tool", 1.0)

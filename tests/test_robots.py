@@ -91,7 +91,8 @@ def test_unknown_name_suggests_and_lists(robots_dir):
         px.load_robot("ur55")
     message = str(caught.value)
     assert "Did you mean 'ur5'" in message and "panda" in message
-    assert 'pip install "pinext[robots]"' in message
+    assert "pip install" not in message  # the collection is installed: nothing to install
+    assert ".." not in message.replace("...", "")
 
 
 def test_missing_collection_says_what_to_install(monkeypatch, tmp_path):

@@ -19,10 +19,10 @@ and returns the same kind of result.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
-import warnings
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -67,10 +67,11 @@ def enabled() -> bool:
 
 
 def _announce(reason: str) -> None:
-    """Say once per process why a phase runs on the Python path."""
+    """Log once per process why a phase runs on the Python path (an implementation detail
+    that a user cannot act on: an INFO record of the ``pinext`` logger, not a warning)."""
     if reason not in _announced:
         _announced.add(reason)
-        warnings.warn(f"pinext: {reason}; this runs on the Python path", RuntimeWarning, 4)
+        logging.getLogger("pinext").info("%s; this runs on the Python path", reason)
 
 
 def _packed(system: System):

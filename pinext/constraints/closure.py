@@ -32,6 +32,7 @@ from ..contact.constrained import (
 from ..contact.coordinates import ConstraintKinematics
 from ..exceptions import ConstraintError, InconsistentInitialConditions
 from ..simulation.component import Component, ConstraintRows, RowKind
+from ..validation import integer, real, vector
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -203,7 +204,11 @@ def close_loops(
     closures = [c for c in system.components if isinstance(c, Closure)]
     model = system.model
     data = model.createData()
-    v = np.zeros(model.nv) if v is None else v
+    q = vector("q", q, model.nq, what="the configuration guess")
+    v = np.zeros(model.nv) if v is None else vector("v", v, model.nv, what="the velocity guess")
+    t = real("t", t, unit="[s]")
+    tol = real("tol", tol, unit="[m or rad]", low=0.0, strict=True)
+    max_iter = integer("max_iter", max_iter, low=1)
     q, v = system.split(system.impose(t, system.initial_state(q, v)))
     q, v = np.array(q, dtype=float), np.array(v, dtype=float)
     if not closures:

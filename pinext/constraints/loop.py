@@ -12,6 +12,8 @@ import pinocchio as pin
 from ..contact.coordinates import ConstraintKinematics, resolve_frame
 from ..exceptions import InvalidParameter
 from ..simulation.system import register_builder
+from ..validation import as_placement, vector
+from ..validation import stabilization as checked_stabilization
 from .closure import Closure
 
 if TYPE_CHECKING:
@@ -74,14 +76,17 @@ class Loop(Closure):
             raise InvalidParameter(f"unknown loop kind {kind!r}; valid kinds: {', '.join(KINDS)}")
         if axis is not None and kind != "hinge":
             raise InvalidParameter(f"axis is only for a hinge loop, got kind {kind!r}")
-        if placement is not None and not isinstance(placement, pin.SE3):
-            raise InvalidParameter(f"placement must be a pin.SE3, got {type(placement).__name__}")
+        placement = as_placement("placement", placement, none=True)
         self.frame_a, self.frame_b, self.kind = frame_a, frame_b, kind
-        self.placement = pin.SE3.Identity() if placement is None else placement.copy()
+        self.placement = pin.SE3.Identity() if placement is None else placement
         self.name = name or f"loop:{frame_a}-{frame_b}"
-        self.stabilization = stabilization
+        self.stabilization = checked_stabilization(f"stabilization of {self.name}", stabilization)
         self.m = KINDS[kind]
-        self.axis = np.array([0.0, 0.0, 1.0] if axis is None else axis, dtype=float).reshape(3)
+        self.axis = (
+            np.array([0.0, 0.0, 1.0])
+            if axis is None
+            else vector("axis", axis, 3, what="the hinge axis in frame A")
+        )
         norm = np.linalg.norm(self.axis)
         if kind == "hinge" and not norm > 0:
             raise InvalidParameter("the hinge axis must be a nonzero vector")

@@ -9,12 +9,19 @@ import numpy as np
 
 from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.component import Component, ConstraintRows, RowKind, Step
+from ..validation import callable_of, describe
 
 if TYPE_CHECKING:
     from ..simulation.system import System
 
 #: Step [s] of the central differences used when a law gives positions only.
 DIFFERENCE_STEP = 1e-4
+#: Two evaluations of a law closer than this [s] are compared for a jump of the position.
+JUMP_WINDOW = 1e-3
+#: A change of position larger than this factor times the law's speed times the time between
+#: the evaluations, plus :data:`JUMP_TOLERANCE` [rad or m], is a jump.
+JUMP_FACTOR = 10.0
+JUMP_TOLERANCE = 1e-6
 
 
 class Prescribed(Component):
@@ -63,9 +70,16 @@ class Prescribed(Component):
                 f"position_law of joint '{joint}' must be callable (t -> q, t -> (q, qd, qdd) "
                 f"or a scipy spline), got {type(position_law).__name__}"
             )
+        callable_of(f"velocity of joint '{joint}'", velocity, "t -> qd [rad/s or m/s]", none=True)
+        callable_of(
+            f"acceleration of joint '{joint}'",
+            acceleration,
+            "t -> qdd [rad/s^2 or m/s^2]",
+            none=True,
+        )
         self.joint = joint
         self.name = name or f"prescribed:{joint}"
-        self.law = _as_law(position_law, velocity, acceleration)
+        self.law = _checked_law(self.name, _as_law(position_law, velocity, acceleration))
 
     def bind(self, system: System) -> None:
         model = system.model
@@ -131,18 +145,90 @@ def _as_law(position: Any, velocity: Any, acceleration: Any):
 
     def law(t: float) -> tuple[float, float, float]:
         value = position(t)
-        if np.ndim(value) and np.size(value) == 3:
-            q, qd, qdd = (float(np.asarray(c).reshape(-1)[0]) for c in value)
+        if isinstance(value, (tuple, list)) or (
+            isinstance(value, np.ndarray) and value.ndim and value.shape[0] == 3
+        ):
+            if len(value) != 3:
+                raise InvalidParameter(
+                    f"the position law returned {describe(value)}; it must return q [rad or m] "
+                    "or a triple (q, qd, qdd)"
+                )
+            q, qd, qdd = (
+                _number("the position law's " + w, c)
+                for w, c in zip(("q", "qd", "qdd"), value, strict=True)
+            )
             return q, qd, qdd
-        q = float(value)
+        q = _number("the position law's value", value)
         if velocity is not None:
-            qd = float(velocity(t))
+            qd = _number("velocity(t)", velocity(t))
         else:
-            qd = (float(position(t + h)) - float(position(t - h))) / (2 * h)
+            qd = (_number("q", position(t + h)) - _number("q", position(t - h))) / (2 * h)
         if acceleration is not None:
-            qdd = float(acceleration(t))
+            qdd = _number("acceleration(t)", acceleration(t))
         else:
-            qdd = (float(position(t + h)) - 2 * q + float(position(t - h))) / (h * h)
+            qdd = (_number("q", position(t + h)) - 2 * q + _number("q", position(t - h))) / (h * h)
         return q, qd, qdd
 
     return law
+
+
+def _checked_law(name: str, law: Any):
+    """``law`` with each value checked: three finite numbers (q, qd, qdd)."""
+
+    last: list[tuple[float, float, float]] = []
+
+    def checked(t: float) -> tuple[float, float, float]:
+        try:
+            values = law(t)
+        except InvalidParameter as err:
+            raise InvalidParameter(f"{name}: {err} (at t = {t:g} s)") from None
+        except (TypeError, ValueError) as err:
+            raise InvalidParameter(
+                f"{name}: the law gave a value that is not a number at t = {t:g} s ({err}); "
+                "it must return q [rad or m] or (q, qd, qdd)"
+            ) from None
+        q, qd, qdd = values
+        if not (np.isfinite(q) and np.isfinite(qd) and np.isfinite(qdd)):
+            raise InvalidParameter(
+                f"{name}: the law gave non-finite values (q, qd, qdd) = ({q}, {qd}, {qdd}) at "
+                f"t = {t:g} s"
+            )
+        if last:
+            _check_continuous(name, last[0], (t, q, qd))
+            last[0] = (t, q, qd)
+        else:
+            last.append((t, q, qd))
+        return q, qd, qdd
+
+    return checked
+
+
+def _number(name: str, value: Any) -> float:
+    """One number from a law: a float, or an array with one entry."""
+    if isinstance(value, (str, bytes)) or np.size(value) != 1:
+        raise InvalidParameter(
+            f"{name} must be one number [rad or m] or a triple (q, qd, qdd) of numbers, got "
+            f"{describe(value)}"
+        )
+    return float(np.asarray(value, dtype=float).reshape(-1)[0])
+
+
+def _check_continuous(
+    name: str, before: tuple[float, float, float], now: tuple[float, float, float]
+) -> None:
+    """Refuse a law whose position jumps: the joint would be teleported with no torque.
+
+    Two evaluations closer than :data:`JUMP_WINDOW` in time must differ by no more than the
+    law's own speed allows (the smaller of the two speeds, times :data:`JUMP_FACTOR`, plus
+    :data:`JUMP_TOLERANCE`)."""
+    (t0, q0, qd0), (t, q, qd) = before, now
+    dt = abs(t - t0)
+    if 0.0 < dt < JUMP_WINDOW:
+        allowed = JUMP_FACTOR * min(abs(qd), abs(qd0)) * dt + JUMP_TOLERANCE
+        if abs(q - q0) > allowed:
+            raise InvalidParameter(
+                f"{name}: the position law jumps by {q - q0:.4g} between t = {t0:.9g} s and "
+                f"t = {t:.9g} s while its velocity is {qd0:.4g}; a prescribed motion must be "
+                "continuous (a step teleports the joint and does no work): blend the step "
+                "over a short time (e.g. pinext.planning.rest_to_rest)"
+            )

@@ -244,6 +244,7 @@ class ContactComponent(Component):
                 states.append(SPRING)
                 continue
             kin = c.constraint.evaluate(self.model, self.data, t)
+            _refuse_dead_rows(c, kin.jacobian)
             rate = kin.rate(v)
             if self.environment is not None:
                 rate = rate - self._env(x)[1]
@@ -727,3 +728,20 @@ def consistent_initial_state(
             )
         q, v = q_new, v_new
     return system.initial_state(q, v)
+
+
+def _refuse_dead_rows(contact: Any, jacobian: np.ndarray) -> None:
+    """Refuse a contact with rows that no joint moves (a 3-D point on a one-DOF slider): they
+    hold nothing, and the rows that remain do not describe the contact the user meant."""
+    if jacobian.shape[0] < 2:
+        return
+    norms = np.linalg.norm(jacobian, axis=1)
+    dead = np.flatnonzero(norms <= 1e-12 * max(1.0, float(norms.max(initial=0.0))))
+    if dead.size:
+        names = getattr(contact.constraint, "names", None) or [str(i) for i in range(norms.size)]
+        raise ConstraintError(
+            f"contact '{contact.name}' has {norms.size} rows but no joint moves its frame along "
+            f"{', '.join(names[i] for i in dead)}: those rows hold nothing (the model has "
+            f"{jacobian.shape[1]} DOF); use a contact with the rows the joints can move, e.g. "
+            "pinext.plane(frame) for a one-row surface contact"
+        )

@@ -47,6 +47,7 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..robot import resolve_frame
+from ..validation import vector
 
 #: Names of the six functional coordinates, in the order of s.
 COORDINATE_NAMES = ("x", "y", "z", "roll", "pitch", "yaw")
@@ -383,7 +384,8 @@ class ImplicitSurface(Constraint):
 def _frame_with_z(
     point: Sequence[float] | np.ndarray, normal: Sequence[float] | np.ndarray
 ) -> pin.SE3:
-    n = np.asarray(normal, dtype=float)
+    n = vector("normal", normal, 3, what="the plane normal, world axes")
+    point = vector("point", point, 3, what="a point of the plane [m], world axes")
     norm = np.linalg.norm(n)
     if norm == 0:
         raise InvalidParameter("the plane normal must be nonzero")

@@ -300,6 +300,12 @@ def _build(robot: Any, options: dict[str, Any]) -> JointFriction | None:
     spec = options.get("joint_friction", True)
     if spec is False or spec is None:
         return None
+    if not (spec is True or isinstance(spec, Mapping)):
+        raise InvalidParameter(
+            "joint_friction must be True (the URDF's <dynamics friction> and the [joint_friction] "
+            "table), False, or a mapping joint name -> Coulomb friction [N.m or N]; got "
+            f"{spec!r} ({type(spec).__name__})"
+        )
     model = robot.model
     if spec is True:
         table = dict(getattr(getattr(robot, "extensions", None), "joint_friction", {}) or {})

@@ -105,6 +105,7 @@ from ..simulation.trajectory import (
     input_columns,
     state_columns,
 )
+from ..validation import real, refuse_long_run, thousands
 from .component import ContactComponent, _as_contact
 from .coordinates import FunctionalCoordinates
 from .friction import FrictionalContact
@@ -538,6 +539,7 @@ def simulate_timestepping(
     tolerance: float = 1e-10,
     max_iterations: int = 500,
     margin: float = 1e-3,
+    force: bool = False,
 ) -> Trajectory:
     """Simulate with Moreau–Jean time stepping (``simulate(..., method="timestepping")``).
 
@@ -568,6 +570,8 @@ def simulate_timestepping(
         tolerance: Solver tolerance (absolute feasibility and complementarity).
         max_iterations: Solver iteration limit.
         margin: Activation distance of the contacts [m].
+        force: Run even when the first steps' timing estimates more than
+            :data:`pinext.validation.LONG_RUN` seconds for the whole run.
 
     Returns:
         The :class:`Trajectory`. Besides the energies and inputs, its outputs hold, per
@@ -588,9 +592,14 @@ def simulate_timestepping(
     """
     if dt is None:
         raise InvalidParameter("method='timestepping' needs a step dt [s], e.g. dt=1e-3")
-    dt = float(dt)
-    if not (np.isfinite(t_final) and t_final > 0):
-        raise InvalidParameter(f"t_final must be finite and > 0 [s], got {t_final}")
+    t_final = real("t_final", t_final, unit="[s]", low=0.0, strict=True)
+    dt = real("dt", dt, unit="[s]", low=0.0, strict=True)
+    if t_final / dt < MIN_STEPS - 1e-9:
+        raise InvalidParameter(
+            f"dt = {dt:g} s gives {t_final / dt:.3g} steps for t_final = {t_final:g} s; time "
+            f"stepping is first order and needs at least {MIN_STEPS} steps (dt <= "
+            f"{t_final / MIN_STEPS:g} s); a typical step is 1e-3 s"
+        )
     if isinstance(system_or_robot, System):
         system = system_or_robot
     else:
@@ -620,6 +629,9 @@ def simulate_timestepping(
         ],
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
+    _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
+    if not force and n_steps > TIMED_ABOVE:
+        _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps)
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     q_block, v_block = system.layout["q"], system.layout["v"]
     work_at = system.layout["input_work"].start
@@ -724,6 +736,47 @@ def simulate_timestepping(
             stacklevel=2,
         )
     return traj
+
+
+#: Fewest steps of a time-stepping run (first order: fewer give an answer off by O(1)).
+MIN_STEPS = 10
+#: Deepest start below a contact surface accepted [m] (contacts start closed or open, never
+#: buried).
+START_PENETRATION = 1e-2
+#: Steps timed at the start to estimate a long run's wall time, and the number of steps of a
+#: run above which they are timed (shorter runs start at once).
+TIMED_STEPS = 5
+TIMED_ABOVE = 100_000
+
+
+def _refuse_penetration(stepper: TimeStepper, found, q: np.ndarray, v: np.ndarray) -> None:
+    """Refuse a start with a contact point buried below its surface."""
+    if not found:
+        return
+    gaps = stepper.points(_placements(stepper, q, v))[1]
+    deepest = int(np.argmin(gaps))
+    if gaps[deepest] < -START_PENETRATION:
+        raise InvalidParameter(
+            f"contact '{found[deepest].name}' starts {-gaps[deepest]:.3g} m below its surface "
+            f"(gap {gaps[deepest]:.3g} m; at most {START_PENETRATION:g} m is accepted): start "
+            "the robot on or above the surface (q0)"
+        )
+
+
+def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps) -> None:
+    """Refuse a run whose first steps, timed, give an estimate above ``LONG_RUN``."""
+    q_block, v_block = system.layout["q"], system.layout["v"]
+    started = time.perf_counter()
+    for _ in range(min(TIMED_STEPS, n_steps)):
+        u = np.asarray(law(0.0, x), dtype=float)
+        stepper.step(x[q_block], x[v_block], efforts(0.0, x, u))
+    per_step = (time.perf_counter() - started) / min(TIMED_STEPS, n_steps)
+    refuse_long_run(
+        f"dt = {dt:g} s for {t_final:g} s is {thousands(n_steps)} steps",
+        n_steps * per_step,
+        force=False,
+        hint="take a larger dt (1e-3 s is typical)",
+    )
 
 
 def _placements(stepper: TimeStepper, q: np.ndarray, v: np.ndarray) -> pin.Data:

@@ -25,6 +25,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
+from ..validation import flag, real, stabilization
 from .coordinates import (
     COORDINATE_NAMES,
     Constraint,
@@ -69,12 +70,12 @@ class Contact:
     tool_damping: float = 0.0
 
     def __post_init__(self) -> None:
-        if not self.friction >= 0.0:
-            raise InvalidParameter(f"friction must be >= 0, got {self.friction}")
-        if not 0.0 <= self.restitution <= 1.0:
-            raise InvalidParameter(f"restitution must be in [0, 1], got {self.restitution}")
-        if self.rest_velocity < 0:
-            raise InvalidParameter(f"rest_velocity must be >= 0, got {self.rest_velocity}")
+        self.friction = real("friction", self.friction, unit="(Coulomb's μ) [-]", low=0.0)
+        self.restitution = real("restitution", self.restitution, unit="[-]", low=0.0, high=1.0)
+        self.rest_velocity = real("rest_velocity", self.rest_velocity, unit="[m/s]", low=0.0)
+        self.stabilization = stabilization("stabilization", self.stabilization)
+        if self.unilateral is not None:
+            self.unilateral = flag("unilateral", self.unilateral)
         if self.unilateral is None:
             self.unilateral = self.constraint.m == 1
         if self.unilateral and self.constraint.m != 1:

@@ -67,6 +67,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter, NameNotFound
+from ..validation import integer
 
 __all__ = [
     "FlexibleExpansion",
@@ -92,6 +93,11 @@ def _positive(name: str, value: Any, *, link: str) -> float:
     if not math.isfinite(number) or number <= 0.0:
         raise InvalidParameter(f"flexible link '{link}': {name} must be > 0, got {value!r}")
     return number
+
+
+#: Most sublinks per flexible link (a model of a few hundred DOF per link already runs
+#: for minutes; thousands exhaust the memory of Pinocchio's data).
+MAX_SUBLINKS = 500
 
 
 @dataclass(frozen=True)
@@ -129,14 +135,17 @@ class FlexibleLink:
         name = self.link
         if not isinstance(name, str) or not name:
             raise InvalidParameter(f"flexible link name must be a non-empty string, got {name!r}")
-        nu = self.sublinks
-        if isinstance(nu, bool) or not isinstance(nu, (int, np.integer, float, np.floating)):
-            raise InvalidParameter(f"flexible link '{name}': sublinks must be an integer ≥ 1")
-        if float(nu) != int(nu) or int(nu) < 1:
-            raise InvalidParameter(
-                f"flexible link '{name}': sublinks must be an integer ≥ 1, got {nu!r}"
-            )
-        object.__setattr__(self, "sublinks", int(nu))
+        nu = integer(
+            f"flexible link '{name}': sublinks",
+            self.sublinks,
+            low=1,
+            high=MAX_SUBLINKS,
+            what=(
+                " (each one adds an elastic joint: the first bending modes converge with about "
+                "20, while thousands take gigabytes of memory)"
+            ),
+        )
+        object.__setattr__(self, "sublinks", nu)
         object.__setattr__(
             self, "young_modulus", _positive("young_modulus", self.young_modulus, link=name)
         )

@@ -39,6 +39,7 @@ deviation is reported. There λ depends on q; :math:`\\dot\\lambda` is neglected
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -47,6 +48,7 @@ import pinocchio as pin
 from scipy.integrate import solve_ivp
 
 from ..exceptions import IntegrationError, InvalidParameter, NameNotFound, SingularConfiguration
+from ..validation import callable_of, describe, vector
 
 __all__ = ["JointMotion", "jacobian_control"]
 
@@ -122,10 +124,15 @@ class _Task:
         jac = pin.computeFrameJacobian(self.model, self.data, q, self.fid, pin.LOCAL_WORLD_ALIGNED)
         return jac[self.rows]
 
-    def inverse(self, jac: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
-        """(J⁺, W⁻¹, σ_min, λ)."""
+    def inverse(
+        self, jac: np.ndarray, t: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """(J⁺, W⁻¹, σ_min, λ); with a time ``t`` and no damping, a singular Jacobian raises
+        :class:`SingularConfiguration` (before W = J Jᵀ is inverted)."""
         sigma = np.linalg.svd(jac, compute_uv=False)
         smallest = float(sigma[-1]) if sigma.size == jac.shape[0] else 0.0
+        if t is not None and self.damping == 0 and smallest < self.threshold:
+            raise SingularConfiguration(t, smallest, self.threshold, self.name)
         lam = 0.0
         if smallest < self.threshold and self.damping > 0:
             lam = self.damping * np.sqrt(1.0 - (smallest / self.threshold) ** 2)
@@ -135,9 +142,7 @@ class _Task:
     def velocity(self, t: float, q: np.ndarray, check: bool = True):
         e, xd, xdd = self.error(t, q)
         jac = self.jacobian(q)
-        pinv, w_inv, smallest, lam = self.inverse(jac)
-        if check and self.damping == 0 and smallest < self.threshold:
-            raise SingularConfiguration(t, smallest, self.threshold, self.name)
+        pinv, w_inv, smallest, lam = self.inverse(jac, t if check else None)
         u = xd + self.gain * e
         z = np.zeros(self.model.nv) if self.nullspace is None else self.nullspace(q)
         qd = pinv @ u + z - pinv @ (jac @ z)
@@ -216,16 +221,27 @@ def jacobian_control(
             "jacobian_control needs nq == nv (revolute and prismatic joints); "
             f"the model has nq = {model.nq}, nv = {model.nv}"
         )
-    t = np.asarray(t, dtype=float)
-    if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0):
+    t = vector("t", t, what="the output times [s]")
+    if t.size < 2 or np.any(np.diff(t) <= 0):
         raise InvalidParameter("t must be a strictly increasing 1-D array of >= 2 times")
-    x_start = path(float(t[0]))[0]
+    q0 = vector("q0", q0, model.nq, what="the start configuration")
+    callable_of("path", path, "t -> (x, xd, xdd)")
+    start = path(float(t[0]))
+    if not isinstance(start, (tuple, list)) or len(start) != 3:
+        raise InvalidParameter(
+            f"path(t) must return a triple (x, xd, xdd), got {describe(start)} at t = {t[0]:g} s"
+        )
+    x_start = start[0]
     pose = isinstance(x_start, pin.SE3)
     if pose:
         index = np.arange(6)
     else:
         index = np.arange(3) if rows is None else np.asarray(rows, dtype=int).reshape(-1)
-        if not set(index.tolist()) <= {0, 1, 2} or len(set(index.tolist())) != index.size:
+        if (
+            not index.size
+            or not set(index.tolist()) <= {0, 1, 2}
+            or len(set(index.tolist())) != index.size
+        ):
             raise InvalidParameter(
                 f"rows must be distinct position rows among 0, 1, 2 (x, y, z), got {rows!r}; "
                 "give x as a pin.SE3 for a pose task"
@@ -234,13 +250,14 @@ def jacobian_control(
             raise InvalidParameter(
                 f"path(t)[0] has shape {np.asarray(x_start).shape}, expected ({index.size},)"
             )
+        for name, value in zip(("x", "xd", "xdd"), start, strict=True):
+            vector(f"path(t[0]) {name}", value, index.size, what="the task rows [m, m/s, m/s^2]")
     if not singular_threshold > 0:
         raise InvalidParameter(f"singular_threshold must be > 0, got {singular_threshold}")
     lam = 0.0 if damping is None else float(damping)
     if lam < 0:
         raise InvalidParameter(f"damping must be >= 0, got {damping}")
     task = _Task(model, frame, path, index, pose, gain, lam, singular_threshold, nullspace)
-    q0 = np.asarray(q0, dtype=float).reshape(model.nq)
 
     def rhs(time: float, q: np.ndarray) -> np.ndarray:
         return task.velocity(time, q)[0]
@@ -256,4 +273,24 @@ def jacobian_control(
     info = np.zeros((t.size, 3))
     for k, (time, qk) in enumerate(zip(t, q, strict=True)):
         qd[k], qdd[k], info[k] = task.acceleration(float(time), qk)
+    _warn_off_path(info[:, 0], t, frame)
     return JointMotion(t, q, qd, qdd, info[:, 1], info[:, 0], info[:, 2])
+
+
+#: Task error [m or rad] at the end of a path above which :func:`jacobian_control` warns.
+OFF_PATH = 1e-3
+
+
+def _warn_off_path(error: np.ndarray, t: np.ndarray, frame: str) -> None:
+    """Warn when the damped solution ends off the path: the damping held the arm at a
+    singular configuration (e.g. stretched, with the path asking to move along the
+    direction the arm cannot)."""
+    if error[-1] > OFF_PATH and error[-1] >= 0.5 * error.max():
+        warnings.warn(
+            f"jacobian_control: frame '{frame}' stays {error[-1]:.3g} off the path at t = "
+            f"{t[-1]:g} s (largest error {error.max():.3g}): the damped least squares hold it "
+            "at a singular configuration; start from a pose away from the singularity, or "
+            "change the path",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -22,7 +22,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..drives import DCMotor, Drive, drive_from_spec
-from ..exceptions import FileFormatError, InvalidParameter, NameNotFound
+from ..exceptions import (
+    ExtensionError,
+    FileFormatError,
+    InvalidParameter,
+    NameNotFound,
+    OutputExists,
+)
+from ..validation import flag, integer, real, vector
 from .drive_sizing import DriveReport, drive_requirements
 from .motion import RestToRest
 from .splines import Spline3m
@@ -43,6 +50,10 @@ __all__ = [
     "load_catalogue",
     "run_design",
 ]
+
+
+#: Ambient temperature [°C] of the thermal model; a winding limit must lie above it.
+AMBIENT = 25.0
 
 
 def _limit(name: str, value: float | None) -> float | None:
@@ -76,6 +87,15 @@ class DriveLimits:
         for f in fields(self):
             if f.name != "max_winding_temperature":
                 object.__setattr__(self, f.name, _limit(f.name, getattr(self, f.name)))
+        temperature = real(
+            "max_winding_temperature",
+            self.max_winding_temperature,
+            unit="[°C] (above the ambient 25 °C)",
+            low=AMBIENT,
+            strict=True,
+            none=True,
+        )
+        object.__setattr__(self, "max_winding_temperature", temperature)
 
 
 @dataclass(frozen=True)
@@ -308,29 +328,141 @@ class DesignResult(NamedTuple):
     """The HTML report written, if any."""
 
 
-def _motion(spec: Mapping[str, Any], path: Path) -> Any:
+#: Keys of a design specification's top level.
+TOP_KEYS = (
+    "title",
+    "robot",
+    "extensions",
+    "catalogue",
+    "html",
+    "gravity",
+    "samples",
+    "motion",
+    "drives",
+    "limits",
+    "links",
+)
+#: Keys of its ``[motion]`` table, per law.
+MOTION_KEYS = {
+    "rest_to_rest": ("law", "q0", "dq", "duration"),
+    "spline": ("law", "times", "positions", "v0", "a0", "vf", "af"),
+}
+#: Marks an HTML file as a pinext design report: a later run may overwrite it.
+REPORT_MARKER = '<meta name="generator" content="pinext design">'
+#: Most samples of the motion in a specification.
+MAX_SAMPLES = 100_000
+
+
+def _unknown(path: Path, where: str, table: Mapping[str, Any], valid: tuple[str, ...]) -> None:
+    unknown = [key for key in table if key not in valid]
+    if unknown:
+        import difflib
+
+        hints = [difflib.get_close_matches(key, valid, n=1) for key in unknown]
+        guess = "".join(
+            f" ('{k}': did you mean '{h[0]}'?)" for k, h in zip(unknown, hints, strict=True) if h
+        )
+        raise FileFormatError(
+            str(path), where, f"unknown keys {unknown}{guess}; valid keys: {', '.join(valid)}"
+        )
+
+
+def _checked(path: Path, where: str, check: Any, *args: Any, **kwargs: Any) -> Any:
+    """``check(*args, **kwargs)`` with its InvalidParameter named by file and key."""
+    try:
+        return check(*args, **kwargs)
+    except InvalidParameter as err:
+        raise ExtensionError(str(path), where, str(err)) from None
+
+
+def _top_level(spec: Mapping[str, Any], path: Path) -> None:
+    """Refuse unknown keys and values of the wrong kind at the top level of a specification."""
+    _unknown(path, "top level", spec, TOP_KEYS)
+    if "robot" not in spec or "motion" not in spec:
+        raise FileFormatError(str(path), "top level", "needs 'robot' and a [motion] table")
+    for key in ("title", "robot", "catalogue", "html"):
+        if key in spec and not isinstance(spec[key], str):
+            raise FileFormatError(str(path), key, f"must be a text, got {spec[key]!r}")
+    if "extensions" in spec and not (
+        spec["extensions"] is False or isinstance(spec["extensions"], str)
+    ):
+        raise FileFormatError(
+            str(path), "extensions", f"must be a file name or false, got {spec['extensions']!r}"
+        )
+    for key in ("motion", "drives", "limits", "links"):
+        if key in spec and not isinstance(spec[key], dict):
+            raise FileFormatError(str(path), key, f"must be a table [{key}], got {spec[key]!r}")
+    if "gravity" in spec:
+        _checked(path, "gravity", flag, "gravity", spec["gravity"])
+    if "samples" in spec:
+        _checked(path, "samples", integer, "samples", spec["samples"], low=2, high=MAX_SAMPLES)
+
+
+def _motion(spec: Mapping[str, Any], path: Path, n: int) -> Any:
+    """The motion law of a ``[motion]`` table for a robot of ``n`` joints."""
     kind = spec.get("law", "rest_to_rest")
+    if kind not in MOTION_KEYS:
+        raise FileFormatError(
+            str(path), "motion.law", f"must be 'rest_to_rest' or 'spline', got {kind!r}"
+        )
+    _unknown(path, "motion", spec, MOTION_KEYS[kind])
     try:
         if kind == "rest_to_rest":
-            return RestToRest(np.array(spec["q0"]), np.array(spec["dq"]), spec["duration"])
-        if kind == "spline":
-            positions = [None if isinstance(p, str) else p for p in spec["positions"]]
-            return Spline3m(
-                spec["times"],
-                positions,
-                spec.get("v0", 0.0),
-                spec.get("a0", 0.0),
-                spec.get("vf", 0.0),
-                spec.get("af", 0.0),
+            q0 = _checked(path, "motion.q0", vector, "q0", spec["q0"], n, what="one per joint")
+            dq = _checked(path, "motion.dq", vector, "dq", spec["dq"], n, what="one per joint")
+            duration = _checked(
+                path,
+                "motion.duration",
+                real,
+                "duration",
+                spec["duration"],
+                unit="[s]",
+                low=0.0,
+                strict=True,
             )
+            return RestToRest(q0, dq, duration)
+        positions = spec["positions"]
+        if not isinstance(positions, list):
+            raise FileFormatError(str(path), "motion.positions", "must be a list of knot rows")
+        positions = [None if isinstance(p, str) else p for p in positions]
+        return _checked(
+            path,
+            "motion",
+            Spline3m,
+            spec["times"],
+            positions,
+            spec.get("v0", 0.0),
+            spec.get("a0", 0.0),
+            spec.get("vf", 0.0),
+            spec.get("af", 0.0),
+        )
     except KeyError as err:
-        raise FileFormatError(str(path), "[motion]", f"missing key {err}") from None
-    raise FileFormatError(
-        str(path), "[motion]", f"law must be 'rest_to_rest' or 'spline', got {kind!r}"
-    )
+        raise FileFormatError(str(path), "motion", f"missing key {err}") from None
 
 
-def run_design(spec_path: str | Path, html: str | Path | None = None) -> DesignResult:
+def output_path(target: Path, where: str, source: Path, *, force: bool = False) -> Path:
+    """Where to write a report: refuse a folder, and a file that pinext did not write unless
+    ``force`` (a previous report, with :data:`REPORT_MARKER`, is overwritten).
+
+    Raises:
+        FileFormatError: ``target`` is a folder.
+        OutputExists: ``target`` is another file, and ``force`` is false.
+    """
+    if target.is_dir():
+        raise FileFormatError(
+            str(source), where, f"{target} is a folder; give a file name such as report.html"
+        )
+    if target.exists() and not force:
+        with open(target, "rb") as stream:
+            head = stream.read(4096)
+        if REPORT_MARKER.encode() not in head:
+            raise OutputExists(str(target), f"{where}:")
+    return target
+
+
+def run_design(
+    spec_path: str | Path, html: str | Path | None = None, *, force: bool = False
+) -> DesignResult:
     """Run a design specification: drive requirements, checks and the HTML report.
 
     The TOML file (paths relative to it)::
@@ -358,13 +490,16 @@ def run_design(spec_path: str | Path, html: str | Path | None = None) -> DesignR
     Args:
         spec_path: The TOML file.
         html: Where to write the HTML report (overrides the file's ``html``); relative paths
-            are taken from the current directory.
+            are taken from the current directory (the file's ``html`` from the file's folder).
+        force: Overwrite an existing file that is not a previous pinext report.
 
     Returns:
         :class:`DesignResult`.
 
     Raises:
-        FileFormatError: Malformed file, unknown keys or motors (the message names them).
+        FileFormatError: Malformed file, unknown keys or motors, values of the wrong kind or
+            out of range (the message names the file and the key).
+        OutputExists: The report would overwrite a file that pinext did not write.
     """
     from ..robot import load_urdf
     from .design_report import write_design_html
@@ -372,8 +507,13 @@ def run_design(spec_path: str | Path, html: str | Path | None = None) -> DesignR
     path = Path(spec_path)
     spec = _read_toml(path)
     base = path.parent
-    if "robot" not in spec or "motion" not in spec:
-        raise FileFormatError(str(path), "top level", "needs 'robot' and a [motion] table")
+    _top_level(spec, path)
+    if html is not None:
+        target = output_path(Path(html), "--html", path, force=force)
+    else:
+        target = output_path(
+            base / spec.get("html", f"{path.stem}.html"), "html", path, force=force
+        )
     extensions = spec.get("extensions")
     if isinstance(extensions, str):
         extensions = base / extensions
@@ -398,8 +538,8 @@ def run_design(spec_path: str | Path, html: str | Path | None = None) -> DesignR
         merged = {**(limits[joint].__dict__ if joint in limits else {}), **table}
         try:
             limits[joint] = DriveLimits(**merged)
-        except TypeError as err:
-            raise FileFormatError(str(path), f"[limits.{joint}]", str(err)) from None
+        except (TypeError, InvalidParameter) as err:
+            raise FileFormatError(str(path), f"limits.{joint}", str(err)) from None
     moduli, link_limits = {}, {}
     for link, table in spec.get("links", {}).items():
         table = dict(table)
@@ -407,18 +547,20 @@ def run_design(spec_path: str | Path, html: str | Path | None = None) -> DesignR
             moduli[link] = table.pop("section_modulus")
         try:
             link_limits[link] = LinkLimits(**table)
-        except TypeError as err:
-            raise FileFormatError(str(path), f"[links.{link}]", str(err)) from None
-    report = drive_requirements(
+        except (TypeError, InvalidParameter) as err:
+            raise FileFormatError(str(path), f"links.{link}", str(err)) from None
+    report = _checked(
+        path,
+        "top level",
+        drive_requirements,
         robot,
-        _motion(spec["motion"], path),
+        _motion(spec["motion"], path, robot.rigid_model.nq),
         drives=drives,
-        gravity=bool(spec.get("gravity", True)),
+        gravity=spec.get("gravity", True),
         section_modulus=moduli,
-        samples=int(spec.get("samples", 801)),
+        samples=spec.get("samples", 801),
     )
     check = check_design(report, limits, link_limits)
-    target = Path(html) if html is not None else base / spec.get("html", f"{path.stem}.html")
     title = spec.get("title", f"pinext design: {path.stem}")
     write_design_html(report, check, target, title=title, limits=limits)
     return DesignResult(report, check, target)

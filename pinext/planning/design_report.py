@@ -200,6 +200,7 @@ def write_design_html(
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="generator" content="pinext design">',
         f"<title>{html_lib.escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{html_lib.escape(title)}</h1>",
         f"<p>Motion of {report.duration:.4g} s, {report.t.size} samples. "

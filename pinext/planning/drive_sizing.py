@@ -54,6 +54,7 @@ from scipy.optimize import minimize_scalar
 
 from ..drives import DCMotor, Drive, ElasticTransmission, Gear
 from ..exceptions import InvalidParameter, NameNotFound
+from ..validation import flag, integer, vector
 from .motion import Motion, as_motion
 
 __all__ = [
@@ -303,6 +304,27 @@ class _JointSide:
     peak_power: np.ndarray
 
 
+#: Most samples of a motion law (each holds the joint-space terms of one pose).
+MAX_SAMPLES = 100_000
+
+
+def _refuse_free_joints(robot: Any) -> None:
+    """Drive requirements are for actuated joints: a floating base (free flyer, planar root,
+    a free body) has no drive, and the motion would have to prescribe its quaternion."""
+    model = robot.model
+    free = [
+        model.names[j]
+        for j in range(1, model.njoints)
+        if model.joints[j].nq != model.joints[j].nv or model.joints[j].nv > 1
+    ]
+    if free:
+        raise InvalidParameter(
+            f"drive_requirements needs a fixed-base robot of one-DOF joints; joints "
+            f"{', '.join(repr(n) for n in free)} are free (a floating base or a free body): "
+            "size the drives of the fixed-base arm (load it with root_joint='fixed')"
+        )
+
+
 def _robot_of(system_or_robot: Any) -> Any:
     robot = getattr(system_or_robot, "robot", system_or_robot)
     if not isinstance(getattr(robot, "model", None), pin.Model):
@@ -416,6 +438,18 @@ def _joint_side(
     samples: int = 1001,
 ) -> _JointSide:
     robot = _robot_of(system_or_robot)
+    _refuse_free_joints(robot)
+    samples = integer("samples", samples, low=2, high=MAX_SAMPLES)
+    gravity = flag("gravity", gravity)
+    for link, value in (section_modulus or {}).items():
+        values = vector(
+            f"section_modulus[{link!r}]", value if np.ndim(value) else [value], None, what="[m^3]"
+        )
+        if not np.all(values > 0):
+            raise InvalidParameter(
+                f"section_modulus[{link!r}] must be positive [m^3] (one value, or one per "
+                f"bending axis), got {value!r}"
+            )
     mo: Motion = as_motion(motion, samples=samples)
     ev = _Evaluator(robot, gravity)
     model = ev.model

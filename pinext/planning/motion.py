@@ -9,6 +9,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 
 from ..exceptions import InvalidParameter
+from ..validation import real, vector
 
 __all__ = ["Motion", "RestToRest", "as_motion"]
 
@@ -45,11 +46,11 @@ class RestToRest:
     """
 
     def __init__(self, q0: np.ndarray, dq: np.ndarray, duration: float) -> None:
-        if not duration > 0:
-            raise InvalidParameter(f"duration must be > 0 s, got {duration}")
-        self.q0 = np.asarray(q0, dtype=float).reshape(-1)
-        self.dq = np.broadcast_to(np.asarray(dq, dtype=float), self.q0.shape).copy()
-        self.duration = float(duration)
+        self.duration = real("duration", duration, unit="[s]", low=0.0, strict=True)
+        self.q0 = vector("q0", q0, None, what="the start configuration [rad or m]")
+        if np.ndim(dq) == 0:
+            dq = np.full(self.q0.size, real("dq", dq, unit="[rad or m]"))
+        self.dq = vector("dq", dq, self.q0.size, what="the displacement, one per joint of q0")
 
     def __call__(self, t: float | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(q, q̇, q̈) at ``t`` [s]: shapes (n,) for a scalar, (len(t), n) for an array."""
@@ -113,6 +114,8 @@ def as_motion(motion: Any, t: np.ndarray | None = None, *, samples: int = 1001) 
 
 
 def _increasing(t: np.ndarray) -> None:
+    if t.ndim == 1 and not np.all(np.isfinite(t)):
+        raise InvalidParameter("sample times must be finite")
     if t.ndim != 1 or t.size < 2 or np.any(np.diff(t) <= 0):
         raise InvalidParameter(
             "sample times must be a strictly increasing 1-D array of >= 2 values"
@@ -126,4 +129,9 @@ def _checked(motion: Motion) -> Motion:
         x = getattr(motion, name)
         if x.ndim != 2 or x.shape[0] != n:
             raise InvalidParameter(f"motion.{name} has shape {x.shape}, expected ({n}, ...)")
+        if not np.all(np.isfinite(x)):
+            k = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0])
+            raise InvalidParameter(
+                f"motion.{name} is not finite at t = {motion.t[k]:g} s (sample {k}): {x[k]}"
+            )
     return motion

@@ -120,8 +120,11 @@ class Spline3m:
         for k, r in enumerate(rows):
             if k in (1, m - 1):
                 continue
-            if r.size not in (1, n):
-                raise InvalidParameter(f"positions[{k}] has {r.size} values, expected {n}")
+            if r.size != n:
+                raise InvalidParameter(
+                    f"positions[{k}] has {r.size} value(s), expected {n} (one per joint; a row "
+                    "is not broadcast)"
+                )
             q[k] = r
             if not np.all(np.isfinite(q[k])):
                 raise InvalidParameter(f"positions[{k}] must be finite, got {positions[k]!r}")
@@ -207,6 +210,8 @@ class Spline3m:
         scalar_t = tt.ndim == 0
         tt = np.atleast_1d(tt)
         lo, hi = self.times[0], self.times[-1]
+        if not np.all(np.isfinite(tt)):
+            raise InvalidParameter(f"t must be finite times in [{lo:g}, {hi:g}] s, got {t!r}")
         slack = 1e-12 * max(1.0, abs(hi))
         if np.any(tt < lo - slack) or np.any(tt > hi + slack):
             raise InvalidParameter(

@@ -131,7 +131,7 @@ def locate(name: str) -> tuple[Path, bool]:
     key = _key(name)
     if key in index:
         return index[key]
-    raise RobotNotFound(name, sorted(index), f"Any URDF file path works too. {INSTALL_HINT}")
+    raise RobotNotFound(name, sorted(index), "Any URDF file path works too")
 
 
 def load(name: str, *, root_joint: Any = None, package_dirs: Any = None, **kwargs: Any):

@@ -23,6 +23,7 @@ import numpy as np
 from ..control import Controller, as_state_law
 from ..exceptions import InvalidParameter
 from ..robot import massless_joints, massless_message
+from ..validation import describe, real, vector
 from .controls import ControlLaw, as_control
 
 if TYPE_CHECKING:
@@ -32,12 +33,17 @@ if TYPE_CHECKING:
 _SAME_TIME = 1e-9
 
 
+#: Largest rtol and atol accepted: beyond them the error control no longer controls anything
+#: (with rtol = atol = 1 a step may be 100 % wrong) and an event cascade can stall the run.
+MAX_TOLERANCE = 0.1
+#: Smallest rtol of the implicit methods (SciPy divides by it in its Newton iteration).
+IMPLICIT_RTOL = 100 * np.finfo(float).eps
+
+
 def _real(name: str, value: Any, unit: str, expected: str) -> float:
     """``value`` as a float; anything else (text, arrays, None, bool) names the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InvalidParameter(
-            f"{name} must be {expected} {unit}, got {value!r} ({type(value).__name__})"
-        )
+        raise InvalidParameter(f"{name} must be {expected} {unit}, got {describe(value)}")
     return float(value)
 
 
@@ -48,6 +54,7 @@ def check_options(
     atol: Any = 1e-12,
     max_step: Any = None,
     output_dt: Any = None,
+    method: str | None = None,
 ) -> float:
     """Check the numerical options of :func:`pinext.simulate`.
 
@@ -57,6 +64,8 @@ def check_options(
         atol: Absolute tolerance: a finite number >= 0, or an array of them (per state entry).
         max_step: Largest step [s]: None or > 0 (``inf`` is unbounded).
         output_dt: Sample period [s]: None or finite and positive.
+        method: The integration method; the implicit ones (Radau, BDF, LSODA) need
+            ``rtol >= 100 eps``.
 
     Returns:
         ``t_final`` as a float [s].
@@ -68,18 +77,24 @@ def check_options(
     t_final = _real("t_final", t_final, "[s]", "a finite positive time")
     if not (math.isfinite(t_final) and t_final > 0):
         raise InvalidParameter(f"t_final must be a finite positive time [s], got {t_final}")
-    rtol = _real("rtol", rtol, "[-]", "a finite number >= 0")
-    if not (math.isfinite(rtol) and rtol >= 0):
-        raise InvalidParameter(f"rtol must be a finite number >= 0 [-], got {rtol}")
+    rtol = real("rtol", rtol, unit="[-]", low=0.0, high=MAX_TOLERANCE)
+    if method in ("Radau", "BDF", "LSODA") and rtol < IMPLICIT_RTOL:
+        raise InvalidParameter(
+            f"rtol = {rtol:g} with method='{method}': the implicit methods need rtol >= "
+            f"{IMPLICIT_RTOL:.3g} (100 machine epsilons); use e.g. rtol=1e-10"
+        )
     try:
         atol_array = np.asarray(atol, dtype=float)
     except (TypeError, ValueError):
         raise InvalidParameter(
             f"atol must be a finite number >= 0 or an array of them, got {atol!r}"
         ) from None
-    if atol_array.size == 0 or not np.all(np.isfinite(atol_array) & (atol_array >= 0)):
+    if atol_array.size == 0 or not np.all(
+        np.isfinite(atol_array) & (atol_array >= 0) & (atol_array <= MAX_TOLERANCE)
+    ):
         raise InvalidParameter(
-            f"atol must be a finite number >= 0 or an array of them, got {atol!r}"
+            f"atol must be a finite number in [0, {MAX_TOLERANCE:g}] or an array of them, "
+            f"got {atol!r}"
         )
     if rtol == 0 and not atol_array.any():
         raise InvalidParameter("rtol and atol are both 0: at least one must be positive")
@@ -127,21 +142,63 @@ def output_times(t_start: float, t_final: float, output_dt: float) -> np.ndarray
 
 def _vector(name: str, value: Any, size: int, what: str) -> np.ndarray:
     """A float vector of the given size; the error names the argument."""
-    try:
-        vector = np.array(value, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise InvalidParameter(
-            f"{name} must be numbers ({what}, shape ({size},)), got {value!r} ({err})"
-        ) from None
-    if vector.shape != (size,):
-        raise InvalidParameter(f"{name} must have shape ({size},) ({what}), got {vector.shape}")
-    return vector
+    return vector(name, value, size, what=what, finite=False)
+
+
+def _rigid(system: System) -> Any:
+    """The rigid model of a System whose robot has flexible links (more DOFs), else None."""
+    rigid = getattr(system.robot, "rigid_model", None)
+    if rigid is None or (rigid.nq, rigid.nv) == (system.model.nq, system.model.nv):
+        return None
+    return rigid
+
+
+def _velocity_map(system: System, rigid: Any) -> np.ndarray:
+    """Index in the flexible model's v of each entry of the rigid model's v (joints matched
+    by name)."""
+    model = system.model
+    index = np.empty(rigid.nv, dtype=int)
+    for j in range(1, rigid.njoints):
+        old = rigid.joints[j]
+        new = model.joints[model.getJointId(rigid.names[j])]
+        index[old.idx_v : old.idx_v + old.nv] = np.arange(new.idx_v, new.idx_v + new.nv)
+    return index
+
+
+def _full_size(system: System, name: str, value: Any, which: str) -> np.ndarray:
+    """``q0``/``v0`` of the model's size, or of the rigid model's size for a robot with
+    flexible links: then expanded with zero deflection (the elastic joints at rest)."""
+    from ..flexible.sublinks import expand_configuration
+
+    model, rigid = system.model, _rigid(system)
+    size = model.nq if which == "q" else model.nv
+    what = "the configuration" if which == "q" else "the generalized velocity"
+    if rigid is None:
+        return _vector(name, value, size, what)
+    small = rigid.nq if which == "q" else rigid.nv
+    array = vector(name, value, None, what=what, finite=False) if np.ndim(value) else None
+    if array is not None and array.size == small:
+        if which == "q":
+            return expand_configuration(rigid, model, array)
+        full = np.zeros(model.nv)
+        full[_velocity_map(system, rigid)] = array
+        return full
+    if array is not None and array.size == size:
+        return array
+    shape = "()" if array is None else str(array.shape)
+    raise InvalidParameter(
+        f"{name} must have shape ({size},) ({what} with the flexible links' elastic joints) or "
+        f"({small},) (the rigid model's, expanded with zero deflection), got {shape}"
+    )
 
 
 def state_sizes(system: System) -> dict[str, int]:
     """The sizes of the initial states :func:`as_initial_state` accepts, by layout."""
     nq, nv, nx = system.model.nq, system.model.nv, system.nx
     sizes = {"[q, v]": nq + nv}
+    rigid = _rigid(system)
+    if rigid is not None:
+        sizes["[q, v] of the rigid model (zero deflection)"] = rigid.nq + rigid.nv
     if nx - 2 != nq + nv:
         sizes["[q, v, component states]"] = nx - 2
     sizes["[q, v, component states, input_work, dissipated_energy]"] = nx
@@ -182,8 +239,8 @@ def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = N
 def _initial_state(system: System, x0: Any, q0: Any, v0: Any) -> np.ndarray:
     nq, nv, nx = system.model.nq, system.model.nv, system.nx
     if x0 is None:
-        q = None if q0 is None else _vector("q0", q0, nq, "the configuration")
-        v = None if v0 is None else _vector("v0", v0, nv, "the generalized velocity")
+        q = None if q0 is None else _full_size(system, "q0", q0, "q")
+        v = None if v0 is None else _full_size(system, "v0", v0, "v")
         return system.initial_state(q, v)
     if q0 is not None or v0 is not None:
         raise InvalidParameter("give either x0 or q0/v0, not both")
@@ -195,6 +252,11 @@ def _initial_state(system: System, x0: Any, q0: Any, v0: Any) -> np.ndarray:
     if x.ndim != 1 or x.size not in sizes.values():
         accepted = ", ".join(f"{size} {name}" for name, size in sizes.items())
         raise InvalidParameter(f"x0 has shape {x.shape}; accepted sizes: {accepted}")
+    rigid = _rigid(system)
+    if rigid is not None and x.size == rigid.nq + rigid.nv and x.size not in (nq + nv, nx - 2):
+        q = _full_size(system, "x0[:nq]", x[: rigid.nq], "q")
+        v = _full_size(system, "x0[nq:]", x[rigid.nq :], "v")
+        return system.initial_state(q, v)
     if x.size == nq + nv:
         full = system.initial_state(x[:nq], x[nq:])
         if not np.all(np.isfinite(x)):  # initial_state may mix NaN; keep the given entries
@@ -244,6 +306,21 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
             wrong shape or non-finite entries.
     """
     n = system.n_inputs
+    rigid = _rigid(system) if system.torque_inputs else None
+    index = None if rigid is None else _velocity_map(system, rigid)
+
+    def expanded(value: np.ndarray) -> np.ndarray:  # rigid-size torques, zero on elastic joints
+        full = np.zeros(n)
+        full[index] = value
+        return full
+
+    if index is not None and control is not None and not callable(control):
+        try:
+            value = np.asarray(control, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            value = None
+        if value is not None and value.size == index.size and index.size != n:
+            control = expanded(value)
     if control is not None and not callable(control):
         try:
             value = np.asarray(control, dtype=float).reshape(-1)
@@ -282,6 +359,19 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
             array = np.asarray(u, dtype=float)
         except (TypeError, ValueError):
             array = None
+        if index is not None and array is not None and array.shape == (index.size,):
+            rigid_law = law
+
+            def expanded_law(t: float, x: np.ndarray) -> np.ndarray:
+                return expanded(np.asarray(rigid_law(t, x), dtype=float).reshape(index.size))
+
+            if hasattr(law, "breakpoints"):
+                expanded_law.breakpoints = law.breakpoints  # type: ignore[attr-defined]
+            if not np.all(np.isfinite(array)):
+                raise InvalidParameter(
+                    f"control(t, x) returned non-finite inputs at t = {t0} s: {array}"
+                )
+            return expanded_law
         if array is None or not (array.shape == (n,) or (n == 1 and array.size == 1)):
             raise InvalidParameter(
                 f"control(t, x) returned {_describe(u)} at t = {t0} s; expected an array of "

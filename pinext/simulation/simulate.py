@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 
 from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
 from ..robot import Robot
+from ..validation import refuse_long_run, thousands
 from . import dop853
 from .arguments import as_initial_state, check_options, checked_control, output_times
 from .chart import Chart, chart_event
@@ -36,6 +37,9 @@ STIFF_STEPS = 1e6
 RADAU_RTOL = 1e-8
 #: DOP853 steps forced by a lasting vibration above which the start of a run reports it.
 VIBRATION_STEPS = 1e5
+#: Wall time [s] of one DOP853 step (12 evaluations) of a small model on the compiled path, a
+#: lower bound used to estimate how long a run forced to tiny steps takes.
+STEP_SECONDS = 2e-5
 #: Wall time [s] after which a run shows its progress bar (``progress=None``).
 PROGRESS_DELAY = 2.0
 #: Integration methods of :func:`scipy.integrate.solve_ivp` accepted by :func:`simulate`.
@@ -76,6 +80,7 @@ def simulate(
     progress: bool | None = None,
     max_events: int = 10_000,
     dt: float | None = None,
+    force: bool = False,
 ) -> Trajectory:
     """Simulate a System from t = 0 to ``t_final``, phase by phase.
 
@@ -131,6 +136,10 @@ def simulate(
         dt: Step [s] of ``method="timestepping"`` (Moreau–Jean time stepping for many
             contacts, :func:`pinext.contact.timestepping.simulate_timestepping`; rtol, atol,
             max_step and max_events do not apply to it).
+        force: Run even when the start estimates a wall time above
+            :data:`pinext.validation.LONG_RUN` (a lasting vibration that forces tens of
+            millions of steps, a time step far too small): without it such a run is refused at
+            the start, with the estimate and what shortens it.
 
     Returns:
         The :class:`Trajectory`. ``meta["stats"]`` holds ``nfev``, ``wall_time``, ``method``
@@ -155,6 +164,7 @@ def simulate(
             control=control,
             output_dt=output_dt,
             progress=progress,
+            force=force,
         )
     if dt is not None:
         raise InvalidParameter("dt is the step of method='timestepping' only")
@@ -169,7 +179,9 @@ def simulate(
             f"unknown method '{method}'; valid methods: {', '.join(METHODS)}, momentum, "
             "timestepping"
         )
-    t_final = check_options(t_final, rtol=rtol, atol=atol, max_step=max_step, output_dt=output_dt)
+    t_final = check_options(
+        t_final, rtol=rtol, atol=atol, max_step=max_step, output_dt=output_dt, method=method
+    )
     x = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
@@ -178,7 +190,7 @@ def simulate(
     if method == "DOP853" and not momentum:
         eigenvalues = spectrum(system, x)
         rho = float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
-        _report_vibration(eigenvalues, t_final)
+        _report_vibration(eigenvalues, t_final, force)
         steps = t_final * rho / DOP853_STABILITY_BOUND
         if steps > STIFF_STEPS:
             advice = (
@@ -424,11 +436,23 @@ def _segment(
     return sol, False
 
 
-def _report_vibration(eigenvalues: np.ndarray, t_final: float) -> None:
+def _report_vibration(eigenvalues: np.ndarray, t_final: float, force: bool = False) -> None:
     """Warn at the start of a run about a vibration that no method can skip
     (:func:`pinext.simulation.stiffness.unresolvable_vibrations`) when it forces more than
-    :data:`VIBRATION_STEPS` steps."""
+    :data:`VIBRATION_STEPS` steps; refuse the run (unless ``force``) when those steps take
+    longer than :data:`pinext.validation.LONG_RUN` at :data:`STEP_SECONDS` each."""
     frequency, steps = unresolvable_vibrations(eigenvalues, t_final)
+    remedy = (
+        "damp it (a flexible link's damping_ratio, a transmission's damping), make the gear "
+        "rigid, or use the rigid model (the limit of a very stiff spring)"
+    )
+    refuse_long_run(
+        f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it takes "
+        f"at least {thousands(steps)} steps for {t_final:g} s",
+        steps * STEP_SECONDS,
+        force=force,
+        hint=remedy,
+    )
     if steps > VIBRATION_STEPS:
         warnings.warn(
             f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it "

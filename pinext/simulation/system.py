@@ -109,6 +109,16 @@ class System:
         names = [c.name for c in self.components]
         if len(set(names)) != len(names):
             raise InvalidParameter(f"component names must be unique, got {names}")
+        driven: dict[str, str] = {}
+        for comp in self.components:
+            for joint in comp.prescribed_joints():
+                if joint in driven:
+                    raise InvalidParameter(
+                        f"joint '{joint}' is prescribed twice ({driven[joint]} and "
+                        f"{comp.name}): a joint follows one law; combine the laws in one "
+                        "Prescribed"
+                    )
+                driven[joint] = comp.name
 
         nq, nv = self.model.nq, self.model.nv
         self.layout: dict[str, slice] = {"q": slice(0, nq), "v": slice(nq, nq + nv)}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..exceptions import FileFormatError
+from ..exceptions import FileFormatError, NameNotFound
 from .component import Phase
 
 if TYPE_CHECKING:
@@ -455,13 +455,34 @@ class Trajectory:
         residual = energy - energy[0] - work + dissipated + jumps + numerical - explicit
         return EnergyBalance(self.t, energy, work, dissipated, jumps, numerical, explicit, residual)
 
-    def constraint_residual(self, component: str = "contact") -> np.ndarray:
-        """Largest constraint residual |s^c| of the closed contacts (or of a loop) at each
-        sample, shape (N,).
+    def constraint_residual(self, component: str | None = None) -> np.ndarray:
+        """Largest constraint residual at each sample, shape (N,): |s^c| of the closed
+        contacts, |Θ| of the loops and mimic couplings [m or rad].
 
-        Zero where no contact of ``component`` is closed; read from the recorded
-        ``<component>.residual`` and ``<component>.closed`` outputs.
+        Args:
+            component: The component to read (``"contact"``, ``"loop:tip-pivot"``, ...); None
+                (default): every component that records a residual, i.e. every closed
+                constraint of the run (zero for a run without any).
+
+        Read from the recorded ``<component>.residual`` and ``<component>.closed`` outputs;
+        zero where none of the component's rows is closed.
+
+        Raises:
+            NameNotFound: ``component`` records no residual (the message lists those that do).
         """
+        names = [
+            key[: -len(".residual")]
+            for key in self.outputs
+            if key.endswith(".residual") and f"{key[: -len('.residual')]}.closed" in self.outputs
+        ]
+        if component is None:
+            parts = [self._residual(name) for name in names]
+            return np.max(parts, axis=0) if parts else np.zeros(len(self))
+        if component not in names:
+            raise NameNotFound("constrained component", component, names)
+        return self._residual(component)
+
+    def _residual(self, component: str) -> np.ndarray:
         residual = np.abs(self.outputs[f"{component}.residual"]).reshape(len(self), -1)
         closed = self.outputs[f"{component}.closed"].reshape(len(self), -1)
         if closed.shape[1] == residual.shape[1]:  # one flag per row (loops, mimic couplings)

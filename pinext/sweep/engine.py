@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
+import threading
 import time
 import traceback
 import uuid
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import InvalidParameter
+from ..validation import real
 from .parameters import RESERVED, as_points, point_key, study_name
 from .store import DONE, Writer, frame, read
 
@@ -83,19 +86,51 @@ def _where(err: BaseException) -> str:
     return f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
 
 
-def evaluate(study: Callable[..., Mapping[str, Any]], point: Mapping[str, Any]) -> dict[str, Any]:
+class _TimedOut(Exception):
+    """The study of a point ran longer than the sweep's ``timeout``."""
+
+
+def _call(study: Callable[..., Any], point: Mapping[str, Any], timeout: float | None) -> Any:
+    """``study(**point)``, in a daemon thread when there is a ``timeout`` [s]: a point that
+    runs longer raises :class:`_TimedOut` (its thread is left to the worker's restart)."""
+    if timeout is None:
+        return study(**point)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["raw"] = study(**point)
+        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=target, daemon=True, name="pinext-study")
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise _TimedOut(f"the study ran longer than timeout = {timeout:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["raw"]
+
+
+def evaluate(
+    study: Callable[..., Mapping[str, Any]],
+    point: Mapping[str, Any],
+    timeout: float | None = None,
+) -> dict[str, Any]:
     """Run one point on a worker; never raises for the study's own errors.
 
     Returns:
         ``{"results", "status", "error", "wall_time", "worker"}``: the study's results as
-        floats (empty on error), ``"ok"`` or ``"error"``, the error's type, message and
-        innermost location, the study's wall time [s] and the worker's address.
+        floats (empty on error), ``"ok"``, ``"error"`` or ``"timeout"`` (it ran longer than
+        ``timeout`` [s]), the error's type, message and innermost location, the study's wall
+        time [s] and the worker's address.
     """
     start = time.perf_counter()
     results: dict[str, float] = {}
     status, error = "ok", ""
     try:
-        raw = study(**point)
+        raw = _call(study, point, timeout)
         if not isinstance(raw, Mapping):
             raise InvalidParameter(
                 f"a study must return a dict of floats, got {type(raw).__name__}"
@@ -112,6 +147,8 @@ def evaluate(study: Callable[..., Mapping[str, Any]], point: Mapping[str, Any]) 
                 raise InvalidParameter(
                     f"result '{name}' must be a float, got {type(value).__name__}"
                 ) from None
+    except _TimedOut as err:
+        results, status, error = {}, "timeout", f"timeout: {err}"
     except Exception as err:  # recorded in the row; the study goes on
         results = {}
         status = "error"
@@ -146,6 +183,7 @@ def _connect(client: Any, workers: int | None, owned: list[Any]) -> Any:
         client = Client(cluster, set_as_default=False)
         owned.append(client)
     elif isinstance(client, str):
+        reachable(client)
         client = Client(client, set_as_default=False, timeout="30s")
         owned.append(client)
     elif not isinstance(client, Client):
@@ -154,6 +192,66 @@ def _connect(client: Any, workers: int | None, owned: list[Any]) -> Any:
             f"scheduler address such as 'tcp://host:8786', got {type(client).__name__}"
         )
     return client
+
+
+#: Seconds to wait for a scheduler's port to answer before calling it unreachable.
+CONNECT_TIMEOUT = 5.0
+
+
+def reachable(address: str) -> None:
+    """Refuse at once a scheduler address that is malformed or whose port does not answer
+    (Dask itself would wait 30 s and end in an ``OSError``)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or port is None:
+        raise InvalidParameter(
+            f"scheduler address {address!r} is not of the form tcp://host:port "
+            "(e.g. tcp://127.0.0.1:8786)"
+        )
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as err:
+        raise InvalidParameter(
+            f"scheduler {address} is unreachable ({err}); start one with `dask scheduler` "
+            "(and workers with `dask worker ADDRESS`), or leave the scheduler out for an "
+            "embedded local cluster"
+        ) from None
+
+
+def _refuse_unpicklable(study: Callable[..., Any]) -> None:
+    import cloudpickle
+
+    try:
+        cloudpickle.dumps(study)
+    except Exception as err:  # noqa: BLE001 - pickling raises many types
+        raise InvalidParameter(
+            f"study {study_name(study)} cannot be sent to the workers: it does not pickle "
+            f"({type(err).__name__}: {err}); define it as a function at the top level of a "
+            "module, holding no open files, locks, clients or live models (load those inside "
+            "the study)"
+        ) from None
+
+
+def _refuse_in_worker_import() -> None:
+    """A script that calls ``pinext.sweep`` at its top level is imported again by every
+    worker process that starts: refuse there, with the fix, instead of Dask's "Nanny failed
+    to start" tracebacks."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None and (
+        multiprocessing.current_process().name.startswith(("SpawnProcess", "ForkServerProcess"))
+        or "__mp_main__" in __import__("sys").modules
+    ):
+        raise InvalidParameter(
+            "pinext.sweep was called while a worker process imported your script: put the "
+            'script\'s top-level code under `if __name__ == "__main__":` (worker processes import '
+            "the main module; see the multiprocessing guide of Python)"
+        )
 
 
 def run(
@@ -166,6 +264,7 @@ def run(
     progress: bool = True,
     workers: int | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
+    timeout: float | None = None,
 ) -> pd.DataFrame:
     """Run ``study(**point)`` for every point on Dask; one row per point.
 
@@ -195,11 +294,15 @@ def run(
         workers: Size of the embedded cluster (default: the usable CPUs).
         on_result: Called in this process with each new row (a dict) as it arrives; an
             exception raised there stops the study (rows so far are written).
+        timeout: Longest wall time of one point [s] (None: no limit). A point that runs
+            longer is recorded with ``status == "timeout"`` and its worker is restarted (the
+            study's thread cannot be stopped otherwise); the other points go on.
 
     Returns:
         A ``pandas.DataFrame``, one row per distinct point in the order given: the
         parameters, the results, then ``wall_time`` [s] (the study's time on its worker),
-        ``status`` (``ok``, ``error``, ``lost``), ``error`` (type, message and location),
+        ``status`` (``ok``, ``error``, ``timeout``, ``lost``), ``error`` (type, message and
+        location),
         ``attempts``, ``worker`` (address), ``key`` and ``study``.
 
     Raises:
@@ -213,6 +316,8 @@ def run(
         raise InvalidParameter(f"study must be a function, got {type(study).__name__}")
     if not isinstance(retries, int) or retries < 0:
         raise InvalidParameter(f"retries must be a non-negative integer, got {retries!r}")
+    timeout = real("timeout", timeout, unit="[s]", low=0.0, strict=True, none=True)
+    _refuse_in_worker_import()
     name = study_name(study)
     points: dict[str, dict[str, Any]] = {}
     for point in as_points(parameters):
@@ -229,8 +334,20 @@ def run(
     todo = [key for key in points if key not in rows]
     writer = Writer(path) if path is not None and todo else None
     if todo:
+        _refuse_unpicklable(study)
         _execute(
-            study, name, points, todo, rows, client, workers, retries, progress, writer, on_result
+            study,
+            name,
+            points,
+            todo,
+            rows,
+            client,
+            workers,
+            retries,
+            progress,
+            writer,
+            on_result,
+            timeout,
         )
     params = list(next(iter(points.values())))
     ordered = [rows[key] for key in points]
@@ -238,14 +355,14 @@ def run(
 
 
 def _execute(
-    study, name, points, todo, rows, client, workers, retries, progress, writer, on_result
+    study, name, points, todo, rows, client, workers, retries, progress, writer, on_result, timeout
 ) -> None:
     from distributed import as_completed
     from tqdm.auto import tqdm
 
     owned: list[Any] = []
     pending: dict[Any, tuple[str, int]] = {}
-    counts = {"ok": 0, "error": 0, "lost": 0}
+    counts = {"ok": 0, "error": 0, "timeout": 0, "lost": 0}
     bar = tqdm(total=len(todo), desc="sweep", unit="pt", disable=not progress, smoothing=0.1)
     label = getattr(study, "__name__", "study")
     try:
@@ -255,6 +372,7 @@ def _execute(
             evaluate,
             [study] * len(todo),
             [points[key] for key in todo],
+            [timeout] * len(todo),
             key=[f"{label}-{key}-{run_id}-1" for key in todo],
             pure=False,
         )
@@ -278,6 +396,7 @@ def _execute(
                         evaluate,
                         study,
                         point,
+                        timeout,
                         key=f"{label}-{key}-{run_id}-{attempt + 1}",
                         pure=False,
                     )
@@ -302,12 +421,16 @@ def _execute(
                     worker=out["worker"],
                 )
             row.update(key=key, study=name)
+            if row["status"] == "timeout" and row["worker"]:
+                _restart(client, row["worker"])
             rows[key] = row
             counts[row["status"]] += 1
             if writer is not None:
                 writer.add(row)
             bar.update(1)
-            bar.set_postfix(failed=counts["error"] + counts["lost"], refresh=False)
+            bar.set_postfix(
+                failed=counts["error"] + counts["lost"] + counts["timeout"], refresh=False
+            )
             if on_result is not None:
                 on_result(dict(row))
     finally:
@@ -321,3 +444,11 @@ def _execute(
         bar.close()
         for resource in reversed(owned):
             resource.close()
+
+
+def _restart(client: Any, worker: str) -> None:
+    """Restart the worker left running a timed-out point (its thread cannot be stopped)."""
+    try:
+        client.restart_workers([worker], raise_for_error=False)
+    except Exception:  # noqa: BLE001 - a worker that cannot restart is replaced by Dask
+        pass

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidParameter
+from ..validation import integer
 
 #: Columns that pinext adds to every row; parameters and results may not use these names.
 RESERVED = ("key", "study", "status", "error", "wall_time", "attempts", "worker")
@@ -38,6 +39,10 @@ def grid(axes: Mapping[str, Sequence[Any]]) -> list[Point]:
         InvalidParameter: An axis that is not a non-empty sequence of scalars.
     """
     names = list(axes)
+    if not names:
+        raise InvalidParameter(
+            "the study has no points: the grid names no parameter (give e.g. {'x': [1, 2]})"
+        )
     values = []
     for name in names:
         axis = axes[name]
@@ -113,7 +118,7 @@ def latin_hypercube(
         InvalidParameter: Bad bounds or ``n``.
     """
     names, low, high, log = _bounds(bounds, n, log)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(integer("seed", seed, low=0))
     unit = np.empty((n, len(names)))
     for j in range(len(names)):
         unit[:, j] = (rng.permutation(n) + rng.random(n)) / n

@@ -27,6 +27,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 import sys
 import time
 from pathlib import Path
@@ -34,8 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import FileFormatError
+from ..exceptions import FileFormatError, InvalidParameter
+from ..validation import duration_text, thousands
 from . import parameters as sampling
+from .engine import usable_cpus
 from .studies import STUDIES
 
 if sys.version_info >= (3, 11):
@@ -47,7 +50,33 @@ TOP_KEYS = ("study", "robot", "fixed", "grid", "samples", "plot")
 SAMPLE_METHODS = ("latin_hypercube", "random")
 
 
-def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
+#: Most points a specification may ask for without ``--force``.
+MAX_POINTS = 100_000
+
+
+def _refuse_large(source: str, spec: dict[str, Any], force: bool) -> None:
+    """Refuse, before building it, a grid or a sample of more than :data:`MAX_POINTS`."""
+    if force:
+        return
+    if isinstance(spec.get("grid"), dict):
+        sizes = [len(v) if isinstance(v, list) else 1 for v in spec["grid"].values()]
+        count = math.prod(sizes)
+        shape = " x ".join(str(s) for s in sizes)
+    elif isinstance(spec.get("samples"), dict) and isinstance(spec["samples"].get("n"), int):
+        count, shape = spec["samples"]["n"], "samples.n"
+    else:
+        return
+    if count > MAX_POINTS:
+        raise InvalidParameter(
+            f"{source}: the study has {thousands(count)} points ({shape}); at one second per "
+            f"point on {usable_cpus()} worker(s) that is about "
+            f"{duration_text(count / usable_cpus())}; take fewer values, or sample the box "
+            f'([samples], method = "latin_hypercube"), or pass --force to run it anyway '
+            f"(at most {thousands(MAX_POINTS)} points without it)"
+        )
+
+
+def load_spec(path: str | Path, *, force: bool = False) -> tuple[Any, list[dict[str, Any]], str]:
     """The study, its points and the response to draw, from a sweep specification.
 
     Raises:
@@ -56,7 +85,11 @@ def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
     """
     source = str(path)
     try:
-        spec = tomllib.loads(Path(path).read_text())
+        spec = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise FileFormatError(source, "TOML", "not a UTF-8 text file") from None
+    except OSError as err:
+        raise FileFormatError(source, "file", err.strerror or str(err)) from None
     except tomllib.TOMLDecodeError as err:
         raise FileFormatError(source, "TOML", str(err)) from None
     unknown = sorted(set(spec) - set(TOP_KEYS))
@@ -71,6 +104,18 @@ def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
         )
     ready = STUDIES[name]
     valid = list(inspect.signature(ready.function).parameters)
+    plot = spec.get("plot", {})
+    if not isinstance(plot, dict) or set(plot) - {"response"}:
+        raise FileFormatError(source, "plot", "a table with one key, response")
+    response = plot.get("response", ready.response)
+    if ready.results and response not in ready.results:
+        raise FileFormatError(
+            source,
+            "plot.response",
+            f"{response!r} is not a result of study '{name}'; its results: "
+            f"{', '.join(ready.results)}",
+        )
+    _refuse_large(source, spec, force)
     if ("grid" in spec) == ("samples" in spec):
         raise FileFormatError(source, "grid/samples", "give either a [grid] or a [samples] table")
     try:
@@ -104,7 +149,6 @@ def load_spec(path: str | Path) -> tuple[Any, list[dict[str, Any]], str]:
                 f"not a parameter of study '{name}'; its parameters: {', '.join(valid)}",
             )
     points = [{**fixed, **point} for point in points]
-    response = spec.get("plot", {}).get("response", ready.response)
     return ready.function, points, response
 
 
@@ -115,6 +159,7 @@ def run_spec(
     workers: int | None = None,
     out: str | Path | None = None,
     progress: bool = True,
+    force: bool = False,
 ) -> int:
     """Run a sweep specification: the dataset and a plot in ``out``, a summary on screen.
 
@@ -125,20 +170,37 @@ def run_spec(
         out: Output folder (default ``out/sweep_<spec stem>``); the dataset is
             ``out/results`` (rerunning resumes it), the plot ``out/<response>.png``.
         progress: Show the progress bar.
+        force: Run a study of more than :data:`MAX_POINTS` points.
 
     Returns:
         0 (failed points are reported, not fatal).
     """
     from .._format import table
-    from .engine import run
+    from .engine import local_cluster, reachable, run
 
     spec = Path(spec)
-    study, points, response = load_spec(spec)
     out = Path("out") / f"sweep_{spec.stem}" if out is None else Path(out)
+    if out.exists() and not out.is_dir():
+        raise InvalidParameter(f"--out {out} is a file; give a folder (created if missing)")
+    study, points, response = load_spec(spec, force=force)
+    if scheduler is not None:
+        reachable(scheduler)
     out.mkdir(parents=True, exist_ok=True)
     dataset = out / "results"
     started = time.perf_counter()
-    df = run(study, points, client=scheduler, workers=workers, path=dataset, progress=progress)
+    owned: list[Any] = []
+    client: Any = scheduler
+    if scheduler is None:  # the embedded cluster's scratch space (lock files) under --out
+        from distributed import Client
+
+        owned.append(local_cluster(workers, local_directory=str(out / "dask-scratch")))
+        client = Client(owned[0], set_as_default=False)
+        owned.append(client)
+    try:
+        df = run(study, points, client=client, path=dataset, progress=progress)
+    finally:
+        for resource in reversed(owned):
+            resource.close()
     wall = time.perf_counter() - started
     counts = df["status"].value_counts()
     print(
@@ -146,8 +208,8 @@ def run_spec(
             [
                 ["study", f"{study.__name__} ({len(df)} points)"],
                 [
-                    "ok / error / lost",
-                    " / ".join(str(counts.get(s, 0)) for s in ("ok", "error", "lost")),
+                    "ok / error / timeout / lost",
+                    " / ".join(str(counts.get(s, 0)) for s in ("ok", "error", "timeout", "lost")),
                 ],
                 ["wall time [s]", f"{wall:.1f}"],
                 ["study time on workers [s]", f"{np.nansum(df['wall_time']):.1f}"],

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..exceptions import InvalidParameter
+from ..exceptions import FileFormatError, InvalidParameter
 from .parameters import RESERVED
 
 if TYPE_CHECKING:
@@ -62,7 +62,23 @@ def read(path: str | os.PathLike) -> pd.DataFrame:
     files = _files(path) if path.is_dir() else []
     if not files:
         return pd.DataFrame(columns=list(RESERVED))
-    frames = [pd.read_parquet(f) for f in files]
+    frames = []
+    for file in files:
+        try:
+            df = pd.read_parquet(file)
+        except Exception as err:  # noqa: BLE001 - pyarrow's many error types
+            raise FileFormatError(
+                str(file), "parquet", f"unreadable ({type(err).__name__}: {err})"
+            ) from None
+        missing = [c for c in ("key", "status") if c not in df.columns]
+        if missing:
+            raise FileFormatError(
+                str(file),
+                "columns",
+                f"not a row file of a pinext sweep (no column {', '.join(missing)}); give the "
+                "study a folder of its own (path=), or move the file away",
+            )
+        frames.append(df)
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=list(RESERVED))

@@ -235,11 +235,27 @@ class ReadyStudy(NamedTuple):
     """The study."""
     response: str
     """The result drawn by default."""
+    results: tuple[str, ...] = ()
+    """The names of the study's results (what ``[plot] response`` may name)."""
 
 
 #: Name -> ready study, for ``pinext sweep``.
 STUDIES: dict[str, ReadyStudy] = {
-    "drive_tracking": ReadyStudy(drive_tracking, "peak_tracking_error"),
-    "impact": ReadyStudy(impact, "impulse"),
-    "modal": ReadyStudy(modal, "f1"),
+    "drive_tracking": ReadyStudy(
+        drive_tracking,
+        "peak_tracking_error",
+        (
+            "peak_tracking_error",
+            "copper_loss",
+            "peak_voltage",
+            "peak_spring_torque",
+            "energy_balance",
+        ),
+    ),
+    "impact": ReadyStudy(
+        impact,
+        "impulse",
+        ("impulse", "impact_loss", "peak_force", "contact_time", "energy_balance"),
+    ),
+    "modal": ReadyStudy(modal, "f1", tuple(f"f{i}" for i in range(1, 21))),
 }
