@@ -39,12 +39,14 @@ from .dynamics import (
     AccelerationConstraint,
     PfaffianConstraint,
     PointContact,
+    TaskSpaceDynamics,
     acceleration_energy,
     acceleration_energy_terms,
     appell_inverse_dynamics,
     christoffel_symbols,
     gauss_forward_dynamics,
     kinetic_energy_gradient,
+    task_space_dynamics,
 )
 from .flexible import (
     FlexibleLink,
@@ -88,6 +90,7 @@ __all__ = [
     "Robot",
     "Schedule",
     "System",
+    "TaskSpaceDynamics",
     "Trajectory",
     "UndeformedKineticEnergy",
     "__version__",
@@ -125,6 +128,7 @@ __all__ = [
     "singular_form",
     "static_deflection",
     "sweep",
+    "task_space_dynamics",
     "track_rest_to_rest",
     "visualization",
 ]

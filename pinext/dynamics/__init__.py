@@ -16,6 +16,7 @@ from pinext.dynamics.gibbs_appell import (
     generalized_gravity,
     mass_matrix_derivative,
 )
+from pinext.dynamics.task_space import TaskSpaceDynamics, task_space_dynamics
 from pinext.dynamics.momentum import (
     MomentumRHS,
     hamel_term,
@@ -28,6 +29,7 @@ from pinext.dynamics.momentum import (
 )
 
 __all__ = [
+    "TaskSpaceDynamics",
     "AccelerationConstraint",
     "AccelerationEnergyTerms",
     "GaussResult",
@@ -47,5 +49,6 @@ __all__ = [
     "mass_matrix_derivative",
     "momentum_from_velocity",
     "momentum_rhs",
+    "task_space_dynamics",
     "velocity_from_momentum",
 ]
