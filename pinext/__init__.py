@@ -12,11 +12,13 @@ Vukobratović & Potkonjak call these the other way round.
 from . import constraints, contact, control, exceptions, planning  # noqa: F401 - subpackages
 from .assembly import assemble, free_body
 from .constraints import (
+    ConstraintProjection,
     Loop,
     Mimic,
     Prescribed,
     close_loops,
     constrained_inverse_dynamics,
+    constraint_projection,
     reduce,
     singular_form,
 )
@@ -68,6 +70,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AccelerationConstraint",
     "Component",
+    "ConstraintProjection",
     "Contact",
     "DCMotor",
     "Drive",
@@ -103,6 +106,7 @@ __all__ = [
     "consistent_initial_state",
     "constrained_dynamics",
     "constrained_inverse_dynamics",
+    "constraint_projection",
     "contact",
     "elastic_drive_feedforward",
     "exceptions",
