@@ -75,6 +75,33 @@ class ConstraintProjection(NamedTuple):
         return self.projection @ (self.mass @ a + self.bias)
 
 
+def projector(
+    constraint_jacobian: np.ndarray, inverse_mass_at: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``P = I − Aᵀ (A M⁻¹ Aᵀ)⁻¹ A M⁻¹`` and ``(A M⁻¹ Aᵀ)⁻¹`` (Lynch & Park, ch. 8).
+
+    The same formula serves in the joint space (M the mass matrix) and in the task space (M
+    the task inertia Λ, A the constrained directions of the end effector: the hybrid
+    motion–force controller). Redundant rows get the pseudo-inverse (singular values below
+    :data:`~pinext.contact.constrained.RANK_TOLERANCE` relative to the largest).
+
+    Args:
+        constraint_jacobian: A, shape (k, n).
+        inverse_mass_at: M⁻¹ Aᵀ, shape (n, k).
+
+    Returns:
+        (P, shape (n, n); (A M⁻¹ Aᵀ)⁻¹, shape (k, k)).
+    """
+    A = constraint_jacobian
+    delassus = A @ inverse_mass_at
+    inverse = (
+        np.linalg.pinv(delassus, rcond=RANK_TOLERANCE, hermitian=True)
+        if np.any(delassus)
+        else delassus
+    )
+    return np.eye(A.shape[1]) - A.T @ inverse @ inverse_mass_at.T, inverse
+
+
 def constraint_projection(
     system: System,
     q: np.ndarray,
@@ -131,12 +158,9 @@ def constraint_projection(
             "projection applies to rigid constraints"
         )
     minv_at = np.linalg.solve(form.mass, A.T)
-    delassus = A @ minv_at
-    scale = float(np.linalg.norm(delassus, 2))
-    inverse = np.linalg.pinv(delassus, rcond=RANK_TOLERANCE, hermitian=True) if scale else delassus
+    projection, inverse = projector(A, minv_at)
     free = np.linalg.solve(form.mass, form.force - form.bias)  # M⁻¹(τ − h)
     multipliers = inverse @ (A @ free + form.drift)
-    projection = np.eye(A.shape[1]) - A.T @ inverse @ minv_at.T
     acceleration = free - minv_at @ multipliers
     tip = None
     if frame is not None:
