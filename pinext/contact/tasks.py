@@ -278,6 +278,7 @@ def run_force_controlled_writing(
     output_dt: float | None = 1e-3,
     rtol: float = 1e-10,
     atol: float = 1e-12,
+    method: str | None = None,
 ) -> Trajectory:
     """The writing task under force control: press with ``force`` on the table while the pen
     follows the letters :data:`LETTERS`, then rest.
@@ -304,6 +305,7 @@ def run_force_controlled_writing(
         output_dt: Sample period [s].
         rtol: Relative tolerance.
         atol: Absolute tolerance.
+        method: The integration method of :func:`pinext.simulate`.
 
     Returns:
         The :class:`pinext.Trajectory`; ``meta["task"]`` holds the parameters, the
@@ -382,6 +384,7 @@ def run_force_controlled_writing(
         rtol=rtol,
         atol=atol,
         output_dt=output_dt,
+        method=method,
     )
     traj.meta["task"] = task
     return traj

@@ -21,6 +21,11 @@ the System is actuated (``System.describe()``, row ``inputs``):
   At rest the motor's balance ``τ_s = τ_spring / N`` gives ``τ_spring = τ_d`` exactly,
   whatever the gains: a static task-space law keeps its steady state (its force, its
   stiffness) through elastic joints. The damping term damps the transmission's oscillation.
+  Since the servo keeps each rotor with its link, the laws plan τ_d for the links *and* the
+  rotors: their model carries ``J_m N²`` as armature on those joints
+  (:attr:`Actuation.reflected_inertia`; the singular-perturbation view of a stiff
+  transmission). Without it the rotors' inertia, unknown to the law, lags the torque and
+  the writing task's force rings for seconds at 1.6 Hz; with it the force settles in 0.5 s.
 
 Joints without a drive receive no torque (their entries of τ_d are dropped). Gear efficiency
 is not compensated (a lossy gear delivers ``η N τ_s`` when driving). Actuators without a
@@ -62,6 +67,10 @@ class Actuation:
         self.n_inputs = system.n_inputs
         self.torque_inputs = system.torque_inputs
         self.drives = None
+        #: Shape (nv,). The elastic drives' motor-side inertia reflected to their joints,
+        #: J_m N² [kg.m^2]: the inertia the joint torque must also move when the servo keeps
+        #: the motor with its link (zero elsewhere).
+        self.reflected_inertia = np.zeros(system.model.nv)
         if self.torque_inputs:
             return
         from ..drives.drive import DriveComponent
@@ -86,6 +95,7 @@ class Actuation:
                 )
         el = comp.elastic
         inertia = comp.motor_inertia[el]
+        self.reflected_inertia[comp.iv[el]] = inertia * comp.ratio[el] ** 2
         self.k_motor = inertia * motor_bandwidth**2
         self.d_motor = 2.0 * inertia * motor_bandwidth
         self.angle_key = f"{comp.name}.motor_angle"

@@ -110,7 +110,10 @@ class TaskSpaceController(Controller):
         motor_bandwidth: float = MOTOR_BANDWIDTH,
         reference_damping: float | None = None,
     ) -> None:
-        self.model = system.model
+        self.actuation = Actuation(system, motor_bandwidth)
+        # the mechanism as the law sees it: elastic drives' rotors move with their links
+        self.model = system.model.copy()
+        self.model.armature = np.asarray(system.model.armature) + self.actuation.reflected_inertia
         self.data = self.model.createData()
         self.frame = self.model.frames[resolve_frame(self.model, frame)].name
         self.frame_id = self.model.getFrameId(self.frame)
@@ -128,7 +131,6 @@ class TaskSpaceController(Controller):
                     raise NameNotFound("joint", joint, names)
                 j = self.model.joints[self.model.getJointId(joint)]
                 self.mask[j.idx_v : j.idx_v + j.nv] = 1.0
-        self.actuation = Actuation(system, motor_bandwidth)
 
     def wrench(
         self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple
