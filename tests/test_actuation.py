@@ -12,7 +12,10 @@ from pinext.exceptions import InvalidParameter
 from .models import random_pose
 
 MOTOR = px.DCMotor(
-    resistance=0.6, torque_constant=0.06, back_emf_constant=0.05, rotor_inertia=3e-5,
+    resistance=0.6,
+    torque_constant=0.06,
+    back_emf_constant=0.05,
+    rotor_inertia=3e-5,
     viscous_friction=2e-6,
 )
 
@@ -66,7 +69,9 @@ def test_elastic_drives_spring_carries_the_torque_at_rest():
     motor_acc = dx[speed.start + offset : speed.stop + offset]
     scale = np.abs(tau / ratio / inertia).max()  # size of the torques balanced on the rotor
     np.testing.assert_allclose(motor_acc, 0.0, atol=1e-12 * scale)
-    np.testing.assert_allclose(px.singular_form(system, q, np.zeros(6), u, x=x).force, tau, atol=1e-9)
+    np.testing.assert_allclose(
+        px.singular_form(system, q, np.zeros(6), u, x=x).force, tau, atol=1e-9
+    )
     # off target and moving: J θ̈ = τ_s − τ_spring/N with τ_s the servo's torque
     v = rng.standard_normal(6)
     x[system.layout["v"]] = v
@@ -77,8 +82,10 @@ def test_elastic_drives_spring_carries_the_torque_at_rest():
         [d.transmission.damping for d in drives.values()]
     ) * (x[speed] / ratio - v)
     w = 100.0
-    servo = tau / ratio + inertia * w**2 * (ratio * (q + tau / stiffness) - x[angle]) + (
-        2 * inertia * w * (ratio * v - x[speed])
+    servo = (
+        tau / ratio
+        + inertia * w**2 * (ratio * (q + tau / stiffness) - x[angle])
+        + (2 * inertia * w * (ratio * v - x[speed]))
     )
     expected = (servo - spring / ratio) / inertia
     dx = system.derivative(0.0, x, u)
@@ -88,7 +95,10 @@ def test_elastic_drives_spring_carries_the_torque_at_rest():
 def test_unsupported_inputs_are_named():
     robot = px.load_robot("six_dof_arm")
     inductive = px.DCMotor(
-        resistance=0.6, torque_constant=0.06, back_emf_constant=0.06, rotor_inertia=3e-5,
+        resistance=0.6,
+        torque_constant=0.06,
+        back_emf_constant=0.06,
+        rotor_inertia=3e-5,
         inductance=1e-3,
     )
     system = px.System(robot, drives={"elbow": px.Drive(inductive, px.Gear(50.0))})

@@ -86,7 +86,13 @@ CASES = {
         pin.ContactType.CONTACT_3D,
         pin.LOCAL_WORLD_ALIGNED,
     ),
-    "panda-3d": (panda_model, "panda_hand_tcp", 3, pin.ContactType.CONTACT_3D, pin.LOCAL_WORLD_ALIGNED),
+    "panda-3d": (
+        panda_model,
+        "panda_hand_tcp",
+        3,
+        pin.ContactType.CONTACT_3D,
+        pin.LOCAL_WORLD_ALIGNED,
+    ),
     "panda-6d": (panda_model, "panda_hand_tcp", 6, pin.ContactType.CONTACT_6D, pin.LOCAL),
 }
 
@@ -116,7 +122,9 @@ def test_multipliers_acceleration_and_tip_wrench_equal_pin_constraint_dynamics(c
         # P against its formula from independent pieces (crba, the frame Jacobian)
         M = mass_matrix(model, q)
         ref = pin.LOCAL_WORLD_ALIGNED if dim == 3 else pin.LOCAL
-        A = pin.computeFrameJacobian(model, model.createData(), q, model.getFrameId(frame), ref)[:dim]
+        A = pin.computeFrameJacobian(model, model.createData(), q, model.getFrameId(frame), ref)[
+            :dim
+        ]
         minv_at = np.linalg.solve(M, A.T)
         P = np.eye(model.nv) - A.T @ np.linalg.solve(A @ minv_at, minv_at.T)
         assert rel(rec.projection, P) < TOL
@@ -150,7 +158,9 @@ def test_against_constrained_dynamics_and_constrained_inverse_dynamics():
         assert rel(rec.multipliers, -ref.force) < TOL
         # constrained inverse dynamics: with its own multipliers it returns τ; with any other
         # multipliers its torque differs by Aᵀ(...) and P makes them equal
-        back = px.constrained_inverse_dynamics(system, q, v, rec.acceleration, forces=-rec.multipliers)
+        back = px.constrained_inverse_dynamics(
+            system, q, v, rec.acceleration, forces=-rec.multipliers
+        )
         assert rel(back.tau, tau) < TOL
         other = px.constrained_inverse_dynamics(
             system, q, v, rec.acceleration, forces=rng.standard_normal(3) * 50.0

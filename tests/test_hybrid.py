@@ -56,10 +56,12 @@ def test_rigid_surface_decouples_force_and_motion():
         goal.translation += 0.02 * rng.standard_normal(3)
         twist, acc = rng.standard_normal(6), rng.standard_normal(6)
         law = HybridForceMotionController(
-            system, FRAME, lambda t: (goal, twist, acc), FORCE, constraint_frame=rc
+            system, FRAME, lambda t, g=goal, w=twist, a=acc: (g, w, a), FORCE, constraint_frame=rc
         )
         tau = law(0.0, q, v, {})
-        res = constrained_dynamics(model, model.createData(), q, v, tau, plane(FRAME, tip.translation, n))
+        res = constrained_dynamics(
+            model, model.createData(), q, v, tau, plane(FRAME, tip.translation, n)
+        )
         assert abs(abs(res.force[0]) - FORCE) < 1e-9 * FORCE
         vdot = classical_acceleration(model, fid, q, v, res.acceleration)
         e = pose_error(tip, goal)
@@ -138,12 +140,17 @@ def test_writing_motion_error_within_the_derived_bound(writing):
 
 @pytest.mark.slow
 def test_elastic_transmissions_hold_ten_newtons():
-    """The same pressing through DC motors and harmonic-drive-like elastic transmissions
-    (the controller outputs voltages; motor-angle servos make the springs carry τ_d): the
-    static force is 10 N ± 1 % and the energy balances."""
-    traj = run_force_controlled_writing("compliant", 1.5, controller="hybrid", elastic=True, t_write=5.0)
+    """The writing task through DC motors and harmonic-drive-like elastic transmissions (the
+    controller outputs voltages; motor-angle servos make the springs carry τ_d): 10 N ± 1 %
+    at rest after the letters (measured 1.4e-3 N at 0.4 s after the last stroke), within 5 %
+    while writing (measured ±2 %), and the energy balances. About 3.5 min."""
+    traj = run_force_controlled_writing("compliant", 2.8, controller="hybrid", elastic=True)
+    task = traj.meta["task"]
     force = traj.outputs["contact.force"][:, 0]
-    assert abs(force[-1] / FORCE - 1.0) < 1e-2
+    rest = traj.t >= task["t_end"] + 0.3
+    assert np.max(np.abs(force[rest] / FORCE - 1.0)) < 1e-2
+    strokes = (traj.t >= task["t_write"]) & (traj.t <= task["t_end"])
+    assert np.max(np.abs(force[strokes] / FORCE - 1.0)) < 5e-2
     assert traj.energy_balance().max_relative() < 1e-8
 
 

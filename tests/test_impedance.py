@@ -38,7 +38,9 @@ def test_closed_loop_is_the_impedance(given_damping):
         q, v = random_pose(model, rng), rng.standard_normal(model.nv)
         goal = pin.SE3(pin.exp3(0.2 * rng.standard_normal(3)), rng.uniform(-0.5, 0.5, 3))
         twist, acc = rng.standard_normal(6), rng.standard_normal(6)
-        law = ImpedanceController(system, "pen_tip", lambda t: (goal, twist, acc), STIFFNESS, damping)
+        law = ImpedanceController(
+            system, "pen_tip", lambda t, g=goal, w=twist, a=acc: (g, w, a), STIFFNESS, damping
+        )
         tau = law(0.0, q, v, {})
         tip = rng.standard_normal(6) * 3.0
         data = model.createData()

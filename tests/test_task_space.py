@@ -105,13 +105,17 @@ def test_wrench_equals_joint_space_dynamics_through_the_jacobian(robot, referenc
         a = pin.aba(model, model.createData(), q, v, rec.jacobian.T @ force)
         vdot = frame_acceleration(model, fid, ref, q, v, a)
         worst = max(worst, wrench_error(rec, vdot, force))
-        np.testing.assert_allclose(rec.acceleration(force), vdot, rtol=0, atol=TOL * 10 * (1 + np.abs(vdot).max()))
+        np.testing.assert_allclose(
+            rec.acceleration(force), vdot, rtol=0, atol=TOL * 10 * (1 + np.abs(vdot).max())
+        )
         # F_tip applied by the frame: τ = Jᵀ(Λ V̇ + η + F_tip) and M q̈ + h + Jᵀ F_tip = τ
         tip = rng.standard_normal(6) * 5.0
         tau = rec.torque(rec.wrench(vdot, tip))
         a_tip = pin.aba(model, model.createData(), q, v, tau - rec.jacobian.T @ tip)
         np.testing.assert_allclose(
-            frame_acceleration(model, fid, ref, q, v, a_tip), vdot, atol=1e-9 * (1 + np.abs(vdot).max())
+            frame_acceleration(model, fid, ref, q, v, a_tip),
+            vdot,
+            atol=1e-9 * (1 + np.abs(vdot).max()),
         )
     assert worst < TOL, worst
 
@@ -183,7 +187,7 @@ def test_bias_against_finite_differences(robot, reference):
     for q, v in states(model, 6, n=3):
         rec = px.task_space_dynamics(model, q, v, frame, reference)
 
-        def twist(t):
+        def twist(t, q=q, v=v):
             qt = pin.integrate(model, q, t * v)
             return pin.computeFrameJacobian(model, data, qt, fid, ref) @ v
 
@@ -205,7 +209,9 @@ def test_singular_configuration_damped_and_pseudo_inverse():
         px.task_space_dynamics(model, q, v, frame)
     assert info.value.frame == frame and info.value.time is None
     assert "damping=" in str(info.value) and "pseudo_inverse" in str(info.value)
-    jac = pin.computeFrameJacobian(model, model.createData(), q, model.getFrameId(frame), pin.LOCAL_WORLD_ALIGNED)
+    jac = pin.computeFrameJacobian(
+        model, model.createData(), q, model.getFrameId(frame), pin.LOCAL_WORLD_ALIGNED
+    )
     inv = jac @ np.linalg.solve(mass_matrix(model, q), jac.T)
     damped = px.task_space_dynamics(model, q, v, frame, damping=0.1)
     assert rel(damped.inertia, np.linalg.inv(inv + 0.01 * np.eye(6))) < 1e-10
@@ -225,7 +231,9 @@ def test_singular_configuration_damped_and_pseudo_inverse():
 def test_system_model_carries_the_drives_armature():
     """Given a System, Λ includes the rigid drives' reflected inertia (its model's armature)."""
     robot = px.load_robot("six_dof_arm")
-    motor = px.DCMotor(resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5)
+    motor = px.DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
     drives = {"elbow": px.Drive(motor, px.Gear(50.0))}
     system = px.System(robot, drives=drives)
     assert system.model.armature[2] > 0

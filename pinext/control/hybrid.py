@@ -48,7 +48,7 @@ from ..contact.coordinates import COORDINATE_NAMES
 from ..dynamics.task_space import TaskSpaceDynamics
 from ..exceptions import InvalidParameter
 from .actuation import MOTOR_BANDWIDTH
-from .task import TaskSpaceController, Target, pose_error
+from .task import Target, TaskSpaceController, pose_error
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -148,9 +148,7 @@ class HybridForceMotionController(TaskSpaceController):
         at = self.selection.T
         return self.motion @ inv @ at @ np.linalg.inv(self.selection @ inv @ at)
 
-    def wrench(
-        self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple
-    ) -> np.ndarray:
+    def wrench(self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple) -> np.ndarray:
         """``F = P Λ Ω (V̇_d + K_d ė + K_p e) + (I − P) Aᵀ (f_d − D_f A V) + η``."""
         goal, twist, acceleration = target
         error = pose_error(pose, goal)

@@ -33,7 +33,7 @@ import pinocchio as pin
 from ..dynamics.task_space import TaskSpaceDynamics
 from ..exceptions import InvalidParameter
 from .actuation import MOTOR_BANDWIDTH
-from .task import TaskSpaceController, Target, gains, pose_error
+from .task import Target, TaskSpaceController, gains, pose_error
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -106,9 +106,7 @@ class ImpedanceController(TaskSpaceController):
             raise InvalidParameter(f"damping_ratio must be > 0, got {damping_ratio}")
         self.damping_ratio = float(damping_ratio)
 
-    def wrench(
-        self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple
-    ) -> np.ndarray:
+    def wrench(self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple) -> np.ndarray:
         """``F = Λ V̇_d + η + K e + D ė``."""
         goal, twist, acceleration = target
         error = pose_error(pose, goal)

@@ -132,25 +132,27 @@ class TaskSpaceController(Controller):
                 j = self.model.joints[self.model.getJointId(joint)]
                 self.mask[j.idx_v : j.idx_v + j.nv] = 1.0
 
-    def wrench(
-        self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple
-    ) -> np.ndarray:
+    def wrench(self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple) -> np.ndarray:
         """Shape (6,). The task wrench F the joints apply through ``τ = Jᵀ F``."""
         raise NotImplementedError
 
-    def torque(self, t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Shape (nv,). The joint torques the law asks for [N.m or N]."""
+    def torque(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The joint torques the law asks for [N.m or N] and the joint accelerations of the
+        target's motion ``q̈_ref = J̄ (V̇_d − J̇ q̇)`` [rad/s^2 or m/s^2], shapes (nv,)."""
         rec = task_space_dynamics(
             self.model, q, v, self.frame, "world", damping=self.reference_damping, data=self.data
         )
         pose = self.data.oMf[self.frame_id]
-        force = self.wrench(t, rec, pose, self.target(t))
+        target = self.target(t)
+        force = self.wrench(t, rec, pose, target)
         tau = rec.torque(force)
         if self.null_damping and self.model.nv > 6:
             tau -= rec.null_space_projector() @ (self.null_damping * v)
-        return tau * self.mask
+        planned = rec.consistent_inverse @ (np.asarray(target[2], dtype=float) - rec.drift)
+        return tau * self.mask, planned
 
     def __call__(
         self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
     ) -> np.ndarray:
-        return self.actuation(q, v, sensors, self.torque(t, q, v))
+        tau, planned = self.torque(t, q, v)
+        return self.actuation(q, v, sensors, tau, planned)

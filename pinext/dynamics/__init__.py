@@ -16,7 +16,6 @@ from pinext.dynamics.gibbs_appell import (
     generalized_gravity,
     mass_matrix_derivative,
 )
-from pinext.dynamics.task_space import TaskSpaceDynamics, task_space_dynamics
 from pinext.dynamics.momentum import (
     MomentumRHS,
     hamel_term,
@@ -27,6 +26,7 @@ from pinext.dynamics.momentum import (
     momentum_rhs,
     velocity_from_momentum,
 )
+from pinext.dynamics.task_space import TaskSpaceDynamics, task_space_dynamics
 
 __all__ = [
     "TaskSpaceDynamics",
