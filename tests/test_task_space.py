@@ -1,6 +1,8 @@
 """Task-space dynamics (Lynch & Park ch. 8; Khatib 1987) against the joint-space dynamics of
 Pinocchio (aba, rnea, crba) seen through the frame's Jacobian."""
 
+import functools
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -19,10 +21,12 @@ REFERENCES = {
 TOL = 1e-10
 
 
+@functools.cache
 def six_dof_arm():
     return px.load_robot("six_dof_arm").model, "pen_tip"
 
 
+@functools.cache
 def panda_arm():
     """The Panda's 7 arm joints (fingers locked): a redundant arm."""
     try:

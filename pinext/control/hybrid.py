@@ -14,11 +14,13 @@ task space (:func:`pinext.constraints.projection.projector` with M → Λ),
     F = P\\,\\Lambda\\,\\Omega\\,(\\dot V_d + K_d \\dot e + K_p e)
         + (I - P)\\,A^T (f_d - D_f A V) + \\eta,\\qquad \\tau = J^T F,
 
-Ω = I − AᵀA the motion directions. Against a rigid constraint along A the motion error obeys
-``ë + K_d ė + K_p e = 0`` exactly in the motion directions, and the tool pushes with f_d. No
-force sensor is used: the force is applied in feedforward, with the damping D_f along A
-(Whitney's damping control) so that the free approach ends at the speed ``f_d / D_f`` and the
-normal motion on a compliant, massive surface settles. At rest against any surface (rigid,
+Ω = I − AᵀA the motion directions. Against a rigid constraint along A the task acceleration
+in the motion directions is exactly the commanded ``Ω V̇* = Ω(V̇_d + K_d ė + K_p e)`` (so
+``ë + K_d ė + K_p e = 0`` for the translations, and for the rotations to first order in the
+error), and the tool pushes with f_d exactly. No force sensor is used: the force is applied
+in feedforward, with the damping D_f along A (Whitney's (1977) damping control) so that the
+free approach ends at the speed ``f_d / D_f`` and the normal motion on a compliant, massive
+surface settles. At rest against any surface (rigid,
 compliant, massive) the force is exactly f_d, whatever the surface's stiffness.
 
 Against a moving surface (a massive, compliant environment) the normal acceleration s̈_n of
