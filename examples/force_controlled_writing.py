@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> None:
         strokes = (traj.t >= task["t_write"]) & (traj.t <= task["t_end"])
         print(
             f"{label}: contact at t = {traj.events[0].t:.4f} s; force error while writing "
-            f"{np.abs(error[strokes]).max():.3g} N, at rest {np.abs(error[rest]).max():.3g} N; "
+            f"{np.abs(error[strokes]).max(initial=0):.3g} N, at rest "
+            f"{np.abs(error[rest]).max(initial=0):.3g} N; "
             f"energy balance {traj.energy_balance().max_relative():.1e}; "
             f"{traj.meta['stats']['nfev']} evaluations in {traj.meta['stats']['wall_time']:.1f} s"
         )

@@ -154,6 +154,22 @@ def test_elastic_transmissions_hold_ten_newtons():
     assert traj.energy_balance().max_relative() < 1e-8
 
 
+def test_example_writes_its_figure(tmp_path, capsys):
+    """examples/force_controlled_writing.py, shortened, writes the figure named on its
+    command line (headless)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "force_controlled_writing.py"
+    spec = importlib.util.spec_from_file_location("force_controlled_writing", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "writing.png"
+    module.main([str(out), "--duration", "0.8"])
+    assert out.stat().st_size > 10_000
+    assert "contact at t = 0.2252 s" in capsys.readouterr().out
+
+
 def test_bad_options():
     system = px.System(px.load_robot("six_dof_arm"))
     goal = pin.SE3.Identity()
