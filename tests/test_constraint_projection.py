@@ -196,3 +196,18 @@ def test_loop_rows_and_errors():
         px.constraint_projection(free, np.zeros(6), np.zeros(6))
     with pytest.raises(InvalidParameter, match="reference"):
         px.constraint_projection(system, q, v, reference="body")
+
+
+def test_example_runs(capsys):
+    """examples/constraint_projection.py agrees with Pinocchio to rounding."""
+    import re
+    import runpy
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "constraint_projection.py"
+    runpy.run_path(str(path), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "rank 3" in out and "P τ = P (M θ̈ + h): True" in out
+    accel = float(re.search(r"differs by ([0-9.e+-]+)", out).group(1))
+    force = float(re.search(r"is −λ to ([0-9.e+-]+) N", out).group(1))
+    assert accel < 1e-9 and force < 1e-9

@@ -264,3 +264,15 @@ def test_bad_input_names_the_argument():
     rec = px.task_space_dynamics(model, np.array([0, 0.5, 1, 0, 1, 0.0]), v, frame)
     with pytest.raises(InvalidParameter, match="acceleration"):
         rec.wrench(np.zeros(3))
+
+
+def test_example_runs(capsys):
+    """examples/task_space_dynamics.py: the wrench it builds gives the tip acceleration asked."""
+    import runpy
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "task_space_dynamics.py"
+    runpy.run_path(str(path), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "gives V̇ = [ 1.  0.  0. -0. -0.  0.]" in out
+    assert "singular configuration" in out
