@@ -12,11 +12,13 @@ Vukobratović & Potkonjak call these the other way round.
 from . import constraints, contact, control, exceptions, planning  # noqa: F401 - subpackages
 from .assembly import assemble, free_body
 from .constraints import (
+    ConstraintProjection,
     Loop,
     Mimic,
     Prescribed,
     close_loops,
     constrained_inverse_dynamics,
+    constraint_projection,
     reduce,
     singular_form,
 )
@@ -39,12 +41,14 @@ from .dynamics import (
     AccelerationConstraint,
     PfaffianConstraint,
     PointContact,
+    TaskSpaceDynamics,
     acceleration_energy,
     acceleration_energy_terms,
     appell_inverse_dynamics,
     christoffel_symbols,
     gauss_forward_dynamics,
     kinetic_energy_gradient,
+    task_space_dynamics,
 )
 from .flexible import (
     FlexibleLink,
@@ -67,6 +71,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AccelerationConstraint",
     "Component",
+    "ConstraintProjection",
     "Contact",
     "DCMotor",
     "Drive",
@@ -90,6 +95,7 @@ __all__ = [
     "Robot",
     "Schedule",
     "System",
+    "TaskSpaceDynamics",
     "Trajectory",
     "UndeformedKineticEnergy",
     "__version__",
@@ -103,6 +109,7 @@ __all__ = [
     "consistent_initial_state",
     "constrained_dynamics",
     "constrained_inverse_dynamics",
+    "constraint_projection",
     "contact",
     "elastic_drive_feedforward",
     "exceptions",
@@ -128,6 +135,7 @@ __all__ = [
     "singular_form",
     "static_deflection",
     "sweep",
+    "task_space_dynamics",
     "track_rest_to_rest",
     "visualization",
 ]

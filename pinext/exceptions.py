@@ -170,25 +170,40 @@ class RobotNotFound(NameNotFound):
 
 
 class SingularConfiguration(PinextError):
-    """A kinematic singularity met along a prescribed end-effector motion.
+    """A kinematic singularity: met along a prescribed end-effector motion (``time`` given),
+    or at the configuration of a task-space computation (``time`` None).
 
     Attributes:
         time: The time [s] at which the smallest singular value of the task Jacobian fell
-            below the threshold.
-        singular_value: That smallest singular value [m/rad or rad/rad].
+            below the threshold; None for a single configuration.
+        singular_value: That smallest singular value [m/rad or rad/rad], or its ratio to the
+            largest one when ``quantity`` says so.
         threshold: The threshold it was compared with.
+        frame: The frame whose Jacobian is singular.
+        quantity: What ``singular_value`` is (for the message).
+        remedy: What to pass to go through the singularity.
     """
 
-    def __init__(self, time: float, singular_value: float, threshold: float, frame: str) -> None:
-        self.time = float(time)
+    def __init__(
+        self,
+        time: float | None,
+        singular_value: float,
+        threshold: float,
+        frame: str,
+        *,
+        quantity: str = "the smallest singular value of the Jacobian",
+        remedy: str = "pass damping= (damped least squares) to go through it, or change the path",
+    ) -> None:
+        self.time = None if time is None else float(time)
         self.singular_value = float(singular_value)
         self.threshold = float(threshold)
         self.frame = frame
+        self.quantity = quantity
+        self.remedy = remedy
+        where = "" if self.time is None else f" at t = {self.time:.9g} s"
         super().__init__(
-            f"singular configuration at t = {self.time:.9g} s: the smallest singular value of "
-            f"the Jacobian of frame '{frame}' is {self.singular_value:.3g} < threshold "
-            f"{self.threshold:.3g}; pass damping= (damped least squares) to go through it, "
-            "or change the path"
+            f"singular configuration{where}: {quantity} of frame '{frame}' is "
+            f"{self.singular_value:.3g} < threshold {self.threshold:.3g}; {remedy}"
         )
 
 

@@ -120,6 +120,38 @@ def test_complete_model_elastic_drives_flexible_forearm_compliant_environment():
     assert deformation.min() < -1e-4  # pressed into the compliant table
 
 
+def test_hybrid_force_control_of_the_complete_model():
+    """A task-space law on the complete model: the hybrid motion–force controller pressing
+    the pen (elastic DC drives, so it outputs voltages; a flexible forearm whose sublink
+    joints it cannot actuate; the compliant, massive table) presses on and the energy audit
+    balances."""
+    from pinext.control import HybridForceMotionController
+
+    robot, q0 = _flexible_six_dof_arm()
+    env = DynamicEnvironment(mass=2.0, stiffness=2.0e4, damping=100.0)
+    system = px.System(
+        robot,
+        drives=harmonic_drives(JOINTS),
+        contacts=[Contact(plane("pen_tip", _tip(robot, q0)))],
+        environment=env,
+    )
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q0)
+    pose = data.oMf[robot.model.getFrameId("pen_tip")].copy()
+    law = HybridForceMotionController(
+        system, "pen_tip", pose, 5.0, constraint_frame=np.diag([1.0, -1.0, -1.0])
+    )
+    x0 = system.initial_state(q0)
+    sensors = {k: x0[s] for k, s in system.layout.items() if k not in ("q", "v")}
+    assert law(0.0, q0, np.zeros(robot.model.nv), sensors).shape == (6,)  # six voltages
+    traj = px.simulate(system, 0.3, q0=q0, control=law, output_dt=0.01)
+    closed = traj.outputs["contact.closed"][:, 0]
+    assert closed[traj.t >= 0.1].min() == 1.0  # after a few bounces of the start, it presses
+    assert traj.constraint_residual().max() < 1e-9
+    assert traj.energy_balance().max_relative() < 1e-9
+    assert traj.outputs["contact.deformation"][-1, 0] < -1e-4  # pressed into the table
+
+
 def _pin_contacts(model, frames, q, v, tau):
     """Accelerations and forces of bilateral 3D point contacts by pin.constraintDynamics."""
     data = model.createData()

@@ -8,13 +8,15 @@ consistent initial conditions ((32), (39)). :class:`Mimic` couples the joints of
 URDF's ``<mimic>`` elements (those on no DOF of the model are left out with a
 :class:`SkippedMimicWarning`). :func:`singular_form`, :func:`reduce` and
 :func:`constrained_inverse_dynamics` expose the singular system (23), its reduction (24)–(28)
-and the torques of a planned constrained motion (§5).
+and the torques of a planned constrained motion (§5); :func:`constraint_projection` the same
+rows in Lynch & Park's form (the projection P, the multipliers λ and the tip wrench).
 """
 
 from .closure import Closure, close_loops
 from .loop import Loop
 from .mimic import Mimic, SkippedMimicWarning
 from .prescribed import Prescribed
+from .projection import ConstraintProjection, constraint_projection
 from .singular import (
     ConstrainedInverseDynamics,
     Reduction,
@@ -27,6 +29,7 @@ from .singular import (
 __all__ = [
     "Closure",
     "ConstrainedInverseDynamics",
+    "ConstraintProjection",
     "Loop",
     "Mimic",
     "Prescribed",
@@ -35,6 +38,7 @@ __all__ = [
     "SkippedMimicWarning",
     "close_loops",
     "constrained_inverse_dynamics",
+    "constraint_projection",
     "reduce",
     "singular_form",
 ]

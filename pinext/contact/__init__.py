@@ -108,6 +108,7 @@ __all__ = [
     "plastic_impact",
     "point_contact",
     "project_consistent",
+    "run_force_controlled_writing",
     "run_writing_task",
     "seed_impact_as_printed",
     "series_stiffness",
@@ -118,9 +119,9 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """``run_writing_task`` is imported lazily (it loads the project's URDF)."""
-    if name == "run_writing_task":
-        from .tasks import run_writing_task
+    """The writing tasks are imported lazily (they load the project's URDF)."""
+    if name in ("run_writing_task", "run_force_controlled_writing"):
+        from . import tasks
 
-        return run_writing_task
+        return getattr(tasks, name)
     raise AttributeError(f"module 'pinext.contact' has no attribute '{name}'")

@@ -19,7 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..robot import load_urdf
+from ..robot import Robot, load_urdf
 from ..robots import robot_path
 from ..simulation import System, simulate
 from ..simulation.trajectory import Trajectory
@@ -48,6 +48,17 @@ ROTOR_INERTIA = {
     "wrist_2": 1.2e-5,
     "wrist_3": 1.2e-5,
 }
+
+
+def writing_arm(geared: bool = True) -> Robot:
+    """The six_dof_arm of the writing tasks; ``geared``: its gear motors' rotor inertia
+    (:data:`ROTOR_INERTIA`) reflected as armature through the URDF's ratios."""
+    robot = load_urdf(URDF, extensions=False)
+    if geared:
+        for joint, inertia in ROTOR_INERTIA.items():
+            ratio = robot.transmissions[joint].reduction if joint in robot.transmissions else 1.0
+            robot.model.armature[robot.velocity_index(joint)] = inertia * ratio**2
+    return robot
 
 
 def _quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
@@ -167,11 +178,8 @@ def run_writing_task(
         env = ENVIRONMENTS[environment]
     else:
         env = environment
-    robot = load_urdf(URDF, extensions=False)
+    robot = writing_arm()
     model = robot.model
-    for joint, inertia in ROTOR_INERTIA.items():
-        ratio = robot.transmissions[joint].reduction if joint in robot.transmissions else 1.0
-        model.armature[robot.velocity_index(joint)] = inertia * ratio**2
     target = np.array([0.55, -0.1, table_height + height])
     q0 = start_configuration(model, target)
     data = model.createData()
@@ -205,4 +213,178 @@ def run_writing_task(
         "pressure": pressure,
         "frame": FRAME,
     }
+    return traj
+
+
+# -- the force-controlled writing task -------------------------------------------------------
+
+#: The letters "NM" written in one stroke in the table's plane: corners (x, y) [m] relative
+#: to the pen's start point.
+LETTERS = 0.04 * np.array(
+    [
+        [0.0, 0.0],
+        [1.0, 0.0],
+        [0.0, 0.75],
+        [1.0, 0.75],
+        [0.0, 1.125],
+        [1.0, 1.125],
+        [0.5, 1.5],
+        [1.0, 1.875],
+        [0.0, 1.875],
+    ]
+)
+
+
+def letters_target(start: pin.SE3, corners: np.ndarray, t_start: float, pace: float = 2.0):
+    """The pen's target along the strokes: from corner to corner, each segment rest to rest
+    with a quintic time law lasting ``0.15 s + pace · length`` [s/m]; the orientation kept.
+
+    Returns:
+        (target, t_end): ``target(t) -> (pin.SE3, twist (6,), acceleration (6,))`` in world
+        axes, and the time the last stroke ends [s].
+    """
+    points = [start.translation + np.r_[c, 0.0] for c in np.asarray(corners, dtype=float)]
+    times = [t_start]
+    for a, b in zip(points[:-1], points[1:], strict=True):
+        times.append(times[-1] + 0.15 + pace * float(np.linalg.norm(b - a)))
+
+    def target(t: float) -> tuple[pin.SE3, np.ndarray, np.ndarray]:
+        k = int(np.clip(np.searchsorted(times, t) - 1, 0, len(points) - 2))
+        t0, t1 = times[k], times[k + 1]
+        span = t1 - t0
+        s = float(np.clip((t - t0) / span, 0.0, 1.0))
+        shape = s**3 * (10 - 15 * s + 6 * s * s)
+        rate = 30 * s * s * (1 - s) ** 2 / span
+        curve = (60 * s - 180 * s * s + 120 * s**3) / span**2
+        if t <= t0 or t >= t1:
+            rate = curve = 0.0
+        step = points[k + 1] - points[k]
+        pose = pin.SE3(start.rotation, points[k] + shape * step)
+        return pose, np.r_[rate * step, 0.0, 0.0, 0.0], np.r_[curve * step, 0.0, 0.0, 0.0]
+
+    return target, times[-1]
+
+
+def run_force_controlled_writing(
+    environment: str | DynamicEnvironment = "compliant",
+    duration: float = 3.2,
+    *,
+    controller: str = "hybrid",
+    elastic: bool = False,
+    force: float = 10.0,
+    table_height: float = 0.2,
+    height: float = 0.01,
+    t_write: float = 0.6,
+    output_dt: float | None = 1e-3,
+    rtol: float = 1e-10,
+    atol: float = 1e-12,
+    method: str | None = None,
+) -> Trajectory:
+    """The writing task under force control: press with ``force`` on the table while the pen
+    follows the letters :data:`LETTERS`, then rest.
+
+    The pen starts ``height`` above the table at rest. ``controller="hybrid"``
+    (:class:`pinext.control.HybridForceMotionController`, force along the table's normal,
+    motion along the others) pushes with ``force`` in feedforward; ``"impedance"``
+    (:class:`pinext.control.ImpedanceController`) places its target below the surface by
+    the depth that gives ``force`` through the springs in series,
+    ``d = force (1/K_z + 1/k_e [+ 1/k_c])``.
+
+    Args:
+        environment: ``"rigid"``, ``"compliant"`` (model (c)), ``"spring"`` (model (d)) or a
+            :class:`DynamicEnvironment`.
+        duration: Simulated time [s].
+        controller: ``"hybrid"`` or ``"impedance"``.
+        elastic: Drive the joints through DC motors and elastic (harmonic-drive)
+            transmissions (:func:`pinext.drives.harmonic_drives`); the controller then
+            outputs motor voltages.
+        force: The normal force [N].
+        table_height: Height of the table's surface [m].
+        height: Start height of the pen above the table [m].
+        t_write: When the first stroke starts [s].
+        output_dt: Sample period [s].
+        rtol: Relative tolerance.
+        atol: Absolute tolerance.
+        method: The integration method of :func:`pinext.simulate`.
+
+    Returns:
+        The :class:`pinext.Trajectory`; ``meta["task"]`` holds the parameters, the
+        controller's gains, the time the last stroke ends (``t_end``), and
+        ``outputs["contact.force"]`` the normal force.
+    """
+    from ..control import HybridForceMotionController, ImpedanceController
+    from ..drives import harmonic_drives
+
+    if controller not in ("hybrid", "impedance"):
+        raise InvalidParameter(f"unknown controller {controller!r}; valid: 'hybrid', 'impedance'")
+    if isinstance(environment, str):
+        if environment not in ENVIRONMENTS:
+            raise InvalidParameter(
+                f"unknown environment {environment!r}; valid: {', '.join(ENVIRONMENTS)}"
+            )
+        env = ENVIRONMENTS[environment]
+    else:
+        env = environment
+    robot = writing_arm(geared=not elastic)  # elastic drives carry their own rotors
+    model = robot.model
+    q0 = start_configuration(model, np.array([0.55, -0.1, table_height + height]))
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q0)
+    start = data.oMf[model.getFrameId(FRAME)].copy()
+    drives = harmonic_drives(list(model.names)[1:7]) if elastic else {}
+    contact = Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
+    system = System(robot, contacts=[contact], environment=env, drives=drives)
+    surface = start.copy()
+    surface.translation[2] = table_height
+    path, t_end = letters_target(surface, LETTERS, t_write)
+    task: dict = {
+        "name": "force-controlled writing",
+        "controller": controller,
+        "elastic": elastic,
+        "force": force,
+        "table_height": table_height,
+        "t_write": t_write,
+        "t_end": t_end,
+        "frame": FRAME,
+    }
+    if controller == "hybrid":
+        law: HybridForceMotionController | ImpedanceController = HybridForceMotionController(
+            system,
+            FRAME,
+            path,
+            force,
+            constraint_frame=np.diag([1.0, -1.0, -1.0]),  # z into the table
+            bandwidth=40.0,
+            force_damping=200.0,
+        )
+        task.update(bandwidth=40.0, force_damping=200.0)
+    else:
+        stiffness = np.array([3000.0, 3000.0, 3000.0, 100.0, 100.0, 100.0])
+        compliance = 1.0 / stiffness[2]
+        if env is not None:
+            compliance += 1.0 / env.stiffness if env.stiffness else np.inf
+            if env.contact_stiffness is not None:
+                compliance += 1.0 / env.contact_stiffness
+        depth = force * compliance
+
+        def below(t: float) -> tuple[pin.SE3, np.ndarray, np.ndarray]:
+            pose, twist, acceleration = path(t)
+            pose = pose.copy()
+            pose.translation[2] -= depth
+            return pose, twist, acceleration
+
+        law = ImpedanceController(system, FRAME, below, stiffness)
+        task.update(stiffness=stiffness, depth=depth)
+    traj = simulate(
+        system,
+        duration,
+        q0=q0,
+        v0=np.zeros(model.nv),
+        control=law,
+        rtol=rtol,
+        atol=atol,
+        output_dt=output_dt,
+        method=method,
+    )
+    traj.meta["task"] = task
     return traj

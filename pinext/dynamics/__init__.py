@@ -26,8 +26,10 @@ from pinext.dynamics.momentum import (
     momentum_rhs,
     velocity_from_momentum,
 )
+from pinext.dynamics.task_space import TaskSpaceDynamics, task_space_dynamics
 
 __all__ = [
+    "TaskSpaceDynamics",
     "AccelerationConstraint",
     "AccelerationEnergyTerms",
     "GaussResult",
@@ -47,5 +49,6 @@ __all__ = [
     "mass_matrix_derivative",
     "momentum_from_velocity",
     "momentum_rhs",
+    "task_space_dynamics",
     "velocity_from_momentum",
 ]
