@@ -447,6 +447,7 @@ def advance(
     sampled = t_eval.size > 0
     x = st[_T]
     h = st[_H]
+    overflows = 0
     while True:
         if it[_NOUT] >= capacity - 1 or x > t_pause:
             st[_T] = x
@@ -463,10 +464,16 @@ def advance(
         it[_NSTEP] += 1
         err = _step(P, x, y, h, k, y1, y_new, rtol, atol)
         it[_NFEV] += 11
-        if not np.isfinite(err):
-            st[_T] = x
-            st[_H] = h
-            return FAILED_NAN
+        if not np.isfinite(err):  # a trial step that overflowed: rejected, as scipy's
+            overflows += 1  # DOP853 does; a derivative that stays non-finite fails
+            if overflows > 30:
+                st[_T] = x
+                st[_H] = h
+                return FAILED_NAN
+            h = 0.1 * h
+            it[_REJECT] = 1
+            continue
+        overflows = 0
         fac11 = err**EXPO1
         fac = max(1.0 / FAC2, min(1.0 / FAC1, fac11 / SAFE))
         hnew = h / fac
