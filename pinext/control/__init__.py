@@ -3,9 +3,16 @@
 A controller sees what a robot's controller sees: the time, the generalized positions and
 velocities, and ``sensors``, the named states of the System's components (e.g.
 ``sensors["drive:shoulder.motor_angle"]``). It returns the System's inputs (see
-``System.describe()``). Pass it as ``control=`` of :func:`pinext.simulate`.
+``System.describe()``). Pass it as ``control=`` of :func:`pinext.simulate`, which calls it
+every ``control_period`` (default 1 ms) and holds its result in between, as a robot's
+controller does.
+
+Built-in laws: :class:`JointPD` (PD to a reference, optional gravity compensation) and
+:class:`ComputedTorque`, on joint torques or on DC motors behind elastic transmissions.
 """
 
 from .base import Controller, as_state_law
+from .computed_torque import ComputedTorque
+from .joint_pd import JointPD
 
-__all__ = ["Controller", "as_state_law"]
+__all__ = ["ComputedTorque", "Controller", "JointPD", "as_state_law"]
