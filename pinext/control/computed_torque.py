@@ -17,12 +17,13 @@ class ComputedTorque(Controller):
     §8.3; Lynch & Park, §11.4).
 
     Joint torques (a System without drives): Pinocchio's inverse dynamics at the measured
-    state for the commanded acceleration,
+    state for the commanded acceleration, plus the System's joint springs and dampers
+    (``robot.joint_stiffness``, ``robot.joint_damping``),
 
     .. math::
 
         \\tau = \\mathrm{rnea}\\big(q, \\dot q,\\; \\ddot q_r + K_p (q_r \\ominus q)
-        + K_d (\\dot q_r - \\dot q)\\big) = M(q)\\, a_{cmd} + h(q, \\dot q),
+        + K_d (\\dot q_r - \\dot q)\\big) + K (q \\ominus q_0) + D \\dot q,
 
     so that, held continuously, the error obeys :math:`\\ddot e + K_d \\dot e + K_p e = 0`.
     Sampled every T_s (zero-order hold) the law is exact only at the samples: the error stays
@@ -66,6 +67,9 @@ class ComputedTorque(Controller):
         self.reference = JointReference(reference, model.nq, model.nv)
         self.kp = gains("kp", kp, self.actuation.size)
         self.kd = gains("kd", kd, self.actuation.size)
+        self.stiffness, self.damping = system.stiffness, system.damping
+        self.q_rest = system.q_rest
+        self.elastic = bool(self.stiffness.any())
         self.feedforward = (
             None
             if self.actuation.torque
@@ -81,4 +85,7 @@ class ComputedTorque(Controller):
             )
         q_r, v_r, a_r = self.reference(t)
         a_cmd = a_r + self.kp * joint_error(self.model, q, q_r) + self.kd * (v_r - v)
-        return pin.rnea(self.model, self.data, q, v, a_cmd).copy()
+        tau = pin.rnea(self.model, self.data, q, v, a_cmd) + self.damping * v
+        if self.elastic:
+            tau += self.stiffness * pin.difference(self.model, self.q_rest, q)
+        return tau
