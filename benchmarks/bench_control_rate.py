@@ -103,7 +103,7 @@ def main() -> None:
         "segments compiled"
     )
     builtin = px.control.ComputedTorque(
-        system, lambda t: rest_to_rest(np.atleast_1d(t), Q0, DQ, MOVE)[0], kp=KP, kd=KD
+        system, lambda t: rest_to_rest(np.atleast_1d(t), Q0, DQ, MOVE).squeeze(), kp=KP, kd=KD
     )
     run(system, builtin, 1e-3)
     _, wall_builtin = median_run(lambda: run(system, builtin, 1e-3), REPEATS)

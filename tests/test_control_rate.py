@@ -234,3 +234,31 @@ def test_sampled_input_matches_rnea_of_the_sampled_state(tmp_path):
         q, v = xi[:2], xi[2:4]
         a = a_r + 400.0 * (q_r - q) + 40.0 * (v_r - v)
         np.testing.assert_allclose(ui, pin.rnea(model, data, q, v, a), atol=1e-9)
+
+
+def test_an_unstable_held_law_is_explained(tmp_path):
+    """A PD far too stiff for its period: the failure says the law is held and what to do."""
+    robot = pendulum(tmp_path, n=1)
+    law = lambda t, x: -4000.0 * x[:1] - 400.0 * x[1:2]  # noqa: E731  k_d T_s / m ≈ 75
+    with pytest.raises(px.exceptions.IntegrationError, match="control_period=0"):
+        quiet(px.System(robot, joint_limits=False), 3.0, q0=np.array([0.1]), control=law,
+              control_period=1e-2)  # fmt: skip
+
+
+def test_example_control_rate():
+    """examples/control_rate.py: computed torque's error halves with the period; the PD with
+    gravity compensation ends on its goal."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "control_rate.py"
+    spec = importlib.util.spec_from_file_location("control_rate", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        results = example.track((2e-3, 1e-3, 0.0))
+        assert example.hold_pose() < 1e-6
+    assert 1.7 < results[2e-3][0] / results[1e-3][0] < 2.3
+    assert results[0.0][0] < 1e-8

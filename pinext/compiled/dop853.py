@@ -15,6 +15,10 @@ reaction of a held row (a lift-off), or a time ``t − t_b`` (a control breakpoi
 between two accepted steps is located as :mod:`pinext.simulation.dop853` does: Brent's
 method, to 4 ε, on the state that one DOP853 step from the last accepted point gives at the
 trial time.
+
+A run that reaches ``t_end`` lands on it exactly and can be resumed from there with new inputs
+(:func:`resume`: a control sample, :mod:`pinext.compiled.sampled`); the step proposed before
+the last step was cut to land on ``t_end`` is kept for the next one.
 """
 
 from __future__ import annotations

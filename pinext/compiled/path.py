@@ -6,9 +6,11 @@ JOINT_CODES`, its configuration space is Euclidean, the phase is linear
 (:func:`pinext.simulation.linear.identify`) or has no component terms at all, its rows (if
 any) are linear in q and v with constant coefficients (:meth:`Component.compiled_rows`: joints
 on their stops, mimic couplings; several components may give rows), the inputs are a constant or
-a :class:`~pinext.simulation.controls.Schedule`, and every event of the phase has a compiled
-form (:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says
-once per process why (which joint, component or event); a control law written in Python
+a :class:`~pinext.simulation.controls.Schedule` or a law sampled at a control period
+(:class:`~pinext.simulation.sampling.HeldControl`: a constant between samples, see
+:mod:`pinext.compiled.sampled`), and every event of the phase has a compiled form
+(:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says once
+per process why (which joint, component or event); a continuous control law written in Python
 silently takes the Python path, which calls it at every evaluation. ``PINEXT_NO_COMPILED=1``
 forces the Python path.
 
@@ -338,10 +340,12 @@ def solve(
     With a ``sampler`` (:class:`pinext.simulation.sampling.HeldControl`) the kernel's inputs
     are a constant held between the sampler's times: the integrator lands on each sample time
     ``t_k`` (its step cut there, never stepped over), the sampler computes the next input from
-    the state there (one Python call per period), the kernel's input is overwritten in place,
-    and the same compiled run continues (:func:`pinext.compiled.dop853.resume`,
+    the state there (one Python call per period, made from compiled code:
+    :mod:`pinext.compiled.sampled`), the kernel's input is overwritten in place, and the same
+    compiled run continues (:func:`pinext.compiled.dop853.resume`,
     :func:`pinext.compiled.radau.resume`: no restart, no recompilation, the step size kept).
-    Events inside a period end the call as without a sampler.
+    Events inside a period end the call as without a sampler; ``samples`` in the result
+    counts the samples taken.
 
     Args:
         method: ``"DOP853"`` (:mod:`pinext.compiled.dop853`) or ``"Radau"``

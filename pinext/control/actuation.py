@@ -151,7 +151,7 @@ class ElasticFeedforward:
         n = round(FEEDFORWARD_CHUNK / self.step)
         start = np.floor(t / self.step) * self.step
         grid = start + self.step * np.arange(-_MARGIN, n + _MARGIN + 1)
-        q = np.array([self.reference(ti)[0] for ti in grid])
+        q = self.reference.positions(grid)
         system = self.actuation.system
         ff = elastic_drive_feedforward(system.robot, system.drives, grid, q)
         keep = slice(_MARGIN, grid.size - _MARGIN)

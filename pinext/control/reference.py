@@ -99,6 +99,23 @@ class JointReference:
             parts.append((self._velocity(t + h) - self._velocity(t - h)) / (2 * h))
         return parts[0], parts[1], parts[2]
 
+    def positions(self, times: np.ndarray) -> np.ndarray:
+        """The reference configurations at the given times, shape (N, nq) (one vectorised
+        call when a callable reference accepts an array of times and returns (N, nq))."""
+        times = np.asarray(times, dtype=float)
+        if self.kind == "callable":
+            clipped = times if self.span is None else np.clip(times, *self.span)
+            try:
+                value = self.function(clipped)
+            except Exception:  # a scalar-only function: one call per time below
+                value = None
+            if value is not None and not isinstance(value, tuple):
+                array = np.asarray(value, dtype=float)
+                if array.shape == (times.size, self.nq):
+                    return array
+            return np.array([self._positions(t) for t in times])
+        return np.array([self(t)[0] for t in times])
+
     def _part(self, t: float, index: int) -> np.ndarray:
         if self.span is not None:
             t = min(max(t, self.span[0]), self.span[1])

@@ -334,11 +334,11 @@ def simulate(
                     stacklevel=2,
                 )
             if sol.status == -1:
-                _raise_if_non_finite(system, phase, chart, law, sol)
+                _raise_if_non_finite(system, phase, chart, law, sol, _hold_hint(held))
                 t_fail = np.atleast_1d(sol.t)
                 y_fail = np.asarray(sol.y)  # the last state the solver accepted, not the start
                 raise IntegrationError(
-                    f"solver failed ({sol.message})",
+                    f"solver failed ({sol.message}){_hold_hint(held)}",
                     float(t_fail[-1]) if t_fail.size else t,
                     chart.to_public(y_fail[:, -1]) if y_fail.size else x,
                 )
@@ -494,7 +494,9 @@ def _report_vibration(eigenvalues: np.ndarray, t_final: float) -> None:
         )
 
 
-def _raise_if_non_finite(system: System, phase: Phase, chart: Chart, law, sol) -> None:
+def _raise_if_non_finite(
+    system: System, phase: Phase, chart: Chart, law, sol, hint: str = ""
+) -> None:
     """After a solver failure: report a non-finite right-hand side at the last state."""
     t_last = float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else 0.0
     y_last = np.asarray(sol.y)[:, -1] if np.asarray(sol.y).size else None
@@ -505,7 +507,19 @@ def _raise_if_non_finite(system: System, phase: Phase, chart: Chart, law, sol) -
     for t in (t_last, t_last + h, t_last + 10 * h):
         with np.errstate(all="ignore"):
             if not np.all(np.isfinite(rhs(t, y_last))):
-                raise IntegrationError("non-finite acceleration", t, chart.to_public(y_last))
+                raise IntegrationError(f"non-finite acceleration{hint}", t, chart.to_public(y_last))
+
+
+def _hold_hint(held: HeldControl | None) -> str:
+    """What to try when a run with a sampled law fails: a law held too long is unstable."""
+    if held is None:
+        return ""
+    return (
+        f" with the control law sampled every {held.period:g} s and held in between: gains "
+        "too high for that period make the held loop unstable (a PD on a joint of inertia m "
+        "needs k_d T_s / m < 2); shorten control_period, lower the gains, or run the law "
+        "continuously with control_period=0"
+    )
 
 
 def _time_event(t_break: float):
