@@ -32,8 +32,10 @@ def track(periods: tuple[float, ...] = (1e-3, 4e-3, 0.0)) -> dict[float, tuple[f
     results = {}
     for period in periods:
         started = time.perf_counter()
-        traj = px.simulate(system, DURATION, q0=q_start, v0=v_start, control=law,
-                           control_period=period, output_dt=0.005, rtol=1e-9, atol=1e-11)  # fmt: skip
+        traj = px.simulate(
+            system, DURATION, q0=q_start, v0=v_start, control=law, control_period=period,
+            output_dt=0.005, rtol=1e-9, atol=1e-11,
+        )  # fmt: skip
         wall = time.perf_counter() - started
         q_ref = np.array([reference(t)[0] for t in traj.t])
         results[period] = (float(np.abs(traj.q - q_ref).max()), wall)

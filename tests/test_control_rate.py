@@ -150,8 +150,15 @@ def test_compiled_and_python_paths_agree(tmp_path, monkeypatch):
     for flag in ("0", "1"):
         monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
         runs.append(
-            quiet(px.System(robot), 0.5, q0=np.array([0.4, -0.3]), control=pd_law,
-                  control_period=5e-3, output_dt=0.01, **OPTIONS)  # fmt: skip
+            quiet(
+                px.System(robot),
+                0.5,
+                q0=np.array([0.4, -0.3]),
+                control=pd_law,
+                control_period=5e-3,
+                output_dt=0.01,
+                **OPTIONS,
+            )  # fmt: skip
         )
     compiled, python = runs
     assert compiled.meta["stats"]["compiled_segments"] == compiled.meta["stats"]["segments"]

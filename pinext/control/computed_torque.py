@@ -80,9 +80,7 @@ class ComputedTorque(Controller):
         self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
     ) -> np.ndarray:
         if self.feedforward is not None:
-            return self.actuation.motor_feedback(
-                sensors, self.feedforward(t), self.kp, self.kd
-            )
+            return self.actuation.motor_feedback(sensors, self.feedforward(t), self.kp, self.kd)
         q_r, v_r, a_r = self.reference(t)
         a_cmd = a_r + self.kp * joint_error(self.model, q, q_r) + self.kd * (v_r - v)
         tau = pin.rnea(self.model, self.data, q, v, a_cmd) + self.damping * v

@@ -79,6 +79,4 @@ class JointPD(Controller):
             tau_r = pin.computeGeneralizedGravity(self.model, self.data, q_r)
         else:
             tau_r = self._zero
-        return act.motor_feedback(
-            sensors, act.motor_reference(q_r, v_r, tau_r), self.kp, self.kd
-        )
+        return act.motor_feedback(sensors, act.motor_reference(q_r, v_r, tau_r), self.kp, self.kd)

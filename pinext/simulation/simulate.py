@@ -24,8 +24,8 @@ from .arguments import (
 from .chart import Chart, chart_event
 from .component import Component, Event, Phase
 from .recorder import Recorder
-from .sampling import HeldControl
 from .rhs import make_rhs
+from .sampling import HeldControl
 from .stiffness import (
     DOP853_STABILITY_BOUND,
     decaying_fast_modes,
