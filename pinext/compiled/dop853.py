@@ -15,6 +15,10 @@ reaction of a held row (a lift-off), or a time ``t − t_b`` (a control breakpoi
 between two accepted steps is located as :mod:`pinext.simulation.dop853` does: Brent's
 method, to 4 ε, on the state that one DOP853 step from the last accepted point gives at the
 trial time.
+
+A run that reaches ``t_end`` lands on it exactly and can be resumed from there with new inputs
+(:func:`resume`: a control sample, :mod:`pinext.compiled.sampled`); the step proposed before
+the last step was cut to land on ``t_end`` is kept for the next one.
 """
 
 from __future__ import annotations
@@ -71,8 +75,10 @@ DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, 
 )
 #: Length of the integer state ``it``.
 N_INT = 11
-# float state: st[...]
-_T, _H, _FACOLD, _HLAMB, _TROOT = range(5)
+# float state: st[...]; _HFREE: the step proposed before the last one was cut to land on t_end
+_T, _H, _FACOLD, _HLAMB, _TROOT, _HFREE = range(6)
+#: Length of the float state ``st``.
+N_FLOAT = 6
 
 
 @kernel
@@ -161,6 +167,22 @@ def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it):
     it[_NONSTI] = 0
     it[_REJECT] = 0
     it[_NACCPT] = 0
+
+
+@njit(cache=True)
+def resume(P, t, y, hmax, k, st, it, g_last, evs):
+    """Continue a run at (t, y) after its inputs changed (a new control sample held from t):
+    f(t, y) again in k[0] (the FSAL stage belongs to the old inputs), the event functions
+    again (a reaction depends on the inputs); the step size, its controller's memory and the
+    stiffness test's counters are kept, so the run goes on as if it had never stopped."""
+    rhs(P, t, y, k[0])
+    it[_NFEV] += 1
+    st[_T] = t
+    st[_H] = min(st[_H], hmax)
+    it[_REJECT] = 0
+    tmp = np.empty(y.size)
+    for e in range(g_last.size):
+        g_last[e] = _event(P, e, t, y, evs, tmp)
 
 
 @kernel
@@ -459,6 +481,7 @@ def advance(
             return FAILED_SMALL
         last = False
         if x + 1.01 * h - t_end > 0.0:
+            st[_HFREE] = h
             h = t_end - x
             last = True
         it[_NSTEP] += 1
@@ -511,7 +534,7 @@ def advance(
                 h = st[_H]
                 continue
             x_old = x
-            x_new = x + h
+            x_new = t_end if last else x + h  # lands on t_end exactly (a control sample)
             # events between the accepted steps
             crossed = -1
             t_root = np.inf
@@ -571,7 +594,9 @@ def advance(
                 record(x, y, out_t, out_y, it, _NOUT)
             if last:
                 st[_T] = x
-                st[_H] = hnew
+                # the step cut to land on t_end says little about the next one when the cut
+                # was deep (its growth is capped at FAC2): keep the step proposed before it
+                st[_H] = max(hnew, st[_HFREE]) if fac <= 1.0 / FAC2 else hnew
                 return DONE
             if abs(hnew) > hmax:
                 hnew = hmax

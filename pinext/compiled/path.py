@@ -6,9 +6,11 @@ JOINT_CODES`, its configuration space is Euclidean, the phase is linear
 (:func:`pinext.simulation.linear.identify`) or has no component terms at all, its rows (if
 any) are linear in q and v with constant coefficients (:meth:`Component.compiled_rows`: joints
 on their stops, mimic couplings; several components may give rows), the inputs are a constant or
-a :class:`~pinext.simulation.controls.Schedule`, and every event of the phase has a compiled
-form (:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says
-once per process why (which joint, component or event); a control law written in Python
+a :class:`~pinext.simulation.controls.Schedule` or a law sampled at a control period
+(:class:`~pinext.simulation.sampling.HeldControl`: a constant between samples, see
+:mod:`pinext.compiled.sampled`), and every event of the phase has a compiled form
+(:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says once
+per process why (which joint, component or event); a continuous control law written in Python
 silently takes the Python path, which calls it at every evaluation. ``PINEXT_NO_COMPILED=1``
 forces the Python path.
 
@@ -42,6 +44,7 @@ from ..simulation.controls import Schedule
 from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
 from . import radau as _rad
+from . import sampled as _sampled
 from .model import pack
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
 
@@ -327,17 +330,32 @@ def solve(
     progress: Any = None,
     stop_when_stiff: bool = False,
     method: str = "DOP853",
+    sampler: Any = None,
+    to_public: Any = None,
 ) -> SimpleNamespace:
     """Integrate the phase with the compiled DOP853 or Radau IIA (see
     :func:`pinext.simulation.dop853.solve` for the arguments and the result; ``status`` 2
     means stopped by DOP853's stiffness test when ``stop_when_stiff``, the result then ends at
     the last accepted step).
 
+    With a ``sampler`` (:class:`pinext.simulation.sampling.HeldControl`) the kernel's inputs
+    are a constant held between the sampler's times: the integrator lands on each sample time
+    ``t_k`` (its step cut there, never stepped over), the sampler computes the next input from
+    the state there (one Python call per period, made from compiled code:
+    :mod:`pinext.compiled.sampled`), the kernel's input is overwritten in place, and the same
+    compiled run continues (:func:`pinext.compiled.dop853.resume`,
+    :func:`pinext.compiled.radau.resume`: no restart, no recompilation, the step size kept).
+    Events inside a period end the call as without a sampler; ``samples`` in the result
+    counts the samples taken.
+
     Args:
         method: ``"DOP853"`` (:mod:`pinext.compiled.dop853`) or ``"Radau"``
             (:mod:`pinext.compiled.radau`, scipy's Radau with a finite-difference Jacobian;
             ``stop_when_stiff`` does not apply). The other arguments as
             :func:`pinext.simulation.dop853.solve`.
+        sampler: None, or an object with ``next_time(t)`` (the next sample time after t [s])
+            and ``sample(t, x)`` (the input held from t, for the public state x).
+        to_public: The chart's map from the internal to the public state (with a sampler).
     """
     if method not in METHODS:
         raise InvalidParameter(f"unknown compiled method '{method}'; valid: DOP853, Radau")
@@ -364,7 +382,7 @@ def solve(
         )  # fmt: skip
     else:
         k = np.zeros((16, n))
-        st = np.zeros(5)
+        st = np.zeros(_dop.N_FLOAT)
         it = np.zeros(_dop.N_INT, dtype=np.int64)
         it[_dop._NSTIFF] = 1 if stop_when_stiff else _dop.NSTIFF
         i_nout, i_event, i_nfev, i_t, i_troot = (
@@ -386,27 +404,45 @@ def solve(
     g_last = np.array(
         [_dop._event(kernel, e, t0, y, events, scratch) for e in range(n_events)], dtype=float
     )
+    clock = np.array([t1 if sampler is None else min(sampler.next_time(t0), t1), 0.0])
+    if sampler is not None:
+        assert to_public is not None
+
+        def next_input(t: float, y_now: np.ndarray) -> tuple[np.ndarray, float]:
+            return sampler.sample(t, to_public(y_now)), sampler.next_time(t)
+
+        _sampled.callback.function = next_input
     # the notice thread only until the method's kernels have run once in this process
     timer: threading.Timer | None = None
     if method not in _warm:
         timer = threading.Timer(NOTICE_AFTER, _compiling_notice)
         timer.daemon = True
         timer.start()
+    out_t = np.empty(capacity)
+    out_y = np.empty((capacity, n))
     try:
         if radau:
-            _rad.start(kernel, t0, y, t1, hmax, rtol, atol, work[0], work[1], st, it)
+            _rad.start(kernel, t0, y, clock[0], hmax, rtol, atol, work[0], work[1], st, it)
         else:
-            _dop.start(kernel, t0, y, t1, hmax, 0.0, rtol, atol, k, st, it)
+            _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it)
         while True:
-            out_t = np.empty(capacity)
-            out_y = np.empty((capacity, n))
-            it[i_nout] = 0
             pause = progress.n + progress.step if progress is not None else np.inf
-            if radau:
+            if radau and sampler is not None:
+                code = _sampled.radau_sampled(
+                    kernel, y, clock, t1, hmax, rtol, atol, work[0], work[1], work[2],
+                    work[3], work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y,
+                    g_last, events, pause,
+                )  # fmt: skip
+            elif radau:
                 code = _rad.advance(
                     kernel, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
                     work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y, g_last,
                     events, pause,
+                )  # fmt: skip
+            elif sampler is not None:
+                code = _sampled.dop853_sampled(
+                    kernel, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y,
+                    g_last, events, pause, stop_when_stiff,
                 )  # fmt: skip
             else:
                 code = _dop.advance(
@@ -415,10 +451,12 @@ def solve(
                 )  # fmt: skip
             if timer is not None:
                 timer.cancel()
-            _warm.add(method)
+                timer = None
+                _warm.add(method)
             m = int(it[i_nout])
-            ts.append(out_t[:m])
-            ys.append(out_y[:m])
+            ts.append(out_t[:m].copy())
+            ys.append(out_y[:m].copy())
+            it[i_nout] = 0
             if progress is not None and st[i_t] > progress.n:
                 progress.update(min(st[i_t], progress.total) - progress.n)
             if code != _dop.PAUSE:
@@ -426,6 +464,8 @@ def solve(
     finally:
         if timer is not None:
             timer.cancel()
+        if sampler is not None:
+            _sampled.callback.function = None
     t_all = np.concatenate(ts)
     y_all = np.vstack(ys).T if ts else np.empty((n, 0))
     t_events = [np.empty(0) for _ in range(n_events)]
@@ -457,4 +497,5 @@ def solve(
         stiff=False if radau else bool(it[_dop._STIFF]),
         t_stop=float(st[i_t]),
         y_stop=y.copy(),
+        samples=int(clock[1]),
     )

@@ -75,8 +75,10 @@ DONE, EVENT, PAUSE, FAILED_SMALL, FAILED_NAN = 0, 1, 2, -3, -5
 N_INT = 12
 # float state: st[...]: t, the proposed |h|, scipy's h_abs_old and error_norm_old (< 0: None),
 # the event time, the Newton tolerance, and the last accepted step (t_old, h) of the dense output
-_T, _H, _H_OLD, _ERR_OLD, _TROOT, _NEWTON_TOL, _T_OLD, _H_SOL = range(8)
-N_FLOAT = 8
+# the step of the current LU factors, and the step proposed before the last one was cut to land
+# on t_end
+_T, _H, _H_OLD, _ERR_OLD, _TROOT, _NEWTON_TOL, _T_OLD, _H_SOL, _H_LU, _HFREE = range(10)
+N_FLOAT = 10
 
 
 def workspace(n: int) -> tuple:
@@ -392,6 +394,19 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it):
 
 
 @njit(cache=True)
+def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
+    """Continue a run at (t, y) after its inputs changed (a new control sample held from t):
+    f(t, y) again, the event functions again; the step size, the Jacobian, its LU factors and
+    the last collocation polynomial (the Newton guess) are kept."""
+    rhs(Pk, t, y, f)
+    it[_NFEV] += 1
+    st[_T] = t
+    tmp = np.empty(y.size)
+    for e in range(g_last.size):
+        g_last[e] = _event(Pk, e, t, y, evs, tmp)
+
+
+@njit(cache=True)
 def _event(Pk, e, t, y, evs, tmp):
     """Event e at (t, y) (:func:`pinext.compiled.dop853._event`: a REACTION evaluates the
     right-hand side into tmp)."""
@@ -521,6 +536,7 @@ def advance(
         has_lu = it[_HAS_LU] == 1
         rejected = False
         accepted = False
+        cut = False
         n_iter = 0
         rate = -1.0
         error_norm = 0.0
@@ -533,10 +549,14 @@ def advance(
                 return FAILED_SMALL
             h = h_abs
             t_new = t + h
-            if t_new - t_end > 0:
+            cut = t_new - t_end > 0
+            if cut:
+                st[_HFREE] = h_abs
                 t_new = t_end
             h = t_new - t
             h_abs = abs(h)
+            if has_lu and h != st[_H_LU]:  # the factors of another step (a cut one)
+                has_lu = False
             it[_NSTEP] += 1
             for i in range(n):
                 scale[i] = atol + abs(y[i]) * rtol
@@ -544,6 +564,7 @@ def advance(
             while not converged:
                 if not has_lu:
                     _factor(J, h, lu_r, piv_r, lu_c, piv_c)
+                    st[_H_LU] = h
                     it[_NLU] += 2
                     has_lu = True
                 # the guess Z0: the last step's collocation polynomial at t + c h, or zero
@@ -619,6 +640,8 @@ def advance(
         st[_H_OLD] = st[_H]
         st[_ERR_OLD] = error_norm
         st[_H] = h_abs * factor
+        if cut and st[_H] < st[_HFREE]:  # a step cut to land on t_end: keep the one before it
+            st[_H] = st[_HFREE]
         it[_CURRENT_JAC] = 1 if current_jac else 0
         it[_HAS_LU] = 1 if has_lu else 0
         # the dense output of the accepted step: Q = Zᵀ P (stored (3, n))

@@ -9,7 +9,8 @@ runs, names the argument and says what is valid:
 - :func:`as_initial_state`: ``x0`` in the full layout, as ``[q, v]`` (Pinocchio's state) or as
   ``[q, v, component states]``, or ``q0``/``v0``;
 - :func:`checked_control`: the control law called once at the initial state, its signature and
-  the shape of what it returns checked.
+  the shape of what it returns checked;
+- :func:`control_period_of`: the sample period of the control law (None: continuous).
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ from ..control import Controller, as_state_law
 from ..exceptions import InvalidParameter
 from ..robot import massless_joints, massless_message
 from ..validation import describe, real, vector
-from .controls import ControlLaw, as_control
+from .controls import ControlLaw, Schedule, as_control
 
 if TYPE_CHECKING:
     from .system import System
 
 #: Relative tolerance under which two sample times are the same sample.
 _SAME_TIME = 1e-9
+#: Default sample period [s] of a :class:`pinext.control.Controller` (a 1 kHz controller).
+CONTROL_PERIOD = 1e-3
 
 
 #: Largest rtol and atol accepted: beyond them the error control no longer controls anything
@@ -391,3 +394,42 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
         as_array.breakpoints = law.breakpoints  # type: ignore[attr-defined]
         as_array.schedule = law  # type: ignore[attr-defined] # its compiled form
     return as_array
+
+
+def control_period_of(control: Any, control_period: Any) -> float | None:
+    """The sample period of a run's control law [s], or None for a continuous law.
+
+    The rule: a :class:`pinext.control.Controller` (what a robot's controller computes) is
+    sampled every :data:`CONTROL_PERIOD` unless ``control_period`` says otherwise; a function
+    ``u(t, x)`` stays continuous unless a period is given; ``control_period=0`` makes any law
+    continuous (reference runs). A constant or a :class:`Schedule` is a function of time only
+    and takes no period.
+
+    Args:
+        control: The ``control`` argument of :func:`pinext.simulate`.
+        control_period: None (the default of the law's kind), 0 (continuous), or a finite
+            positive period [s].
+
+    Raises:
+        InvalidParameter: A period that is not a finite number >= 0, or a period given with a
+            constant, None or a Schedule.
+    """
+    if control_period is not None:
+        period = _real(
+            "control_period", control_period, "[s]", "None, 0 (continuous) or a positive period"
+        )
+        if not (math.isfinite(period) and period >= 0):
+            raise InvalidParameter(
+                "control_period must be None (the default: 1 ms for a Controller, continuous "
+                f"for u(t, x)), 0 (continuous) or a finite positive period [s], got {period}"
+            )
+        if period > 0 and (not callable(control) or isinstance(control, Schedule)):
+            raise InvalidParameter(
+                f"control_period={period:g} applies to a control law (a Controller or u(t, x)); "
+                f"the control given ({type(control).__name__}) is already a function of time "
+                "only: drop control_period, or sample it with a Schedule of kind 'zoh'"
+            )
+        return period if period > 0 else None
+    if isinstance(control, Controller):
+        return CONTROL_PERIOD
+    return None

@@ -10,15 +10,23 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from tqdm.auto import tqdm
 
+from ..control import Controller, as_state_law
 from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
 from ..robot import Robot
 from ..validation import refuse_long_run, thousands
 from . import dop853
-from .arguments import as_initial_state, check_options, checked_control, output_times
+from .arguments import (
+    as_initial_state,
+    check_options,
+    checked_control,
+    control_period_of,
+    output_times,
+)
 from .chart import Chart, chart_event
 from .component import Component, Event, Phase
 from .recorder import Recorder
 from .rhs import make_rhs
+from .sampling import HeldControl
 from .stiffness import (
     DOP853_STABILITY_BOUND,
     decaying_fast_modes,
@@ -81,6 +89,7 @@ def simulate(
     max_events: int = 10_000,
     dt: float | None = None,
     force: bool = False,
+    control_period: float | None = None,
 ) -> Trajectory:
     """Simulate a System from t = 0 to ``t_final``, phase by phase.
 
@@ -106,7 +115,8 @@ def simulate(
             ``q0``, ``v0``.
         q0: Initial configuration (default: neutral).
         v0: Initial velocity (default: zero).
-        control: Inputs: None (zero), a constant vector, a :class:`Schedule`, or a function
+        control: Inputs: None (zero), a constant vector, a :class:`Schedule`, a
+            :class:`pinext.control.Controller` ``law(t, q, v, sensors)``, or a function
             ``u(t, x)``. Joint torques [N.m] for a robot without drives, else the drives'
             inputs (voltages [V], ...).
         method: A solve_ivp method among :data:`METHODS`, or ``"momentum"`` for the Celentano
@@ -115,7 +125,10 @@ def simulate(
             more than :data:`STIFF_STEPS` steps (:func:`pinext.simulation.stiffness.
             dop853_steps`), or its fast modes all die out early in the run and ``rtol`` is at
             least :data:`RADAU_RTOL` (:func:`pinext.simulation.stiffness.
-            decaying_fast_modes`): then ``"Radau"``, announced by a warning. For stiff damped models
+            decaying_fast_modes`): then ``"Radau"``, announced by a warning. With a sampled
+            control law whose period is within DOP853's stability limit (``T_s ρ`` below
+            :data:`pinext.simulation.stiffness.DOP853_STABILITY_BOUND`), DOP853: the
+            period bounds the steps anyway. For stiff damped models
             (finely split flexible links with ``damping_ratio``, very stiff transmissions)
             Radau gets, in linear phases, the analytic Jacobian (Pinocchio's
             ``computeABADerivatives``; in compiled phases forward differences) and its steps
@@ -140,13 +153,24 @@ def simulate(
             :data:`pinext.validation.LONG_RUN` (a lasting vibration that forces tens of
             millions of steps, a time step far too small): without it such a run is refused at
             the start, with the estimate and what shortens it.
+        control_period: Sample period ``T_s`` [s] of the control law: the law is called at
+            ``t_k = k T_s`` and its result held until ``t_{k+1}`` (zero-order hold, as a real
+            controller and MuJoCo's ``ctrl``), and the dynamics between samples run on the
+            compiled path when the phase compiles. None (default): a
+            :class:`pinext.control.Controller` is sampled every
+            :data:`pinext.simulation.arguments.CONTROL_PERIOD` (1 ms); a function ``u(t, x)``
+            stays continuous (called at every evaluation of the right-hand side, on the
+            Python path). ``0``: continuous for any law (reference runs of a Controller).
+            A constant or a :class:`Schedule` is already a function of time only: a
+            ``control_period`` with one is an error.
 
     Returns:
         The :class:`Trajectory`. ``meta["stats"]`` holds ``nfev``, ``wall_time``, ``method``
         (the one that finished the run), ``switched_to_radau_at`` (the time DOP853's stiffness
         test handed over, or None), ``spectral_radius`` (ρ of the linearised system at the
         start [1/s], when the default or DOP853 read it), ``segments`` and
-        ``compiled_segments`` (how many ran on the compiled path).
+        ``compiled_segments`` (how many ran on the compiled path), ``control_period``
+        (None when continuous) and ``control_samples`` (calls of a sampled law).
 
     Raises:
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
@@ -154,6 +178,16 @@ def simulate(
     if method == "timestepping":
         from ..contact.timestepping import simulate_timestepping
 
+        period = control_period_of(control, control_period)
+        if period is not None:  # sampled at the first step of each period
+            if isinstance(control, Controller):
+                if isinstance(system_or_robot, System):
+                    layout = system_or_robot.layout
+                else:  # time stepping integrates no component states: q and v are the state
+                    nq, nv = system_or_robot.model.nq, system_or_robot.model.nv
+                    layout = {"q": slice(0, nq), "v": slice(nq, nq + nv)}
+                control = as_state_law(control, layout)
+            control = HeldControl(control, period, None, lazy=True)
         return simulate_timestepping(
             system_or_robot,
             t_final,
@@ -185,14 +219,19 @@ def simulate(
     x = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
-    law = checked_control(control, system, x)
+    period = control_period_of(control, control_period)
+    law: Any = checked_control(control, system, x)
+    if period is not None:
+        law = HeldControl(law, period, system.n_inputs)
     rho = None
     if method == "DOP853" and not momentum:
         eigenvalues = spectrum(system, x)
         rho = float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
         _report_vibration(eigenvalues, t_final, force)
         steps = t_final * rho / DOP853_STABILITY_BOUND
-        if steps > STIFF_STEPS:
+        if period is not None and steps <= t_final / period:
+            pass  # a sampled law cuts the steps at its period, within DOP853's stability
+        elif steps > STIFF_STEPS:
             advice = (
                 f"the run is stiff from the start: DOP853's stability needs at least "
                 f"{steps:.2g} steps for {t_final:g} s"
@@ -221,6 +260,9 @@ def simulate(
 
     t = 0.0
     x = system.impose(t, x)
+    held = law if isinstance(law, HeldControl) else None
+    if held is not None:
+        held.update(t, x)  # the sample at t = 0 with the imposed state
     phase = system.initial_phase(t, x, law)
     record = Recorder(system)
     bar = tqdm(
@@ -243,6 +285,8 @@ def simulate(
     started = time.perf_counter()
     try:
         while True:
+            if held is not None:
+                held.update(t, x)  # a segment that starts at a sample time samples there
             chart = Chart(system, x, momentum)
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
@@ -250,6 +294,8 @@ def simulate(
             if not system.euclidean:
                 functions.append(chart_event(chart))
             upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
+            if held is not None and held.next_time(t) < t_final - 1e-12:
+                upcoming = np.array([held.next_time(t)])  # the next sample of the law
             if upcoming.size:
                 functions.append(_time_event(float(upcoming[0])))
             if output_dt is not None:
@@ -300,11 +346,11 @@ def simulate(
                     stacklevel=2,
                 )
             if sol.status == -1:
-                _raise_if_non_finite(system, phase, chart, law, sol)
+                _raise_if_non_finite(system, phase, chart, law, sol, _hold_hint(held))
                 t_fail = np.atleast_1d(sol.t)
                 y_fail = np.asarray(sol.y)  # the last state the solver accepted, not the start
                 raise IntegrationError(
-                    f"solver failed ({sol.message})",
+                    f"solver failed ({sol.message}){_hold_hint(held)}",
                     float(t_fail[-1]) if t_fail.size else t,
                     chart.to_public(y_fail[:, -1]) if y_fail.size else x,
                 )
@@ -363,7 +409,7 @@ def simulate(
         bar.update(max(bar.total - bar.n, 0) if t >= t_final else 0)
         bar.close()
     wall = time.perf_counter() - started
-    traj = record.trajectory(law)
+    traj = record.trajectory(law if held is None else held.applied())
     for comp in system.components:
         comp.report(traj)
     traj.meta["stats"] = {
@@ -374,6 +420,8 @@ def simulate(
         "spectral_radius": rho,
         "segments": segments,
         "compiled_segments": compiled_segments,
+        "control_period": period,
+        "control_samples": 0 if held is None else held.samples,
     }
     return traj
 
@@ -406,10 +454,13 @@ def _segment(
     kernel = forms = None
     if method in compiled.METHODS:  # DOP853 (or Celentano's form), Radau
         kernel = compiled.phase_kernel(system, phase, chart, law)
+    sampler = law if isinstance(law, HeldControl) else None
     if kernel is not None:  # a Reaction's row is its owner's: offset by the rows before it
         offsets = compiled.path.row_offsets(system, phase)
-        forms = compiled.compiled_events(
-            [e for _, e in owned], breakpoint, [offsets.get(c.name, 0) for c, _ in owned]
+        forms = compiled.compiled_events(  # a sampled law's samples: inside compiled.solve
+            [e for _, e in owned],
+            None if sampler is not None else breakpoint,
+            [offsets.get(c.name, 0) for c, _ in owned],
         )
     if kernel is not None and forms is not None:
         return compiled.solve(
@@ -424,6 +475,8 @@ def _segment(
             progress=bar,
             stop_when_stiff=switch,
             method=method,
+            sampler=sampler,
+            to_public=chart.to_public,
         ), True
     implicit = method in IMPLICIT
     rhs = make_rhs(system, phase, chart, law, bar, implicit)
@@ -465,7 +518,9 @@ def _report_vibration(eigenvalues: np.ndarray, t_final: float, force: bool = Fal
         )
 
 
-def _raise_if_non_finite(system: System, phase: Phase, chart: Chart, law, sol) -> None:
+def _raise_if_non_finite(
+    system: System, phase: Phase, chart: Chart, law, sol, hint: str = ""
+) -> None:
     """After a solver failure: report a non-finite right-hand side at the last state."""
     t_last = float(np.atleast_1d(sol.t)[-1]) if len(np.atleast_1d(sol.t)) else 0.0
     y_last = np.asarray(sol.y)[:, -1] if np.asarray(sol.y).size else None
@@ -476,7 +531,19 @@ def _raise_if_non_finite(system: System, phase: Phase, chart: Chart, law, sol) -
     for t in (t_last, t_last + h, t_last + 10 * h):
         with np.errstate(all="ignore"):
             if not np.all(np.isfinite(rhs(t, y_last))):
-                raise IntegrationError("non-finite acceleration", t, chart.to_public(y_last))
+                raise IntegrationError(f"non-finite acceleration{hint}", t, chart.to_public(y_last))
+
+
+def _hold_hint(held: HeldControl | None) -> str:
+    """What to try when a run with a sampled law fails: a law held too long is unstable."""
+    if held is None:
+        return ""
+    return (
+        f" with the control law sampled every {held.period:g} s and held in between: gains "
+        "too high for that period make the held loop unstable (a PD on a joint of inertia m "
+        "needs k_d T_s / m < 2); shorten control_period, lower the gains, or run the law "
+        "continuously with control_period=0"
+    )
 
 
 def _time_event(t_break: float):

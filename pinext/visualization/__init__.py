@@ -21,7 +21,7 @@ try:
     import meshcat  # noqa: F401
 except ImportError as _err:  # pragma: no cover - meshcat is a declared dependency
     raise ImportError(
-        "pinext.visualization needs meshcat: pip install meshcat (a dependency of pinext: reinstall pinext)"
+        "pinext.visualization needs meshcat, a dependency of pinext: pip install meshcat"
     ) from _err
 
 from .geometry import skeleton_geometry

@@ -1,0 +1,85 @@
+"""Sampled control inside the compiled integrators: one Python call per control period.
+
+A control law written in Python and held between samples (:class:`pinext.simulation.sampling.
+HeldControl`) is a constant for the compiled right-hand side between two sample times. The
+loops here keep the integration in compiled code across the samples: each lands on the next
+sample time (the step is cut there, never stepped over), asks Python for the next input
+through Numba's object mode (one call: the law and the next sample time), writes it into the
+kernel's input in place and resumes the same run (:func:`pinext.compiled.dop853.resume`,
+:func:`pinext.compiled.radau.resume`: the step size and the integrator's memory are kept). A
+call from Python into a compiled function unboxes the whole phase kernel (about 25 µs for the
+Panda's); a call from compiled code into Python costs a few microseconds.
+
+The Python side is installed per thread by :func:`pinext.compiled.path.solve`
+(:data:`callback`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from numba import njit, objmode
+
+from . import dop853 as _dop
+from . import radau as _rad
+
+#: ``callback.function(t, y) -> (u, t_next)``: the input held from t for the internal state y,
+#: and the next sample time [s]; set by :func:`pinext.compiled.path.solve` for its thread.
+callback = threading.local()
+
+
+def _sample(t: float, y: np.ndarray) -> tuple[np.ndarray, float]:
+    u, t_next = callback.function(t, y)
+    return np.ascontiguousarray(u, dtype=np.float64), float(t_next)
+
+
+@njit(cache=True)
+def _next_input(t, y):
+    """The Python callback from compiled code: (u, t_next)."""
+    with objmode(u="float64[::1]", t_next="float64"):
+        u, t_next = _sample(t, y.copy())
+    return u, t_next
+
+
+@njit(cache=True)
+def dop853_sampled(
+    P, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs, t_pause,
+    stop_when_stiff,
+):  # fmt: skip
+    """:func:`pinext.compiled.dop853.advance` across control samples: ``clock`` holds
+    [the next sample time (or t1), the number of samples taken]. Returns advance's code when
+    it is not a sample time reached before t1 (an event, a pause, the end, a failure)."""
+    while True:
+        code = _dop.advance(
+            P, y, clock[0], hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs,
+            t_pause, stop_when_stiff,
+        )  # fmt: skip
+        if code != _dop.DONE or clock[0] >= t1:
+            return code
+        u, t_next = _next_input(clock[0], y)
+        P.u_values[0, :] = u
+        clock[1] += 1.0
+        _dop.resume(P, clock[0], y, hmax, k, st, it, g_last, evs)
+        clock[0] = min(t_next, t1)
+
+
+@njit(cache=True)
+def radau_sampled(
+    P, y, clock, t1, hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st, it,
+    t_eval, out_t, out_y, g_last, evs, t_pause,
+):  # fmt: skip
+    """:func:`pinext.compiled.radau.advance` across control samples (see
+    :func:`dop853_sampled`)."""
+    while True:
+        code = _rad.advance(
+            P, y, clock[0], hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st,
+            it, t_eval, out_t, out_y, g_last, evs, t_pause,
+        )  # fmt: skip
+        if code != _rad.DONE or clock[0] >= t1:
+            return code
+        u, t_next = _next_input(clock[0], y)
+        P.u_values[0, :] = u
+        clock[1] += 1.0
+        _rad.resume(P, clock[0], y, hmax, f, st, it, g_last, evs)
+        clock[0] = min(t_next, t1)

@@ -1,0 +1,82 @@
+"""JointPD: proportional-derivative control to a joint reference, with optional gravity
+compensation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from .base import Controller
+from .drive_reference import DriveReference, as_system, joint_error
+from .reference import JointReference, gains
+
+
+class JointPD(Controller):
+    """PD control to a joint reference (a constant, a :class:`pinext.Schedule` or a spline).
+
+    Joint torques (a System without drives):
+
+    .. math::
+
+        \\tau = K_p (q_r \\ominus q) + K_d (\\dot q_r - \\dot q) \\;[+\\, g(q)],
+
+    with the gravity torque :math:`g(q)` of Pinocchio's ``computeGeneralizedGravity`` when
+    ``gravity_compensation`` (Takegaki & Arimoto 1981: the reference, at rest, is then
+    asymptotically stable for any positive gains). Without it a pendulum settles where
+    :math:`K_p (q_r - q) = g(q)`.
+
+    DC motors behind elastic transmissions: the same law on the motor side (Tomei 1991), in
+    volts; the motor reference holds the spring deflected by the gravity torque at the
+    reference :math:`g(q_r)` when ``gravity_compensation`` (:class:`~pinext.control.actuation.
+    DriveReference`): :math:`\\theta_r = N (q_r + g(q_r)/c)`,
+    :math:`u = u_r + K_p (\\theta_r - \\theta) + K_d (N \\dot q_r - \\dot\\theta)`.
+
+    Args:
+        system: The :class:`pinext.System` (or Robot) it drives.
+        reference: See :class:`pinext.control.reference.JointReference`.
+        kp: Proportional gain(s): [N.m/rad] (or [N/m]) on the joints, [V/rad] on the motors;
+            a scalar or one per input.
+        kd: Derivative gain(s): [N.m.s/rad] on the joints, [V.s/rad] on the motors.
+        gravity_compensation: Add the gravity torque (see above).
+
+    Raises:
+        InvalidParameter: Negative or mis-sized gains, a reference of the wrong size, drives
+            other than DC motors behind elastic transmissions.
+    """
+
+    def __init__(
+        self,
+        system: Any,
+        reference: Any,
+        kp: Any,
+        kd: Any,
+        *,
+        gravity_compensation: bool = False,
+    ) -> None:
+        system = as_system(system)
+        self.actuation = DriveReference(system)
+        model = system.model
+        self.model, self.data = model, model.createData()
+        self.reference = JointReference(reference, model.nq, model.nv)
+        self.kp = gains("kp", kp, self.actuation.size)
+        self.kd = gains("kd", kd, self.actuation.size)
+        self.gravity_compensation = bool(gravity_compensation)
+        self._zero = np.zeros(model.nv)
+
+    def __call__(
+        self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
+    ) -> np.ndarray:
+        q_r, v_r, _ = self.reference(t)
+        act = self.actuation
+        if act.torque:
+            tau = self.kp * joint_error(self.model, q, q_r) + self.kd * (v_r - v)
+            if self.gravity_compensation:
+                tau = tau + pin.computeGeneralizedGravity(self.model, self.data, q)
+            return tau
+        if self.gravity_compensation:
+            tau_r = pin.computeGeneralizedGravity(self.model, self.data, q_r)
+        else:
+            tau_r = self._zero
+        return act.motor_feedback(sensors, act.motor_reference(q_r, v_r, tau_r), self.kp, self.kd)

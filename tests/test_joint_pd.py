@@ -1,0 +1,112 @@
+"""JointPD against closed forms: the steady state of a pendulum under PD, the reference held
+exactly with gravity compensation (rigid joints and elastic drives)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.optimize import brentq
+
+import pinext as px
+from pinext.control.reference import JointReference
+from pinext.exceptions import InvalidParameter
+from pinext.simulation.controls import Schedule
+
+from .conftest import pendulum_urdf
+from .test_compiled_path import stiff_drives
+
+OPTIONS = dict(rtol=1e-10, atol=1e-12)
+
+
+def pendulum(tmp_path, n=1, damping=0.0):
+    path = tmp_path / "pendulum.urdf"
+    path.write_text(pendulum_urdf(n, damping=damping))
+    return px.load_urdf(path)
+
+
+def quiet(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return px.simulate(*args, **kwargs)
+
+
+def test_pendulum_steady_state_balances_gravity(tmp_path):
+    """One link (m = 1 kg, centre of mass l = 0.2 m from the joint) under PD without gravity
+    compensation settles where k_p (θ_r − θ) = m g l sin θ."""
+    robot = pendulum(tmp_path)
+    kp, theta_r = 8.0, 0.9
+    law = px.control.JointPD(robot, [theta_r], kp=kp, kd=1.0)
+    traj = quiet(robot, 2.5, q0=np.array([0.0]), control=law, **OPTIONS)
+    m, g, lever = 1.0, 9.81, 0.2
+    expected = brentq(lambda th: kp * (theta_r - th) - m * g * lever * np.sin(th), 0.0, theta_r)
+    assert traj.meta["stats"]["control_period"] == 1e-3
+    assert traj.q[-1, 0] == pytest.approx(expected, abs=1e-6)
+    assert abs(traj.v[-1, 0]) < 1e-5
+
+
+def test_gravity_compensation_holds_the_reference(tmp_path):
+    """Two links, PD + g(q) (Takegaki & Arimoto 1981): the reference is the rest state."""
+    robot = pendulum(tmp_path, n=2)
+    q_r = np.array([0.7, -0.5])
+    law = px.control.JointPD(robot, q_r, kp=[60.0, 40.0], kd=[6.0, 4.0],
+                             gravity_compensation=True)  # fmt: skip
+    traj = quiet(robot, 3.0, q0=np.zeros(2), control=law, control_period=5e-3, **OPTIONS)
+    assert np.abs(traj.q[-1] - q_r).max() < 1e-6
+
+
+def test_elastic_drives_hold_the_reference(tmp_path):
+    """Motor-side PD with the springs preloaded by g(q_r) (Tomei 1991): at rest the links are
+    at the reference and each spring carries its joint's gravity torque,
+    c (θ / N − q) = g(q)."""
+    robot = pendulum(tmp_path, n=2, damping=0.1)
+    system = stiff_drives(robot, ("j0", "j1"), stiffness=2e3, damping=2.0, resistance=1.0)
+    q_r = np.array([0.6, -0.4])
+    law = px.control.JointPD(system, q_r, kp=2.0, kd=0.02, gravity_compensation=True)
+    traj = quiet(system, 4.0, x0=system.initial_state(np.zeros(2)), control=law,
+                 rtol=1e-9, atol=1e-11)  # fmt: skip
+    assert np.abs(traj.q[-1] - q_r).max() < 1e-6
+    theta = traj.x[-1, system.layout["drives.motor_angle"]]
+    gravity = pin.computeGeneralizedGravity(robot.model, robot.model.createData(), traj.q[-1])
+    np.testing.assert_allclose(2e3 * (theta / 50.0 - traj.q[-1]), gravity, rtol=1e-5, atol=1e-7)
+
+
+def test_schedule_reference_gives_its_slope_as_velocity():
+    schedule = Schedule([0.0, 1.0, 3.0], [[0.0, 1.0], [2.0, 1.0], [2.0, 3.0]])
+    ref = JointReference(schedule, 2, 2)
+    q, v, a = ref(0.5)
+    np.testing.assert_allclose(q, [1.0, 1.0])
+    np.testing.assert_allclose(v, [2.0, 0.0])
+    np.testing.assert_allclose(ref(2.0)[1], [0.0, 1.0])
+    np.testing.assert_allclose(a, 0.0)
+
+
+def test_function_reference_differentiated_when_it_gives_positions_only():
+    ref = JointReference(lambda t: np.array([np.sin(2 * t)]), 1, 1)
+    q, v, a = ref(0.3)
+    assert v[0] == pytest.approx(2 * np.cos(0.6), abs=1e-7)
+    assert a[0] == pytest.approx(-4 * np.sin(0.6), abs=1e-5)
+
+
+def test_bad_arguments(tmp_path):
+    robot = pendulum(tmp_path, n=2)
+    with pytest.raises(InvalidParameter, match="kp"):
+        px.control.JointPD(robot, np.zeros(2), kp=-1.0, kd=1.0)
+    with pytest.raises(InvalidParameter, match="reference"):
+        px.control.JointPD(robot, np.zeros(3), kp=1.0, kd=1.0)
+    with pytest.raises(InvalidParameter, match="kd"):
+        px.control.JointPD(robot, np.zeros(2), kp=1.0, kd=[1.0, 2.0, 3.0])
+
+
+def test_positions_of_a_vectorised_and_of_a_scalar_reference_agree():
+    grid = np.linspace(0.0, 1.0, 7)
+
+    def scalar_only(t):
+        return np.array([float(t) ** 2, np.sin(float(t))])
+
+    vectorised = JointReference(lambda t: np.stack([t**2, np.sin(t)], axis=-1), 2, 2)
+    expected = np.array([scalar_only(t) for t in grid])
+    np.testing.assert_allclose(vectorised.positions(grid), expected, atol=1e-15)
+    np.testing.assert_allclose(JointReference(scalar_only, 2, 2).positions(grid), expected)
