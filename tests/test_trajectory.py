@@ -64,3 +64,18 @@ def test_dataframe_without_pandas_says_what_to_install(run, monkeypatch):
 def test_saved_and_loaded_trajectory_keeps_its_columns(run, tmp_path):
     loaded = px.Trajectory.load(run.save(tmp_path / "run.npz"))
     assert list(loaded.columns()) == list(run.columns())
+
+
+def test_energy_balance_of_a_body_falling_from_rest_is_relative_to_the_exchange():
+    """A free body falling from rest at z = 0 keeps E = T + V = 0: the residual is measured
+    against the energy its terms exchange, m g² t²/2, not against |E| (rounding; the audit
+    read 1.0 relative)."""
+    import pinocchio as pin
+
+    model = pin.Model()
+    joint = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
+    model.appendBodyToJoint(joint, pin.Inertia.FromBox(2.0, 0.1, 0.2, 0.3), pin.SE3.Identity())
+    traj = px.simulate(px.Robot.from_model(model), 1.0)
+    balance = traj.energy_balance()
+    assert balance.exchanged == pytest.approx(2.0 * 9.81**2 / 2, rel=1e-9)
+    assert balance.max_relative() < 1e-10

@@ -65,12 +65,18 @@ class EnergyBalance(NamedTuple):
     #: gyroscopic forces (time stepping), of either sign.
     explicit_error: np.ndarray
     residual: np.ndarray
+    #: The largest swing of one stored-energy term (kinetic, gravity, elastic, ...) over the
+    #: run [J]: the energy exchanged, which a conserved total (a body falling from rest, at
+    #: E = 0 throughout) does not show.
+    exchanged: float = 0.0
 
     def scale(self) -> float:
-        """The energy scale that residuals are relative to [J]."""
+        """The energy scale that residuals are relative to [J]: the largest of the stored
+        energy, the energy exchanged between its terms, the work and the losses."""
         return float(
             max(
                 np.abs(self.energy).max(),
+                self.exchanged,
                 np.abs(self.input_work).max(),
                 np.abs(self.dissipated).max(),
                 np.abs(self.jump_losses).max(),
@@ -435,7 +441,9 @@ class Trajectory:
         The scheme terms are read from the outputs ``audit.numerical_dissipation`` and
         ``audit.explicit_error`` (cumulative [J], written by time stepping; zero when absent).
         """
-        energy = self.energy()
+        terms = self.energy_terms()
+        energy = np.sum(list(terms.values()), axis=0)
+        exchanged = max((float(np.ptp(term)) for term in terms.values()), default=0.0)
         work = self.state("input_work")[:, 0]
         dissipated = self.state("dissipated_energy")[:, 0]
         numerical = np.zeros_like(energy)
@@ -453,7 +461,9 @@ class Trajectory:
             first = same[1] if same.size > 1 else (after[0] if after.size else len(energy))
             jumps[first:] += loss
         residual = energy - energy[0] - work + dissipated + jumps + numerical - explicit
-        return EnergyBalance(self.t, energy, work, dissipated, jumps, numerical, explicit, residual)
+        return EnergyBalance(
+            self.t, energy, work, dissipated, jumps, numerical, explicit, residual, exchanged
+        )
 
     def constraint_residual(self, component: str | None = None) -> np.ndarray:
         """Largest constraint residual at each sample, shape (N,): |s^c| of the closed
