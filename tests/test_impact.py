@@ -135,3 +135,14 @@ def test_lift_off_when_the_force_would_pull():
     assert names == ["lift-off:ball"]
     assert traj.events[0].t == pytest.approx(G / 20.0, abs=1e-10)
     assert traj.phases[-1].name == "free" and traj.q[-1, 0] > 0
+
+
+def test_a_bounce_cascade_is_named_by_its_events_not_blamed_on_joint_limits():
+    """Past max_events, the error names the bouncing contact and the remedies of a bounce
+    (rest_velocity, restitution), not the joint limits the ball does not have."""
+    system = px.System(ball(), contacts=[Contact(plane("ball"), restitution=0.99)])
+    with pytest.raises(px.exceptions.IntegrationError) as caught:
+        px.simulate(system, 5.0, q0=np.array([1.0]), v0=np.zeros(1), max_events=5)
+    message = str(caught.value)
+    assert "max_events = 5" in message and "contact" in message
+    assert "restitution" in message and "joint_limits" not in message

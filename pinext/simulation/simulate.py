@@ -394,14 +394,7 @@ def simulate(
             name = info.pop("name", event.name)  # an action may name what it handled
             record.events.append(EventRecord(t, name, info))
             if len(record.events) > max_events or stalled > 50:
-                recent = sorted({e.name for e in record.events[-20:]})
-                raise IntegrationError(
-                    f"{len(record.events)} events, {stalled} of them without time advancing "
-                    f"(a Zeno cascade of {', '.join(recent)}: e.g. joints on their limits that "
-                    "the other rows push through; try joint_limits=False or a consistent start)",
-                    t,
-                    x,
-                )
+                raise IntegrationError(_cascade(record.events, stalled, max_events), t, x)
             if t >= t_final:  # an event exactly at the end: keep the state after its map
                 record.point(t, x, phase)
                 break
@@ -424,6 +417,26 @@ def simulate(
         "control_samples": 0 if held is None else held.samples,
     }
     return traj
+
+
+def _cascade(events: list[EventRecord], stalled: int, max_events: int) -> str:
+    """What an event cascade is, named by its events, and what ends it."""
+    recent = sorted({e.name for e in events[-20:]})
+    if stalled > 50:
+        what = f"{stalled} events without time advancing (a Zeno cascade of {', '.join(recent)})"
+    else:
+        what = f"more than max_events = {max_events} events (the last of {', '.join(recent)})"
+    if all(name.startswith("limit") for name in recent):
+        advice = (
+            "joints on their limits that the other rows push through; start from a consistent "
+            "state, or leave the limits out with joint_limits=False"
+        )
+    else:
+        advice = (
+            "a bounce that never dies out (raise the contact's rest_velocity or lower its "
+            "restitution) or rows that push each other through; or raise max_events"
+        )
+    return f"{what}: {advice}"
 
 
 def _segment(
