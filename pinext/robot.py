@@ -177,13 +177,54 @@ def _package_dirs(path: Path, given: Sequence[str] | str | None) -> list[str]:
     return dirs
 
 
+#: URDF elements whose attributes are numbers: element tag -> attributes.
+_NUMERIC = {
+    "dynamics": ("friction", "damping"),
+    "limit": ("lower", "upper", "effort", "velocity"),
+    "mass": ("value",),
+    "inertia": ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"),
+    "origin": ("xyz", "rpy"),
+    "axis": ("xyz",),
+}
+
+
+def _diagnose(path: Path) -> str | None:
+    """The first numeric attribute of the URDF that is not finite numbers (urdfdom only says
+    "not a valid URDF model"), named with its joint or link; None when all are."""
+    import math
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as err:
+        return f"not well-formed XML: {err}"
+    for owner in root:
+        if owner.tag not in ("joint", "link"):
+            continue
+        for element in owner.iter():
+            for attribute in _NUMERIC.get(element.tag, ()):
+                text = element.get(attribute)
+                if text is None:
+                    continue
+                try:
+                    values = [float(v) for v in text.split()]
+                except ValueError:
+                    values = [math.nan]
+                if not values or not all(math.isfinite(v) for v in values):
+                    return (
+                        f"{owner.tag} '{owner.get('name')}': <{element.tag} {attribute}="
+                        f'"{text}"> must be finite numbers'
+                    )
+    return None
+
+
 def _build_models(path: Path, package_dirs: list[str], root_joint: Any):
     """Pinocchio's URDF parser and geometry loaders, errors re-raised as pinext errors."""
     args = (root_joint,) if root_joint is not None else ()
     try:
         model = pin.buildModelFromUrdf(str(path), *args)
     except (RuntimeError, ValueError) as err:
-        raise FileFormatError(str(path), "URDF", str(err)) from None
+        raise FileFormatError(str(path), "URDF", _diagnose(path) or str(err)) from None
     geometry = []
     for kind in (pin.GeometryType.VISUAL, pin.GeometryType.COLLISION):
         try:

@@ -73,3 +73,16 @@ def test_negative_mass_and_bad_inertia_are_rejected(tmp_path):
     path.write_text(pendulum_urdf(n=1).replace('ixx="', 'ixx="-5'))
     with pytest.raises(px.exceptions.InvalidParameter, match="positive semi-definite"):
         px.load_urdf(path)
+
+
+def test_a_non_finite_number_in_the_urdf_is_named(tmp_path):
+    """urdfdom only says "not a valid URDF model": the error names the joint, the element
+    and the attribute."""
+    from pinext.robots import robot_path
+
+    text = robot_path("six_dof_arm").read_text()
+    broken = text.replace('type="revolute">', 'type="revolute"><dynamics friction="nan"/>', 1)
+    path = tmp_path / "broken.urdf"
+    path.write_text(broken)
+    with pytest.raises(px.exceptions.FileFormatError, match='<dynamics friction="nan">'):
+        px.load_urdf(path)
