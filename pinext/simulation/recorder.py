@@ -71,7 +71,9 @@ class Recorder:
         if not np.all(np.isfinite(seg_x)):
             bad = int(np.argmax(~np.all(np.isfinite(seg_x), axis=1)))
             raise IntegrationError("non-finite state", seg_t[bad], seg_x[max(bad - 1, 0)])
-        if fired is None:
+        if fired is None and not seg_t.size:  # stopped where it started (a restart at once)
+            t_end, x_end = t, x.copy()
+        elif fired is None:
             t_end, x_end = float(seg_t[-1]), seg_x[-1].copy()
         else:
             x_end = impose(t_end, chart.to_public(y_end)).copy()
