@@ -7,18 +7,10 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .base import Controller
-from .drive_reference import (
-    FEEDFORWARD_STEP,
-    DriveReference,
-    ElasticFeedforward,
-    as_system,
-    joint_error,
-)
-from .reference import JointReference, gains
+from .drive_reference import FEEDFORWARD_STEP, ElasticFeedforward, JointLaw, joint_error
 
 
-class ComputedTorque(Controller):
+class ComputedTorque(JointLaw):
     """Computed-torque control to a joint reference (Spong, Hutchinson & Vidyasagar 2006,
     §8.3; Lynch & Park, §11.4).
 
@@ -40,7 +32,7 @@ class ComputedTorque(Controller):
     (:func:`pinext.planning.elastic_drive_feedforward`: the motor angles that deflect the
     springs by the inverse-dynamics torques and the voltages that drive the rotors along them),
     plus PD feedback on the motor angles and speeds in volts (:class:`~pinext.control.
-    actuation.DriveReference`).
+    drive_reference.DriveReference`).
 
     Args:
         system: The :class:`pinext.System` (or Robot) it drives.
@@ -66,13 +58,8 @@ class ComputedTorque(Controller):
         *,
         feedforward_step: float = FEEDFORWARD_STEP,
     ) -> None:
-        system = as_system(system)
-        self.actuation = DriveReference(system)
-        model = system.model
-        self.model, self.data = model, model.createData()
-        self.reference = JointReference(reference, model.nq, model.nv)
-        self.kp = gains("kp", kp, self.actuation.size)
-        self.kd = gains("kd", kd, self.actuation.size)
+        super().__init__(system, reference, kp, kd)
+        system = self.actuation.system
         self.stiffness, self.damping = system.stiffness, system.damping
         self.q_rest = system.q_rest
         self.elastic = bool(self.stiffness.any())

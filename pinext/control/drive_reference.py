@@ -9,7 +9,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from .reference import JointReference
+from .base import Controller
+from .reference import JointReference, gains
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -174,3 +175,24 @@ class ElasticFeedforward:
 def joint_error(model: pin.Model, q: np.ndarray, q_r: np.ndarray) -> np.ndarray:
     """``q_r ⊖ q`` (Pinocchio's ``difference``: the velocity that takes q to q_r in 1 s)."""
     return pin.difference(model, q, q_r)
+
+
+class JointLaw(Controller):
+    """The common part of the joint-level built-ins (:class:`~pinext.control.JointPD`,
+    :class:`~pinext.control.ComputedTorque`): the System's model and a Data, the reference
+    (:class:`~pinext.control.reference.JointReference`), the drives' references
+    (:class:`DriveReference`) and the gains, one per commanded coordinate.
+
+    Raises:
+        InvalidParameter: Negative or mis-sized gains, a reference of the wrong size, drives
+            other than DC motors behind elastic transmissions.
+    """
+
+    def __init__(self, system: Any, reference: Any, kp: Any, kd: Any) -> None:
+        system = as_system(system)
+        self.actuation = DriveReference(system)
+        model = system.model
+        self.model, self.data = model, model.createData()
+        self.reference = JointReference(reference, model.nq, model.nv)
+        self.kp = gains("kp", kp, self.actuation.size)
+        self.kd = gains("kd", kd, self.actuation.size)

@@ -8,12 +8,10 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .base import Controller
-from .drive_reference import DriveReference, as_system, joint_error
-from .reference import JointReference, gains
+from .drive_reference import JointLaw, joint_error
 
 
-class JointPD(Controller):
+class JointPD(JointLaw):
     """PD control to a joint reference (a constant, a :class:`pinext.Schedule` or a spline).
 
     Joint torques (a System without drives):
@@ -29,7 +27,7 @@ class JointPD(Controller):
 
     DC motors behind elastic transmissions: the same law on the motor side (Tomei 1991), in
     volts; the motor reference holds the spring deflected by the gravity torque at the
-    reference :math:`g(q_r)` when ``gravity_compensation`` (:class:`~pinext.control.actuation.
+    reference :math:`g(q_r)` when ``gravity_compensation`` (:class:`~pinext.control.drive_reference.
     DriveReference`): :math:`\\theta_r = N (q_r + g(q_r)/c)`,
     :math:`u = u_r + K_p (\\theta_r - \\theta) + K_d (N \\dot q_r - \\dot\\theta)`.
 
@@ -55,15 +53,9 @@ class JointPD(Controller):
         *,
         gravity_compensation: bool = False,
     ) -> None:
-        system = as_system(system)
-        self.actuation = DriveReference(system)
-        model = system.model
-        self.model, self.data = model, model.createData()
-        self.reference = JointReference(reference, model.nq, model.nv)
-        self.kp = gains("kp", kp, self.actuation.size)
-        self.kd = gains("kd", kd, self.actuation.size)
+        super().__init__(system, reference, kp, kd)
         self.gravity_compensation = bool(gravity_compensation)
-        self._zero = np.zeros(model.nv)
+        self._zero = np.zeros(self.model.nv)
 
     def __call__(
         self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
