@@ -180,9 +180,7 @@ def resume(P, t, y, hmax, k, st, it, g_last, evs):
     st[_T] = t
     st[_H] = min(st[_H], hmax)
     it[_REJECT] = 0
-    tmp = np.empty(y.size)
-    for e in range(g_last.size):
-        g_last[e] = _event(P, e, t, y, evs, tmp)
+    events_at(P, t, y, evs, g_last, np.empty(y.size))
 
 
 @kernel
@@ -251,12 +249,29 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
 
 @kernel
 def _event(P, e, t, y, evs, tmp):
-    """Event e at (t, y): a REACTION evaluates the right-hand side (into tmp) for the
-    phase's reactions; the others read the state."""
+    """Event e at (t, y): a REACTION (sign · λ + bound) evaluates the right-hand side (into
+    tmp) for the phase's reactions; the others read the state."""
     if evs[0][e] == REACTION:
         rhs(P, t, y, tmp)
-        return P.lam[evs[4][evs[1][e]]]
+        j = evs[1][e]
+        return evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
     return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+
+
+@kernel
+def events_at(P, t, y, evs, out, tmp):
+    """Every event at (t, y) into out (:func:`_event`), with one right-hand side for all the
+    REACTIONs (a stuck joint's friction cone has two, every held row one)."""
+    evaluated = False
+    for e in range(out.size):
+        if evs[0][e] == REACTION:
+            if not evaluated:
+                rhs(P, t, y, tmp)
+                evaluated = True
+            j = evs[1][e]
+            out[e] = evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
+        else:
+            out[e] = _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
 
 
 @kernel
@@ -411,6 +426,7 @@ def _earliest(P, ta, ya, t_root, crossed, g_last, rtol, atol, hmax, tmp, evs, sc
     zero and back within the step (no sign change at the step's ends) is past zero at the
     root found, and its own root, earlier, is the event (a joint that touched its stop while
     another row's event ended the step would otherwise start the next segment beyond it)."""
+    values = np.empty(g_last.size)
     again = True
     while again:
         again = False
@@ -418,10 +434,9 @@ def _earliest(P, ta, ya, t_root, crossed, g_last, rtol, atol, hmax, tmp, evs, sc
             _state_at(P, ta, ya, t_root, rtol, atol, hmax, tmp)
         else:
             tmp[:] = ya
+        events_at(P, t_root, tmp, evs, values, scratch)
         for e in range(g_last.size):
-            if e != crossed and _beyond(
-                g_last[e], _event(P, e, t_root, tmp, evs, scratch), evs[7][e]
-            ):
+            if e != crossed and _beyond(g_last[e], values[e], evs[7][e]):
                 tr = _brentq(P, e, ta, t_root, ya, rtol, atol, hmax, tmp, evs)
                 if tr < t_root:
                     t_root = tr
@@ -539,8 +554,7 @@ def advance(
             crossed = -1
             t_root = np.inf
             if n_events > 0:
-                for e in range(n_events):
-                    g_new[e] = _event(P, e, x_new, y_new, evs, f[0])
+                events_at(P, x_new, y_new, evs, g_new, f[0])
                 for e in range(n_events):
                     if _active(g_last[e], g_new[e], evs[7][e]):
                         ga = _event(P, e, x_old, y, evs, f[0])

@@ -241,7 +241,7 @@ def compiled_events(
     Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
     DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
     in ``time[e]``; the
-    row of a REACTION in ``index``; a TIME event its time in ``time[e]``."""
+    row of a REACTION in ``index`` (g = sign · λ + bound); a TIME event its time in ``time[e]``."""
     kind: list[int] = []
     start: list[int] = []
     stop: list[int] = []
@@ -268,8 +268,8 @@ def compiled_events(
         elif isinstance(form, Reaction):
             kind.append(_dop.REACTION)
             index.append(form.row + (offsets[e] if offsets is not None else 0))
-            sign.append(0.0)
-            bound.append(0.0)
+            sign.append(form.sign)
+            bound.append(form.bound)
         else:
             _announce(f"event '{event.name}' has no compiled form")
             return None
@@ -401,9 +401,8 @@ def solve(
         ts.append(np.array([t0]))
         ys.append(y[None, :].copy())
     scratch = np.empty(n)
-    g_last = np.array(
-        [_dop._event(kernel, e, t0, y, events, scratch) for e in range(n_events)], dtype=float
-    )
+    g_last = np.empty(n_events)
+    _dop.events_at(kernel, t0, y, events, g_last, scratch)
     clock = np.array([t1 if sampler is None else min(sampler.next_time(t0), t1), 0.0])
     if sampler is not None:
         assert to_public is not None

@@ -37,7 +37,7 @@ from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
-from .dop853 import _active, _beyond, brent_step, record
+from .dop853 import _active, _beyond, brent_step, events_at, record
 from .dop853 import _event as _dop_event
 from .phase import _inputs, _locked_rows, rhs
 
@@ -401,9 +401,7 @@ def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
     rhs(Pk, t, y, f)
     it[_NFEV] += 1
     st[_T] = t
-    tmp = np.empty(y.size)
-    for e in range(g_last.size):
-        g_last[e] = _event(Pk, e, t, y, evs, tmp)
+    events_at(Pk, t, y, evs, g_last, np.empty(y.size))
 
 
 @njit(cache=True)
@@ -441,14 +439,14 @@ def _earliest(Pk, t_root, crossed, g_last, Q, t_old, h, y_old, tmp, scratch, evs
     """The first root of all events in the step (:func:`pinext.compiled.dop853._earliest`:
     an event that went through zero and back within the step is past zero at the root found,
     and its own root is earlier)."""
+    values = np.empty(g_last.size)
     again = True
     while again:
         again = False
         _interpolate(Q, t_old, h, y_old, t_root, tmp)
+        events_at(Pk, t_root, tmp, evs, values, scratch)
         for e in range(g_last.size):
-            if e != crossed and _beyond(
-                g_last[e], _event(Pk, e, t_root, tmp, evs, scratch), evs[7][e]
-            ):
+            if e != crossed and _beyond(g_last[e], values[e], evs[7][e]):
                 tr = _brentq(Pk, e, t_old, t_root, Q, t_old, h, y_old, tmp, scratch, evs)
                 if tr < t_root:
                     t_root = tr
@@ -661,8 +659,7 @@ def advance(
         crossed = -1
         t_root = np.inf
         if n_events > 0:
-            for e in range(n_events):
-                g_new[e] = _event(Pk, e, t_new, y_new, evs, f1)
+            events_at(Pk, t_new, y_new, evs, g_new, f1)
             for e in range(n_events):
                 if _active(g_last[e], g_new[e], evs[7][e]):
                     ga = _event(Pk, e, t_old, y_old, evs, f1)

@@ -23,6 +23,7 @@ involve joint friction (a finite torque transmits no impulse).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import InvalidParameter, NameNotFound
-from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
+from ..simulation.component import (
+    Component,
+    ConstraintRows,
+    Distances,
+    Event,
+    JointRows,
+    ModeState,
+    Reaction,
+    RowKind,
+    Step,
+    Trial,
+)
 from ..simulation.system import register_builder
 
 if TYPE_CHECKING:
@@ -40,6 +52,9 @@ if TYPE_CHECKING:
 
 #: Relative acceleration below which a joint at rest counts as held by other rows.
 HELD_TOLERANCE = 1e-10
+#: Speed [rad/s or m/s] below which a joint counts as at rest when another component's event
+#: makes the joints choose again.
+REST_SPEED = 1e-9
 
 
 class JointFrictionState(ModeState):
@@ -83,6 +98,13 @@ class JointFrictionModes:
     def __str__(self) -> str:
         return "friction:" + "".join(s.value for s in self.states)
 
+    @functools.cached_property
+    def signs(self) -> np.ndarray:
+        """σ of every joint (read-only)."""
+        out = np.array([s.sign for s in self.states], dtype=float)
+        out.flags.writeable = False
+        return out
+
 
 class JointFriction(Component):
     """Coulomb friction torques in one-DOF joints, with stick/slip modes.
@@ -91,8 +113,6 @@ class JointFriction(Component):
         model: Pinocchio model (the System's).
         friction: Joint name -> Coulomb torque F_c [N.m or N] (> 0 to have an effect);
             default: ``model.friction`` (the URDF's ``<dynamics friction>``).
-        stabilization: Rate [1/s] of the velocity-level stabilisation of a stuck joint's row
-            (``a_i + k q̇_i = 0``), keeping the rounding error of its velocity from growing.
         name: Component name.
     """
 
@@ -101,12 +121,10 @@ class JointFriction(Component):
         model: pin.Model,
         friction: Mapping[str, float] | None = None,
         *,
-        stabilization: float = 20.0,
         name: str = "joint_friction",
     ) -> None:
         super().__init__()
         self.name = name
-        self.stabilization = float(stabilization)
         joints: list[tuple[str, int, float]] = []
         if friction is None:
             for j in range(1, model.njoints):
@@ -132,6 +150,7 @@ class JointFriction(Component):
                     joints.append((joint_name, model.joints[j].idx_v, float(value)))
         self.joints = [j[0] for j in joints]
         self.iv = np.array([j[1] for j in joints], dtype=int)
+        self.iq = np.array([model.joints[model.getJointId(j[0])].idx_q for j in joints], dtype=int)
         self.torque = np.array([j[2] for j in joints], dtype=float)
 
     def bind(self, system: System) -> None:
@@ -157,13 +176,11 @@ class JointFriction(Component):
         sign of their velocity (an impact may have reversed it)."""
         for k, state in enumerate(mode.states):
             v = self._v(x, k)
-            if state in (UP, DOWN) and v * state.sign > 0.0:
+            if state in (UP, DOWN) and v * state.sign > REST_SPEED:
                 continue
-            if state in (UP, DOWN) and v != 0.0:
+            if abs(v) > REST_SPEED:
                 mode = mode.replace(k, UP if v > 0 else DOWN)
-            elif state in (STICK, HELD) and abs(v) > 1e-9:
-                mode = mode.replace(k, UP if v > 0 else DOWN)
-            else:
+            else:  # at rest (a plastic impact on a stop leaves a rounding-level velocity)
                 mode = mode.replace(k, self._from_rest(x, mode, k, trial))
         return mode
 
@@ -184,24 +201,38 @@ class JointFriction(Component):
     # -- efforts, rows, energy -------------------------------------------------------------
     def _signs(self, mode: JointFrictionModes | None) -> np.ndarray:
         """σ of every joint (zeros before the mode is chosen: no friction torque)."""
-        if mode is None:
-            return np.zeros(len(self.joints))
-        return np.array([s.sign for s in mode.states])
+        return np.zeros(len(self.joints)) if mode is None else mode.signs
 
     def effort(self, t, x, q, v, u, mode):  # noqa: D102
         tau = np.zeros(self.nv)
         tau[self.iv] = -self.torque * self._signs(mode)
         return tau
 
+    def linear(self, mode: JointFrictionModes | None) -> bool:
+        """Always: constant torques on the slipping joints (their power F_c σ q̇ is bilinear in
+        q̇ and 1), and the stuck joints' rows in compiled form."""
+        return True
+
     def is_constrained(self, mode: JointFrictionModes | None) -> bool:  # noqa: D102
         return mode is not None and STICK in mode.states
 
+    def compiled_rows(self, mode: JointFrictionModes | None) -> JointRows:
+        """The stuck joints' rows ``a_i = 0`` (no stabilisation: a joint sticks at rest, its
+        velocity set to 0 where it stopped)."""
+        stuck = [] if mode is None else [k for k, s in enumerate(mode.states) if s is STICK]
+        return JointRows.build(
+            [[(int(self.iq[k]), int(self.iv[k]), 1.0)] for k in stuck],
+            [0.0] * len(stuck),
+            [0.0] * len(stuck),
+        )
+
     def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
-        stuck = [k for k, s in enumerate(mode.states) if s is STICK]
-        jacobian = np.zeros((len(stuck), self.nv))
-        jacobian[np.arange(len(stuck)), self.iv[stuck]] = 1.0
-        drift = self.stabilization * v[self.iv[stuck]]
-        return ConstraintRows(jacobian, drift, None, RowKind.MODAL)
+        return ConstraintRows(
+            self.compiled_rows(mode).jacobian(self.nv),
+            np.zeros(sum(s is STICK for s in mode.states)),
+            None,
+            RowKind.MODAL,
+        )
 
     def impulse_rows(self, t, x, q, v, mode, data):  # noqa: D102 - no impulse through friction
         return None
@@ -217,7 +248,8 @@ class JointFriction(Component):
         return out
 
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
-        return 0.0, float(self.torque @ np.abs(v[self.iv] * self._signs(mode)))
+        # F_c σ q̇ = F_c |q̇| while slipping (σ = sign q̇): bilinear, so the phase stays linear
+        return 0.0, float(self.torque @ (v[self.iv] * self._signs(mode)))
 
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
         return {
@@ -236,15 +268,18 @@ class JointFriction(Component):
         if mode is None:
             return []
         events = []
+        stuck = [k for k, s in enumerate(mode.states) if s is STICK]  # the rows' order
         for k, state in enumerate(mode.states):
             joint = self.joints[k]
             if state in (UP, DOWN):
+                index = self.nq + int(self.iv[k])
                 events.append(
                     Event(
                         f"{joint}.friction_stops",
-                        self._velocity_function(k),
-                        -state.sign,
+                        self._velocity_function(index, state.sign),
+                        -1.0,
                         self._stop_action(k),
+                        compiled=Distances(np.array([index]), np.array([state.sign]), np.zeros(1)),
                     )
                 )
             elif state is STICK:
@@ -255,16 +290,20 @@ class JointFriction(Component):
                         -1.0,
                         self._slip_action(k, low),
                         dynamic=True,
+                        compiled=Reaction(
+                            stuck.index(k), 1.0 if low else -1.0, float(self.torque[k])
+                        ),
                     )
                     for low in (True, False)
                 ]
         return events
 
-    def _velocity_function(self, k: int):
-        index = self.nq + int(self.iv[k])
+    @staticmethod
+    def _velocity_function(index: int, sign: float):
+        """σ q̇: falls through zero where the slipping joint stops."""
 
         def g(t: float, x: np.ndarray) -> float:
-            return float(x[index])
+            return sign * float(x[index])
 
         return g
 

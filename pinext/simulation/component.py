@@ -265,12 +265,15 @@ class JointRows(NamedTuple):
 
 
 class Reaction(NamedTuple):
-    """``g(t, x, step)`` = the reaction of the owning component's constraint row ``row``
-    (its rows in the order of :meth:`Component.compiled_rows`): a lift-off. The compiled path
+    """``g(t, x, step) = sign · λ + bound`` with λ the reaction of the owning component's
+    constraint row ``row`` (its rows in the order of :meth:`Component.compiled_rows`): a
+    lift-off (λ falls through 0), or a friction cone's edge (``F_c ± λ``). The compiled path
     adds the rows of the components before it in the phase
     (:func:`pinext.compiled.path.row_offsets`)."""
 
     row: int
+    sign: float = 1.0
+    bound: float = 0.0
 
 
 @dataclass
@@ -388,7 +391,8 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
     def linear(self, mode: Any) -> bool:
         """Whether, in this mode, :meth:`effort` and :meth:`derivative` are affine and
         :meth:`power` is quadratic in ``(q, v, states, u)``, independent of t and of the
-        accelerations, on a Euclidean model, without rows or added inertia. :func:`simulate`
+        accelerations, on a Euclidean model, without added inertia, and without rows unless
+        they have a compiled form (:meth:`compiled_rows`, solved apart). :func:`simulate`
         then evaluates the phase through matrices identified once
         (:mod:`pinext.simulation.linear`)."""
         return False

@@ -17,8 +17,10 @@ part of the right-hand side is
 where the System's springs, dampers and torque inputs enter A in closed form and the
 components' part is identified once from their own ``effort``/``derivative``/``power``: A by
 first differences at unit steps (exact for affine functions), Q by second differences over the
-few variables ``z_c`` the components' powers depend on (exact for quadratic forms). The result
-is checked at a random point and evaluated as a few matrix products around one ``pin.aba``.
+few variables ``z_c`` the components' powers depend on (exact for quadratic forms; the
+products of two variables are probed only when the form without them misses a random check
+point). The result is checked at that point and evaluated as a few matrix products around one
+``pin.aba``.
 """
 
 from __future__ import annotations
@@ -97,13 +99,15 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     linear in it, the model is not Euclidean, or the identified form fails its check.
 
     ``rows``: components whose constraint rows are solved elsewhere (the compiled rows of
-    :mod:`pinext.compiled`); their rows do not count, and they must add no effort, state or
-    power (the form identifies the efforts only, not the constrained accelerations)."""
-    skip = [c for c in system.components if c.name in rows]
-    if any(overrides(c, h) for c in skip for h in ("effort", "derivative", "power")):
-        return None
+    :mod:`pinext.compiled`); their rows do not count, and they add no effort, state or power,
+    or are linear in the phase (joint friction: the slipping joints' constant torques beside
+    the stuck joints' rows). The form identifies the efforts only, not the constrained
+    accelerations."""
+    hooks = ("effort", "derivative", "power")
     if not system.euclidean or not all(
-        c.linear(phase.get(c.name)) for c in system.components if c.name not in rows
+        c.linear(phase.get(c.name))
+        for c in system.components
+        if c.name not in rows or any(overrides(c, h) for h in hooks)
     ):
         return None
     step = system.acceleration_step(phase)
@@ -123,7 +127,6 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
 
     f0 = f(base)
     plus = np.array([f(base + unit[k]) for k in range(m - 1)])
-    minus = np.array([f(base - unit[k]) for k in range(m - 1)])
     a = np.empty((n_lin, m))
     a[:, :-1] = (plus[:, :n_lin] - f0[:n_lin]).T
     a[:, -1] = f0[:n_lin]
@@ -138,17 +141,28 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     q = np.zeros((2, n_act, n_act))
     q[:, -1, -1] = f0[n_lin:]
     for i, k in enumerate(active[:-1]):
-        q[:, i, i] = 0.5 * (plus[k, n_lin:] + minus[k, n_lin:]) - f0[n_lin:]
-        q[:, i, -1] = q[:, -1, i] = 0.25 * (plus[k, n_lin:] - minus[k, n_lin:])
+        minus = f(base - unit[k])[n_lin:]
+        q[:, i, i] = 0.5 * (plus[k, n_lin:] + minus) - f0[n_lin:]
+        q[:, i, -1] = q[:, -1, i] = 0.25 * (plus[k, n_lin:] - minus)
+    exact = f(zr)
+
+    def fits() -> bool:  # each part on its own scale (a large state derivative hides no power)
+        return all(
+            np.allclose(fused, ref, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(ref).max()))
+            for fused, ref in (
+                (a @ zr, exact[:n_lin]),
+                (q @ zr[active] @ zr[active], exact[n_lin:]),
+            )
+        )
+
+    if fits():  # no products of two variables (a Coulomb torque's F_c σ q̇): done
+        return LinearForm(a, active, q)
+    for i, k in enumerate(active[:-1]):
         for j_, j in enumerate(active[:i]):
             q[:, i, j_] = q[:, j_, i] = 0.5 * (
                 f(base + unit[k] + unit[j])[n_lin:] - plus[k, n_lin:] - plus[j, n_lin:] + f0[n_lin:]
             )
-    exact = f(zr)
-    fused = np.concatenate((a @ zr, q @ zr[active] @ zr[active]))
-    if not np.allclose(fused, exact, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(exact).max())):
-        return None
-    return LinearForm(a, active, q)
+    return LinearForm(a, active, q) if fits() else None
 
 
 def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
