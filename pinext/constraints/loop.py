@@ -166,6 +166,24 @@ class Loop(Closure):
             np.concatenate(residual), np.vstack(rows), np.concatenate(drift), np.zeros(m)
         )
 
+    def planar_rank(self, normal: np.ndarray) -> int:
+        """The rank of the rows for a mechanism moving in planes normal to ``normal``: the
+        rows acting on the planar relative motions (two translations in the plane, the turn
+        about the normal): 2 for a point, 2 for a hinge about the normal (3 otherwise), 3
+        for a weld."""
+        plane = np.linalg.svd(normal.reshape(1, 3))[2][1:]  # (2, 3): the plane's directions
+        planar = np.zeros((6, 3))  # relative (linear, angular) motions of the plane
+        planar[:3, :2] = plane.T
+        planar[3:, 2] = normal
+        selection = np.zeros((self.m, 6))
+        selection[:3, :3] = np.eye(3)
+        if self.kind == "weld":
+            selection[3:, 3:] = np.eye(3)
+        elif self.kind == "hinge":
+            oMb = self.data.oMf[self.ids[1]] * self.placement
+            selection[3:, 3:] = (oMb.rotation @ self.normals).T
+        return int(np.linalg.matrix_rank(selection @ planar, tol=1e-9))
+
     def wrench(self, forces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(force [N], torque [N.m]) on frame A, world axes, from the loop's multipliers."""
         force = np.array(forces[:3], dtype=float)

@@ -92,6 +92,10 @@ class Mimic(Closure):
         residual = q[self.iq] - self.multiplier * q[self.iq_leader] - self.offset
         return ConstraintKinematics(np.array([residual]), self.row, np.zeros(1), np.zeros(1))
 
+    def planar_rank(self, normal: np.ndarray) -> int:
+        """One row, independent in any mechanism (:meth:`Closure.planar_rank`)."""
+        return 1
+
     def compiled_rows(self, mode: Any) -> JointRows:
         """The coupling row ``a_m − k a_l + 2ω (v_m − k v_l) + ω² (q_m − k q_l − c) = 0``
         (ω = :attr:`stabilization`, 0 when None), the row of :meth:`constraint_rows`."""
