@@ -73,9 +73,11 @@ def warned(x: float) -> dict[str, float]:
     if x > 0:
         for _ in range(2):
             warnings.warn(
-                f"joint 'j' exceeds its velocity limit at x = {x:g}", VelocityLimitWarning
+                f"joint 'j' exceeds its velocity limit at x = {x:g}",
+                VelocityLimitWarning,
+                stacklevel=2,
             )
-        warnings.warn("a stiff run", RuntimeWarning)
+        warnings.warn("a stiff run", RuntimeWarning, stacklevel=2)
     return {"y": 2.0 * x}
 
 

@@ -159,6 +159,15 @@ class Closure(Component):
         kin = self.state_kinematics(q, v, t)
         return {"residual": kin.residual, "closed": np.ones(kin.residual.size)}
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        return self.signals(
+            {
+                "residual": ("m or rad", f"residual Θ of each row of {self.describe()}"),
+                "closed": ("-", "1 per row: the closure holds in every phase"),
+            }
+        )
+
     def describe(self) -> str:
         """How errors name the closure."""
         return f"closure '{self.name}'"

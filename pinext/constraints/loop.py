@@ -199,6 +199,19 @@ class Loop(Closure):
         force, torque = self.wrench(step.force(self.name, self.m))
         return {"force": force, "torque": torque, **out}
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        a, b = self.frame_a, self.frame_b
+        return {
+            **super().output_info(),
+            **self.signals(
+                {
+                    "force": ("N", f"reaction force on '{a}' at its origin from '{b}' (world)"),
+                    "torque": ("N.m", f"reaction torque on '{a}' from '{b}' (world axes)"),
+                }
+            ),
+        }
+
     def metadata(self) -> dict[str, Any]:
         """The scene item a viewer draws: the two joined points and the force on frame A
         (:mod:`pinext.visualization.scene`, kind ``"loop"``)."""

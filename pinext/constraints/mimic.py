@@ -109,6 +109,15 @@ class Mimic(Closure):
         out = super().outputs(t, x, q, v, u, mode, step)
         return {"force": step.force(self.name, 1), **out}
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        return {
+            **super().output_info(),
+            **self.signals(
+                {"force": ("N.m or N", f"coupling effort on '{self.joint}' (the multiplier λ)")}
+            ),
+        }
+
     def describe(self) -> str:
         return (
             f"mimic coupling '{self.name}' ({self.joint} = {self.multiplier:g} {self.leader}"

@@ -131,6 +131,18 @@ class Prescribed(Component):
             "acceleration": np.array([qdd_ref]),
         }
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        j = self.joint
+        return self.signals(
+            {
+                "torque": ("N.m or N", f"driving effort on '{j}' that realises the law"),
+                "position": ("rad or m", f"position of '{j}' given by the law"),
+                "velocity": ("rad/s or m/s", f"velocity of '{j}' given by the law"),
+                "acceleration": ("rad/s^2 or m/s^2", f"acceleration of '{j}' given by the law"),
+            }
+        )
+
     def __repr__(self) -> str:
         return f"Prescribed({self.joint!r})"
 
@@ -160,7 +172,7 @@ def _as_law(position: Any, velocity: Any, acceleration: Any):
                 _number("the position law's " + w, c)
                 for w, c in zip(("q", "qd", "qdd"), value, strict=True)
             )
-            law.differences = False  # type: ignore[attr-defined] - the law gives its rates
+            law.differences = False  # type: ignore[attr-defined]  # the law gives its rates
             return q, qd, qdd
         q = _number("the position law's value", value)
         if velocity is not None:
