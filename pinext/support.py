@@ -451,6 +451,16 @@ class SupportCoupling(Component):
     def linear(self, mode: Any) -> bool:  # noqa: D102
         return True
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """The stored energy of the support's coupling terms (the diagonal is in
+        ``energy.elastic``)."""
+        return {
+            f"energy.{self.name}": (
+                "J",
+                f"energy of the off-diagonal stiffness of support '{self.name}'",
+            )
+        }
+
     def energy(self, x, q, v):  # noqa: D102
         delta = q[self.dofs]
         return 0.5 * float(delta @ self.stiffness @ delta)

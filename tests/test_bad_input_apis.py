@@ -726,6 +726,24 @@ HANG_ROWS: list[Row] = [
         "jump",
     ),
     (
+        "prescribed position step, rates by central differences",
+        lambda p: _crank_run(lambda t: 0.0 if t < 0.005 else 1.0),
+        InvalidParameter,
+        "prescribed:crank_joint: the position law jumps by 1 [rad or m] at t = 0.005 s",
+    ),
+    (
+        "prescribed position step at the start",
+        lambda p: _crank_run(lambda t: 0.0 if t < 0.0 else 1.0),
+        InvalidParameter,
+        "prescribed:crank_joint: the position law jumps by 1 [rad or m] at t = 0 s",
+    ),
+    (
+        "prescribed law starts away from the closed start state",
+        lambda p: _crank_run(lambda t: 1.0),
+        ConstraintError,
+        "'prescribed:crank_joint' sets crank_joint 1 away from the start state",
+    ),
+    (
         "3-D point contact on a 1-DOF ball",
         lambda p: px.simulate(
             px.System(_ball(), contacts=[px.Contact(px.point_contact("ball"))]), 0.1

@@ -319,9 +319,10 @@ class ReducedFourBar:
 
 
 @pytest.mark.parametrize("kind", ["point", "hinge"])
-def test_four_bar_follows_its_reduced_model(four_bar, kind):
+def test_four_bar_follows_its_reduced_model(four_bar, kind, caplog):
     """Closed by a point or by a hinge loop (both redundant in the plane: 3 and 5 rows of rank
-    2), the linkage swings under gravity as the one-DOF model of its crank does."""
+    2), the linkage swings under gravity as the one-DOF model of its crank does. The
+    redundancy is the planar mechanism's own: said once at INFO, no warning."""
     theta0, omega0, duration = 0.7, 2.0, 5.0
     reduced = ReducedFourBar(four_bar.model)
     reference = solve_ivp(
@@ -332,12 +333,15 @@ def test_four_bar_follows_its_reduced_model(four_bar, kind):
     q0, s0 = reduced.basis(theta0)
     x0 = px.close_loops(system, q0, s0 * omega0)
     assert np.abs(x0 - system.initial_state(q0, s0 * omega0)).max() < 1e-12
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    caplog.set_level("INFO", logger="pinext")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RedundantConstraintWarning)
         traj = px.simulate(system, duration, x0=x0, output_dt=0.01)
-    redundant = [w for w in caught if issubclass(w.category, RedundantConstraintWarning)]
-    assert len(redundant) == 1  # one per run, not per evaluation
-    assert "rank 2" in str(redundant[0].message)
+    said = [r.getMessage() for r in caplog.records if "mechanism is planar" in r.getMessage()]
+    assert len(said) == 1  # once per run, not per evaluation
+    rows = px.constraints.loop.KINDS[kind]
+    assert f"{rows - 2} of the {rows} rows hold by themselves" in said[0]
+    assert "normal [0. 1. 0.]" in said[0] or "normal [ 0. -1.  0.]" in said[0]
     assert np.ptp(traj.q[:, 0]) > 1.0  # it moves
     assert np.abs(traj.q[:, 0] - reference.sol(traj.t)[0]).max() < 1e-7
     assert traj.constraint_residual(loop.name).max() < 1e-9
@@ -346,6 +350,30 @@ def test_four_bar_follows_its_reduced_model(four_bar, kind):
     force = traj.outputs[f"{loop.name}.force"]
     assert np.abs(force[:, 1]).max() < 1e-9  # nothing out of the plane (min-norm)
     assert np.abs(force).max() > 1.0
+
+
+def test_planar_redundancy_is_said_once_and_unexpected_redundancy_warns(four_bar, caplog):
+    """A weld closing the planar four-bar: 6 rows of rank 3, the plane's own redundancy
+    (3 of the 6 rows hold by themselves), said at INFO. Two point loops closing the same
+    linkage: rank 2 where the plane expects 2 + 2, a RedundantConstraintWarning and no INFO
+    line (on the six-DOF arm, not planar, see test_singular_delassus_names_the_dependent_loops).
+    """
+    reduced = ReducedFourBar(four_bar.model)
+    q0, _ = reduced.basis(0.7)
+    caplog.set_level("INFO", logger="pinext")
+    weld = px.System(four_bar, loops=[px.Loop.closed_at(four_bar.model, q0, "tip", "pivot")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RedundantConstraintWarning)
+        weld.initial_phase(0.0, weld.initial_state(q0, np.zeros(3)), as_control(None, 0))
+    (said,) = [r for r in caplog.records if "mechanism is planar" in r.getMessage()]
+    assert said.levelname == "INFO" and "3 of the 6 rows" in said.getMessage()
+    caplog.clear()
+    twice = px.System(
+        four_bar, loops=[px.Loop("tip", "pivot", name="one"), px.Loop("tip", "pivot", name="two")]
+    )
+    with pytest.warns(RedundantConstraintWarning, match="the 6 rows .* have rank 2"):
+        twice.initial_phase(0.0, twice.initial_state(q0, np.zeros(3)), as_control(None, 0))
+    assert not [r for r in caplog.records if "mechanism is planar" in r.getMessage()]
 
 
 def test_four_bar_stays_closed_for_20_s(four_bar):

@@ -64,6 +64,23 @@ def not_a_dict(x: float) -> list[float]:
     return [x]
 
 
+def warned(x: float) -> dict[str, float]:
+    """Warns what a run of the point found (twice the same, as a run per joint would)."""
+    import warnings
+
+    from pinext.contact import VelocityLimitWarning
+
+    if x > 0:
+        for _ in range(2):
+            warnings.warn(
+                f"joint 'j' exceeds its velocity limit at x = {x:g}",
+                VelocityLimitWarning,
+                stacklevel=2,
+            )
+        warnings.warn("a stiff run", RuntimeWarning, stacklevel=2)
+    return {"y": 2.0 * x}
+
+
 # -- fixtures --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cluster():
@@ -266,6 +283,31 @@ def test_embedded_cluster_and_scheduler_address(cluster):
 def test_bad_results_are_recorded_as_errors(client):
     df = px.sweep(not_a_dict, {"x": [1.0]}, client=client, progress=False)
     assert df["status"][0] == "error" and "dict of floats" in df["error"][0]
+
+
+def test_warnings_of_the_workers_are_collected_per_point_and_said_once(client, caplog):
+    """A point's warnings go to its row (each distinct one once), not to the workers'
+    terminals, and one line of the pinext logger sums them up at the end."""
+    caplog.set_level("WARNING", logger="pinext")
+    df = px.sweep(warned, {"x": [0.0, 1.0, 2.0]}, client=client, progress=False)
+    assert list(df["status"]) == ["ok"] * 3 and list(df["y"]) == [0.0, 2.0, 4.0]
+    assert df["warnings"][0] == ""
+    assert df["warnings"][1].split("\n") == [
+        "VelocityLimitWarning: joint 'j' exceeds its velocity limit at x = 1",
+        "RuntimeWarning: a stiff run",
+    ]
+    (line,) = [r.getMessage() for r in caplog.records if r.name.startswith("pinext")]
+    assert line.startswith("2 of 3 points raised warnings (see the 'warnings' column)")
+    assert "velocity limit at x = 2" in line
+    assert list(df.columns[-7:]) == [
+        "status",
+        "error",
+        "warnings",
+        "attempts",
+        "worker",
+        "key",
+        "study",
+    ]
 
 
 def test_missing_extra_names_it(monkeypatch):

@@ -17,6 +17,7 @@ from :func:`close_loops`.
 from __future__ import annotations
 
 import abc
+import logging
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,8 @@ from ..validation import integer, real, vector
 
 if TYPE_CHECKING:
     from ..simulation.system import System
+
+LOGGER = logging.getLogger(__name__)
 
 #: Largest residual [m or rad] and closure velocity [m/s or rad/s] accepted at the start of a
 #: run; beyond it the run stops with a :class:`ConstraintError` pointing to :func:`close_loops`.
@@ -110,29 +113,82 @@ class Closure(Component):
             kins = [c.state_kinematics(q, v, t) for c in self._closures]
             jacobian = np.vstack([k.jacobian for k in kins])
             if is_rank_deficient(jacobian):
-                involved = dependent_closures(self._closures, [k.jacobian for k in kins])
-                blocks = [
-                    k.jacobian for c, k in zip(self._closures, kins, strict=True) if c in involved
-                ]
-                rows = sum(b.shape[0] for b in blocks)
-                block = np.vstack(blocks)
-                rank = np.linalg.matrix_rank(block, tol=1e-10 * np.abs(jacobian).max())
-                warnings.warn(
-                    f"redundant closures (B M⁻¹ Bᵀ is singular): the {rows} rows of "
-                    f"{', '.join(c.describe() for c in involved)} have rank {rank}; "
-                    "their reactions are the minimum-norm solution",
-                    RedundantConstraintWarning,
-                    stacklevel=4,
-                )
+                self._report_redundancy(q, [k.jacobian for k in kins])
         return None
+
+    def planar_rank(self, normal: np.ndarray) -> int | None:
+        """The rank of this closure's rows when every body it involves moves in planes normal
+        to ``normal`` (world, unit), away from a singular configuration; None: unknown (its
+        redundancy is then never expected)."""
+        return None
+
+    def _report_redundancy(self, q: np.ndarray, jacobians: list[np.ndarray]) -> None:
+        """Say that the closures' rows are dependent: once at INFO through the ``pinext``
+        logger when the dependency is the expected one of a planar mechanism (a planar point
+        loop: 3 rows of rank 2), else a :class:`RedundantConstraintWarning`."""
+        jacobian = np.vstack(jacobians)
+        scale = float(np.abs(jacobian).max(initial=0.0)) or 1.0
+        rank = int(np.linalg.matrix_rank(jacobian, tol=1e-10 * scale))
+        involved = dependent_closures(self._closures, jacobians)
+        blocks = [b for c, b in zip(self._closures, jacobians, strict=True) if c in involved]
+        rows = sum(b.shape[0] for b in blocks)
+        block_rank = np.linalg.matrix_rank(np.vstack(blocks), tol=1e-10 * scale)
+        names = ", ".join(c.describe() for c in involved)
+        normal = planar_normal(self.model, q, np.flatnonzero(np.any(jacobian != 0.0, axis=0)))
+        if normal is not None:
+            ranks = [c.planar_rank(normal) for c in self._closures]
+            if None not in ranks and sum(ranks) == rank:  # type: ignore[arg-type]
+                LOGGER.info(
+                    "%s: the mechanism is planar (normal %s), so %d of the %d rows hold by "
+                    "themselves (expected); the reactions out of the plane are the "
+                    "minimum-norm ones (zero)",
+                    names,
+                    np.array2string(normal, precision=3, suppress_small=True),
+                    rows - block_rank,
+                    rows,
+                )
+                return
+        warnings.warn(
+            f"redundant closures (B M⁻¹ Bᵀ is singular): the {rows} rows of {names} have rank "
+            f"{block_rank}; their reactions are the minimum-norm solution",
+            RedundantConstraintWarning,
+            stacklevel=5,
+        )
 
     def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
         kin = self.state_kinematics(q, v, t)
         return {"residual": kin.residual, "closed": np.ones(kin.residual.size)}
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        return self.signals(
+            {
+                "residual": ("m or rad", f"residual Θ of each row of {self.describe()}"),
+                "closed": ("-", "1 per row: the closure holds in every phase"),
+            }
+        )
+
     def describe(self) -> str:
         """How errors name the closure."""
         return f"closure '{self.name}'"
+
+
+def planar_normal(model: pin.Model, q: np.ndarray, columns: np.ndarray) -> np.ndarray | None:
+    """The normal n (world, unit) of the planes in which the joints ``columns`` (velocity
+    indices) move every body at configuration q: each one's spatial motion (Pinocchio's
+    world-frame joint Jacobian) turns about n and translates normal to it; None when they do
+    not (or only translate: no single plane)."""
+    data = model.createData()
+    jacobian = pin.computeJointJacobians(model, data, np.asarray(q, dtype=float))[:, columns]
+    linear, angular = jacobian[:3], jacobian[3:]
+    scale = float(np.abs(jacobian).max(initial=0.0))
+    if not scale or float(np.abs(angular).max(initial=0.0)) <= 1e-9 * scale:
+        return None
+    normal = angular[:, int(np.argmax(np.linalg.norm(angular, axis=0)))]
+    normal = normal / np.linalg.norm(normal)
+    turns = np.abs(np.cross(angular.T, normal)).max(initial=0.0)
+    slides = np.abs(normal @ linear).max(initial=0.0)
+    return normal if max(turns, slides) <= 1e-9 * scale else None
 
 
 def dependent_closures(closures: list[Closure], jacobians: list[np.ndarray]) -> list[Closure]:

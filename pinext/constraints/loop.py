@@ -166,6 +166,24 @@ class Loop(Closure):
             np.concatenate(residual), np.vstack(rows), np.concatenate(drift), np.zeros(m)
         )
 
+    def planar_rank(self, normal: np.ndarray) -> int:
+        """The rank of the rows for a mechanism moving in planes normal to ``normal``: the
+        rows acting on the planar relative motions (two translations in the plane, the turn
+        about the normal): 2 for a point, 2 for a hinge about the normal (3 otherwise), 3
+        for a weld."""
+        plane = np.linalg.svd(normal.reshape(1, 3))[2][1:]  # (2, 3): the plane's directions
+        planar = np.zeros((6, 3))  # relative (linear, angular) motions of the plane
+        planar[:3, :2] = plane.T
+        planar[3:, 2] = normal
+        selection = np.zeros((self.m, 6))
+        selection[:3, :3] = np.eye(3)
+        if self.kind == "weld":
+            selection[3:, 3:] = np.eye(3)
+        elif self.kind == "hinge":
+            oMb = self.data.oMf[self.ids[1]] * self.placement
+            selection[3:, 3:] = (oMb.rotation @ self.normals).T
+        return int(np.linalg.matrix_rank(selection @ planar, tol=1e-9))
+
     def wrench(self, forces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(force [N], torque [N.m]) on frame A, world axes, from the loop's multipliers."""
         force = np.array(forces[:3], dtype=float)
@@ -180,6 +198,19 @@ class Loop(Closure):
         out = super().outputs(t, x, q, v, u, mode, step)  # placements of self.data at q
         force, torque = self.wrench(step.force(self.name, self.m))
         return {"force": force, "torque": torque, **out}
+
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        a, b = self.frame_a, self.frame_b
+        return {
+            **super().output_info(),
+            **self.signals(
+                {
+                    "force": ("N", f"reaction force on '{a}' at its origin from '{b}' (world)"),
+                    "torque": ("N.m", f"reaction torque on '{a}' from '{b}' (world axes)"),
+                }
+            ),
+        }
 
     def metadata(self) -> dict[str, Any]:
         """The scene item a viewer draws: the two joined points and the force on frame A

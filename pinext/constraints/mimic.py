@@ -92,6 +92,10 @@ class Mimic(Closure):
         residual = q[self.iq] - self.multiplier * q[self.iq_leader] - self.offset
         return ConstraintKinematics(np.array([residual]), self.row, np.zeros(1), np.zeros(1))
 
+    def planar_rank(self, normal: np.ndarray) -> int:
+        """One row, independent in any mechanism (:meth:`Closure.planar_rank`)."""
+        return 1
+
     def compiled_rows(self, mode: Any) -> JointRows:
         """The coupling row ``a_m − k a_l + 2ω (v_m − k v_l) + ω² (q_m − k q_l − c) = 0``
         (ω = :attr:`stabilization`, 0 when None), the row of :meth:`constraint_rows`."""
@@ -104,6 +108,15 @@ class Mimic(Closure):
     def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
         out = super().outputs(t, x, q, v, u, mode, step)
         return {"force": step.force(self.name, 1), **out}
+
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        return {
+            **super().output_info(),
+            **self.signals(
+                {"force": ("N.m or N", f"coupling effort on '{self.joint}' (the multiplier λ)")}
+            ),
+        }
 
     def describe(self) -> str:
         return (

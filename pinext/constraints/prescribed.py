@@ -16,12 +16,15 @@ if TYPE_CHECKING:
 
 #: Step [s] of the central differences used when a law gives positions only.
 DIFFERENCE_STEP = 1e-4
-#: Two evaluations of a law closer than this [s] are compared for a jump of the position.
+#: The first evaluation of a law is compared with one this much later [s] for a jump.
 JUMP_WINDOW = 1e-3
 #: A change of position larger than this factor times the law's speed times the time between
 #: the evaluations, plus :data:`JUMP_TOLERANCE` [rad or m], is a jump.
 JUMP_FACTOR = 10.0
 JUMP_TOLERANCE = 1e-6
+#: Two evaluations this close in time [s] (relative to t beyond 1 s) that still differ by more
+#: than the law's speed allows locate a jump.
+JUMP_RESOLUTION = 1e-10
 
 
 class Prescribed(Component):
@@ -128,6 +131,18 @@ class Prescribed(Component):
             "acceleration": np.array([qdd_ref]),
         }
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        j = self.joint
+        return self.signals(
+            {
+                "torque": ("N.m or N", f"driving effort on '{j}' that realises the law"),
+                "position": ("rad or m", f"position of '{j}' given by the law"),
+                "velocity": ("rad/s or m/s", f"velocity of '{j}' given by the law"),
+                "acceleration": ("rad/s^2 or m/s^2", f"acceleration of '{j}' given by the law"),
+            }
+        )
+
     def __repr__(self) -> str:
         return f"Prescribed({self.joint!r})"
 
@@ -157,6 +172,7 @@ def _as_law(position: Any, velocity: Any, acceleration: Any):
                 _number("the position law's " + w, c)
                 for w, c in zip(("q", "qd", "qdd"), value, strict=True)
             )
+            law.differences = False  # type: ignore[attr-defined]  # the law gives its rates
             return q, qd, qdd
         q = _number("the position law's value", value)
         if velocity is not None:
@@ -169,15 +185,18 @@ def _as_law(position: Any, velocity: Any, acceleration: Any):
             qdd = (_number("q", position(t + h)) - 2 * q + _number("q", position(t - h))) / (h * h)
         return q, qd, qdd
 
+    law.differences = velocity is None  # type: ignore[attr-defined]
     return law
 
 
 def _checked_law(name: str, law: Any):
-    """``law`` with each value checked: three finite numbers (q, qd, qdd)."""
+    """``law`` with each value checked: three finite numbers (q, qd, qdd), and a position
+    that does not jump between two evaluations (:func:`_find_jump`); the first evaluation
+    also checks the law around it (a step at the start of a run)."""
 
     last: list[tuple[float, float, float]] = []
 
-    def checked(t: float) -> tuple[float, float, float]:
+    def evaluate(t: float) -> tuple[float, float, float]:
         try:
             values = law(t)
         except InvalidParameter as err:
@@ -193,10 +212,16 @@ def _checked_law(name: str, law: Any):
                 f"{name}: the law gave non-finite values (q, qd, qdd) = ({q}, {qd}, {qdd}) at "
                 f"t = {t:g} s"
             )
+        return q, qd, qdd
+
+    def checked(t: float) -> tuple[float, float, float]:
+        q, qd, qdd = evaluate(t)
         if last:
-            _check_continuous(name, last[0], (t, q, qd))
+            differences = getattr(law, "differences", False)
+            _check_continuous(name, evaluate, last[0], (t, q, qd), differences)
             last[0] = (t, q, qd)
         else:
+            _check_start(name, evaluate, (t, q, qd), getattr(law, "differences", False))
             last.append((t, q, qd))
         return q, qd, qdd
 
@@ -213,22 +238,82 @@ def _number(name: str, value: Any) -> float:
     return float(np.asarray(value, dtype=float).reshape(-1)[0])
 
 
-def _check_continuous(
-    name: str, before: tuple[float, float, float], now: tuple[float, float, float]
-) -> None:
-    """Refuse a law whose position jumps: the joint would be teleported with no torque.
+def _consistent(a: tuple[float, float, float], b: tuple[float, float, float]) -> bool:
+    """Whether the positions of two evaluations ``(t, q, qd)`` differ by no more than the
+    law's speed allows: :data:`JUMP_FACTOR` times the larger of the two speeds times the time
+    between them, plus :data:`JUMP_TOLERANCE`."""
+    dt = abs(b[0] - a[0])
+    return abs(b[1] - a[1]) <= JUMP_FACTOR * max(abs(a[2]), abs(b[2])) * dt + JUMP_TOLERANCE
 
-    Two evaluations closer than :data:`JUMP_WINDOW` in time must differ by no more than the
-    law's own speed allows (the smaller of the two speeds, times :data:`JUMP_FACTOR`, plus
-    :data:`JUMP_TOLERANCE`)."""
-    (t0, q0, qd0), (t, q, qd) = before, now
-    dt = abs(t - t0)
-    if 0.0 < dt < JUMP_WINDOW:
-        allowed = JUMP_FACTOR * min(abs(qd), abs(qd0)) * dt + JUMP_TOLERANCE
-        if abs(q - q0) > allowed:
-            raise InvalidParameter(
-                f"{name}: the position law jumps by {q - q0:.4g} between t = {t0:.9g} s and "
-                f"t = {t:.9g} s while its velocity is {qd0:.4g}; a prescribed motion must be "
-                "continuous (a step teleports the joint and does no work): blend the step "
-                "over a short time (e.g. pinext.planning.rest_to_rest)"
-            )
+
+def _find_jump(
+    evaluate: Callable[[float], tuple[float, float, float]],
+    a: tuple[float, float, float],
+    b: tuple[float, float, float],
+) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
+    """Two evaluations ``(t, q, qd)`` of a law, less than :data:`JUMP_RESOLUTION` apart, whose
+    positions differ by more than its speed allows (:func:`_consistent`): a jump, searched
+    between ``a`` and ``b`` by bisection, keeping the half over which the position changes
+    most. A continuous law's change shrinks with the interval (None once it is below
+    :data:`JUMP_TOLERANCE`); a jump's does not, whatever speed central differences give it."""
+    if a[0] > b[0]:
+        a, b = b, a
+    while b[0] - a[0] > JUMP_RESOLUTION * max(1.0, abs(b[0])):
+        if abs(b[1] - a[1]) <= JUMP_TOLERANCE:
+            return None
+        t = 0.5 * (a[0] + b[0])
+        middle = (t, *evaluate(t)[:2])
+        a, b = (a, middle) if abs(middle[1] - a[1]) >= abs(b[1] - middle[1]) else (middle, b)
+    return None if _consistent(a, b) else (a, b)
+
+
+def _refuse_jump(name: str, found: tuple, differences: bool) -> None:
+    (t0, q0, qd0), (t1, q1, qd1) = found
+    how = (
+        "central differences turn the step into a spike of velocity and acceleration"
+        if differences
+        else f"the law's velocity there is {max(abs(qd0), abs(qd1)):.4g} [rad/s or m/s]"
+    )
+    raise InvalidParameter(
+        f"{name}: the position law jumps by {q1 - q0:.4g} [rad or m] at t = {t1:.9g} s "
+        f"while {how}; a prescribed motion must be continuous (a step teleports the joint: "
+        "the loops and contacts cannot follow, and no torque does it): blend the step over "
+        "a short time (e.g. pinext.planning.rest_to_rest), or start the run after it"
+    )
+
+
+def _check_continuous(
+    name: str,
+    evaluate: Callable[[float], tuple[float, float, float]],
+    before: tuple[float, float, float],
+    now: tuple[float, float, float],
+    differences: bool = False,
+) -> None:
+    """Refuse a law whose position jumps between two evaluations ``(t, q, qd)``: the joint
+    would be teleported with no torque. Evaluations that differ by more than the law's own
+    speed allows (:func:`_consistent`) are searched for the jump (:func:`_find_jump`)."""
+    if before[0] != now[0] and not _consistent(before, now):
+        found = _find_jump(evaluate, before, now)
+        if found is not None:
+            _refuse_jump(name, found, differences)
+
+
+def _check_start(
+    name: str,
+    evaluate: Callable[[float], tuple[float, float, float]],
+    start: tuple[float, float, float],
+    differences: bool,
+) -> None:
+    """The first evaluation of a law: no jump within :data:`JUMP_WINDOW` after it, nor, for
+    a law whose rates are central differences, within :data:`DIFFERENCE_STEP` before it
+    (they would carry the step into the start velocity and acceleration)."""
+    t = start[0]
+    found = _find_jump(evaluate, start, (t + JUMP_WINDOW, *evaluate(t + JUMP_WINDOW)[:2]))
+    if found is None and differences:
+        try:
+            before = (t - DIFFERENCE_STEP, *evaluate(t - DIFFERENCE_STEP)[:2])
+        except InvalidParameter:  # the law is not defined before the start
+            return
+        found = _find_jump(evaluate, before, start)
+    if found is not None:
+        _refuse_jump(name, found, differences)

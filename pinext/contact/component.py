@@ -411,6 +411,26 @@ class ContactComponent(Component):
             **scene_metadata(self),
         }
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs` (contacts in the order of
+        ``meta["contact_names"]``, their rows ``meta["contact_rows"]``)."""
+        table = {
+            "force": ("N or N.m", "reaction of each contact row, normal first (0 when open)"),
+            "gap": ("m", "approach gap of each contact (negative: penetration)"),
+            "residual": ("m or rad", "constraint residual of each contact row"),
+            "closed": ("-", "1 per contact while it is closed, else 0"),
+        }
+        if self.environment is not None:
+            table["deformation"] = ("m", "deformation of the dynamic environment")
+            table["deformation_rate"] = ("m/s", "rate of the environment's deformation")
+            if self.layered:
+                table["layer"] = ("m", "deformation of the compliant layer")
+                table["tool_deformation"] = ("m", "deformation of the tool's own compliance")
+                table["surface_deformation"] = ("m", "deformation of the surface layer")
+                table["tool_energy"] = ("J", "energy stored in the tool's compliance")
+                table["environment_energy"] = ("J", "energy stored in the environment")
+        return self.signals(table)
+
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
         force = self._forces(t, x, mode, step)
         pin.computeAllTerms(self.model, self.data, q, v)

@@ -266,6 +266,18 @@ class FrictionalContact(Component):
             "state": np.array([state]),
         }
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs`."""
+        return self.signals(
+            {
+                "normal_force": ("N", "normal reaction of the plane (0 when free)"),
+                "friction_force": ("N", "tangential friction force, plane's x and y axes"),
+                "slip_velocity": ("m/s", "sliding velocity in the plane, its x and y axes"),
+                "force": ("N", "[normal, friction x, friction y] in the plane's frame"),
+                "state": ("-", "0 free, 1 sticking (or held), 2 slipping"),
+            }
+        )
+
     def metadata(self) -> dict[str, Any]:
         """The scene item a viewer draws: the plane, the force arrow (output ``force`` =
         [λ_n, λ_x, λ_y] in the plane's frame), the friction cone of half-angle atan μ

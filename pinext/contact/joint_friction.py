@@ -259,6 +259,16 @@ class JointFriction(Component):
             else np.zeros(len(self.joints)),
         }
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs` (one entry per joint of
+        ``meta["friction_joints"]``)."""
+        return self.signals(
+            {
+                "torque": ("N.m or N", "Coulomb friction effort on each joint with friction"),
+                "stick": ("-", "1 while the joint sticks (or is held), 0 while it slips"),
+            }
+        )
+
     def metadata(self) -> dict[str, Any]:
         """The joints with friction and their Coulomb torques."""
         return {"friction_joints": list(self.joints), "friction_torques": self.torque.tolist()}

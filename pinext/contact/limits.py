@@ -597,6 +597,17 @@ class JointLimits(Component):
             "held": np.array([float(s is not FREE) for s in mode.states]),
         }
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs` (one entry per limited joint, in the
+        order of ``meta["limited_joints"]``)."""
+        return self.signals(
+            {
+                "force": ("N.m or N", "reaction of each limited joint's stop (0 when free)"),
+                "distance": ("rad or m", "distance of each limited joint to its nearest stop"),
+                "held": ("-", "1 while the joint rests on a stop, else 0"),
+            }
+        )
+
     def report(self, trajectory: Any) -> None:
         """One :class:`VelocityLimitWarning` per joint whose speed exceeded its velocity limit
         in the run, naming the joint and the first time [s] (interpolated between samples)."""

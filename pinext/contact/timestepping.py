@@ -94,7 +94,9 @@ from tqdm.auto import tqdm
 from ..exceptions import IntegrationError, InvalidParameter
 from ..robot import Robot, resolve_frame
 from ..simulation.arguments import as_initial_state, checked_control
+from ..simulation.columns import input_columns, state_columns
 from ..simulation.component import Phase
+from ..simulation.outputs import output_info
 from ..simulation.system import System
 from ..simulation.trajectory import (
     AUDIT_EXPLICIT,
@@ -102,8 +104,6 @@ from ..simulation.trajectory import (
     EventRecord,
     PhaseRecord,
     Trajectory,
-    input_columns,
-    state_columns,
 )
 from ..validation import real, refuse_long_run, thousands
 from .component import ContactComponent, _as_contact
@@ -811,6 +811,7 @@ def _trajectory(
         "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
         "state_columns": state_columns(system),
         "input_columns": input_columns(system),
+        "outputs": output_info(system),
     }
     return Trajectory(
         t=t,

@@ -812,6 +812,27 @@ class DriveComponent(PlayHooks, Component):
             "conversion_loss": losses["conversion"],
         }
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Units and descriptions of :meth:`outputs` (one entry per drive, in the order of
+        ``meta["drives"]``)."""
+        return self.signals(
+            {
+                "motor_angle": ("rad", "rotor angle"),
+                "play": ("rad", "position in the gear's play (NaN without backlash)"),
+                "motor_velocity": ("rad/s", "rotor velocity"),
+                "voltage": ("V", "armature voltage after saturation (a torque source: NaN)"),
+                "current": ("A", "armature current (NaN without a motor)"),
+                "motor_torque": ("N.m", "torque of the actuator on its rotor"),
+                "joint_torque": ("N.m or N", "effort the transmission applies to the joint"),
+                "spring_torque": ("N.m", "torque of the elastic transmission (NaN when rigid)"),
+                "electrical_power": ("W", "power the input supplies (u i for a DC motor)"),
+                "copper_loss": ("W", "Joule loss R i^2 of the motor"),
+                "friction_loss": ("W", "viscous loss of motor and transmission damping"),
+                "efficiency_loss": ("W", "loss of the gear's efficiency"),
+                "conversion_loss": ("W", "loss of a general linear actuator's conversion"),
+            }
+        )
+
     def __repr__(self) -> str:
         return f"DriveComponent({', '.join(self.joints)})"
 

@@ -2,6 +2,7 @@
 
 from .component import Component, Event, Phase
 from .controls import Schedule
+from .outputs import OutputInfo, OutputTable
 from .simulate import METHODS, simulate
 from .system import System
 from .trajectory import EnergyBalance, EventRecord, PhaseRecord, Trajectory
@@ -12,6 +13,8 @@ __all__ = [
     "EnergyBalance",
     "Event",
     "EventRecord",
+    "OutputInfo",
+    "OutputTable",
     "Phase",
     "PhaseRecord",
     "Schedule",

@@ -15,14 +15,16 @@ runs, names the argument and says what is valid:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..control import Controller, as_state_law
-from ..exceptions import InvalidParameter
+from ..exceptions import InconsistentInitialConditions, InvalidParameter
 from ..robot import massless_joints, massless_message
 from ..validation import describe, real, vector
 from .controls import ControlLaw, Schedule, as_control
@@ -268,6 +270,45 @@ def _initial_state(system: System, x0: Any, q0: Any, v0: Any) -> np.ndarray:
     if x.size == nx - 2:
         return np.concatenate([x, np.zeros(2)])
     return x
+
+
+#: A state entry that an imposed law moves by more than this [rad, m, rad/s or m/s] at the
+#: start of a run is a step of the start state.
+IMPOSED_STEP = 1e-8
+
+
+def imposed_start(
+    system: System, x: np.ndarray, error: InconsistentInitialConditions
+) -> InconsistentInitialConditions:
+    """``error`` (a closure open at the start), told of the components whose imposed states
+    (prescribed joints) move the given start state: the closures were closed for another
+    position of those joints, a step the loops cannot follow."""
+    moved = []
+    for comp in system.imposing:
+        y = np.array(x, dtype=float)
+        comp.impose(0.0, y)
+        step = float(np.abs(y - x).max(initial=0.0))
+        if step > IMPOSED_STEP:
+            joints = ", ".join(comp.prescribed_joints()) or "its states"
+            moved.append(f"'{comp.name}' sets {joints} {step:.4g} away from the start state")
+    if not moved:
+        return error
+    return InconsistentInitialConditions(
+        f"{error}. The cause: at t = 0 s {'; '.join(moved)} (a position step at the start); "
+        "start from the law's values: x0 = pinext.close_loops(system, q0) on the System that "
+        "holds the prescribed motion imposes the law at t = 0 before it closes the loops",
+        error.residuals,
+        error.quantity,
+    )
+
+
+@contextlib.contextmanager
+def explained_start(system: System, x: np.ndarray) -> Iterator[None]:
+    """Re-raise a closure open at the start with :func:`imposed_start`'s explanation."""
+    try:
+        yield
+    except InconsistentInitialConditions as err:
+        raise imposed_start(system, x, err) from None
 
 
 def _describe(value: Any) -> str:

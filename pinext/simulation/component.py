@@ -439,6 +439,18 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         """Named signals recorded in :attr:`Trajectory.outputs` at every sample."""
         return {}
 
+    def output_info(self) -> dict[str, tuple[str, str]]:
+        """Unit and one-line description of each output, ``{name: (unit, description)}``,
+        by its name in :attr:`Trajectory.outputs`: ``"<name>.<signal>"`` for the signals of
+        :meth:`outputs` (see :meth:`signals`), ``"energy.<name>"`` for :meth:`energy`.
+        Listed by :meth:`pinext.Trajectory.describe_outputs`; default: none (unit "-")."""
+        return {}
+
+    def signals(self, table: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        """``table`` of signal -> (unit, description) under this component's output names
+        (``"<name>.<signal>"``): the usual body of :meth:`output_info`."""
+        return {f"{self.name}.{signal}": info for signal, info in table.items()}
+
     def report(self, trajectory: Any) -> None:  # noqa: B027 - optional hook
         """Called once at the end of a run with its :class:`~pinext.Trajectory`: warnings
         about the whole run (a velocity limit exceeded)."""

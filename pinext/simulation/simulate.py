@@ -20,6 +20,7 @@ from .arguments import (
     check_options,
     checked_control,
     control_period_of,
+    explained_start,
     output_times,
 )
 from .chart import Chart, chart_event
@@ -216,7 +217,7 @@ def simulate(
     t_final = check_options(
         t_final, rtol=rtol, atol=atol, max_step=max_step, output_dt=output_dt, method=method
     )
-    x = as_initial_state(system, x0, q0, v0)
+    x = given = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
     period = control_period_of(control, control_period)
@@ -225,7 +226,8 @@ def simulate(
         law = HeldControl(law, period, system.n_inputs)
     rho = None
     if method == "DOP853" and not momentum:
-        eigenvalues = spectrum(system, x)
+        with explained_start(system, given):
+            eigenvalues = spectrum(system, x)
         rho = float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
         _report_vibration(eigenvalues, t_final, force)
         steps = t_final * rho / DOP853_STABILITY_BOUND
@@ -263,7 +265,8 @@ def simulate(
     held = law if isinstance(law, HeldControl) else None
     if held is not None:
         held.update(t, x)  # the sample at t = 0 with the imposed state
-    phase = system.initial_phase(t, x, law)
+    with explained_start(system, given):
+        phase = system.initial_phase(t, x, law)
     record = Recorder(system)
     bar = tqdm(
         total=float(t_final),

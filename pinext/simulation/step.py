@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from ..exceptions import InvalidParameter
+from ..exceptions import IntegrationError, InvalidParameter
 from .component import Phase, Step, overrides
 
 if TYPE_CHECKING:
@@ -140,6 +140,8 @@ class AccelerationStep:
         if compliance is not None:
             delassus[np.diag_indices_from(delassus)] += compliance
         rhs = -(jacobian @ a_free + drift)
+        if not (np.all(np.isfinite(delassus)) and np.all(np.isfinite(rhs))):
+            raise IntegrationError(_not_finite(rows, x), t, x)
         lam = np.linalg.solve(delassus, rhs) if mapped else _solve_delassus(delassus, rhs)
         forces = _split_forces(rows, lam)
         return Step(a_free + minv_jt @ lam, tau, u, forces)
@@ -151,6 +153,23 @@ def _mechanism(comp: Any, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.
     if result is None:
         raise InvalidParameter(f"component '{comp.name}' overrides mechanism() but returned None")
     return np.array(result[0], dtype=float), np.asarray(result[1], dtype=float)
+
+
+def _not_finite(rows: list, x: np.ndarray) -> str:
+    """Why the constrained step has no finite solution: the state, or the rows of which
+    components (a LinAlgError of numpy's solvers otherwise)."""
+    if not np.all(np.isfinite(x)):
+        return "the state became non-finite in a constrained phase"
+    names = [
+        comp.name
+        for comp, r in rows
+        if not (np.all(np.isfinite(r.jacobian)) and np.all(np.isfinite(r.drift)))
+    ]
+    which = ", ".join(names) if names else ", ".join(comp.name for comp, _ in rows)
+    return (
+        f"the constraint rows of {which} are not finite (or the mass matrix is singular): a "
+        "constraint violated by a jump the rows cannot follow, or a parameter out of range"
+    )
 
 
 def _split_forces(rows: list, lam: np.ndarray) -> dict[str, np.ndarray]:

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ..exceptions import FileFormatError, NameNotFound
+from .columns import input_columns, state_columns
 from .component import Phase
+from .outputs import LazyOutputs, Outputs, OutputTable, describe, output_info
 
 if TYPE_CHECKING:
     from .system import System
@@ -111,144 +113,6 @@ def _jsonable(value: Any) -> Any:
     return str(value)  # a mode (enum, small dataclass): its readable form
 
 
-#: Joint kind (Pinocchio's shortname, without the axis) -> (q labels and units, v ...).
-_JOINT_COORDINATES: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
-    "JointModelFreeFlyer": (
-        [("x", "m"), ("y", "m"), ("z", "m"), ("qx", "-"), ("qy", "-"), ("qz", "-"), ("qw", "-")],
-        [("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s"), ("wx", "rad/s"), ("wy", "rad/s")]
-        + [("wz", "rad/s")],
-    ),
-    "JointModelPlanar": (
-        [("x", "m"), ("y", "m"), ("cos", "-"), ("sin", "-")],
-        [("vx", "m/s"), ("vy", "m/s"), ("wz", "rad/s")],
-    ),
-    "JointModelSpherical": (
-        [("qx", "-"), ("qy", "-"), ("qz", "-"), ("qw", "-")],
-        [("wx", "rad/s"), ("wy", "rad/s"), ("wz", "rad/s")],
-    ),
-    "JointModelSphericalZYX": (
-        [("z", "rad"), ("y", "rad"), ("x", "rad")],
-        [("wz", "rad/s"), ("wy", "rad/s"), ("wx", "rad/s")],
-    ),
-    "JointModelTranslation": (
-        [("x", "m"), ("y", "m"), ("z", "m")],
-        [("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s")],
-    ),
-}
-#: Units of the component state blocks, by block name.
-_STATE_UNITS = {
-    "motor_angle": "rad",
-    "motor_velocity": "rad/s",
-    "current": "A",
-    "input_work": "J",
-    "dissipated_energy": "J",
-}
-
-
-def _joint_labels(kind: str, nq: int, nv: int) -> tuple[list[str], list[str]]:
-    """Per-coordinate suffixes with units of one joint, e.g. (['[rad]'], ['[rad/s]'])."""
-    if kind in _JOINT_COORDINATES:
-        q, v = _JOINT_COORDINATES[kind]
-        return [f".{n} [{u}]" for n, u in q], [f".{n} [{u}]" for n, u in v]
-    if "Prismatic" in kind or kind.startswith("JointModelP"):
-        unit_q, unit_v = "m", "m/s"
-    elif "Revolute" in kind or kind.startswith("JointModelR"):
-        unit_q, unit_v = "rad", "rad/s"
-    else:
-        unit_q, unit_v = "-", "-"
-    if nq == 2 and nv == 1:  # unbounded revolute: (cos, sin)
-        return [".cos [-]", ".sin [-]"], [f" [{unit_v}]"]
-    if nq == 1 and nv == 1:
-        return [f" [{unit_q}]"], [f" [{unit_v}]"]
-    return [f".{i} [{unit_q}]" for i in range(nq)], [f".{i} [{unit_v}]" for i in range(nv)]
-
-
-def state_columns(system: System) -> list[str]:
-    """A label with its unit for each entry of the public state of ``system``."""
-    model = system.model
-    labels = [""] * system.nx
-    for jid in range(1, model.njoints):
-        joint = model.joints[jid]
-        q_suffix, v_suffix = _joint_labels(joint.shortname(), joint.nq, joint.nv)
-        name = model.names[jid]
-        for k, suffix in enumerate(q_suffix):
-            labels[joint.idx_q + k] = f"q.{name}{suffix}"
-        for k, suffix in enumerate(v_suffix):
-            labels[model.nq + joint.idx_v + k] = f"v.{name}{suffix}"
-    joints = list(system.drives)
-    for key, block in system.layout.items():
-        if key in ("q", "v"):
-            continue
-        size = block.stop - block.start
-        unit = _STATE_UNITS.get(key.rsplit(".", 1)[-1], "-")
-        for k in range(size):
-            index = "" if size == 1 else f".{joints[k] if size == len(joints) else k}"
-            labels[block.start + k] = f"{key}{index} [{unit}]"
-    return labels
-
-
-def input_columns(system: System) -> list[str]:
-    """A label with its unit for each input: joint torques, or the drives' inputs."""
-    if system.torque_inputs:
-        model = system.model
-        labels = []
-        for jid in range(1, model.njoints):
-            joint = model.joints[jid]
-            unit = "N" if "Prismatic" in joint.shortname() else "N.m"
-            for k in range(joint.nv):
-                suffix = "" if joint.nv == 1 else f".{k}"
-                labels.append(f"input.{model.names[jid]}{suffix} [{unit}]")
-        return labels
-    labels = []
-    for joint, drive in system.drives.items():
-        actuator = getattr(drive, "actuator", None)
-        unit = "V" if type(actuator).__name__ == "DCMotor" else "-"
-        labels.append(f"input.{joint} [{unit}]")
-    return labels[: system.n_inputs]
-
-
-class LazyOutputs(dict):
-    """A trajectory's outputs (a dict of arrays), computed at their first use.
-
-    Evaluating every component's outputs at every sample costs about as much as the
-    integration of a short run; most runs are only read for their states. Any reading or
-    writing access (and pickling) computes them once; afterwards this is a plain dict.
-    """
-
-    def __init__(self, compute: Any) -> None:
-        super().__init__()
-        self._compute = compute
-
-    def _fill(self) -> None:
-        if self._compute is not None:
-            compute, self._compute = self._compute, None
-            super().update(compute())
-
-    def __reduce__(self):  # noqa: D105 - pickled as the plain dict it computes
-        self._fill()
-        return (dict, (dict(self),))
-
-
-def _filling(name: str):
-    method = getattr(dict, name)
-
-    def filled(self, *args, **kwargs):
-        self._fill()
-        return method(self, *args, **kwargs)
-
-    filled.__name__ = name
-    filled.__doc__ = method.__doc__
-    return filled
-
-
-for _name in (
-    "__getitem__", "__contains__", "__iter__", "__len__", "__repr__", "__eq__", "__setitem__",
-    "__delitem__", "keys", "items", "values", "get", "copy", "update", "setdefault", "pop",
-    "popitem",
-):  # fmt: skip
-    setattr(LazyOutputs, _name, _filling(_name))
-
-
 @dataclass
 class Trajectory:
     """The samples of a simulation.
@@ -264,6 +128,8 @@ class Trajectory:
             ``input``, what the components report (motor currents, contact forces, ...), and
             for time stepping the scheme's own energy terms ``audit.numerical_dissipation``
             and ``audit.explicit_error`` (cumulative [J], see :class:`EnergyBalance`).
+            :meth:`describe_outputs` lists them with their units; an unknown name raises
+            :class:`~pinext.exceptions.NameNotFound` listing those that exist.
         meta: Robot name, URDF path, flexible links, joint names: what a viewer needs.
     """
 
@@ -275,6 +141,25 @@ class Trajectory:
     events: list[EventRecord]
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.outputs, Outputs):
+            self.outputs = Outputs(self.outputs)
+
+    def describe_outputs(self) -> OutputTable:
+        """The outputs with their units and a one-line description, one row
+        (:class:`~pinext.simulation.outputs.OutputInfo`: name, shape, unit, description) per
+        output, sorted by name; ``print`` it for a table::
+
+            >>> print(traj.describe_outputs())
+            name                          shape  unit   description
+            ----------------------------  -----  -----  -----------
+            crank.torque                  201x1  N.m …  driving effort of the prescribed joint …
+
+        Units and descriptions come from the components that produce the outputs
+        (:meth:`Component.output_info`), stored in ``meta["outputs"]`` (kept by :meth:`save`).
+        """
+        return describe(self.outputs, self.meta.get("outputs") or {})
 
     @classmethod
     def from_run(cls, system: System, t, x, phase_index, phases, events, control) -> Trajectory:
@@ -328,6 +213,7 @@ class Trajectory:
             meta.update(comp.metadata())
         meta["state_columns"] = state_columns(system)
         meta["input_columns"] = input_columns(system)
+        meta["outputs"] = output_info(system)
         return cls(
             t=np.asarray(t, dtype=float),
             x=np.asarray(x, dtype=float),

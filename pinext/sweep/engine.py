@@ -15,6 +15,7 @@ import threading
 import time
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ from .store import DONE, Writer, frame, read
 
 if TYPE_CHECKING:
     import pandas as pd
+
+LOGGER = logging.getLogger(__name__)
 
 #: Errors of a task (not of the study) that mean its worker died or its result was lost.
 _WORKER_LOST = ("KilledWorker", "CancelledError", "CommClosedError", "FutureCancelledError")
@@ -121,12 +124,39 @@ def evaluate(
     """Run one point on a worker; never raises for the study's own errors.
 
     Returns:
-        ``{"results", "status", "error", "wall_time", "worker"}``: the study's results as
-        floats (empty on error), ``"ok"``, ``"error"`` or ``"timeout"`` (it ran longer than
-        ``timeout`` [s]), the error's type, message and innermost location, the study's wall
-        time [s] and the worker's address.
+        ``{"results", "status", "error", "warnings", "wall_time", "worker"}``: the study's
+        results as floats (empty on error), ``"ok"``, ``"error"`` or ``"timeout"`` (it ran
+        longer than ``timeout`` [s]), the error's type, message and innermost location, the
+        warnings the point raised (each distinct one once, ``"Category: message"`` joined by
+        newlines; none is printed by the worker), the study's wall time [s] and the worker's
+        address.
     """
     start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # every warning of the point, none printed
+        results, status, error = _outcome(study, point, timeout)
+    said = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))
+    wall = time.perf_counter() - start
+    try:
+        from distributed import get_worker
+
+        worker = get_worker().address
+    except (ImportError, ValueError):
+        worker = ""
+    return {
+        "results": results,
+        "status": status,
+        "error": error,
+        "warnings": "\n".join(said),
+        "wall_time": wall,
+        "worker": worker,
+    }
+
+
+def _outcome(
+    study: Callable[..., Mapping[str, Any]], point: Mapping[str, Any], timeout: float | None
+) -> tuple[dict[str, float], str, str]:
+    """(results, status, error) of one point (see :func:`evaluate`)."""
     results: dict[str, float] = {}
     status, error = "ok", ""
     try:
@@ -153,20 +183,7 @@ def evaluate(
         results = {}
         status = "error"
         error = f"{type(err).__name__}: {err}{_where(err)}"
-    wall = time.perf_counter() - start
-    try:
-        from distributed import get_worker
-
-        worker = get_worker().address
-    except (ImportError, ValueError):
-        worker = ""
-    return {
-        "results": results,
-        "status": status,
-        "error": error,
-        "wall_time": wall,
-        "worker": worker,
-    }
+    return results, status, error
 
 
 def _connect(client: Any, workers: int | None, owned: list[Any]) -> Any:
@@ -302,8 +319,10 @@ def run(
         A ``pandas.DataFrame``, one row per distinct point in the order given: the
         parameters, the results, then ``wall_time`` [s] (the study's time on its worker),
         ``status`` (``ok``, ``error``, ``timeout``, ``lost``), ``error`` (type, message and
-        location),
-        ``attempts``, ``worker`` (address), ``key`` and ``study``.
+        location), ``warnings`` (what the point warned, each distinct warning once, e.g. a
+        :class:`~pinext.contact.VelocityLimitWarning`; the workers print none, and one line
+        of the ``pinext`` logger sums them up after the progress bar), ``attempts``,
+        ``worker`` (address), ``key`` and ``study``.
 
     Raises:
         InvalidParameter: Bad parameters, ``study`` not callable, negative ``retries``.
@@ -408,6 +427,7 @@ def _execute(
                     "wall_time": float("nan"),
                     "status": "lost",
                     "error": f"{type(err).__name__}: {err}",
+                    "warnings": "",
                     "attempts": attempt,
                     "worker": "",
                 }
@@ -417,6 +437,7 @@ def _execute(
                     wall_time=out["wall_time"],
                     status=out["status"],
                     error=out["error"],
+                    warnings=out.get("warnings", ""),
                     attempts=attempt,
                     worker=out["worker"],
                 )
@@ -444,6 +465,25 @@ def _execute(
         bar.close()
         for resource in reversed(owned):
             resource.close()
+        _summarise_warnings([rows[key] for key in todo if key in rows])
+
+
+def _summarise_warnings(rows: list[dict[str, Any]]) -> None:
+    """One line through the ``pinext`` logger, after the progress bar: how many points raised
+    warnings, and the distinct ones (they are in each row's ``warnings`` column)."""
+    said = [row for row in rows if row.get("warnings")]
+    if not said:
+        return
+    distinct = list(dict.fromkeys(w for row in said for w in row["warnings"].split("\n")))
+    shown = "; ".join(distinct[:3]) + (
+        f"; and {len(distinct) - 3} more" if len(distinct) > 3 else ""
+    )
+    LOGGER.warning(
+        "%d of %d points raised warnings (see the 'warnings' column): %s",
+        len(said),
+        len(rows),
+        shown,
+    )
 
 
 def _restart(client: Any, worker: str) -> None:

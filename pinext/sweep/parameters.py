@@ -21,7 +21,7 @@ from ..exceptions import InvalidParameter
 from ..validation import integer
 
 #: Columns that pinext adds to every row; parameters and results may not use these names.
-RESERVED = ("key", "study", "status", "error", "wall_time", "attempts", "worker")
+RESERVED = ("key", "study", "status", "error", "warnings", "wall_time", "attempts", "worker")
 
 Point = dict[str, Any]
 

@@ -251,7 +251,7 @@ def run_spec(
     return 0
 
 
-_BOOKKEEPING = ("key", "study", "status", "error", "wall_time", "attempts", "worker")
+_BOOKKEEPING = sampling.RESERVED  # pinext's own columns, not results
 
 
 def draw(df: Any, swept: list[str], response: str) -> Any:

@@ -140,7 +140,7 @@ def frame(rows: Iterable[Mapping[str, Any]], parameters: list[str]) -> pd.DataFr
     results = [c for c in df.columns if c not in parameters and c not in RESERVED]
     reserved = [
         c
-        for c in ("wall_time", "status", "error", "attempts", "worker", "key", "study")
+        for c in ("wall_time", "status", "error", "warnings", "attempts", "worker", "key", "study")
         if c in df.columns
     ]
     return df.reindex(columns=[*parameters, *results, *reserved])
