@@ -233,8 +233,13 @@ def test_joint_friction_limits_and_mimic_run_compiled_as_on_the_python_path(
     compiled, python = runs["compiled"], runs["python"]
     stats = compiled.meta["stats"]
     assert stats["compiled_segments"] == stats["segments"]
-    names = [e.name for e in compiled.events]
-    assert names == [e.name for e in python.events]
-    assert any(name.endswith("friction_stops") for name in names)
+    def names(traj):  # the coupled fingers reach their stops together: a tie, either first
+        return [e.name.replace("finger_joint2", "finger_joint1") for e in traj.events]
+
+    assert names(compiled) == names(python)
+    assert any(name.endswith("friction_stops") for name in names(compiled))
+    np.testing.assert_allclose(
+        [e.t for e in compiled.events], [e.t for e in python.events], rtol=0, atol=1e-8
+    )
     np.testing.assert_allclose(compiled.q[-1], python.q[-1], atol=1e-8)
     np.testing.assert_allclose(compiled.v[-1], python.v[-1], atol=1e-8)

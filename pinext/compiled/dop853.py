@@ -11,10 +11,14 @@ Python except to hand over full output buffers, to let a progress bar move, or a
 Events are the compiled forms of :class:`pinext.simulation.component.Event`
 (:attr:`Event.compiled`): the smallest of a group of affine distances
 ``min_k s_k (y[i_k] − b_k)`` (joint stops), the separation test of a stop just left, the
-reaction of a held row (a lift-off), or a time ``t − t_b`` (a control breakpoint). A crossing
-between two accepted steps is located as :mod:`pinext.simulation.dop853` does: Brent's
-method, to 4 ε, on the state that one DOP853 step from the last accepted point gives at the
-trial time.
+reaction of a held row ``s λ + b`` (a lift-off, a friction cone's edge), or a time
+``t − t_b`` (a control breakpoint); all the reactions of a state come from one right-hand
+side (:func:`events_at`). A crossing between two accepted steps is located by Brent's method,
+to 4 ε, on the step's 7th-order dense output, as ``solve_ivp`` does (three evaluations for the
+interpolant, at most one per iteration); the state at the root is then integrated from the
+last accepted point (one DOP853 step, as :mod:`pinext.simulation.dop853` gives it). The roots
+agree with the Python path's, which integrates at every iteration, to the interpolant's error
+(1e-12 s on the Panda's joint-stop and friction events).
 
 A run that reaches ``t_end`` lands on it exactly and can be resumed from there with new inputs
 (:func:`resume`: a control sample, :mod:`pinext.compiled.sampled`); the step proposed before
@@ -339,12 +343,10 @@ def _state_at(P, ta, ya, t, rtol, atol, hmax, out):
 
 
 @njit(cache=True)
-def _brent_residual(P, e, t, ta, ya, rtol, atol, hmax, tmp, evs):
-    if t > ta:
-        _state_at(P, ta, ya, t, rtol, atol, hmax, tmp)
-    else:
-        tmp[:] = ya
-    return _event(P, e, t, tmp, evs, np.empty_like(tmp))
+def _dense_residual(P, e, t, ta, h, ya, f, tmp, scratch, evs):
+    """Event e at t on the accepted step's dense output (ta, h, ya, f)."""
+    _interpolate(f, ta, h, ya, t, tmp)
+    return _event(P, e, t, tmp, evs, scratch)
 
 
 @njit(cache=True)
@@ -401,11 +403,12 @@ def brent_step(s):
 
 
 @njit(cache=True)
-def _brentq(P, e, xa, xb, ya_state, rtol, atol, hmax, tmp, evs):
-    """The event's root in [xa, xb] (:func:`brent_step`) on the state that one DOP853 step
-    from (xa, ya_state) gives."""
-    fa = _brent_residual(P, e, xa, xa, ya_state, rtol, atol, hmax, tmp, evs)
-    fb = _brent_residual(P, e, xb, xa, ya_state, rtol, atol, hmax, tmp, evs)
+def _brentq(P, e, xa, xb, ta, h, ya, f, tmp, scratch, evs):
+    """The event's root in [xa, xb] (:func:`brent_step`) on the dense output of the accepted
+    step from (ta, ya) (7th order, as solve_ivp locates events; the state at the root is then
+    integrated from ta, :func:`_state_at`)."""
+    fa = _dense_residual(P, e, xa, ta, h, ya, f, tmp, scratch, evs)
+    fb = _dense_residual(P, e, xb, ta, h, ya, f, tmp, scratch, evs)
     if fa == 0:
         return xa
     if fb == 0 or (fa > 0) == (fb > 0):  # no bracket left (a residual at rounding level,
@@ -416,12 +419,12 @@ def _brentq(P, e, xa, xb, ya_state, rtol, atol, hmax, tmp, evs):
         done, x = brent_step(s)
         if done:
             return x
-        s[4] = _brent_residual(P, e, x, xa, ya_state, rtol, atol, hmax, tmp, evs)
+        s[4] = _dense_residual(P, e, x, ta, h, ya, f, tmp, scratch, evs)
     return x
 
 
 @njit(cache=True)
-def _earliest(P, ta, ya, t_root, crossed, g_last, rtol, atol, hmax, tmp, evs, scratch):
+def _earliest(P, ta, h, ya, f, t_root, crossed, g_last, tmp, evs, scratch):
     """The first root of all events in the step from (ta, ya): an event that went through
     zero and back within the step (no sign change at the step's ends) is past zero at the
     root found, and its own root, earlier, is the event (a joint that touched its stop while
@@ -430,14 +433,11 @@ def _earliest(P, ta, ya, t_root, crossed, g_last, rtol, atol, hmax, tmp, evs, sc
     again = True
     while again:
         again = False
-        if t_root > ta:
-            _state_at(P, ta, ya, t_root, rtol, atol, hmax, tmp)
-        else:
-            tmp[:] = ya
+        _interpolate(f, ta, h, ya, t_root, tmp)
         events_at(P, t_root, tmp, evs, values, scratch)
         for e in range(g_last.size):
             if e != crossed and _beyond(g_last[e], values[e], evs[7][e]):
-                tr = _brentq(P, e, ta, t_root, ya, rtol, atol, hmax, tmp, evs)
+                tr = _brentq(P, e, ta, t_root, ta, h, ya, f, tmp, scratch, evs)
                 if tr < t_root:
                     t_root = tr
                     crossed = e
@@ -478,6 +478,7 @@ def advance(
     y_new = np.empty(n)
     f = np.empty((7, n))
     tmp = np.empty(n)
+    scratch = np.empty(n)
     n_events = g_last.size
     g_new = np.empty(n_events)
     capacity = out_t.size
@@ -553,13 +554,18 @@ def advance(
             # events between the accepted steps
             crossed = -1
             t_root = np.inf
+            dense = False  # the step's dense output in f
             if n_events > 0:
-                events_at(P, x_new, y_new, evs, g_new, f[0])
+                events_at(P, x_new, y_new, evs, g_new, scratch)
                 for e in range(n_events):
                     if _active(g_last[e], g_new[e], evs[7][e]):
-                        ga = _event(P, e, x_old, y, evs, f[0])
+                        if not dense:
+                            _dense(P, x_old, y, h, y_new, k, y1, f)
+                            it[_NFEV] += 3
+                            dense = True
+                        ga = _event(P, e, x_old, y, evs, scratch)
                         if np.sign(ga) * np.sign(g_new[e]) < 0:
-                            tr = _brentq(P, e, x_old, x_new, y, rtol, atol, hmax, tmp, evs)
+                            tr = _brentq(P, e, x_old, x_new, x_old, h, y, f, tmp, scratch, evs)
                         else:
                             tr = x_new
                         if tr < t_root:
@@ -567,14 +573,15 @@ def advance(
                             crossed = e
                 if crossed >= 0 and n_events > 1:
                     t_root, crossed = _earliest(
-                        P, x_old, y, t_root, crossed, g_last, rtol, atol, hmax, tmp, evs, f[0]
+                        P, x_old, h, y, f, t_root, crossed, g_last, tmp, evs, scratch
                     )
             until = x_new if crossed < 0 else t_root
             if sampled:
                 ns = it[_NSAMPLE]
                 if ns < t_eval.size and t_eval[ns] <= until:
-                    _dense(P, x_old, y, h, y_new, k, y1, f)
-                    it[_NFEV] += 3
+                    if not dense:
+                        _dense(P, x_old, y, h, y_new, k, y1, f)
+                        it[_NFEV] += 3
                     while ns < t_eval.size and t_eval[ns] <= until:
                         o = it[_NOUT]
                         out_t[o] = t_eval[ns]
