@@ -233,6 +233,7 @@ def test_joint_friction_limits_and_mimic_run_compiled_as_on_the_python_path(
     compiled, python = runs["compiled"], runs["python"]
     stats = compiled.meta["stats"]
     assert stats["compiled_segments"] == stats["segments"]
+
     def names(traj):  # the coupled fingers reach their stops together: a tie, either first
         return [e.name.replace("finger_joint2", "finger_joint1") for e in traj.events]
 
