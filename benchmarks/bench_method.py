@@ -54,7 +54,7 @@ def _run(system, duration, q0, control, method):
             warnings.simplefilter("ignore")
             start = time.perf_counter()
             traj = px.simulate(
-                system, DURATION, q0=q0, control=control, method=method, progress=False
+                system, duration, q0=q0, control=control, method=method, progress=False
             )
             return time.perf_counter() - start, traj.meta["stats"]["nfev"]
     except _Capped:
