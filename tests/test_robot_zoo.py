@@ -33,6 +33,14 @@ from tests.models import assert_sound_run, random_pose
 
 FOLDER = robots_dir()
 URDFS = sorted(FOLDER.rglob("*.urdf")) if FOLDER is not None else []
+_STEMS = [p.stem for p in URDFS]
+#: Each file's name in the rows and the table: its stem, with its package where two share one.
+NAMES = {
+    p: p.stem
+    if _STEMS.count(p.stem) == 1
+    else f"{p.relative_to(FOLDER).parts[0].removesuffix('_description')}/{p.stem}"
+    for p in URDFS
+}
 FREE_FLYER = {str(FOLDER / rel) for rel, ff in ROBOTS.values() if ff} if FOLDER else set()
 DURATION = 2.0  # [s]
 POSES = 20  # seeded random poses per robot, besides the neutral one
@@ -85,10 +93,10 @@ def _model_defect(path: Path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", URDFS, ids=[p.stem for p in URDFS])
+@pytest.mark.parametrize("path", URDFS, ids=[NAMES[p] for p in URDFS])
 def test_every_robot_from_neutral_and_random_poses(path, simulation_path):
     robot, defect = _model_defect(path)
-    row: dict = {"robot": path.stem, "path": simulation_path}
+    row: dict = {"robot": NAMES[path], "path": simulation_path}
     if defect is not None:
         row["defect"] = f"{type(defect).__name__}: {str(defect).splitlines()[0]}"
         _keep(row)
@@ -119,10 +127,10 @@ def test_the_zoo_table_is_written_from_the_rows():
     """After the robots (this test comes last in the module): the table from the rows."""
     rows = _rows()
     missing = [
-        f"{p.stem}/{w}"
+        f"{NAMES[p]}/{w}"
         for p in URDFS
         for w in ("compiled", "python")
-        if f"{p.stem}/{w}" not in rows
+        if f"{NAMES[p]}/{w}" not in rows
     ]
     if missing:
         pytest.skip(f"{len(missing)} robot runs not recorded yet (e.g. {missing[0]}): table kept")
@@ -138,7 +146,7 @@ def test_the_zoo_table_is_written_from_the_rows():
     for path in URDFS:
         cells = []
         for which in ("compiled", "python"):
-            row = rows.get(f"{path.stem}/{which}")
+            row = rows.get(f"{NAMES[path]}/{which}")
             if row is None:
                 cells.append("—")
             elif "defect" in row:
@@ -149,9 +157,9 @@ def test_the_zoo_table_is_written_from_the_rows():
                     f"{row['runs']} runs sound, {row['events']} events, median "
                     f"{np.median(wall):.2f} s, longest {wall.max():.1f} s"
                 )
-        first = rows.get(f"{path.stem}/compiled") or rows.get(f"{path.stem}/python") or {}
+        first = rows.get(f"{NAMES[path]}/compiled") or rows.get(f"{NAMES[path]}/python") or {}
         size = f"{first['nq']} / {first['nv']}" if "nq" in first else "—"
-        lines.append(f"| {path.stem} | {size} | {cells[0]} | {cells[1]} |")
+        lines.append(f"| {NAMES[path]} | {size} | {cells[0]} | {cells[1]} |")
     defects = sorted({r["robot"] for r in rows.values() if "defect" in r})
     runs = sum(r.get("runs", 0) for r in rows.values())
     lines += [
