@@ -237,11 +237,11 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
         if t <= ev_time[e]:
             return 1.0
         d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
-        if (
-            abs(d - ev_bound[j0 + 1]) <= REST_TOLERANCE
-            and abs(y[ev_index[j0 + 1]]) <= REST_TOLERANCE
-        ):  # rests where it left
-            return 1.0
+        if abs(d - ev_bound[j0 + 1]) <= REST_TOLERANCE:  # d − d0 is rounding: the rate judges
+            rate = ev_sign[j0] * y[ev_index[j0 + 1]]
+            if abs(rate) <= REST_TOLERANCE:  # rests where it left
+                return 1.0
+            return rate / (t - ev_time[e])
         return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2
     g = np.inf
     for j in range(j0, ev_stop[e]):

@@ -241,14 +241,19 @@ def leaving_distance(
     A row that stays where it left, at rest (``rate`` φ̇ given; both within
     :data:`REST_TOLERANCE` of rounding: held there by other rows, as a joint stopped on its
     limit by a sticking contact, by its stuck joint friction or by the other finger's stop
-    through a ``<mimic>`` coupling), has not come back either: ``g = 1`` there too. A row
-    that does move back into its surface leaves that band with φ̇ < 0: the event fires there,
-    an impact at the band's speed.
+    through a ``<mimic>`` coupling), has not come back either: ``g = 1`` there too. Within
+    that band φ − d0 is rounding (a row that left 1e-11 s ago at 4e-8 m/s has moved 4e-19
+    m), so a moving row there is judged by its rate, ``g = φ̇/(t − t₀)``: positive while it
+    leaves, negative as soon as it turns back into its surface, where the event fires (an
+    impact at the band's speed); a row that turned back unseen inside the band would start
+    its next segment below zero and never fire.
     """
-    if t <= t0 or (
-        rate is not None and abs(distance - d0) <= REST_TOLERANCE and abs(rate) <= REST_TOLERANCE
-    ):  # held where it left by other rows
+    if t <= t0:
         return 1.0
+    if rate is not None and abs(distance - d0) <= REST_TOLERANCE:
+        if abs(rate) <= REST_TOLERANCE:  # held where it left by other rows
+            return 1.0
+        return rate / (t - t0)
     return (distance - d0) / (t - t0) ** 2
 
 
