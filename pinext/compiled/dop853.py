@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
-from ..simulation.component import REST_TOLERANCE
+from ..simulation.component import REST_SPEED, REST_TOLERANCE
 from .phase import rhs
 from .spatial import kernel
 
@@ -239,7 +239,7 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
         d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
         if abs(d - ev_bound[j0 + 1]) <= REST_TOLERANCE:  # d − d0 is rounding: the rate judges
             rate = ev_sign[j0] * y[ev_index[j0 + 1]]
-            if abs(rate) <= REST_TOLERANCE:  # rests where it left
+            if abs(rate) <= REST_SPEED:  # rests where it left
                 return 1.0
             return rate / (t - ev_time[e])
         return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2

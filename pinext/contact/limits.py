@@ -36,6 +36,7 @@ import numpy as np
 
 from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
 from ..simulation.component import (
+    REST_SPEED,
     REST_TOLERANCE,
     Component,
     ConstraintRows,
@@ -238,8 +239,8 @@ def leaving_distance(
     Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
     positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
     zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
-    A row that stays where it left, at rest (``rate`` φ̇ given; both within
-    :data:`REST_TOLERANCE` of rounding: held there by other rows, as a joint stopped on its
+    A row that stays where it left, at rest (``rate`` φ̇ given; within :data:`REST_TOLERANCE`
+    and :data:`REST_SPEED`: held there by other rows, as a joint stopped on its
     limit by a sticking contact, by its stuck joint friction or by the other finger's stop
     through a ``<mimic>`` coupling), has not come back either: ``g = 1`` there too. Within
     that band φ − d0 is rounding (a row that left 1e-11 s ago at 4e-8 m/s has moved 4e-19
@@ -251,7 +252,7 @@ def leaving_distance(
     if t <= t0:
         return 1.0
     if rate is not None and abs(distance - d0) <= REST_TOLERANCE:
-        if abs(rate) <= REST_TOLERANCE:  # held where it left by other rows
+        if abs(rate) <= REST_SPEED:  # held where it left by other rows
             return 1.0
         return rate / (t - t0)
     return (distance - d0) / (t - t0) ** 2

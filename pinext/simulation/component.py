@@ -178,13 +178,17 @@ class Distances(NamedTuple):
 
 
 #: A row that left its surface and stays within this distance [rad or m] of where it left,
-#: at a rate below it [rad/s or m/s], rests there, held by other rows (rounding, not motion).
+#: at a rate below :data:`REST_SPEED`, rests there, held by other rows (rounding, not motion).
 REST_TOLERANCE = 1e-12
+#: The rate [rad/s or m/s] below which such a row rests: the velocity a row held by others
+#: (a gripper joint coupled by ``<mimic>`` to one on its stop) keeps from their Baumgarte
+#: stabilisation, ~1e-12 (the same bound as a joint at rest on its limit at a run's start).
+REST_SPEED = 1e-9
 
 
 class Leaving(NamedTuple):
     """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0, and where the
-    row rests where it left within :data:`REST_TOLERANCE`, distance and rate
+    row rests where it left within :data:`REST_TOLERANCE` and :data:`REST_SPEED`
     ``x[rate_entry]``): the separation test of a row that left its stop at t0
     (:func:`pinext.contact.limits.leaving_distance`)."""
 
