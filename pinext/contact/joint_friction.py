@@ -32,6 +32,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.component import (
+    REST_SPEED,
     Component,
     ConstraintRows,
     Distances,
@@ -52,9 +53,6 @@ if TYPE_CHECKING:
 
 #: Relative acceleration below which a joint at rest counts as held by other rows.
 HELD_TOLERANCE = 1e-10
-#: Speed [rad/s or m/s] below which a joint counts as at rest when another component's event
-#: makes the joints choose again.
-REST_SPEED = 1e-9
 
 
 class JointFrictionState(ModeState):
@@ -180,7 +178,7 @@ class JointFriction(Component):
                 continue
             if abs(v) > REST_SPEED:
                 mode = mode.replace(k, UP if v > 0 else DOWN)
-            else:  # at rest (a plastic impact on a stop leaves a rounding-level velocity)
+            else:  # at rest (REST_SPEED: a plastic impact on a stop leaves a rounding-level speed)
                 mode = mode.replace(k, self._from_rest(x, mode, k, trial))
         return mode
 
