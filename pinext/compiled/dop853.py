@@ -252,30 +252,34 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
 
 
 @kernel
-def _event(P, e, t, y, evs, tmp):
-    """Event e at (t, y): a REACTION (sign · λ + bound) evaluates the right-hand side (into
-    tmp) for the phase's reactions; the others read the state."""
+def _value(P, e, t, y, evs):
+    """Event e at (t, y), the phase's reactions ``P.lam`` already evaluated there: a REACTION
+    is sign · λ + bound; the others read the state."""
     if evs[0][e] == REACTION:
-        rhs(P, t, y, tmp)
         j = evs[1][e]
         return evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
     return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
 
 
 @kernel
+def _event(P, e, t, y, evs, tmp):
+    """Event e at (t, y): a REACTION evaluates the right-hand side (into tmp) for the phase's
+    reactions first (:func:`_value`)."""
+    if evs[0][e] == REACTION:
+        rhs(P, t, y, tmp)
+    return _value(P, e, t, y, evs)
+
+
+@kernel
 def events_at(P, t, y, evs, out, tmp):
-    """Every event at (t, y) into out (:func:`_event`), with one right-hand side for all the
+    """Every event at (t, y) into out (:func:`_value`), with one right-hand side for all the
     REACTIONs (a stuck joint's friction cone has two, every held row one)."""
-    evaluated = False
     for e in range(out.size):
         if evs[0][e] == REACTION:
-            if not evaluated:
-                rhs(P, t, y, tmp)
-                evaluated = True
-            j = evs[1][e]
-            out[e] = evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
-        else:
-            out[e] = _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+            rhs(P, t, y, tmp)
+            break
+    for e in range(out.size):
+        out[e] = _value(P, e, t, y, evs)
 
 
 @kernel
