@@ -57,20 +57,33 @@ METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 IMPLICIT = ("Radau", "BDF", "LSODA")
 
 
-def _event_wrapper(event: Event, chart: Chart, system: System, phase: Phase, control):
-    """The solver's event function ``g(t, y)``: on the public state, with the phase's step
-    for dynamic events."""
-    step = system.acceleration_step(phase) if event.dynamic else None
+def _event_functions(events: list[Event], chart: Chart, system: System, phase: Phase, control):
+    """The solver's event functions ``g(t, y)``, on the public state. The dynamic ones take
+    the phase's acceleration step, solved once per state for all of them (a phase with many
+    held rows or stuck joints has an event per row, every one evaluated at the same states)."""
+    step = system.acceleration_step(phase) if any(e.dynamic for e in events) else None
+    last: dict[str, Any] = {"key": None}
 
-    def g(t: float, y: np.ndarray) -> float:
-        x = system.impose(t, chart.to_public(y))
-        if step is None:
-            return event.function(t, x)
-        return event.function(t, x, step(t, x, np.asarray(control(t, x), dtype=float)))
+    def state(t: float, y: np.ndarray) -> dict[str, Any]:
+        key = (t, y.tobytes())
+        if last["key"] != key:
+            last.update(key=key, x=system.impose(t, chart.to_public(y)), solved=None)
+        return last
 
-    g.terminal = True  # type: ignore[attr-defined]
-    g.direction = event.direction  # type: ignore[attr-defined]
-    return g
+    def wrap(event: Event):
+        def g(t: float, y: np.ndarray) -> float:
+            s = state(t, y)
+            if not event.dynamic:
+                return event.function(t, s["x"])
+            if s["solved"] is None:
+                s["solved"] = step(t, s["x"], np.asarray(control(t, s["x"]), dtype=float))
+            return event.function(t, s["x"], s["solved"])
+
+        g.terminal = True  # type: ignore[attr-defined]
+        g.direction = event.direction  # type: ignore[attr-defined]
+        return g
+
+    return [wrap(e) for e in events]
 
 
 def simulate(
@@ -293,7 +306,7 @@ def simulate(
             chart = Chart(system, x, momentum)
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
-            functions = [_event_wrapper(e, chart, system, phase, law) for e in evs]
+            functions = _event_functions(evs, chart, system, phase, law)
             if not system.euclidean:
                 functions.append(chart_event(chart))
             upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
