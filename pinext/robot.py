@@ -452,12 +452,69 @@ def massless_message(joint: str, link: str) -> str:
     )
 
 
+def singular_inertia(model: pin.Model, q: np.ndarray | None = None) -> str | None:
+    """What is wrong when the mass matrix (with ``model.armature``) is singular at q although
+    every joint moves mass: several joints turn links that have mass but no rotational inertia
+    (a point mass that three neck joints turn about itself has two directions of motion, not
+    three), so one combination of their accelerations is undefined. None when M is regular
+    (smallest eigenvalue above 1e-14 of the largest, the bound of :func:`massless_joints`).
+
+    Args:
+        model: The model.
+        q: Configuration, shape (nq,); default neutral.
+
+    Returns:
+        The message naming the joints of the singular direction and the links without
+        rotational inertia after them, or None.
+    """
+    q = pin.neutral(model) if q is None else q
+    mass = pin.crba(model, model.createData(), q)
+    mass = np.triu(mass) + np.triu(mass, 1).T + np.diag(np.asarray(model.armature, dtype=float))
+    values, vectors = np.linalg.eigh(mass)
+    if model.nv == 0 or values[0] > 1e-14 * max(values[-1], 1e-300):
+        return None
+    direction = np.abs(vectors[:, 0])
+    dofs = np.flatnonzero(direction > 0.1 * direction.max())
+    joints = [
+        j
+        for j in range(1, model.njoints)
+        if model.joints[j].nv
+        and any(
+            model.joints[j].idx_v <= d < model.joints[j].idx_v + model.joints[j].nv for d in dofs
+        )
+    ]
+    after = {j for j in range(1, model.njoints) if any(s in joints for s in model.supports[j])}
+    points = [
+        next(
+            (f.name for f in model.frames if f.parentJoint == j and f.type == pin.FrameType.BODY),
+            model.names[j],
+        )
+        for j in sorted(after)
+        if model.inertias[j].mass > 0
+        and np.abs(model.inertias[j].inertia).max() <= 1e-12 * model.inertias[j].mass
+    ]
+    return (
+        f"the mass matrix is singular (smallest eigenvalue {values[0]:.3g} against "
+        f"{values[-1]:.3g}) along joints {', '.join(repr(model.names[j]) for j in joints)}: "
+        "one combination of their accelerations moves no inertia, so it is undefined"
+        + (
+            f"; links {', '.join(repr(n) for n in points)} have mass but no rotational inertia"
+            if points
+            else ""
+        )
+        + "; give the links an <inertia> (a point mass turned about itself has none)"
+    )
+
+
 def _check_moving_mass(robot: Robot, path: Path) -> None:
-    """Warn about joints that move nothing (fine for kinematics; :func:`pinext.simulate`
-    rejects them, naming the link)."""
-    for joint, link in massless_joints(robot.model):
-        if joint not in robot.drives:
-            warnings.warn(f"{path}: {massless_message(joint, link)}", RuntimeWarning, stacklevel=3)
+    """Warn about joints that move nothing and links whose missing rotational inertia makes
+    the mass matrix singular (fine for kinematics; :func:`pinext.simulate` rejects them)."""
+    massless = [(j, link) for j, link in massless_joints(robot.model) if j not in robot.drives]
+    for joint, link in massless:
+        warnings.warn(f"{path}: {massless_message(joint, link)}", RuntimeWarning, stacklevel=3)
+    singular = None if massless else singular_inertia(robot.model)
+    if singular is not None:
+        warnings.warn(f"{path}: at the neutral pose {singular}", RuntimeWarning, stacklevel=3)
 
 
 def _check_inertias(model: pin.Model, path: Path) -> None:

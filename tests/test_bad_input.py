@@ -71,6 +71,26 @@ def _massless_leaf(tmp_path: Path) -> px.Robot:
         return px.load_urdf(_urdf(tmp_path, text))
 
 
+def _point_mass_on_three_axes(tmp_path: Path) -> px.Robot:
+    """Three revolute joints about one point turning a point mass (mass, no rotational
+    inertia) off every axis: it moves in two directions, not three, so M is singular while
+    every diagonal entry is positive."""
+    zero = 'ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"'
+    links = "".join(
+        f'<link name="l{i}"><inertial><origin xyz="0.1 0.2 0.3"/><mass value="{mass}"/>'
+        f"<inertia {zero}/></inertial></link>"
+        for i, mass in ((1, 0), (2, 0), (3, 1))
+    )
+    joints = "".join(
+        f'<joint name="j{i}" type="revolute"><parent link="{parent}"/><child link="l{i}"/>'
+        f'<axis xyz="{axis}"/><limit lower="-3" upper="3" effort="10" velocity="10"/></joint>'
+        for i, parent, axis in ((1, "base", "1 0 0"), (2, "l1", "0 1 0"), (3, "l2", "0 0 1"))
+    )
+    text = f'<robot name="point"><link name="base"/>{links}{joints}</robot>'
+    with pytest.warns(RuntimeWarning, match="mass matrix is singular"):
+        return px.load_urdf(_urdf(tmp_path, text))
+
+
 def _cli(*argv: str) -> int:
     """Run a pinext command without main()'s error printing, so the exception shows."""
     args = build_parser().parse_args([str(a) for a in argv])
@@ -205,6 +225,12 @@ ROWS: list[Row] = [
         lambda p: px.simulate(_massless_leaf(p), 0.1),
         InvalidParameter,
         "link 'l1' has zero mass and inertia",
+    ),
+    (
+        "point mass turned about itself",
+        lambda p: px.simulate(_point_mass_on_three_axes(p), 0.1),
+        InvalidParameter,
+        "joints 'j1', 'j2', 'j3': one combination of their accelerations moves no inertia",
     ),
     # -- URDF and extension files -----------------------------------------------------------
     (

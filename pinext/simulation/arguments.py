@@ -25,7 +25,7 @@ import numpy as np
 
 from ..control import Controller, as_state_law
 from ..exceptions import InconsistentInitialConditions, InvalidParameter
-from ..robot import massless_joints, massless_message
+from ..robot import massless_joints, massless_message, singular_inertia
 from ..validation import describe, real, vector
 from .controls import ControlLaw, Schedule, as_control
 
@@ -229,8 +229,10 @@ def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = N
 
     Raises:
         InvalidParameter: Non-numeric values, wrong sizes (the message lists the accepted
-            ones), x0 given together with q0 or v0, or a joint that moves no mass (see
-            :func:`pinext.robot.massless_joints`): its acceleration would be undefined.
+            ones), x0 given together with q0 or v0, a joint that moves no mass (see
+            :func:`pinext.robot.massless_joints`) or joints whose links have mass but no
+            rotational inertia (:func:`pinext.robot.singular_inertia`): an acceleration
+            would be undefined.
     """
     x = _initial_state(system, x0, q0, v0)
     q = x[: system.model.nq]
@@ -238,6 +240,9 @@ def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = N
         massless = massless_joints(system.model, q)
         if massless:
             raise InvalidParameter(massless_message(*massless[0]))
+        singular = singular_inertia(system.model, q)
+        if singular is not None:
+            raise InvalidParameter(singular)
     return x
 
 
