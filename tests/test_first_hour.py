@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from pinext.contact import VelocityLimitWarning
-
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "first_hour.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
@@ -28,7 +26,5 @@ def test_first_hour_task_runs_as_written(block, tmp_path, monkeypatch, capsys, r
     monkeypatch.chdir(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the page's tasks print no warning a user cannot act on
-        if block == 0:  # the UR5 falling freely passes its rated speeds: the fact, said once
-            warnings.simplefilter("ignore", VelocityLimitWarning)
         runpy.run_path(str(script), run_name="__main__")
     assert capsys.readouterr().out.strip()
