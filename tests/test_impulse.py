@@ -79,6 +79,23 @@ def test_lcp_with_dependent_rows_equals_nnls_on_1000_problems():
         assert np.abs(v_plus - v_ref).max() <= 1e-8 * max(1.0, np.abs(v).max())
 
 
+def test_lcp_holds_a_heavy_row_next_to_light_dependent_ones_to_its_own_rounding():
+    """A torso (G = 0.03) hits its stop while a light finger (G = 1e6) rests on its stop and
+    its `<mimic>` coupling repeats that row: the torso's velocity after the impact is zero to
+    the LCP's tolerance of the approach speeds (1e-10 of them) or the rounding of its own
+    products, not to the finger's scale (it kept -1.8e-7 m/s, which its Baumgarte row turned
+    into a stop 1.2e-9 m past on tiago_pro)."""
+    jacobian = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    delassus = jacobian @ np.diag([1e6, 0.03]) @ jacobian.T
+    b = np.array([-1e-3, -0.169, -1e-3])
+    impulse, active = solve_lcp(delassus, b)
+    w = delassus @ impulse + b
+    assert active.all() and np.all(impulse >= 0)
+    bound = 1e-10 * np.abs(b).max() + 1e-13 * np.abs(delassus) @ np.abs(impulse)
+    assert np.all(np.abs(w) <= bound), (w, bound)
+    assert abs(w[1]) < 1e-11  # the heavy row's own scale: 0.169 m/s approach
+
+
 def test_lcp_of_rows_that_contradict_each_other_says_so():
     """A bilateral row that drives a unilateral one through its surface: no solution."""
     delassus = np.array([[1.0, 1.0], [1.0, 1.0]])  # the same direction twice

@@ -106,9 +106,12 @@ def solve_lcp(
     active = bilateral.copy()
     for _ in range(PROXIMAL_ITERATIONS):
         P, active = _murty(regularized, b - eps * P, bilateral, active)
-        held = float(np.abs((G @ P + b)[active]).max(initial=0.0))
-        rounding = ROUNDING * g_scale * np.abs(P).max(initial=0.0)  # of G P's products
-        if held <= max(LCP_TOLERANCE * scale, rounding):
+        w = np.abs(G @ P + b)[active]
+        held = float(w.max(initial=0.0))
+        # each row's own rounding, of its products G_ij P_j: rows of a light finger (large G)
+        # and of a heavy torso (small G) in one problem have scales 1e6 apart
+        rounding = ROUNDING * (np.abs(G) @ np.abs(P))[active]
+        if np.all(w <= np.maximum(LCP_TOLERANCE * scale, rounding)):
             break
     else:
         if held > HELD_DRIFT:
