@@ -76,6 +76,7 @@ def _event_functions(events: list[Event], chart: Chart, system: System, phase: P
             if not event.dynamic:
                 return event.function(t, s["x"])
             if s["solved"] is None:
+                assert step is not None  # built when any event is dynamic
                 s["solved"] = step(t, s["x"], np.asarray(control(t, s["x"]), dtype=float))
             return event.function(t, s["x"], s["solved"])
 
