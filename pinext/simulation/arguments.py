@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..control import Controller, as_state_law
+from ..control.base import Controller, as_state_law
 from ..exceptions import InconsistentInitialConditions, InvalidParameter
 from ..robot import massless_joints, massless_message, singular_inertia
 from ..validation import describe, real, vector
