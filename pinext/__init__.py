@@ -59,8 +59,9 @@ from .flexible import (
     natural_frequencies,
     static_deflection,
 )
+from .model import Robot
 from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
-from .robot import Robot, load_urdf
+from .robot import load_urdf
 from .robots import load_robot, robot_names, robot_path
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
 from .support import ElasticSupport, add_support

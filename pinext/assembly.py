@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from .exceptions import InvalidParameter, NameNotFound
-from .robot import Robot
+from .model import Robot
 from .urdf_extensions import Extensions
 from .validation import as_placement, real
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .robot import Robot
+    from .model import Robot
     from .simulation.system import System
     from .simulation.trajectory import Trajectory
 

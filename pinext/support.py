@@ -43,7 +43,7 @@ from .simulation.component import Component
 from .simulation.system import register_builder
 
 if TYPE_CHECKING:
-    from .robot import Robot
+    from .model import Robot
     from .simulation.system import System
 
 __all__ = [
@@ -300,7 +300,7 @@ def add_support(robot: Robot | pin.Model, support: ElasticSupport | Mapping[str,
         InvalidParameter: The robot floats (a free-flyer or planar root: nothing to stand
             on), already has a support, or a name of the support is in use.
     """
-    from .robot import Robot
+    from .model import Robot
 
     base = robot if isinstance(robot, Robot) else Robot.from_model(robot)
     if not isinstance(support, ElasticSupport):
@@ -477,17 +477,3 @@ def _build(robot: Any, options: dict[str, Any]) -> SupportCoupling | None:
     if support is None or not support.coupled:
         return None
     return SupportCoupling(support)
-
-
-def stiffness_matrix(robot: Any, model: pin.Model, damping: bool = False) -> np.ndarray:
-    """The (nv, nv) stiffness (or damping) matrix of a robot: its diagonal joint stiffness
-    with the support's coupling."""
-    values = getattr(robot, "joint_damping" if damping else "joint_stiffness", None)
-    values = np.zeros(model.nv) if values is None else np.asarray(values, dtype=float)
-    matrix = np.diag(values)
-    support = getattr(robot, "support", None)
-    if support is not None:
-        dofs = support.dofs(model)
-        off = _off_diagonal(support.damping_matrix if damping else support.stiffness_matrix)
-        matrix[np.ix_(dofs, dofs)] += off
-    return matrix

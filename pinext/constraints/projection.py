@@ -35,7 +35,7 @@ import pinocchio as pin
 from ..contact.constrained import RANK_TOLERANCE
 from ..dynamics.task_space import REFERENCES
 from ..exceptions import ConstraintError, InvalidParameter
-from ..robot import resolve_frame
+from ..model import resolve_frame
 from .singular import singular_form
 
 if TYPE_CHECKING:

@@ -46,7 +46,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..robot import resolve_frame
+from ..model import resolve_frame
 from ..validation import vector
 
 #: Names of the six functional coordinates, in the order of s.

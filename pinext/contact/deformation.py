@@ -46,7 +46,7 @@ import pinocchio as pin
 from ..exceptions import InvalidParameter
 
 if TYPE_CHECKING:
-    from ..robot import Robot
+    from ..model import Robot
 
 __all__ = ["SeriesCompliance", "compliant_tool", "series_stiffness"]
 
@@ -225,7 +225,7 @@ def compliant_tool(
         InvalidParameter: A non-positive stiffness or mass, a zero axis, or a name in use.
         NameNotFound: An unknown frame.
     """
-    from ..robot import Robot
+    from ..model import Robot
 
     base = robot if isinstance(robot, Robot) else Robot.from_model(robot)
     _check("tool stiffness", stiffness, positive=True)

@@ -92,7 +92,7 @@ import pinocchio as pin
 from tqdm.auto import tqdm
 
 from ..exceptions import IntegrationError, InvalidParameter
-from ..robot import Robot, resolve_frame
+from ..model import Robot, resolve_frame
 from ..simulation.arguments import as_initial_state, checked_control
 from ..simulation.columns import input_columns, state_columns
 from ..simulation.component import Phase

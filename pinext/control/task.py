@@ -23,7 +23,7 @@ import pinocchio as pin
 
 from ..dynamics.task_space import TaskSpaceDynamics, task_space_dynamics
 from ..exceptions import InvalidParameter, NameNotFound
-from ..robot import resolve_frame
+from ..model import resolve_frame
 from .actuation import MOTOR_BANDWIDTH, Actuation
 from .base import Controller
 

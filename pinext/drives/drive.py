@@ -19,7 +19,7 @@ from .motor import DCMotor
 from .transmission import Gear, Transmission
 
 if TYPE_CHECKING:
-    from ..robot import Robot
+    from ..model import Robot
     from ..simulation.system import System
 
 

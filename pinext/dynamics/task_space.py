@@ -51,7 +51,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter, SingularConfiguration
-from ..robot import resolve_frame
+from ..model import resolve_frame
 
 #: reference -> Pinocchio's reference frame.
 REFERENCES = {

@@ -31,7 +31,7 @@ import pinocchio as pin
 from scipy.linalg import eigh
 
 from ..exceptions import InvalidParameter, NameNotFound, PinextError
-from ..robot import resolve_frame
+from ..model import resolve_frame, stiffness_matrix
 
 __all__ = [
     "ModalResult",
@@ -82,8 +82,6 @@ def _stiffness(robot: Any, model: pin.Model) -> np.ndarray:
 def _stiffness_matrix(robot: Any, model: pin.Model) -> np.ndarray:
     """The (nv, nv) stiffness: diag(joint_stiffness) plus an elastic support's coupling
     (:mod:`pinext.support`)."""
-    from ..support import stiffness_matrix
-
     _stiffness(robot, model)  # checks the shape
     return stiffness_matrix(robot, model)
 

@@ -11,7 +11,7 @@ import pinocchio as pin
 
 from ..drives import DCMotor, Drive, ElasticTransmission
 from ..exceptions import InvalidParameter
-from ..robot import Robot
+from ..model import Robot
 from ..simulation import System, Trajectory, simulate
 
 

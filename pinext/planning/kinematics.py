@@ -35,7 +35,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..robot import resolve_frame
+from ..model import resolve_frame
 
 __all__ = ["ScrewAxes", "poe_forward_kinematics", "poe_jacobian", "screw_axes"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from ..robot import Robot
+from ..model import Robot
 from . import load_robot
 
 #: The foot frames of Solo12.

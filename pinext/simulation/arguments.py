@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..control import Controller, as_state_law
+from ..control.base import Controller, as_state_law
 from ..exceptions import InconsistentInitialConditions, InvalidParameter
-from ..robot import massless_joints, massless_message, singular_inertia
+from ..model import massless_joints, massless_message, singular_inertia
 from ..validation import describe, real, vector
 from .controls import ControlLaw, Schedule, as_control
 
@@ -230,8 +230,8 @@ def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = N
     Raises:
         InvalidParameter: Non-numeric values, wrong sizes (the message lists the accepted
             ones), x0 given together with q0 or v0, a joint that moves no mass (see
-            :func:`pinext.robot.massless_joints`) or joints whose links have mass but no
-            rotational inertia (:func:`pinext.robot.singular_inertia`): an acceleration
+            :func:`pinext.model.massless_joints`) or joints whose links have mass but no
+            rotational inertia (:func:`pinext.model.singular_inertia`): an acceleration
             would be undefined.
     """
     x = _initial_state(system, x0, q0, v0)

@@ -10,9 +10,9 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from tqdm.auto import tqdm
 
-from ..control import Controller, as_state_law
+from ..control.base import Controller, as_state_law
 from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
-from ..robot import Robot
+from ..model import Robot
 from ..validation import refuse_long_run, thousands
 from . import dop853
 from .arguments import (

@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..robot import Robot
+from ..model import Robot
 from .chart import Chart
 from .component import Component, Phase, Step, overrides
 from .controls import as_control

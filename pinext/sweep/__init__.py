@@ -24,35 +24,15 @@ when a study runs, never by ``import pinext``.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
-from ..exceptions import MissingDependency
 from . import studies
+from .dependencies import REQUIRED as REQUIRED
+from .dependencies import require
 from .engine import local_cluster, run
 from .parameters import grid, latin_hypercube, random
 from .plot import plot
 from .store import read
-
-#: Distributions needed to run a study: (import name, distribution).
-REQUIRED = (
-    ("dask", "dask"),
-    ("distributed", "distributed"),
-    ("pandas", "pandas"),
-    ("pyarrow", "pyarrow"),
-)
-
-
-def require() -> None:
-    """Check that the ``sweep`` extra is installed.
-
-    Raises:
-        MissingDependency: dask, distributed, pandas or pyarrow is missing; the message names
-            the extra ``pinext[sweep]``.
-    """
-    missing = [dist for module, dist in REQUIRED if importlib.util.find_spec(module) is None]
-    if missing:
-        raise MissingDependency("pinext.sweep", missing, "sweep")
 
 
 class Sweep:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..exceptions import InvalidParameter
 from ..validation import real
+from .dependencies import require
 from .parameters import RESERVED, as_points, point_key, study_name
 from .store import DONE, Writer, frame, read
 
@@ -58,8 +59,6 @@ def local_cluster(workers: int | None = None, **options: Any) -> Any:
     Returns:
         The started ``distributed.LocalCluster`` (close it, or use it in a ``with`` block).
     """
-    from . import require
-
     require()
     from distributed import LocalCluster
 
@@ -328,8 +327,6 @@ def run(
         InvalidParameter: Bad parameters, ``study`` not callable, negative ``retries``.
         MissingDependency: dask, pandas or pyarrow is not installed (``pinext[sweep]``).
     """
-    from . import require
-
     require()
     if not callable(study):
         raise InvalidParameter(f"study must be a function, got {type(study).__name__}")

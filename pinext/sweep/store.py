@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import FileFormatError, InvalidParameter
+from .dependencies import require
 from .parameters import RESERVED
 
 if TYPE_CHECKING:
@@ -31,8 +32,6 @@ DONE = ("ok", "error")
 
 
 def _pandas():
-    from . import require
-
     require()
     import pandas as pd
 

@@ -97,7 +97,7 @@ class Viewer:
         deflection_scale: float = 1.0,
         scene: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
-        from ..robot import Robot
+        from ..model import Robot
 
         components: Sequence[Any] = ()
         if isinstance(system, pin.Model):

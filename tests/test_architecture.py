@@ -1,0 +1,133 @@
+"""The architecture holds: no import cycle among pinext's modules, and modules of ~600 lines.
+
+The import graph is grimp's (the library under import-linter, whose contracts in
+``pyproject.toml`` check the layers): every ``import`` of a pinext module by another counts,
+at the top of a module or inside a function; only imports under ``if TYPE_CHECKING:`` (which
+never run) are left out. See docs/architecture.md, "Layers".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grimp
+
+import pinext
+
+PACKAGE = Path(pinext.__file__).resolve().parent
+
+#: Lines a module may have (one physical effect, one algorithm: a module a reader takes in).
+MAX_LINES = 600
+
+#: Modules above MAX_LINES, each with why it stays one module. A module that falls under the
+#: limit leaves the list (the test says so); a new entry needs a reason of the same kind.
+LARGE_MODULES = {
+    # one algorithm each: line-by-line ports whose parts only make sense together
+    "compiled/dop853.py": "one algorithm: Hairer's DOP853 step control, dense output, events",
+    "compiled/radau.py": "one algorithm: scipy's Radau IIA step control, dense output, events",
+    "contact/impulse.py": "one problem: the simultaneous-impact LCP, frictionless and frictional",
+    "contact/timestepping.py": "one algorithm: Moreau-Jean time stepping with its contact solver",
+    "flexible/sublinks.py": "one algorithm: a flexible link cut into sublinks (Celentano 2008)",
+    "planning/drive_sizing.py": "one computation: drive requirements from a prescribed motion",
+    # one physical effect each, with its modes, events and impacts
+    "contact/component.py": "one effect: the three-phase contact task (approach, contact, leave)",
+    "contact/limits.py": "one effect: joint position limits as unilateral rows with impacts",
+    "drives/drive.py": "one effect: the drive component (V&P (20.78)-(20.82)) and its modes",
+    # one user-facing object
+    "visualization/viewer.py": "one object: the meshcat Viewer, live and as a page",
+}
+
+
+def _graph() -> grimp.ImportGraph:
+    return grimp.build_graph("pinext", exclude_type_checking_imports=True, cache_dir=None)
+
+
+def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan 1972), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return sorted(cycles)
+
+
+def _import_lines(graph: grimp.ImportGraph, cycle: list[str]) -> list[str]:
+    members = set(cycle)
+    lines = []
+    for importer in cycle:
+        for imported in sorted(graph.find_modules_directly_imported_by(importer) & members):
+            for detail in graph.get_import_details(importer=importer, imported=imported):
+                lines.append(f"    {importer}:{detail['line_number']}: {detail['line_contents']}")
+    return lines
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    graph = grimp.ImportGraph()
+    for module in ("p", "p.a", "p.b", "p.c", "p.d"):
+        graph.add_module(module)
+    graph.add_import(importer="p.a", imported="p.b")
+    graph.add_import(importer="p.b", imported="p.c")
+    graph.add_import(importer="p.c", imported="p.a")
+    graph.add_import(importer="p.d", imported="p.a")
+    assert import_cycles(graph) == [["p.a", "p.b", "p.c"]]
+    graph.remove_import(importer="p.c", imported="p.a")
+    assert import_cycles(graph) == []
+
+
+def test_no_import_cycle():
+    graph = _graph()
+    assert "pinext.simulation.system" in graph.modules  # the graph is pinext's
+    cycles = import_cycles(graph)
+    message = []
+    for cycle in cycles:
+        message.append(f"modules that import each other: {', '.join(cycle)}")
+        message += _import_lines(graph, cycle)
+    assert not cycles, "\n".join(
+        ["import cycles (imports inside functions count; move code down a layer):", *message]
+    )
+
+
+def _module_lines() -> dict[str, int]:
+    return {
+        path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+def test_modules_stay_small():
+    sizes = _module_lines()
+    large = {name: n for name, n in sizes.items() if n > MAX_LINES}
+    unlisted = sorted(set(large) - set(LARGE_MODULES))
+    stale = sorted(name for name in LARGE_MODULES if sizes.get(name, 0) <= MAX_LINES)
+    report = "\n".join(f"    {name}: {n} lines" for name, n in sorted(large.items()))
+    assert not unlisted, (
+        f"modules above {MAX_LINES} lines: {', '.join(unlisted)}; split them, or list them in "
+        f"LARGE_MODULES with the one algorithm they hold. Modules above {MAX_LINES}:\n{report}"
+    )
+    assert not stale, f"LARGE_MODULES lists modules that are small (or gone) now: {stale}"
