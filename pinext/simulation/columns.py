@@ -43,6 +43,10 @@ _STATE_UNITS = {
 }
 
 
+#: The unit of a drive's input, by its actuator's ``input_kind``.
+_INPUT_UNITS = {"voltage": "V", "torque": "N.m", "control": "-"}
+
+
 def _joint_labels(kind: str, nq: int, nv: int) -> tuple[list[str], list[str]]:
     """Per-coordinate suffixes with units of one joint, e.g. (['[rad]'], ['[rad/s]'])."""
     if kind in _JOINT_COORDINATES:
@@ -100,6 +104,6 @@ def input_columns(system: System) -> list[str]:
     labels = []
     for joint, drive in system.drives.items():
         actuator = getattr(drive, "actuator", None)
-        unit = "V" if type(actuator).__name__ == "DCMotor" else "-"
+        unit = _INPUT_UNITS.get(getattr(actuator, "input_kind", ""), "-")
         labels.append(f"input.{joint} [{unit}]")
     return labels[: system.n_inputs]
