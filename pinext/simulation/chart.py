@@ -12,6 +12,16 @@ from ..dynamics.momentum import momentum_from_velocity, velocity_from_momentum
 if TYPE_CHECKING:
     from .system import System
 
+#: Joint types whose block of ``dIntegrate`` (with respect to the tangent vector) is the
+#: identity: Euclidean joints and unbounded revolute joints.
+_FLAT = frozenset(
+    f"JointModel{name}"
+    for name in (
+        *("RX", "RY", "RZ", "RevoluteUnaligned", "RUBX", "RUBY", "RUBZ"),
+        *("RevoluteUnboundedUnaligned", "PX", "PY", "PZ", "PrismaticUnaligned", "Translation"),
+    )
+)
+
 #: Largest tangent-space excursion [rad or m] from the anchor before the chart is re-centred.
 CHART_RADIUS = 1.0
 
@@ -39,6 +49,17 @@ class Chart:
         self.anchor = x[:nq].copy()
         self.shift = nq - nv  # public index = internal index + shift, after the q block
         self.nv = nv
+        # the DOFs whose block of dIntegrate is not the identity (quaternions, planar joints);
+        # Euclidean and unbounded revolute joints (SO(2) is commutative) have the identity
+        self.curved = np.array(
+            [
+                joint.idx_v + k
+                for joint in self.model.joints[1:]
+                if joint.shortname() not in _FLAT
+                for k in range(joint.nv)
+            ],
+            dtype=int,
+        )
 
     def to_internal(self, x: np.ndarray) -> np.ndarray:
         if self.identity:
@@ -68,10 +89,13 @@ class Chart:
 
     def q_rate(self, y: np.ndarray, v: np.ndarray) -> np.ndarray:
         """d(delta)/dt for generalized velocity v at q = integrate(anchor, delta)."""
-        if self.system.euclidean:
+        if self.system.euclidean or not self.curved.size:
             return v
         jac = pin.dIntegrate(self.model, self.anchor, y[: self.nv], pin.ArgumentPosition.ARG1)
-        return np.linalg.solve(jac, v)
+        rate = v.copy()  # dIntegrate is block-diagonal by joint: solve the curved blocks only
+        c = self.curved
+        rate[c] = np.linalg.solve(jac[np.ix_(c, c)], v[c])
+        return rate
 
 
 def chart_event(chart: Chart):
