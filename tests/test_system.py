@@ -99,3 +99,17 @@ def test_derivative_and_step_have_no_side_effects():
     assert np.array_equal(system.derivative(0.1, x, [3.0]), first)
     assert np.array_equal(system.step(0.1, x, [3.0]).a, step.a)
     assert not hasattr(system, "phase") and not hasattr(system, "control")
+
+
+def test_a_run_writes_no_cache_into_the_system(tmp_path):
+    """The engine keeps what it derives from a System (packed model, linear forms, a scratch
+    Data) in its own cache: a run on either path leaves the System's attributes as assembled."""
+    import pinext as px
+    from tests.conftest import pendulum_urdf
+
+    path = tmp_path / "arm.urdf"
+    path.write_text(pendulum_urdf(n=2))
+    system = px.System(px.load_urdf(path))
+    before = set(vars(system))
+    px.simulate(system, 0.05)
+    assert set(vars(system)) == before

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import InvalidParameter, UnsupportedModel
+from ..simulation.caches import cache as engine_cache
 from ..simulation.component import (
     Distances,
     Event,
@@ -78,8 +79,8 @@ def _announce(reason: str) -> None:
 
 
 def _packed(system: System):
-    """The System's packed model (cached on the System), or None with the reason announced."""
-    cache = system.__dict__.setdefault("_compiled_cache", {})
+    """The System's packed model (in the engine's cache), or None with the reason announced."""
+    cache = engine_cache(system, "compiled")
     if "model" not in cache:
         try:
             cache["model"] = pack(system.model)
@@ -149,7 +150,7 @@ def _form(system: System, phase: Phase, rows: frozenset[str]) -> LinearForm | No
     ):
         m = system.nx - 2 + system.n_inputs + 1
         return LinearForm(np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1)))
-    cache = system.__dict__.setdefault("_linear_forms", {})
+    cache = engine_cache(system, "linear_forms")
     key = (phase.modes, rows) if rows else phase.modes
     if key not in cache:
         cache[key] = identify(system, phase, rows)

@@ -8,6 +8,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..dynamics.momentum import momentum_from_velocity, velocity_from_momentum
+from .caches import cache as engine_cache
 
 if TYPE_CHECKING:
     from .system import System
@@ -40,9 +41,10 @@ class Chart:
         self.model = system.model
         # one Data for every chart of the System (a chart per segment; a Data of a large
         # model holds megabytes of C++ arrays that the garbage collector does not see)
-        if "_chart_data" not in system.__dict__:
-            system.__dict__["_chart_data"] = self.model.createData()
-        self.data = system.__dict__["_chart_data"]
+        scratch = engine_cache(system, "chart")
+        if "data" not in scratch:
+            scratch["data"] = self.model.createData()
+        self.data = scratch["data"]
         nq, nv = self.model.nq, self.model.nv
         self.momentum = momentum
         self.identity = system.euclidean and not momentum

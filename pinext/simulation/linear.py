@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from .caches import cache as engine_cache
 from .component import Phase, overrides
 
 if TYPE_CHECKING:
@@ -167,12 +168,12 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
 
 def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     """The right-hand side ``[v, aba(q, v, tau), s', p_in, p_diss]`` of a linear phase, or None
-    when the phase is not linear (the forms of :func:`identify` are cached on the System).
+    when the phase is not linear (the forms of :func:`identify` are kept in the engine's cache).
 
     Its attribute ``jac(t, y)`` is the Jacobian for the implicit methods, from Pinocchio's
     ``computeABADerivatives`` (∂a/∂q, ∂a/∂v, M⁻¹) and the identified matrices; it treats the
     inputs as constant during a step (exact for open-loop controls)."""
-    cache = system.__dict__.setdefault("_linear_forms", {})
+    cache = engine_cache(system, "linear_forms")
     if phase.modes not in cache:
         cache[phase.modes] = identify(system, phase)
     form = cache[phase.modes]
