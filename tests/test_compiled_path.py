@@ -222,7 +222,7 @@ def test_blow_up_raises_with_time_and_state(tmp_path, monkeypatch):
         assert np.all(np.isfinite(caught.value.state))
 
 
-def test_stiff_damped_transmissions_start_with_radau(tmp_path, monkeypatch):
+def test_stiff_damped_transmissions_start_with_radau(tmp_path, monkeypatch, caplog):
     """Stiff, well damped transmissions at a loose tolerance: their fast modes die out early
     (decaying_fast_modes), so the run starts with Radau (announced), takes a fifth of DOP853's
     evaluations, and stays within the tolerance of a tight run."""
@@ -240,9 +240,10 @@ def test_stiff_damped_transmissions_start_with_radau(tmp_path, monkeypatch):
 
     q0 = np.array([0.4, -0.3])
     monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
-    with pytest.warns(RuntimeWarning, match="stiff from the start.*die out"):
+    with caplog.at_level("INFO", logger="pinext"):
         switched = px.simulate(build(), 2.0, q0=q0, control=np.array([1.0, -1.0]), rtol=1e-4,
                                atol=1e-6, output_dt=0.01)  # fmt: skip
+    assert "stiff from the start: its fast modes die out" in caplog.text
     stats = switched.meta["stats"]
     assert stats["method"] == "Radau" and stats["switched_to_radau_at"] is None
     with warnings.catch_warnings():
@@ -372,7 +373,7 @@ def test_compiled_radau_every_step_output(tmp_path, monkeypatch):
     assert np.abs(a.x[-1] - b.x[-1]).max() <= 1e-4 * max(1.0, np.abs(b.x[-1]).max())
 
 
-def test_switch_to_radau_stays_compiled(tmp_path, monkeypatch):
+def test_switch_to_radau_stays_compiled(tmp_path, monkeypatch, caplog):
     """DOP853's stiffness test fires; the rest of the run goes on with the compiled Radau
     (scipy's solve_ivp is never called) and stays within the tolerance of a tight run."""
     import importlib
@@ -395,8 +396,9 @@ def test_switch_to_radau_stays_compiled(tmp_path, monkeypatch):
 
     monkeypatch.setattr(simulate_module, "solve_ivp", refuse)
     rtol = 1e-4
-    with pytest.warns(RuntimeWarning, match="became stiff"):
+    with caplog.at_level("INFO", logger="pinext"):
         run = px.simulate(ringing(), 2.0, rtol=rtol, atol=1e-6, **kwargs)
+    assert "became stiff" in caplog.text
     assert run.meta["stats"]["method"] == "Radau"
     assert 0.0 < run.meta["stats"]["switched_to_radau_at"] < 2.0
     assert np.abs(run.q - tight.q).max() < 10 * rtol

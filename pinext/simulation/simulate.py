@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 from typing import Any
@@ -38,6 +39,9 @@ from .stiffness import (
 from .system import System
 from .trajectory import EventRecord, Trajectory
 
+#: The automatic choices of the integration method (facts a user need not act on: the method
+#: and the switch time are in ``Trajectory.meta["stats"]``) are INFO records of this logger.
+_LOG = logging.getLogger("pinext")
 #: Least DOP853 steps (from the spectrum at the start) above which the default is Radau.
 STIFF_STEPS = 1e6
 #: Tightest rtol at which the default starts with Radau when the fast modes die out
@@ -255,16 +259,14 @@ def simulate(
             )
             if chosen is None:
                 method = "Radau"
-                warnings.warn(f"{advice}; integrating with method='Radau'", RuntimeWarning, 2)
+                _LOG.info("%s; integrating with method='Radau'", advice)
             else:
                 warnings.warn(f"{advice}; method='Radau' would not", RuntimeWarning, 2)
         elif chosen is None and rtol >= RADAU_RTOL and decaying_fast_modes(eigenvalues, t_final):
-            method = "Radau"  # one message per call site (the spectral radius is in the stats)
-            warnings.warn(
+            method = "Radau"
+            _LOG.info(
                 "the run is stiff from the start: its fast modes die out early; integrating "
-                "with method='Radau'",
-                RuntimeWarning,
-                2,
+                "with method='Radau'"
             )
     options: dict[str, Any] = {"rtol": rtol, "atol": atol}
     if max_step is not None:
@@ -347,12 +349,11 @@ def simulate(
                     sol, chart, t, x, phase, None, physical=False, continuing=restarted
                 )
                 restarted = True
-                warnings.warn(
-                    f"the run became stiff at t = {float(np.atleast_1d(sol.t)[-1]):.6g} s "
-                    "(DOP853's stiffness test): continuing with method='Radau', whose steps "
-                    "follow the accuracy instead of the stiffness",
-                    RuntimeWarning,
-                    stacklevel=2,
+                _LOG.info(
+                    "the run became stiff at t = %.6g s (DOP853's stiffness test): continuing "
+                    "with method='Radau', whose steps follow the accuracy instead of the "
+                    "stiffness",
+                    float(np.atleast_1d(sol.t)[-1]),
                 )
                 stiff_warned = True
                 method, solver = "Radau", solve_ivp
