@@ -89,8 +89,9 @@ def solve_lcp(
     Raises:
         ConstraintError: The problem has no solution: rows that contradict each other (a
             bilateral row drives a unilateral one through its surface), so that the held rows
-            keep a velocity above :data:`HELD_DRIFT` after the iterations. The message gives
-            that velocity.
+            keep a velocity above :data:`HELD_DRIFT` and above the rounding of the problem's
+            largest products after the iterations (each row converges to its own rounding
+            when it can). The message gives that velocity.
     """
     G = np.asarray(delassus, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -114,7 +115,9 @@ def solve_lcp(
         if np.all(w <= np.maximum(LCP_TOLERANCE * scale, rounding)):
             break
     else:
-        if held > HELD_DRIFT:
+        # what no impulse can cancel: a velocity along G's null space (dependent rows), at the
+        # rounding of the problem's largest products or below HELD_DRIFT
+        if held > max(HELD_DRIFT, ROUNDING * g_scale * np.abs(P).max(initial=0.0)):
             raise ConstraintError(
                 f"the {m} rows of the impact problem contradict each other: the held rows keep "
                 f"a velocity of {held:.3g} (a bilateral row drives a unilateral one through its "
