@@ -279,10 +279,16 @@ def solve(
                 roots.append((tb, i))
         t_root, i = min(roots)
         t_root, i = _earliest(events, g_last, state, ta, t_root, i)
-        if t_root == tb:
-            y_root = yb.copy()
-        else:
-            y_root = run.state_at(ta, ya, t_root) if t_root > ta else ya.copy()
+
+        def integrated(t: float) -> np.ndarray:
+            return yb if t == tb else run.state_at(ta, ya, t) if t > ta else ya
+
+        # the state integrated to the root may put another event past zero where the dense
+        # output did not (a joint at its stop within rounding when another row's event ends
+        # the step): that event is then found on the integrated states, or the next segment
+        # would start beyond it and never see it cross (pr2's torso went 8 cm past its stop)
+        t_root, i = _earliest(events, g_last, integrated, ta, t_root, i)
+        y_root = integrated(t_root).copy()
         t_events[i] = np.array([t_root])
         y_events[i] = y_root[None, :]
         if sampled:

@@ -72,7 +72,8 @@ def _event_functions(events: list[Event], chart: Chart, system: System, phase: P
     def state(t: float, y: np.ndarray) -> dict[str, Any]:
         key = (t, y.tobytes())
         if last["key"] != key:
-            last.update(key=key, x=system.impose(t, chart.to_public(y)), solved=None)
+            x = system.impose(t, chart.to_public(y))
+            last.update(key=key, x=x.copy() if x is y else x, solved=None)  # y: reused buffer
         return last
 
     def wrap(event: Event):
