@@ -46,7 +46,7 @@ class _Capped(Exception):
 
 
 def _run(system, duration, q0, control, method):
-    """(wall [s], evaluations) of one run, or None past the cap."""
+    """(wall [s], evaluations) of one run, or None past the cap or on a failure (printed)."""
 
     def alarm(signum, frame):
         raise _Capped
@@ -62,6 +62,9 @@ def _run(system, duration, q0, control, method):
             )
             return time.perf_counter() - start, traj.meta["stats"]["nfev"]
     except _Capped:
+        return None
+    except px.exceptions.PinextError as err:  # a method that fails is reported, not fatal
+        print(f"  {method or 'default'}: {type(err).__name__}: {str(err)[:120]}", flush=True)
         return None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

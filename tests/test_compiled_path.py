@@ -395,6 +395,9 @@ def test_switch_to_radau_stays_compiled(tmp_path, monkeypatch, caplog):
         raise AssertionError("scipy's solve_ivp called")
 
     monkeypatch.setattr(simulate_module, "solve_ivp", refuse)
+    # the mechanism of the switch: this short scene's rest needs fewer stability-bound steps
+    # than SWITCH_STEPS, below which the default keeps DOP853
+    monkeypatch.setattr(simulate_module, "SWITCH_STEPS", 0.0)
     rtol = 1e-4
     with caplog.at_level("INFO", logger="pinext"):
         run = px.simulate(ringing(), 2.0, rtol=rtol, atol=1e-6, **kwargs)

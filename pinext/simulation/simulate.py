@@ -44,6 +44,11 @@ from .trajectory import EventRecord, Trajectory
 _LOG = logging.getLogger("pinext")
 #: Least DOP853 steps (from the spectrum at the start) above which the default is Radau.
 STIFF_STEPS = 1e6
+#: Least DOP853 steps that the rest of a run needs at its stability bound for the default to
+#: switch to Radau when DOP853's stiffness test fires: below, DOP853 finishes the run in at
+#: most ~1.2e5 evaluations whatever Radau would take (elastic drives of 1e12 N.m/rad, damped,
+#: over 60 µs: 720 such steps; the switch made the run take over 60 s instead of 2 s).
+SWITCH_STEPS = 1e4
 #: Tightest rtol at which the default starts with Radau when the fast modes die out
 #: (:func:`pinext.simulation.stiffness.decaying_fast_modes`): tighter, DOP853's eighth order
 #: takes fewer evaluations than Radau IIA's fifth (measured on the Panda's elastic drives:
@@ -485,7 +490,8 @@ def _segment(
     every event have a compiled form; otherwise the phase's Python right-hand side goes to
     ``solver`` (the DOP853 driver or :func:`solve_ivp`). ``switch`` (not None: DOP853's
     stability-bound steps for the rest of the run): stop when DOP853's stiffness test fires
-    (result status 2), for the caller to go on with Radau. On the Python path scipy's Radau
+    (result status 2), for the caller to go on with Radau, when those steps exceed
+    :data:`SWITCH_STEPS`. On the Python path scipy's Radau
     has an analytic Jacobian only in linear phases; elsewhere it estimates it by finite
     differences and again whenever Newton stalls (an Allegro hand with its fingers stuck by
     friction: 5 980 Jacobians in 6 118 steps, 165 000 evaluations where DOP853 takes
@@ -515,7 +521,7 @@ def _segment(
             atol=options["atol"],
             max_step=options.get("max_step"),
             progress=bar,
-            stop_when_stiff=switch is not None,
+            stop_when_stiff=switch is not None and switch > SWITCH_STEPS,
             method=method,
             sampler=sampler,
             to_public=chart.to_public,
@@ -526,7 +532,12 @@ def _segment(
     if implicit:
         extra["jac"] = getattr(rhs, "jac", None)
     if switch is not None and (
-        switch > STIFF_STEPS or (chart.identity and fused_rhs(system, phase, law, None) is not None)
+        switch > STIFF_STEPS
+        or (
+            switch > SWITCH_STEPS
+            and chart.identity
+            and fused_rhs(system, phase, law, None) is not None
+        )
     ):
         extra["stop_when_stiff"] = True
     sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
