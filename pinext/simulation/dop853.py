@@ -136,20 +136,19 @@ def _beyond(g_old: float, g: float, direction: float) -> bool:
     return g_old * g < 0.0
 
 
-def _earliest(events, g_last, state, ta: float, t_root: float, crossed: int) -> tuple[float, int]:
-    """The first root of all events in the step from ta: an event that went through zero and
-    back within the step (no sign change at the step's ends) is past zero at the root found,
-    and its own root, earlier, is the event (a joint that touched its stop while another
-    row's event ended the step would otherwise start the next segment beyond it)."""
+def _earliest(events, g_last, state, locate, t_root: float, crossed: int) -> tuple[float, int]:
+    """The first root of all events in the step: an event that went through zero and back
+    within the step (no sign change at the step's ends) is past zero at the root found, and
+    its own root, earlier (``locate(g, t_root)``: its root before t_root), is the event (a
+    joint that touched its stop while another row's event ended the step would otherwise
+    start the next segment beyond it)."""
     again = True
     while again:
         again = False
         y_root = state(t_root)
         for j, g in enumerate(events):
             if j != crossed and _beyond(g_last[j], g(t_root, y_root), getattr(g, "direction", 0)):
-                root = brentq(
-                    lambda t, g=g: g(t, state(t)), ta, t_root, xtol=4 * _EPS, rtol=4 * _EPS
-                )
+                root = locate(g, t_root)
                 if root < t_root:
                     t_root, crossed, again = root, j, True
                     break
@@ -262,33 +261,31 @@ def solve(
     if crossing:
         status = 1
         (ta, ya), (tb, yb) = last, crossing_step
-        # roots on the step's dense output, as the compiled DOP853 locates them (a step
-        # integrated again per iterate of Brent's method cost ~14 evaluations each); the
-        # state at the root integrated from ta in one step
         interpolant = run.dense_output(ta, ya, tb, yb)
 
-        def state(t: float) -> np.ndarray:
-            return interpolant(t) if t > ta else ya
-
-        roots = []
-        for i in crossing:
-            residual = lambda t, g=events[i]: g(t, state(t))  # noqa: E731
-            if np.sign(residual(ta)) * np.sign(residual(tb)) < 0:
-                roots.append((brentq(residual, ta, tb, xtol=4 * _EPS, rtol=4 * _EPS), i))
-            else:  # the step's end crossed, the dense output's rounding did not: the end
-                roots.append((tb, i))
-        t_root, i = min(roots)
-        t_root, i = _earliest(events, g_last, state, ta, t_root, i)
-
-        def integrated(t: float) -> np.ndarray:
+        def state(t: float) -> np.ndarray:  # the step integrated from ta to t
             return yb if t == tb else run.state_at(ta, ya, t) if t > ta else ya
 
-        # the state integrated to the root may put another event past zero where the dense
-        # output did not (a joint at its stop within rounding when another row's event ends
-        # the step): that event is then found on the integrated states, or the next segment
-        # would start beyond it and never see it cross (pr2's torso went 8 cm past its stop)
-        t_root, i = _earliest(events, g_last, integrated, ta, t_root, i)
-        y_root = integrated(t_root).copy()
+        def root(g, end: float) -> float:
+            """g's root in (ta, end] on the integrated states (as solve_ivp's states at an
+            event are integrated ones), bracketed first on the step's dense output: a few
+            integrations instead of one per iterate of Brent's method over the whole step
+            (tiago spent 3 400 evaluations on 5e-9 s)."""
+            exact = lambda t: g(t, state(t))  # noqa: E731
+            dense = lambda t: g(t, interpolant(t) if t > ta else ya)  # noqa: E731
+            if np.sign(dense(ta)) * np.sign(dense(end)) < 0:
+                t_d = brentq(dense, ta, end, xtol=4 * _EPS, rtol=4 * _EPS)
+                for width in (1e-6 * (end - ta), 1e-3 * (end - ta)):
+                    lo, hi = max(ta, t_d - width), min(end, t_d + width)
+                    if np.sign(exact(lo)) * np.sign(exact(hi)) < 0:
+                        return brentq(exact, lo, hi, xtol=4 * _EPS, rtol=4 * _EPS)
+            if np.sign(exact(ta)) * np.sign(exact(end)) < 0:
+                return brentq(exact, ta, end, xtol=4 * _EPS, rtol=4 * _EPS)
+            return end  # the end crossed, the integration's rounding did not: the end
+
+        t_root, i = min((root(events[k], tb), k) for k in crossing)
+        t_root, i = _earliest(events, g_last, state, root, t_root, i)
+        y_root = state(t_root).copy()
         t_events[i] = np.array([t_root])
         y_events[i] = y_root[None, :]
         if sampled:
