@@ -45,10 +45,12 @@ _LOG = logging.getLogger("pinext")
 #: Least DOP853 steps (from the spectrum at the start) above which the default is Radau.
 STIFF_STEPS = 1e6
 #: Least DOP853 steps that the rest of a run needs at its stability bound for the default to
-#: switch to Radau when DOP853's stiffness test fires: below, DOP853 finishes the run in at
-#: most ~1.2e5 evaluations whatever Radau would take (elastic drives of 1e12 N.m/rad, damped,
-#: over 60 µs: 720 such steps; the switch made the run take over 60 s instead of 2 s).
-SWITCH_STEPS = 1e4
+#: switch to Radau when DOP853's stiffness test fires: below, DOP853 finishes the run in about
+#: 1.2e4 evaluations whatever Radau would take. Measured (bench_method.py): elastic drives of
+#: 1e12 N.m/rad, damped, over 60 µs leave 720 such steps, and the switch took over 60 s
+#: instead of DOP853's 2 s; the damped flexible arm (ζ = 0.02, 1 s) leaves 3 525, and Radau
+#: takes 19 433 evaluations against DOP853's 55 554.
+SWITCH_STEPS = 1e3
 #: Tightest rtol at which the default starts with Radau when the fast modes die out
 #: (:func:`pinext.simulation.stiffness.decaying_fast_modes`): tighter, DOP853's eighth order
 #: takes fewer evaluations than Radau IIA's fifth (measured on the Panda's elastic drives:
