@@ -128,7 +128,8 @@ def test_every_robot_from_neutral_and_random_poses(path, simulation_path):
 
 @pytest.mark.slow
 def test_the_zoo_table_is_written_from_the_rows():
-    """After the robots (this test comes last in the module): the table from the rows."""
+    """After the robots (this test comes last in the module): the table from the rows, with
+    the runs not recorded yet named under it."""
     rows = _rows()
     missing = [
         f"{NAMES[p]}/{w}"
@@ -136,8 +137,6 @@ def test_the_zoo_table_is_written_from_the_rows():
         for w in ("compiled", "python")
         if f"{NAMES[p]}/{w}" not in rows
     ]
-    if missing:
-        pytest.skip(f"{len(missing)} robot runs not recorded yet (e.g. {missing[0]}): table kept")
     lines = [
         f"Every URDF of example-robot-data ({len(URDFS)} files): from `pin.neutral` and {POSES} "
         f"seeded random poses inside the limits, {DURATION:g} s under gravity, joint limits, "
@@ -169,7 +168,12 @@ def test_the_zoo_table_is_written_from_the_rows():
     lines += [
         "",
         f"{runs} runs, all sound; {len(defects)} files stop with a named model defect"
-        + (f" ({', '.join(defects)})." if defects else "."),
+        + (f" ({', '.join(defects)})." if defects else ".")
+        + (
+            f" Not recorded yet ({len(missing)} of {2 * len(URDFS)}): {', '.join(missing)}."
+            if missing
+            else ""
+        ),
         "",
     ]
     TABLE.write_text("\n".join(lines), encoding="utf-8")
