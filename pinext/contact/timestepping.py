@@ -731,7 +731,10 @@ def simulate_timestepping(
     if unconverged:
         warnings.warn(
             f"the contact solver did not converge in {unconverged} of {n_steps} steps "
-            f"(tolerance {tolerance:g}, {max_iterations} iterations)",
+            f"(tolerance {tolerance:g}, {max_iterations} iterations; first at t = "
+            f"{', '.join(f'{t:.4g}' for t in unconverged_at[:3])} s): those steps use its last "
+            "iterate; more iterations (max_iterations of pinext.contact.simulate_timestepping) "
+            "or a looser tolerance let it converge",
             RuntimeWarning,
             stacklevel=2,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import warnings
@@ -542,7 +543,12 @@ def _segment(
         )
     ):
         extra["stop_when_stiff"] = True
-    sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
+    # without an analytic Jacobian scipy estimates one by finite differences, whose step
+    # factor may overflow (a warning from scipy's num_jac a user cannot act on; a Jacobian
+    # that becomes useless shows as the solver's failure, which is reported)
+    finite_differences = implicit and extra.get("jac") is None
+    with np.errstate(over="ignore") if finite_differences else contextlib.nullcontext():
+        sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
     return sol, False
 
 
