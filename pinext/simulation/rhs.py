@@ -10,7 +10,7 @@ import pinocchio as pin
 from ..dynamics.momentum import hamel_term, kinetic_energy_gradient
 from ..exceptions import InvalidParameter
 from .chart import Chart
-from .component import Phase, overrides
+from .component import Event, Phase, overrides
 from .linear import fused_rhs
 
 if TYPE_CHECKING:
@@ -148,3 +148,34 @@ def plain_rhs(system: System, control, progress) -> Any:
         return concatenate((v, a, (p_in, p_diss)))
 
     return rhs
+
+
+def event_functions(events: list[Event], chart: Chart, system: System, phase: Phase, control):
+    """The solver's event functions ``g(t, y)``, on the public state. The dynamic ones take
+    the phase's acceleration step, solved once per state for all of them (a phase with many
+    held rows or stuck joints has an event per row, every one evaluated at the same states)."""
+    step = system.acceleration_step(phase) if any(e.dynamic for e in events) else None
+    last: dict[str, Any] = {"key": None}
+
+    def state(t: float, y: np.ndarray) -> dict[str, Any]:
+        key = (t, y.tobytes())
+        if last["key"] != key:
+            x = system.impose(t, chart.to_public(y))
+            last.update(key=key, x=x.copy() if x is y else x, solved=None)  # y: reused buffer
+        return last
+
+    def wrap(event: Event):
+        def g(t: float, y: np.ndarray) -> float:
+            s = state(t, y)
+            if not event.dynamic:
+                return event.function(t, s["x"])
+            if s["solved"] is None:
+                assert step is not None  # built when any event is dynamic
+                s["solved"] = step(t, s["x"], np.asarray(control(t, s["x"]), dtype=float))
+            return event.function(t, s["x"], s["solved"])
+
+        g.terminal = True  # type: ignore[attr-defined]
+        g.direction = event.direction  # type: ignore[attr-defined]
+        return g
+
+    return [wrap(e) for e in events]

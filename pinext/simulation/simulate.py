@@ -29,7 +29,7 @@ from .chart import Chart, chart_event
 from .component import Component, Event, Phase
 from .linear import fused_rhs
 from .recorder import Recorder
-from .rhs import make_rhs
+from .rhs import event_functions, make_rhs
 from .sampling import HeldControl
 from .stiffness import (
     DOP853_STABILITY_BOUND,
@@ -68,37 +68,6 @@ PROGRESS_DELAY = 2.0
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
 #: The implicit ones, which receive an analytic Jacobian in linear phases.
 IMPLICIT = ("Radau", "BDF", "LSODA")
-
-
-def _event_functions(events: list[Event], chart: Chart, system: System, phase: Phase, control):
-    """The solver's event functions ``g(t, y)``, on the public state. The dynamic ones take
-    the phase's acceleration step, solved once per state for all of them (a phase with many
-    held rows or stuck joints has an event per row, every one evaluated at the same states)."""
-    step = system.acceleration_step(phase) if any(e.dynamic for e in events) else None
-    last: dict[str, Any] = {"key": None}
-
-    def state(t: float, y: np.ndarray) -> dict[str, Any]:
-        key = (t, y.tobytes())
-        if last["key"] != key:
-            x = system.impose(t, chart.to_public(y))
-            last.update(key=key, x=x.copy() if x is y else x, solved=None)  # y: reused buffer
-        return last
-
-    def wrap(event: Event):
-        def g(t: float, y: np.ndarray) -> float:
-            s = state(t, y)
-            if not event.dynamic:
-                return event.function(t, s["x"])
-            if s["solved"] is None:
-                assert step is not None  # built when any event is dynamic
-                s["solved"] = step(t, s["x"], np.asarray(control(t, s["x"]), dtype=float))
-            return event.function(t, s["x"], s["solved"])
-
-        g.terminal = True  # type: ignore[attr-defined]
-        g.direction = event.direction  # type: ignore[attr-defined]
-        return g
-
-    return [wrap(e) for e in events]
 
 
 def simulate(
@@ -319,7 +288,7 @@ def simulate(
             chart = Chart(system, x, momentum)
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
-            functions = _event_functions(evs, chart, system, phase, law)
+            functions = event_functions(evs, chart, system, phase, law)
             if not system.euclidean:
                 functions.append(chart_event(chart))
             upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
