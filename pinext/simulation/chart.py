@@ -44,24 +44,25 @@ class Chart:
         scratch = engine_cache(system, "chart")
         if "data" not in scratch:
             scratch["data"] = self.model.createData()
+            # the DOFs whose block of dIntegrate is not the identity (quaternions, planar
+            # joints); Euclidean and unbounded revolute joints (SO(2) commutes) have it
+            scratch["curved"] = np.array(
+                [
+                    joint.idx_v + k
+                    for joint in self.model.joints[1:]
+                    if joint.shortname() not in _FLAT
+                    for k in range(joint.nv)
+                ],
+                dtype=int,
+            )
         self.data = scratch["data"]
+        self.curved = scratch["curved"]
         nq, nv = self.model.nq, self.model.nv
         self.momentum = momentum
         self.identity = system.euclidean and not momentum
         self.anchor = x[:nq].copy()
         self.shift = nq - nv  # public index = internal index + shift, after the q block
         self.nv = nv
-        # the DOFs whose block of dIntegrate is not the identity (quaternions, planar joints);
-        # Euclidean and unbounded revolute joints (SO(2) is commutative) have the identity
-        self.curved = np.array(
-            [
-                joint.idx_v + k
-                for joint in self.model.joints[1:]
-                if joint.shortname() not in _FLAT
-                for k in range(joint.nv)
-            ],
-            dtype=int,
-        )
 
     def to_internal(self, x: np.ndarray) -> np.ndarray:
         if self.identity:

@@ -298,11 +298,10 @@ def simulate(
                 functions.append(_time_event(float(upcoming[0])))
             if output_dt is not None:
                 options["t_eval"] = output_times(t, t_final, output_dt)
-            switch = (  # DOP853's stability-bound steps for the rest of the run, or None
-                (t_final - t) * rho / DOP853_STABILITY_BOUND
-                if chosen is None and method == "DOP853" and not momentum and rho is not None
-                else None
-            )
+            # DOP853's stability-bound steps for the rest of the run, when a switch may pay
+            rest = None if rho is None else (t_final - t) * rho / DOP853_STABILITY_BOUND
+            switchable = chosen is None and method == "DOP853" and not momentum
+            switch = rest if switchable and rest is not None and rest > SWITCH_STEPS else None
             sol, on_compiled = _segment(
                 system,
                 phase,
@@ -461,9 +460,9 @@ def _segment(
     The compiled path (:mod:`pinext.compiled`) takes the phase when its right-hand side and
     every event have a compiled form; otherwise the phase's Python right-hand side goes to
     ``solver`` (the DOP853 driver or :func:`solve_ivp`). ``switch`` (not None: DOP853's
-    stability-bound steps for the rest of the run): stop when DOP853's stiffness test fires
-    (result status 2), for the caller to go on with Radau, when those steps exceed
-    :data:`SWITCH_STEPS`. On the Python path scipy's Radau
+    stability-bound steps for the rest of the run, above :data:`SWITCH_STEPS`): stop when
+    DOP853's stiffness test fires (result status 2), for the caller to go on with Radau. On
+    the Python path scipy's Radau
     has an analytic Jacobian only in linear phases; elsewhere it estimates it by finite
     differences and again whenever Newton stalls (an Allegro hand with its fingers stuck by
     friction: 5 980 Jacobians in 6 118 steps, 165 000 evaluations where DOP853 takes
@@ -493,7 +492,7 @@ def _segment(
             atol=options["atol"],
             max_step=options.get("max_step"),
             progress=bar,
-            stop_when_stiff=switch is not None and switch > SWITCH_STEPS,
+            stop_when_stiff=switch is not None,
             method=method,
             sampler=sampler,
             to_public=chart.to_public,
@@ -504,12 +503,7 @@ def _segment(
     if implicit:
         extra["jac"] = getattr(rhs, "jac", None)
     if switch is not None and (
-        switch > STIFF_STEPS
-        or (
-            switch > SWITCH_STEPS
-            and chart.identity
-            and fused_rhs(system, phase, law, None) is not None
-        )
+        switch > STIFF_STEPS or (chart.identity and fused_rhs(system, phase, law, None) is not None)
     ):
         extra["stop_when_stiff"] = True
     # without an analytic Jacobian scipy estimates one by finite differences, whose step
