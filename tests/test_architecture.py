@@ -131,3 +131,14 @@ def test_modules_stay_small():
         f"LARGE_MODULES with the one algorithm they hold. Modules above {MAX_LINES}:\n{report}"
     )
     assert not stale, f"LARGE_MODULES lists modules that are small (or gone) now: {stale}"
+
+
+def test_the_compiled_drivers_define_no_kernel():
+    """The compiled kernels' disk cache ignores edits of the Python-side drivers
+    (:data:`pinext.compiled._cache.DRIVERS`); a kernel defined there would keep stale code."""
+    from pinext.compiled import _cache
+
+    for name in _cache.DRIVERS:
+        source = (_cache.HERE / name).read_text()
+        for marker in ("@kernel", "@helper", "njit", "import numba"):
+            assert marker not in source, (name, marker)

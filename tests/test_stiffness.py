@@ -198,3 +198,32 @@ def test_an_undamped_vibration_too_fast_to_resolve_is_reported_at_the_start(tmp_
     message = next(str(w.message) for w in caught if "undamped" in str(w.message))
     frequency = float(message.split("vibration at ")[1].split(" Hz")[0])
     assert frequency == pytest.approx(expected, rel=2e-3)  # printed to 3 digits
+
+
+def test_an_excited_vibration_takes_between_the_reported_bounds(tmp_path):
+    """A pendulum behind an undamped elastic transmission (k = 1e6 N.m/rad), started with the
+    link moving and the rotor at rest, rings at its two-mass frequency f. The start of a run
+    reports at least ``2π f T / 6.1`` steps (DOP853's stability) and up to about
+    ``excited_steps`` once the vibration is excited (its local error grows as (h ω)^8,
+    calibrated where the vibration sets the error's scale: a harmonic oscillator). The steps
+    taken lie between the two at rtol 1e-8 and 1e-10 (20 % margin on the upper one, its
+    calibration's spread)."""
+    from pinext.simulation.stiffness import DOP853_STABILITY_BOUND, excited_steps
+
+    path = tmp_path / "p.urdf"
+    path.write_text(pendulum_urdf(1))
+    robot = px.load_urdf(path)
+    motor = DCMotor(
+        resistance=200.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    link = pin.crba(robot.model, robot.data, np.zeros(1))[0, 0]
+    frequency = np.sqrt(1e6 * (1 / (1e-5 * 50.0**2) + 1 / link)) / (2 * np.pi)
+    t_final = 0.05
+    least = 2 * np.pi * frequency * t_final / DOP853_STABILITY_BOUND
+    for rtol in (1e-8, 1e-10):
+        system = px.System(robot, drives={"j0": Drive(motor, ElasticTransmission(50.0, 1e6, 0.0))})
+        run = px.simulate(
+            system, t_final, q0=np.zeros(1), v0=np.ones(1), rtol=rtol, method="DOP853"
+        )
+        steps = run.meta["stats"]["nfev"] / 12
+        assert least < steps < 1.2 * excited_steps(frequency, t_final, rtol), (rtol, steps)

@@ -451,6 +451,91 @@ def _earliest(P, ta, h, ya, f, t_root, crossed, g_last, tmp, evs, scratch):
 
 
 @njit(cache=True)
+def _exact(P, e, ta, ya, t, rtol, atol, hmax, out, scratch, evs):
+    """Event e at t on the state integrated from (ta, ya) (:func:`_state_at`), in ``out``."""
+    if t > ta:
+        _state_at(P, ta, ya, t, rtol, atol, hmax, out)
+    else:
+        out[:] = ya
+    return _event(P, e, t, out, evs, scratch)
+
+
+@njit(cache=True)
+def _brent_exact(P, e, xa, xb, fa, fb, ta, ya, rtol, atol, hmax, out, scratch, evs):
+    """The event's root in [xa, xb] (residuals fa, fb of opposite signs) on the integrated
+    states (:func:`_exact`)."""
+    if fa == 0:
+        return xa
+    if fb == 0:
+        return xb
+    s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
+    x = xb
+    for _ in range(100):
+        done, x = brent_step(s)
+        if done:
+            return x
+        s[4] = _exact(P, e, ta, ya, x, rtol, atol, hmax, out, scratch, evs)
+    return x
+
+
+@njit(cache=True)
+def _exact_root(P, e, ta, ya, end, h, f, rtol, atol, hmax, out, tmp, scratch, evs):
+    """Event e's root in (ta, end] on the integrated states, bracketed first on the step's
+    dense output (:func:`pinext.simulation.dop853.solve`'s ``root``: a few integrations
+    instead of one per iterate over the whole step); ``end`` when the integrated states
+    show no sign change."""
+    t_d = _brentq(P, e, ta, end, ta, h, ya, f, tmp, scratch, evs)
+    width = 1e-6 * (end - ta)
+    for _ in range(2):
+        lo, hi = max(ta, t_d - width), min(end, t_d + width)
+        g_lo = _exact(P, e, ta, ya, lo, rtol, atol, hmax, out, scratch, evs)
+        g_hi = _exact(P, e, ta, ya, hi, rtol, atol, hmax, out, scratch, evs)
+        if np.sign(g_lo) * np.sign(g_hi) < 0:
+            return _brent_exact(
+                P, e, lo, hi, g_lo, g_hi, ta, ya, rtol, atol, hmax, out, scratch, evs
+            )
+        width *= 1e3
+    g_a = _exact(P, e, ta, ya, ta, rtol, atol, hmax, out, scratch, evs)
+    g_b = _exact(P, e, ta, ya, end, rtol, atol, hmax, out, scratch, evs)
+    if np.sign(g_a) * np.sign(g_b) < 0:
+        return _brent_exact(P, e, ta, end, g_a, g_b, ta, ya, rtol, atol, hmax, out, scratch, evs)
+    return end
+
+
+@njit(cache=True)
+def _integrated_ties(
+    P, ta, ya, h, f, t_root, crossed, g_last, y_root, tmp, scratch, evs, rtol, atol, hmax
+):
+    """The event's root checked on the integrated state ``y_root`` at ``t_root`` (updated in
+    place): another event a hair past zero there (a tie within the rounding of the dense
+    output against the integration, :func:`_earliest` having seen it on the dense output)
+    has its own root on the integrated states, earlier, and is the event; otherwise the next
+    segment would start beyond it and never see it cross (pr2 from seeded poses: the torso
+    8 cm past its stop)."""
+    values = np.empty(g_last.size)
+    out = np.empty(ya.size)
+    again = True
+    while again:
+        again = False
+        events_at(P, t_root, y_root, evs, values, scratch)
+        for e in range(g_last.size):
+            if e != crossed and _beyond(g_last[e], values[e], evs[7][e]):
+                tr = _exact_root(
+                    P, e, ta, ya, t_root, h, f, rtol, atol, hmax, out, tmp, scratch, evs
+                )
+                if tr < t_root:
+                    t_root = tr
+                    crossed = e
+                    again = True
+                    if t_root > ta:
+                        _state_at(P, ta, ya, t_root, rtol, atol, hmax, y_root)
+                    else:
+                        y_root[:] = ya
+                    break
+    return t_root, crossed
+
+
+@njit(cache=True)
 def advance(
     P,
     y,
@@ -599,11 +684,30 @@ def advance(
                             break
                     it[_NSAMPLE] = ns
             if crossed >= 0:
+                y_root = np.empty(y.size)
                 if t_root > x_old:
-                    _state_at(P, x_old, y, t_root, rtol, atol, hmax, tmp)
+                    _state_at(P, x_old, y, t_root, rtol, atol, hmax, y_root)
                 else:
-                    tmp[:] = y
-                y[:] = tmp
+                    y_root[:] = y
+                if n_events > 1:
+                    t_root, crossed = _integrated_ties(
+                        P,
+                        x_old,
+                        y,
+                        h,
+                        f,
+                        t_root,
+                        crossed,
+                        g_last,
+                        y_root,
+                        tmp,
+                        scratch,
+                        evs,
+                        rtol,
+                        atol,
+                        hmax,
+                    )
+                y[:] = y_root
                 st[_TROOT] = t_root
                 st[_T] = t_root
                 it[_EVENT] = crossed

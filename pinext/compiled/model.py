@@ -166,11 +166,14 @@ def _motion_subspace(code: int, axis: np.ndarray) -> np.ndarray:
     return eye[[0, 1, 5]]  # PLANAR
 
 
-def pack(model: pin.Model) -> PackedModel:
+def pack(model: pin.Model, angles: bool = False) -> PackedModel:
     """Pack a Pinocchio model for the compiled kernels.
 
     Args:
         model: A Pinocchio model whose joints are all of the types in :data:`JOINT_CODES`.
+        angles: Read the configuration in the angle chart of a flat model
+            (:class:`pinext.simulation.chart.Angles`): ``nv`` coordinates, an unbounded
+            revolute joint's angle θ at its velocity index instead of (cos θ, sin θ).
 
     Returns:
         The packed model, with its own workspace.
@@ -199,9 +202,11 @@ def pack(model: pin.Model) -> PackedModel:
         code, ax = _joint_code(model, i)
         joint = model.joints[i]
         parent[i] = model.parents[i]
+        if angles and code == REVOLUTE_UNBOUNDED:
+            code = REVOLUTE
         jtype[i] = code
-        idx_q[i], idx_v[i] = joint.idx_q, joint.idx_v
-        nqs[i], nvs[i] = joint.nq, joint.nv
+        idx_q[i], idx_v[i] = (joint.idx_v if angles else joint.idx_q), joint.idx_v
+        nqs[i], nvs[i] = (joint.nv if angles else joint.nq), joint.nv
         axis[i] = ax
         placement = model.jointPlacements[i]
         rot[i] = placement.rotation

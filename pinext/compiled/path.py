@@ -2,7 +2,9 @@
 
 :func:`phase_kernel` decides, phase by phase, whether :func:`pinext.simulate` may hand the
 phase to compiled code: every joint of the model is among :data:`pinext.compiled.model.
-JOINT_CODES`, its configuration space is Euclidean, the phase is linear
+JOINT_CODES`, its integrators' chart is global (a Euclidean model, or a flat one with
+unbounded revolute joints in the angle chart of :class:`pinext.simulation.chart.Angles`; the
+state indices of rows and events are mapped to it), the phase is linear
 (:func:`pinext.simulation.linear.identify`) or has no component terms at all, its rows (if
 any) are linear in q and v with constant coefficients (:meth:`Component.compiled_rows`: joints
 on their stops, mimic couplings; several components may give rows), the inputs are a constant or
@@ -83,7 +85,7 @@ def _packed(system: System):
     cache = engine_cache(system, "compiled")
     if "model" not in cache:
         try:
-            cache["model"] = pack(system.model)
+            cache["model"] = pack(system.model, angles=not system.euclidean)
         except UnsupportedModel as exc:
             cache["model"] = None
             _announce(str(exc))
@@ -170,8 +172,10 @@ def _inputs(law: Any, n_inputs: int) -> tuple[int, np.ndarray, np.ndarray] | Non
 
 
 def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseKernel | None:
-    """The compiled right-hand side of the phase, or None (the reason said once)."""
-    if not enabled() or not system.euclidean or system.imposing:
+    """The compiled right-hand side of the phase, or None (the reason said once). The state
+    is the chart's internal one: the public state of a Euclidean model, the angle chart's of a
+    flat one (:class:`pinext.simulation.chart.Angles`); anchored charts are not compiled."""
+    if not enabled() or not chart.flat or system.imposing:
         return None
     packed = _packed(system)
     if packed is None:
@@ -196,6 +200,12 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     nv = system.model.nv
     if held is None:
         held = JointRows.build([], [], [])
+    elif not system.euclidean:  # the rows' coordinates in the angle chart
+        iq = chart.index[held.iq]
+        if np.any(iq < 0):
+            _announce("a row on the angle of an unbounded revolute joint is not compiled")
+            return None
+        held = held._replace(iq=iq)
     basis, fold, spread = _fold(held.jacobian(nv))
     m, r = held.m, basis.size
     return PhaseKernel(
@@ -232,17 +242,23 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
 
 
 def compiled_events(
-    events: list[Event], breakpoint: float | None, offsets: list[int] | None = None
+    events: list[Event],
+    breakpoint: float | None,
+    offsets: list[int] | None = None,
+    index: np.ndarray | None = None,
 ) -> tuple | None:
     """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
     of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
     ``offsets[e]``: the first row of event e's owner among the phase's rows
     (:func:`row_offsets`; added to a :class:`Reaction`'s row, which is the owner's own).
+    ``index``: the chart's map from public to internal state indices (:attr:`Chart.index`;
+    None: the same); an event on an entry without an internal coordinate is not compiled.
 
     Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
     DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
     in ``time[e]``; the
     row of a REACTION in ``index`` (g = sign · λ + bound); a TIME event its time in ``time[e]``."""
+    entries = index
     kind: list[int] = []
     start: list[int] = []
     stop: list[int] = []
@@ -255,6 +271,11 @@ def compiled_events(
         form = event.compiled
         start.append(len(index))
         time.append(0.0)
+        if isinstance(form, (Distances, Leaving)) and entries is not None:
+            form = _internal(form, entries)
+            if form is None:
+                _announce(f"event '{event.name}' on an unbounded angle is not compiled")
+                return None
         if isinstance(form, Distances):
             kind.append(_dop.DISTANCES)
             index.extend(int(i) for i in form.entry)
@@ -292,6 +313,15 @@ def compiled_events(
         np.array(bound, dtype=float),
         np.array(direction, dtype=float),
     )
+
+
+def _internal(form: Distances | Leaving, index: np.ndarray) -> Distances | Leaving | None:
+    """The event's form on the internal state (``index``: public -> internal), or None."""
+    if isinstance(form, Distances):
+        entry = index[np.asarray(form.entry, dtype=np.int64)]
+        return None if np.any(entry < 0) else form._replace(entry=entry)
+    entry, rate = int(index[form.entry]), int(index[form.rate_entry])
+    return None if min(entry, rate) < 0 else form._replace(entry=entry, rate_entry=rate)
 
 
 def _compiling_notice() -> None:

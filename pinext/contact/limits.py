@@ -515,6 +515,7 @@ class JointLimits(Component):
                     -1.0,
                     self._nearest_action(approaching),
                     compiled=Distances(*self._nearest_form(approaching)),
+                    bound=True,
                 )
             )
         if mode.outside:  # back inside: -distance falls through zero (one event for all)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -27,13 +27,71 @@ _FLAT = frozenset(
 CHART_RADIUS = 1.0
 
 
+class Angles(NamedTuple):
+    """The global chart of a flat model (every joint Euclidean or an unbounded revolute one):
+    the internal configuration is ``nv`` numbers, the Euclidean coordinates as they are and
+    the angle θ of each unbounded revolute joint, whose public coordinates are (cos θ, sin θ).
+    The chart covers the manifold once θ is unwrapped, so it never re-centres; its
+    ``dIntegrate`` is the identity (SO(2) commutes), so dθ/dt = v."""
+
+    linear_q: np.ndarray  # public q indices of the Euclidean coordinates
+    linear_v: np.ndarray  # their internal indices (the velocity indices)
+    cos_q: np.ndarray  # public q index of cos θ of each unbounded revolute joint (sin θ: + 1)
+    angle_v: np.ndarray  # internal index of its θ (its velocity index)
+    index: np.ndarray  # public state index -> internal index; -1 for cos θ and sin θ
+
+    def configuration(self, theta: np.ndarray, nq: int) -> np.ndarray:
+        """The public configuration q (shape nq) of the internal coordinates θ (shape nv)."""
+        q = np.empty(nq)
+        q[self.linear_q] = theta[self.linear_v]
+        angle = theta[self.angle_v]
+        q[self.cos_q] = np.cos(angle)
+        q[self.cos_q + 1] = np.sin(angle)
+        return q
+
+    def coordinates(self, q: np.ndarray, nv: int) -> np.ndarray:
+        """The internal coordinates θ (shape nv) of the public configuration q."""
+        theta = np.empty(nv)
+        theta[self.linear_v] = q[self.linear_q]
+        theta[self.angle_v] = np.arctan2(q[self.cos_q + 1], q[self.cos_q])
+        return theta
+
+
+def angles(system: System) -> Angles | None:
+    """The System's global angle chart (:class:`Angles`, kept in the engine's cache), or
+    None when a joint is curved (a quaternion, a planar joint): then the integrators run in
+    local coordinates at an anchor (:class:`Chart`)."""
+    cache = engine_cache(system, "chart")
+    if "angles" not in cache:
+        model = system.model
+        joints = model.joints[1:]
+        flat = all(joint.shortname() in _FLAT for joint in joints)
+        linear_q, linear_v, cos_q, angle_v = [], [], [], []
+        for joint in joints if flat else ():
+            if joint.nq == joint.nv:
+                linear_q += range(joint.idx_q, joint.idx_q + joint.nq)
+                linear_v += range(joint.idx_v, joint.idx_v + joint.nv)
+            else:  # an unbounded revolute joint: (cos θ, sin θ)
+                cos_q.append(joint.idx_q)
+                angle_v.append(joint.idx_v)
+        shift = model.nq - model.nv
+        index = np.full(system.nx, -1, dtype=np.int64)
+        index[linear_q] = linear_v
+        index[model.nq :] = np.arange(model.nq, system.nx) - shift
+        as_int = [np.array(a, dtype=np.int64) for a in (linear_q, linear_v, cos_q, angle_v)]
+        cache["angles"] = Angles(*as_int, index) if flat else None
+    return cache["angles"]
+
+
 class Chart:
     """Local coordinates on the configuration manifold: ``q = integrate(anchor, delta)``.
 
-    Configurations with quaternions (free-flyer, spherical joints) or unbounded revolute joints
-    are integrated in the tangent space at an anchor; the anchor moves at phase boundaries and
-    whenever ``|delta|`` reaches :data:`_CHART_RADIUS`, so ``q`` always stays on the manifold.
-    For Euclidean models the chart is the identity.
+    Configurations with quaternions (free-flyer, spherical joints) or planar joints are
+    integrated in the tangent space at an anchor; the anchor moves at phase boundaries and
+    whenever ``|delta|`` reaches :data:`CHART_RADIUS`, so ``q`` always stays on the manifold.
+    For Euclidean models the chart is the identity; for flat ones (unbounded revolute joints
+    besides Euclidean ones) it is the global angle chart (:class:`Angles`), which never
+    re-centres and which the compiled path integrates too.
     """
 
     def __init__(self, system: System, x: np.ndarray, momentum: bool = False) -> None:
@@ -57,12 +115,25 @@ class Chart:
             )
         self.data = scratch["data"]
         self.curved = scratch["curved"]
+        self.angles = None if system.euclidean else angles(system)
         nq, nv = self.model.nq, self.model.nv
         self.momentum = momentum
         self.identity = system.euclidean and not momentum
+        #: Whether the integrators run in a global chart (Euclidean or angle coordinates);
+        #: otherwise the anchor re-centres (:func:`chart_event`).
+        self.flat = system.euclidean or self.angles is not None
         self.anchor = x[:nq].copy()
         self.shift = nq - nv  # public index = internal index + shift, after the q block
         self.nv = nv
+
+    @property
+    def index(self) -> np.ndarray | None:
+        """Public state index -> internal index in a global chart (-1: no internal
+        coordinate of its own, the cos θ and sin θ of an unbounded revolute joint); None
+        for an anchored chart."""
+        if self.angles is not None:
+            return self.angles.index
+        return np.arange(self.system.nx) if self.system.euclidean else None
 
     def to_internal(self, x: np.ndarray) -> np.ndarray:
         if self.identity:
@@ -71,6 +142,8 @@ class Chart:
         y = np.concatenate([np.zeros(nv), x[nq:]])
         if self.system.euclidean:
             y[:nv] = x[:nq]
+        elif self.angles is not None:
+            y[:nv] = self.angles.coordinates(x[:nq], nv)
         if self.momentum:
             y[nv : 2 * nv] = momentum_from_velocity(self.model, self.data, x[:nq], x[nq : nq + nv])
         return y
@@ -78,6 +151,8 @@ class Chart:
     def configuration(self, y: np.ndarray) -> np.ndarray:
         if self.system.euclidean:
             return y[: self.nv]
+        if self.angles is not None:
+            return self.angles.configuration(y[: self.nv], self.model.nq)
         return pin.integrate(self.model, self.anchor, y[: self.nv])
 
     def to_public(self, y: np.ndarray) -> np.ndarray:

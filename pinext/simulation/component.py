@@ -158,6 +158,10 @@ class Event:
         compiled: Optional compiled form of ``function`` (:class:`Distances`,
             :class:`Leaving` or :class:`Reaction`); it lets :mod:`pinext.compiled` evaluate
             the event in its own loop.
+        bound: Whether ``function`` is a bound that the physics never leaves past zero (the
+            distances of joints inside their ranges to their stops): when a segment starts
+            with it past zero in its direction (a tie with another event within rounding),
+            the event fires at once instead of never being seen crossing.
     """
 
     name: str
@@ -166,6 +170,7 @@ class Event:
     action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
     dynamic: bool = False
     compiled: Distances | Leaving | Reaction | None = None
+    bound: bool = False
 
 
 class Distances(NamedTuple):

@@ -31,6 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from .caches import cache as engine_cache
+from .chart import angles
 from .component import Phase, overrides
 
 if TYPE_CHECKING:
@@ -46,12 +47,17 @@ class LinearForm(NamedTuple):
 
 
 def component_forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
-    """The components' ``[tau, state derivatives, p_in, p_diss]`` at ``z = [x without the
-    work accumulators, u, 1]`` (without the System's own springs, dampers and torque inputs)."""
+    """The components' ``[tau, state derivatives, p_in, p_diss]`` at ``z = [y without the
+    work accumulators, u, 1]``, y the internal state (the public one for Euclidean models; the
+    angle chart's, :class:`pinext.simulation.chart.Angles`, for flat ones), without the
+    System's own springs, dampers and torque inputs."""
     model = system.model
     nq, nv, nx = model.nq, model.nv, system.nx
-    x = np.concatenate((z[: nx - 2], (0.0, 0.0)))
-    u = z[nx - 2 : -1]
+    n_core = _core(system)
+    chart = None if system.euclidean else angles(system)
+    head = z[:nv] if chart is None else chart.configuration(z[:nv], nq)
+    x = np.concatenate((head, z[nv:n_core], (0.0, 0.0)))
+    u = z[n_core:-1]
     q, v = x[:nq], x[nq : nq + nv]
     tau = np.zeros(nv)
     p_in = p_diss = 0.0
@@ -68,10 +74,15 @@ def component_forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
     return np.concatenate((tau, out[nq + nv : nx - 2], (p_in, p_diss)))
 
 
+def _core(system: System) -> int:
+    """The size of the internal state without the two work accumulators."""
+    return system.nx - 2 - (system.model.nq - system.model.nv)
+
+
 def forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
     """:func:`component_forces` plus the System's springs, dampers and torque inputs: the
     whole ``[tau, state derivatives, p_in, p_diss]`` the fused right-hand side reproduces."""
-    nv, n_core = system.model.nv, system.nx - 2
+    nv, n_core = system.model.nv, _core(system)
     v, u = z[nv : 2 * nv], z[n_core:-1]
     f = component_forces(system, phase, z)
     f[:-2] += _own_part(system, z.size) @ z
@@ -83,13 +94,15 @@ def forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
 
 def _own_part(system: System, m: int) -> np.ndarray:
     """The System's springs, dampers and torque inputs as rows of A (tau = -K (q - q0) - D v
-    [+ u])."""
-    nv, n_core = system.model.nv, system.nx - 2
+    [+ u]), in the internal coordinates (:func:`component_forces`)."""
+    nv, n_core = system.model.nv, _core(system)
     a = np.zeros((n_core - nv, m))
     idx = np.arange(nv)
     a[idx, idx] = -system.stiffness
     a[idx, nv + idx] = -system.damping
-    a[:nv, -1] = system.stiffness * system.q_rest
+    chart = None if system.euclidean else angles(system)
+    rest = system.q_rest if chart is None else chart.coordinates(system.q_rest, nv)
+    a[:nv, -1] = system.stiffness * rest
     if system.torque_inputs:
         a[idx, n_core + idx] = 1.0
     return a
@@ -97,7 +110,9 @@ def _own_part(system: System, m: int) -> np.ndarray:
 
 def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -> LinearForm | None:
     """The components' :class:`LinearForm` in this phase, or None when a component is not
-    linear in it, the model is not Euclidean, or the identified form fails its check.
+    linear in it, the model is curved (not Euclidean nor flat: :func:`pinext.simulation.
+    chart.angles`), an effort, a derivative or a power depends on the angle of an unbounded
+    revolute joint (periodic, not affine), or the identified form fails its check.
 
     ``rows``: components whose constraint rows are solved elsewhere (the compiled rows of
     :mod:`pinext.compiled`); their rows do not count, and they add no effort, state or power,
@@ -105,7 +120,8 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     the stuck joints' rows). The form identifies the efforts only, not the constrained
     accelerations."""
     hooks = ("effort", "derivative", "power")
-    if not system.euclidean or not all(
+    chart = None if system.euclidean else angles(system)
+    if (not system.euclidean and chart is None) or not all(
         c.linear(phase.get(c.name))
         for c in system.components
         if c.name not in rows or any(overrides(c, h) for h in hooks)
@@ -116,7 +132,9 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     dense = bool(constrained) or step.mechanism is not None
     if dense or step.added is not None or system.imposing:
         return None
-    n_core = system.nx - 2
+    if chart is not None and np.any(system.stiffness[chart.angle_v]):
+        return None  # a spring on an unbounded angle acts on its wrapped difference
+    n_core = _core(system)
     m = n_core + system.n_inputs + 1
     n_lin = n_core - system.model.nv  # rows of A: tau and the component state derivatives
     base = np.zeros(m)
@@ -138,6 +156,8 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     moved = [np.abs(f(zr + unit[k])[n_lin:] - pr) for k in range(m - 1)]
     scale = 1e-13 * (1.0 + np.abs(pr).max())
     active = np.array([k for k in range(m - 1) if moved[k].max() > scale] + [m - 1])
+    if chart is not None and (a[:, chart.angle_v].any() or np.isin(chart.angle_v, active).any()):
+        return None
     n_act = active.size
     q = np.zeros((2, n_act, n_act))
     q[:, -1, -1] = f0[n_lin:]
@@ -173,6 +193,8 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     Its attribute ``jac(t, y)`` is the Jacobian for the implicit methods, from Pinocchio's
     ``computeABADerivatives`` (∂a/∂q, ∂a/∂v, M⁻¹) and the identified matrices; it treats the
     inputs as constant during a step (exact for open-loop controls)."""
+    if not system.euclidean:  # the rhs below calls pin.aba on the internal coordinates
+        return None
     cache = engine_cache(system, "linear_forms")
     if phase.modes not in cache:
         cache[phase.modes] = identify(system, phase)

@@ -179,3 +179,19 @@ def event_functions(events: list[Event], chart: Chart, system: System, phase: Ph
         return g
 
     return [wrap(e) for e in events]
+
+
+def past_bound(events: list[Event], t: float, x: np.ndarray) -> int | None:
+    """The first event with :attr:`Event.bound` that is already past zero in its direction
+    at a segment's start, or None. Two rows that reach their stops at the same instant tie
+    within rounding: the first one's event ends the segment, and the other, a hair past,
+    would never be seen crossing (its zero lies behind the start: a gripper's excused finger
+    back inside at the instant its mimic partners reach their stops left the nearest-stop
+    event of every joint negative, blind for the rest of the run). A bound is never past
+    where the physics holds, so its event (the impact) fires at once."""
+    for i, event in enumerate(events):
+        if event.bound and not event.dynamic:
+            g = event.function(t, x)
+            if g * event.direction > 0.0:
+                return i
+    return None

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from ..control.base import Controller, as_state_law
 from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
 from ..model import Robot
-from ..validation import refuse_long_run, thousands
+from ..validation import duration_text, refuse_long_run, thousands
 from . import dop853
 from .arguments import (
     as_initial_state,
@@ -29,11 +29,12 @@ from .chart import Chart, chart_event
 from .component import Component, Event, Phase
 from .linear import fused_rhs
 from .recorder import Recorder
-from .rhs import event_functions, make_rhs
+from .rhs import event_functions, make_rhs, past_bound
 from .sampling import HeldControl
 from .stiffness import (
     DOP853_STABILITY_BOUND,
     decaying_fast_modes,
+    excited_steps,
     spectrum,
     unresolvable_vibrations,
 )
@@ -226,7 +227,7 @@ def simulate(
         with explained_start(system, given):
             eigenvalues = spectrum(system, x)
         rho = float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
-        _report_vibration(eigenvalues, t_final, force)
+        _report_vibration(eigenvalues, t_final, rtol, force)
         steps = t_final * rho / DOP853_STABILITY_BOUND
         if period is not None and steps <= t_final / period:
             pass  # a sampled law cuts the steps at its period, within DOP853's stability
@@ -289,91 +290,95 @@ def simulate(
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
             functions = event_functions(evs, chart, system, phase, law)
-            if not system.euclidean:
+            if not chart.flat:  # an anchored chart re-centres
                 functions.append(chart_event(chart))
-            upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
-            if held is not None and held.next_time(t) < t_final - 1e-12:
-                upcoming = np.array([held.next_time(t)])  # the next sample of the law
-            if upcoming.size:
-                functions.append(_time_event(float(upcoming[0])))
-            if output_dt is not None:
-                options["t_eval"] = output_times(t, t_final, output_dt)
-            # DOP853's stability-bound steps for the rest of the run, when a switch may pay
-            rest = None if rho is None else (t_final - t) * rho / DOP853_STABILITY_BOUND
-            switchable = chosen is None and method == "DOP853" and not momentum
-            switch = rest if switchable and rest is not None and rest > SWITCH_STEPS else None
-            sol, on_compiled = _segment(
-                system,
-                phase,
-                chart,
-                law,
-                owned,
-                functions,
-                float(upcoming[0]) if upcoming.size else None,
-                (t, t_final),
-                x,
-                method,
-                solver,
-                options,
-                switch,
-                None if progress is False else bar,
-            )
-            segments += 1
-            compiled_segments += on_compiled
-            nfev += sol.nfev
-            if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
-                t, x = record.segment(
-                    sol, chart, t, x, phase, None, physical=False, continuing=restarted
+            due = past_bound(evs, t, x)
+            if due is not None:  # a bound a hair past at the start: its event fires at once
+                fired, stalled = due, stalled + 1
+            else:
+                upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
+                if held is not None and held.next_time(t) < t_final - 1e-12:
+                    upcoming = np.array([held.next_time(t)])  # the next sample of the law
+                if upcoming.size:
+                    functions.append(_time_event(float(upcoming[0])))
+                if output_dt is not None:
+                    options["t_eval"] = output_times(t, t_final, output_dt)
+                # DOP853's stability-bound steps for the rest of the run, when a switch may pay
+                rest = None if rho is None else (t_final - t) * rho / DOP853_STABILITY_BOUND
+                switchable = chosen is None and method == "DOP853" and not momentum
+                switch = rest if switchable and rest is not None and rest > SWITCH_STEPS else None
+                sol, on_compiled = _segment(
+                    system,
+                    phase,
+                    chart,
+                    law,
+                    owned,
+                    functions,
+                    float(upcoming[0]) if upcoming.size else None,
+                    (t, t_final),
+                    x,
+                    method,
+                    solver,
+                    options,
+                    switch,
+                    None if progress is False else bar,
                 )
-                restarted = True
-                _LOG.info(
-                    "the run became stiff at t = %.6g s (DOP853's stiffness test): continuing "
-                    "with method='Radau', whose steps follow the accuracy instead of the "
-                    "stiffness",
-                    float(np.atleast_1d(sol.t)[-1]),
+                segments += 1
+                compiled_segments += on_compiled
+                nfev += sol.nfev
+                if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
+                    t, x = record.segment(
+                        sol, chart, t, x, phase, None, physical=False, continuing=restarted
+                    )
+                    restarted = True
+                    _LOG.info(
+                        "the run became stiff at t = %.6g s (DOP853's stiffness test): continuing "
+                        "with method='Radau', whose steps follow the accuracy instead of the "
+                        "stiffness",
+                        float(np.atleast_1d(sol.t)[-1]),
+                    )
+                    stiff_warned = True
+                    method, solver = "Radau", solve_ivp
+                    options["method"] = method
+                    switched_at = t
+                    continue
+                if getattr(sol, "stiff", False) and not stiff_warned:
+                    stiff_warned = True
+                    warnings.warn(
+                        f"the run looks stiff from t = {t:.6g} s (DOP853's stiffness test); "
+                        "method='Radau' takes steps that do not shrink with the stiffness",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
+                if sol.status == -1:
+                    _raise_if_non_finite(system, phase, chart, law, sol, _hold_hint(held))
+                    t_fail = np.atleast_1d(sol.t)
+                    y_fail = np.asarray(sol.y)  # the last state the solver accepted, not the start
+                    raise IntegrationError(
+                        f"solver failed ({sol.message}){_hold_hint(held)}",
+                        float(t_fail[-1]) if t_fail.size else t,
+                        chart.to_public(y_fail[:, -1]) if y_fail.size else x,
+                    )
+                fired = next((i for i, te in enumerate(sol.t_events or ()) if te.size), None)
+                t_end, x_end = record.segment(
+                    sol,
+                    chart,
+                    t,
+                    x,
+                    phase,
+                    fired,
+                    physical=fired is not None and fired < len(evs),
+                    continuing=restarted,
                 )
-                stiff_warned = True
-                method, solver = "Radau", solve_ivp
-                options["method"] = method
-                switched_at = t
-                continue
-            if getattr(sol, "stiff", False) and not stiff_warned:
-                stiff_warned = True
-                warnings.warn(
-                    f"the run looks stiff from t = {t:.6g} s (DOP853's stiffness test); "
-                    "method='Radau' takes steps that do not shrink with the stiffness",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-            if sol.status == -1:
-                _raise_if_non_finite(system, phase, chart, law, sol, _hold_hint(held))
-                t_fail = np.atleast_1d(sol.t)
-                y_fail = np.asarray(sol.y)  # the last state the solver accepted, not the start
-                raise IntegrationError(
-                    f"solver failed ({sol.message}){_hold_hint(held)}",
-                    float(t_fail[-1]) if t_fail.size else t,
-                    chart.to_public(y_fail[:, -1]) if y_fail.size else x,
-                )
-            fired = next((i for i, te in enumerate(sol.t_events or ()) if te.size), None)
-            t_end, x_end = record.segment(
-                sol,
-                chart,
-                t,
-                x,
-                phase,
-                fired,
-                physical=fired is not None and fired < len(evs),
-                continuing=restarted,
-            )
-            stalled = stalled + 1 if t_end - t < 1e-12 else 0
-            t, x = t_end, x_end
-            if fired is None:
-                break
-            restarted = fired >= len(evs)
-            if restarted:  # chart re-centring or control breakpoint: restart, same state
-                if t >= t_final:
+                stalled = stalled + 1 if t_end - t < 1e-12 else 0
+                t, x = t_end, x_end
+                if fired is None:
                     break
-                continue
+                restarted = fired >= len(evs)
+                if restarted:  # chart re-centring or control breakpoint: restart, same state
+                    if t >= t_final:
+                        break
+                    continue
             owner, event = owned[fired]
             energy_before = system.energy(x)
             info: dict[str, Any] = {}
@@ -480,6 +485,7 @@ def _segment(
             [e for _, e in owned],
             None if sampler is not None else breakpoint,
             [offsets.get(c.name, 0) for c, _ in owned],
+            None if system.euclidean else chart.index,
         )
     if kernel is not None and forms is not None:
         return compiled.solve(
@@ -515,11 +521,16 @@ def _segment(
     return sol, False
 
 
-def _report_vibration(eigenvalues: np.ndarray, t_final: float, force: bool = False) -> None:
+def _report_vibration(
+    eigenvalues: np.ndarray, t_final: float, rtol: float, force: bool = False
+) -> None:
     """Warn at the start of a run about a vibration that no method can skip
     (:func:`pinext.simulation.stiffness.unresolvable_vibrations`) when it forces more than
-    :data:`VIBRATION_STEPS` steps; refuse the run (unless ``force``) when those steps take
-    longer than :data:`pinext.validation.LONG_RUN` at :data:`STEP_SECONDS` each."""
+    :data:`VIBRATION_STEPS` steps, with the steps its stability alone forces and those that
+    following it takes once the motion excites it (:func:`pinext.simulation.stiffness.
+    excited_steps`, ~20 × more at rtol 1e-10); refuse the run (unless ``force``) when the
+    stability's steps alone take longer than :data:`pinext.validation.LONG_RUN` at
+    :data:`STEP_SECONDS` each."""
     frequency, steps = unresolvable_vibrations(eigenvalues, t_final)
     remedy = (
         "damp it (a flexible link's damping_ratio, a transmission's damping), make the gear "
@@ -533,12 +544,13 @@ def _report_vibration(eigenvalues: np.ndarray, t_final: float, force: bool = Fal
         hint=remedy,
     )
     if steps > VIBRATION_STEPS:
+        excited = excited_steps(frequency, t_final, rtol)
         warnings.warn(
             f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it "
             f"takes at least {steps:.2g} steps ({12 * steps:.2g} evaluations) for "
-            f"{t_final:g} s, with any method. To remove it: damp it (a flexible link's "
-            "damping_ratio, a transmission's damping), make the gear rigid, or use the rigid "
-            "model (the limit of a very stiff spring)",
+            f"{t_final:g} s with any method, and up to about {excited:.2g} steps "
+            f"({12 * excited:.2g} evaluations, ~{duration_text(excited * STEP_SECONDS)} or "
+            f"more) once the motion excites it (rtol {rtol:g}). To remove it: {remedy}",
             RuntimeWarning,
             stacklevel=3,
         )
