@@ -245,20 +245,19 @@ def compiled_events(
     events: list[Event],
     breakpoint: float | None,
     offsets: list[int] | None = None,
-    index: np.ndarray | None = None,
+    chart_index: np.ndarray | None = None,
 ) -> tuple | None:
     """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
     of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
     ``offsets[e]``: the first row of event e's owner among the phase's rows
     (:func:`row_offsets`; added to a :class:`Reaction`'s row, which is the owner's own).
-    ``index``: the chart's map from public to internal state indices (:attr:`Chart.index`;
+    ``chart_index``: the chart's map from public to internal state indices (:attr:`Chart.index`;
     None: the same); an event on an entry without an internal coordinate is not compiled.
 
     Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
     DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
     in ``time[e]``; the
     row of a REACTION in ``index`` (g = sign · λ + bound); a TIME event its time in ``time[e]``."""
-    entries = index
     kind: list[int] = []
     start: list[int] = []
     stop: list[int] = []
@@ -271,8 +270,8 @@ def compiled_events(
         form = event.compiled
         start.append(len(index))
         time.append(0.0)
-        if isinstance(form, (Distances, Leaving)) and entries is not None:
-            form = _internal(form, entries)
+        if isinstance(form, (Distances, Leaving)) and chart_index is not None:
+            form = _internal(form, chart_index)
             if form is None:
                 _announce(f"event '{event.name}' on an unbounded angle is not compiled")
                 return None

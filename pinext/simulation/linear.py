@@ -145,17 +145,31 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
         return component_forces(system, phase, z)
 
     f0 = f(base)
-    plus = np.array([f(base + unit[k]) for k in range(m - 1)])
-    a = np.empty((n_lin, m))
-    a[:, :-1] = (plus[:, :n_lin] - f0[:n_lin]).T
-    a[:, -1] = f0[:n_lin]
-    # the variables the components' powers depend on, seen from a random point
     rng = np.random.default_rng(0)
+    weights = 1.0 + rng.random(m)  # random group weights: no two columns cancel
+    groups = [list(range(i, min(i + GROUP, m - 1))) for i in range(0, m - 1, GROUP)]
+    plus: dict[int, np.ndarray] = {}
+
+    def step(k: int) -> np.ndarray:  # f at the unit step of variable k from the base
+        if k not in plus:
+            plus[k] = f(base + unit[k])
+        return plus[k]
+
+    # the columns of A: the variables the efforts and state derivatives depend on
+    scale = 1e-13 * (1.0 + np.abs(f0).max())
+    changed = _changed(f, base, f0, groups, weights, slice(0, n_lin), scale, step)
+    # the variables the components' powers depend on, seen from a random point
     zr = np.concatenate((rng.standard_normal(m - 1), [1.0]))
-    pr = f(zr)[n_lin:]
-    moved = [np.abs(f(zr + unit[k])[n_lin:] - pr) for k in range(m - 1)]
-    scale = 1e-13 * (1.0 + np.abs(pr).max())
-    active = np.array([k for k in range(m - 1) if moved[k].max() > scale] + [m - 1])
+    exact = f(zr)
+    scale = 1e-13 * (1.0 + np.abs(exact[n_lin:]).max())
+    moved = _changed(
+        f, zr, exact, groups, weights, slice(n_lin, None), scale, lambda k: f(zr + unit[k])
+    )
+    active = np.array(moved + [m - 1])
+    a = np.zeros((n_lin, m))
+    for k in changed:
+        a[:, k] = step(k)[:n_lin] - f0[:n_lin]
+    a[:, -1] = f0[:n_lin]
     if chart is not None and (a[:, chart.angle_v].any() or np.isin(chart.angle_v, active).any()):
         return None
     n_act = active.size
@@ -163,9 +177,8 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     q[:, -1, -1] = f0[n_lin:]
     for i, k in enumerate(active[:-1]):
         minus = f(base - unit[k])[n_lin:]
-        q[:, i, i] = 0.5 * (plus[k, n_lin:] + minus) - f0[n_lin:]
-        q[:, i, -1] = q[:, -1, i] = 0.25 * (plus[k, n_lin:] - minus)
-    exact = f(zr)
+        q[:, i, i] = 0.5 * (step(k)[n_lin:] + minus) - f0[n_lin:]
+        q[:, i, -1] = q[:, -1, i] = 0.25 * (step(k)[n_lin:] - minus)
 
     def fits() -> bool:  # each part on its own scale (a large state derivative hides no power)
         return all(
@@ -181,9 +194,33 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     for i, k in enumerate(active[:-1]):
         for j_, j in enumerate(active[:i]):
             q[:, i, j_] = q[:, j_, i] = 0.5 * (
-                f(base + unit[k] + unit[j])[n_lin:] - plus[k, n_lin:] - plus[j, n_lin:] + f0[n_lin:]
+                f(base + unit[k] + unit[j])[n_lin:] - step(k)[n_lin:] - step(j)[n_lin:] + f0[n_lin:]
             )
     return LinearForm(a, active, q) if fits() else None
+
+
+#: Variables tested together by :func:`_changed` (a group that changes nothing is cleared
+#: with one evaluation) [-].
+GROUP = 16
+
+
+def _changed(f, point, ref, groups, weights, part, scale, single) -> list[int]:
+    """The variables whose unit step from ``point`` changes ``f(point)[part]`` by more than
+    ``scale``, by group testing: a group stepped at once with random ``weights`` that changes
+    nothing holds none of them (a sum of affine or quadratic changes cancels only on a set of
+    measure zero); the members of a group that changes it are tested one by one
+    (``single(k)``: f at the unit step of variable k). Most variables of a phase act on no
+    component (the joints of a large robot without drives), so a few evaluations replace one
+    per variable; the identified form is checked at a random point in any case."""
+    reference = ref[part]
+    found: list[int] = []
+    for group in groups:
+        z = point.copy()
+        z[group] += weights[group]
+        if len(group) > 1 and np.abs(f(z)[part] - reference).max() <= scale:
+            continue
+        found += [k for k in group if np.abs(single(k)[part] - reference).max() > scale]
+    return found
 
 
 def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
