@@ -200,8 +200,8 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     nv = system.model.nv
     if held is None:
         held = JointRows.build([], [], [])
-    elif not system.euclidean:  # the rows' coordinates in the angle chart
-        iq = chart.index[held.iq]
+    elif chart.angles is not None:  # the rows' coordinates in the angle chart
+        iq = chart.angles.internal[held.iq]
         if np.any(iq < 0):
             _announce("a row on the angle of an unbounded revolute joint is not compiled")
             return None
@@ -319,8 +319,8 @@ def _internal(form: Distances | Leaving, index: np.ndarray) -> Distances | Leavi
     if isinstance(form, Distances):
         entry = index[np.asarray(form.entry, dtype=np.int64)]
         return None if np.any(entry < 0) else form._replace(entry=entry)
-    entry, rate = int(index[form.entry]), int(index[form.rate_entry])
-    return None if min(entry, rate) < 0 else form._replace(entry=entry, rate_entry=rate)
+    stop, rate = int(index[form.entry]), int(index[form.rate_entry])
+    return None if min(stop, rate) < 0 else form._replace(entry=stop, rate_entry=rate)
 
 
 def _compiling_notice() -> None:

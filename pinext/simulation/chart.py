@@ -38,7 +38,7 @@ class Angles(NamedTuple):
     linear_v: np.ndarray  # their internal indices (the velocity indices)
     cos_q: np.ndarray  # public q index of cos θ of each unbounded revolute joint (sin θ: + 1)
     angle_v: np.ndarray  # internal index of its θ (its velocity index)
-    index: np.ndarray  # public state index -> internal index; -1 for cos θ and sin θ
+    internal: np.ndarray  # public state index -> internal index; -1 for cos θ and sin θ
 
     def configuration(self, theta: np.ndarray, nq: int) -> np.ndarray:
         """The public configuration q (shape nq) of the internal coordinates θ (shape nv)."""
@@ -66,7 +66,10 @@ def angles(system: System) -> Angles | None:
         model = system.model
         joints = model.joints[1:]
         flat = all(joint.shortname() in _FLAT for joint in joints)
-        linear_q, linear_v, cos_q, angle_v = [], [], [], []
+        linear_q: list[int] = []
+        linear_v: list[int] = []
+        cos_q: list[int] = []
+        angle_v: list[int] = []
         for joint in joints if flat else ():
             if joint.nq == joint.nv:
                 linear_q += range(joint.idx_q, joint.idx_q + joint.nq)
@@ -78,8 +81,8 @@ def angles(system: System) -> Angles | None:
         index = np.full(system.nx, -1, dtype=np.int64)
         index[linear_q] = linear_v
         index[model.nq :] = np.arange(model.nq, system.nx) - shift
-        as_int = [np.array(a, dtype=np.int64) for a in (linear_q, linear_v, cos_q, angle_v)]
-        cache["angles"] = Angles(*as_int, index) if flat else None
+        ints = [np.array(a, dtype=np.int64) for a in (linear_q, linear_v, cos_q, angle_v)]
+        cache["angles"] = Angles(ints[0], ints[1], ints[2], ints[3], index) if flat else None
     return cache["angles"]
 
 
@@ -132,7 +135,7 @@ class Chart:
         coordinate of its own, the cos θ and sin θ of an unbounded revolute joint); None
         for an anchored chart."""
         if self.angles is not None:
-            return self.angles.index
+            return self.angles.internal
         return np.arange(self.system.nx) if self.system.euclidean else None
 
     def to_internal(self, x: np.ndarray) -> np.ndarray:

@@ -150,14 +150,14 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     groups = [list(range(i, min(i + GROUP, m - 1))) for i in range(0, m - 1, GROUP)]
     plus: dict[int, np.ndarray] = {}
 
-    def step(k: int) -> np.ndarray:  # f at the unit step of variable k from the base
+    def stepped(k: int) -> np.ndarray:  # f at the unit step of variable k from the base
         if k not in plus:
             plus[k] = f(base + unit[k])
         return plus[k]
 
     # the columns of A: the variables the efforts and state derivatives depend on
     scale = 1e-13 * (1.0 + np.abs(f0).max())
-    changed = _changed(f, base, f0, groups, weights, slice(0, n_lin), scale, step)
+    changed = _changed(f, base, f0, groups, weights, slice(0, n_lin), scale, stepped)
     # the variables the components' powers depend on, seen from a random point
     zr = np.concatenate((rng.standard_normal(m - 1), [1.0]))
     exact = f(zr)
@@ -168,7 +168,7 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     active = np.array(moved + [m - 1])
     a = np.zeros((n_lin, m))
     for k in changed:
-        a[:, k] = step(k)[:n_lin] - f0[:n_lin]
+        a[:, k] = stepped(k)[:n_lin] - f0[:n_lin]
     a[:, -1] = f0[:n_lin]
     if chart is not None and (a[:, chart.angle_v].any() or np.isin(chart.angle_v, active).any()):
         return None
@@ -177,8 +177,8 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     q[:, -1, -1] = f0[n_lin:]
     for i, k in enumerate(active[:-1]):
         minus = f(base - unit[k])[n_lin:]
-        q[:, i, i] = 0.5 * (step(k)[n_lin:] + minus) - f0[n_lin:]
-        q[:, i, -1] = q[:, -1, i] = 0.25 * (step(k)[n_lin:] - minus)
+        q[:, i, i] = 0.5 * (stepped(k)[n_lin:] + minus) - f0[n_lin:]
+        q[:, i, -1] = q[:, -1, i] = 0.25 * (stepped(k)[n_lin:] - minus)
 
     def fits() -> bool:  # each part on its own scale (a large state derivative hides no power)
         return all(
@@ -194,7 +194,10 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     for i, k in enumerate(active[:-1]):
         for j_, j in enumerate(active[:i]):
             q[:, i, j_] = q[:, j_, i] = 0.5 * (
-                f(base + unit[k] + unit[j])[n_lin:] - step(k)[n_lin:] - step(j)[n_lin:] + f0[n_lin:]
+                f(base + unit[k] + unit[j])[n_lin:]
+                - stepped(k)[n_lin:]
+                - stepped(j)[n_lin:]
+                + f0[n_lin:]
             )
     return LinearForm(a, active, q) if fits() else None
 

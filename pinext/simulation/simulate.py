@@ -292,6 +292,7 @@ def simulate(
             functions = event_functions(evs, chart, system, phase, law)
             if not chart.flat:  # an anchored chart re-centres
                 functions.append(chart_event(chart))
+            fired: int | None
             due = past_bound(evs, t, x)
             if due is not None:  # a bound a hair past at the start: its event fires at once
                 fired, stalled = due, stalled + 1
