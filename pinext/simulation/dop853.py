@@ -263,27 +263,44 @@ def solve(
         (ta, ya), (tb, yb) = last, crossing_step
         interpolant = run.dense_output(ta, ya, tb, yb)
 
+        integrated: dict[float, np.ndarray] = {ta: ya, tb: yb}
+
         def state(t: float) -> np.ndarray:  # the step integrated from ta to t
-            return yb if t == tb else run.state_at(ta, ya, t) if t > ta else ya
+            if t not in integrated:
+                integrated[t] = run.state_at(ta, ya, t)
+            return integrated[t]
+
+        def dense_state(t: float) -> np.ndarray:  # the step's dense output (7th order)
+            return yb if t == tb else interpolant(t) if t > ta else ya
+
+        def dense_root(g, end: float) -> float:
+            """g's root in (ta, end] on the dense output (as solve_ivp locates events), or
+            the end where the dense output shows no sign change."""
+            dense = lambda t: g(t, dense_state(t))  # noqa: E731
+            if np.sign(dense(ta)) * np.sign(dense(end)) < 0:
+                return brentq(dense, ta, end, xtol=4 * _EPS, rtol=4 * _EPS)
+            return end
 
         def root(g, end: float) -> float:
-            """g's root in (ta, end] on the integrated states (as solve_ivp's states at an
-            event are integrated ones), bracketed first on the step's dense output: a few
-            integrations instead of one per iterate of Brent's method over the whole step
-            (tiago spent 3 400 evaluations on 5e-9 s)."""
+            """g's root in (ta, end] on the integrated states, bracketed first on the step's
+            dense output (a few integrations instead of one per iterate of Brent's method
+            over the whole step: tiago spent 3 400 evaluations on 5e-9 s)."""
             exact = lambda t: g(t, state(t))  # noqa: E731
-            dense = lambda t: g(t, interpolant(t) if t > ta else ya)  # noqa: E731
-            if np.sign(dense(ta)) * np.sign(dense(end)) < 0:
-                t_d = brentq(dense, ta, end, xtol=4 * _EPS, rtol=4 * _EPS)
-                for width in (1e-6 * (end - ta), 1e-3 * (end - ta)):
-                    lo, hi = max(ta, t_d - width), min(end, t_d + width)
-                    if np.sign(exact(lo)) * np.sign(exact(hi)) < 0:
-                        return brentq(exact, lo, hi, xtol=4 * _EPS, rtol=4 * _EPS)
+            t_d = dense_root(g, end)
+            for width in (1e-6 * (end - ta), 1e-3 * (end - ta)):
+                lo, hi = max(ta, t_d - width), min(end, t_d + width)
+                if np.sign(exact(lo)) * np.sign(exact(hi)) < 0:
+                    return brentq(exact, lo, hi, xtol=4 * _EPS, rtol=4 * _EPS)
             if np.sign(exact(ta)) * np.sign(exact(end)) < 0:
                 return brentq(exact, ta, end, xtol=4 * _EPS, rtol=4 * _EPS)
             return end  # the end crossed, the integration's rounding did not: the end
 
-        t_root, i = min((root(events[k], tb), k) for k in crossing)
+        # the first root on the dense output, the state integrated to it; another event past
+        # zero there (a tie within the rounding of the dense output against the integration)
+        # has its root on the integrated states (:func:`pinext.compiled.dop853.advance`
+        # locates events the same way)
+        t_root, i = min((dense_root(events[k], tb), k) for k in crossing)
+        t_root, i = _earliest(events, g_last, dense_state, dense_root, t_root, i)
         t_root, i = _earliest(events, g_last, state, root, t_root, i)
         y_root = state(t_root).copy()
         t_events[i] = np.array([t_root])
