@@ -202,6 +202,10 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         held = JointRows.build([], [], [])
     elif chart.angles is not None:  # the rows' coordinates in the angle chart
         iq = chart.angles.internal[held.iq]
+        # a row without stabilisation (ω = 0: a joint stuck by friction) never reads q; on
+        # an unbounded revolute joint it points at the joint's angle, its velocity index
+        unread = (held.omega == 0.0)[np.repeat(np.arange(held.m), np.diff(held.ptr))]
+        iq = np.where(unread & (iq < 0), held.iv, iq)
         if np.any(iq < 0):
             _announce("a row on the angle of an unbounded revolute joint is not compiled")
             return None
