@@ -289,14 +289,14 @@ def simulate(
             chart = Chart(system, x, momentum)
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
-            functions = event_functions(evs, chart, system, phase, law)
-            if not chart.flat:  # an anchored chart re-centres
-                functions.append(chart_event(chart))
             fired: int | None
             due = past_bound(evs, t, x)
             if due is not None:  # a bound a hair past at the start: its event fires at once
                 fired, stalled = due, stalled + 1
             else:
+                functions = event_functions(evs, chart, system, phase, law)
+                if not chart.flat:  # an anchored chart re-centres
+                    functions.append(chart_event(chart))
                 upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
                 if held is not None and held.next_time(t) < t_final - 1e-12:
                     upcoming = np.array([held.next_time(t)])  # the next sample of the law
