@@ -782,13 +782,9 @@ def test_compiled_radau_jacobian_with_the_mimic_row_and_a_stop(panda):
     assert_radau_jacobian_matches_central_differences(kernel, y)
 
 
-def test_continuous_joints_run_compiled_as_their_revolute_twins(tmp_path, monkeypatch):
-    """A pendulum whose first and third joints are URDF ``continuous`` joints
-    (q = (cos θ, sin θ)): the first spins through several turns while the second hits its
-    stops and the third sticks and slips with URDF friction (its stuck row on an unbounded
-    angle). The angle chart (θ integrated, (cos θ, sin θ) public) runs every segment
-    compiled, and equals the same pendulum with revolute joints (Euclidean, the compiled
-    path's reference) and the Python path's run to the accuracy of the runs."""
+def _continuous_twins(tmp_path):
+    """The three-link pendulum with j0 and j2 revolute and continuous (j1 stops at ±0.05 rad,
+    j2 with URDF friction)."""
     text = pendulum_urdf(3).replace('lower="-10" upper="10"', 'lower="-1e10" upper="1e10"')
     head, third = text.split('<joint name="j2"')
     third = third.replace('<dynamics damping="0.0"/>', '<dynamics damping="0.0" friction="0.3"/>')
@@ -804,6 +800,17 @@ def test_continuous_joints_run_compiled_as_their_revolute_twins(tmp_path, monkey
             urdf = urdf.replace(old, old.replace("revolute", kind))
         path.write_text(urdf)
         twins[kind] = px.load_urdf(path)
+    return twins
+
+
+def test_continuous_joints_run_compiled_as_their_revolute_twins(tmp_path, monkeypatch):
+    """A pendulum whose first and third joints are URDF ``continuous`` joints
+    (q = (cos θ, sin θ)): the first spins through several turns while the second hits its
+    stops and the third sticks and slips with URDF friction (its stuck row on an unbounded
+    angle). The angle chart (θ integrated, (cos θ, sin θ) public) runs every segment
+    compiled, and equals the same pendulum with revolute joints (Euclidean, the compiled
+    path's reference) and the Python path's run to the accuracy of the runs."""
+    twins = _continuous_twins(tmp_path)
     continuous = twins["continuous"]
     assert continuous.model.nq == 5 and continuous.model.nv == 3
     theta0, v0 = np.array([0.5, 0.0, 0.2]), np.array([14.0, 3.0, -1.0])
@@ -827,3 +834,40 @@ def test_continuous_joints_run_compiled_as_their_revolute_twins(tmp_path, monkey
         assert np.abs(traj.v - reference.v).max() < tol * np.abs(reference.v).max()
         assert [e.name for e in traj.events] == names
         assert traj.energy_balance().max_relative() < 1e-8
+
+
+def test_a_driven_continuous_joint_beside_stops_and_friction(tmp_path, monkeypatch):
+    """The pendulum of the test above with its continuous first joint driven by a DC motor at a
+    constant voltage through a rigid gear, beside j1's stops and j2's friction: the run turns
+    the pendulum over, equals the revolute twin's (run compiled) with the compiled path
+    enabled and on the Python path to the accuracy of the runs, and its energy (the motor's
+    input and losses included) balances. (The drive's form reads the joint's public
+    coordinates, so its phases on the continuous joint take the Python path.) An elastic
+    transmission, whose spring would act on the periodic angle, is refused on a continuous
+    joint with a pinext error that names the joint."""
+    twins = _continuous_twins(tmp_path)
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+
+    def build(robot):
+        return px.System(robot, drives={"j0": Drive(motor, Gear(20.0))})
+
+    theta0, v0 = np.array([0.5, 0.0, 0.2]), np.array([2.0, 3.0, -1.0])
+    kwargs = dict(v0=v0, control=np.array([48.0]), output_dt=0.01)
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    reference = px.simulate(build(twins["revolute"]), 1.0, q0=theta0, **kwargs)
+    q0 = np.r_[np.cos(0.5), np.sin(0.5), 0.0, np.cos(0.2), np.sin(0.2)]
+    runs = both(monkeypatch, lambda: build(twins["continuous"]), 1.0, q0=q0, **kwargs)
+    names = [e.name for e in reference.events]
+    assert "limit:j1" in names and np.ptp(reference.q[:, 0]) > 2 * np.pi  # stops, turns
+    for traj in runs:
+        assert [e.name for e in traj.events] == names
+        cos_sin = np.c_[np.cos(reference.q[:, 0]), np.sin(reference.q[:, 0])]
+        assert np.abs(traj.q[:, :2] - cos_sin).max() < 1e-7
+        assert np.abs(traj.q[:, 2] - reference.q[:, 1]).max() < 1e-7
+        assert np.abs(traj.v - reference.v).max() < 1e-7 * np.abs(reference.v).max()
+        assert traj.energy_balance().max_relative() < 1e-8
+    elastic = Drive(motor, ElasticTransmission(20.0, 2e3, 0.5))
+    with pytest.raises(px.exceptions.InvalidParameter, match="j0.*continuous"):
+        px.System(twins["continuous"], drives={"j0": elastic})
