@@ -413,17 +413,29 @@ def _brentq(P, e, xa, xb, ta, h, ya, f, tmp, scratch, evs):
     integrated from ta, :func:`_state_at`)."""
     fa = _dense_residual(P, e, xa, ta, h, ya, f, tmp, scratch, evs)
     fb = _dense_residual(P, e, xb, ta, h, ya, f, tmp, scratch, evs)
+    return _root(P, e, xa, xb, fa, fb, ta, h, ya, f, False, 0.0, 0.0, 0.0, tmp, scratch, evs)
+
+
+@njit(cache=True)
+def _root(P, e, xa, xb, fa, fb, ta, h, ya, f, exact, rtol, atol, hmax, out, scratch, evs):
+    """Brent's iterations (:func:`brent_step`) for the event's root in [xa, xb] from the
+    residuals fa, fb at its ends, on the step's dense output or, ``exact``, on the states
+    integrated from (ta, ya) (:func:`_exact`). No bracket left (a residual at rounding level,
+    recomputed at the ends): the event at xb, as the caller does."""
     if fa == 0:
         return xa
-    if fb == 0 or (fa > 0) == (fb > 0):  # no bracket left (a residual at rounding level,
-        return xb  # recomputed at the ends): the event at the step's end, as the caller does
+    if fb == 0 or (fa > 0) == (fb > 0):
+        return xb
     s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
     x = xb
     for _ in range(100):
         done, x = brent_step(s)
         if done:
             return x
-        s[4] = _dense_residual(P, e, x, ta, h, ya, f, tmp, scratch, evs)
+        if exact:
+            s[4] = _exact(P, e, ta, ya, x, rtol, atol, hmax, out, scratch, evs)
+        else:
+            s[4] = _dense_residual(P, e, x, ta, h, ya, f, out, scratch, evs)
     return x
 
 
@@ -461,24 +473,6 @@ def _exact(P, e, ta, ya, t, rtol, atol, hmax, out, scratch, evs):
 
 
 @njit(cache=True)
-def _brent_exact(P, e, xa, xb, fa, fb, ta, ya, rtol, atol, hmax, out, scratch, evs):
-    """The event's root in [xa, xb] (residuals fa, fb of opposite signs) on the integrated
-    states (:func:`_exact`)."""
-    if fa == 0:
-        return xa
-    if fb == 0:
-        return xb
-    s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
-    x = xb
-    for _ in range(100):
-        done, x = brent_step(s)
-        if done:
-            return x
-        s[4] = _exact(P, e, ta, ya, x, rtol, atol, hmax, out, scratch, evs)
-    return x
-
-
-@njit(cache=True)
 def _exact_root(P, e, ta, ya, end, h, f, rtol, atol, hmax, out, tmp, scratch, evs):
     """Event e's root in (ta, end] on the integrated states, bracketed first on the step's
     dense output (:func:`pinext.simulation.dop853.solve`'s ``root``: a few integrations
@@ -491,14 +485,16 @@ def _exact_root(P, e, ta, ya, end, h, f, rtol, atol, hmax, out, tmp, scratch, ev
         g_lo = _exact(P, e, ta, ya, lo, rtol, atol, hmax, out, scratch, evs)
         g_hi = _exact(P, e, ta, ya, hi, rtol, atol, hmax, out, scratch, evs)
         if np.sign(g_lo) * np.sign(g_hi) < 0:
-            return _brent_exact(
-                P, e, lo, hi, g_lo, g_hi, ta, ya, rtol, atol, hmax, out, scratch, evs
+            return _root(
+                P, e, lo, hi, g_lo, g_hi, ta, h, ya, f, True, rtol, atol, hmax, out, scratch, evs
             )
         width *= 1e3
     g_a = _exact(P, e, ta, ya, ta, rtol, atol, hmax, out, scratch, evs)
     g_b = _exact(P, e, ta, ya, end, rtol, atol, hmax, out, scratch, evs)
     if np.sign(g_a) * np.sign(g_b) < 0:
-        return _brent_exact(P, e, ta, end, g_a, g_b, ta, ya, rtol, atol, hmax, out, scratch, evs)
+        return _root(
+            P, e, ta, end, g_a, g_b, ta, h, ya, f, True, rtol, atol, hmax, out, scratch, evs
+        )
     return end
 
 
