@@ -5,7 +5,7 @@ Functional coordinates s(q) (20.83)–(20.86), constrained motion (20.88)–(20.
 (20.90)–(20.91) and its environment-mass form, a dynamic environment (models (c) and (d) of
 Fig. 20.15), unilateral contact (bounce, rest, lift-off) and the three-phase task inside
 :func:`pinext.simulate` through :func:`contact_component`; for many contacts, Moreau–Jean
-time stepping with Pinocchio's frictional contact solvers (:func:`simulate_timestepping`,
+Moreau–Jean time stepping (:class:`TimeStepper`, run by
 ``simulate(..., method="timestepping", dt=...)``).
 
 Contacts given as dicts (a URDF ``<contact .../>`` element or a sidecar ``[[contacts]]``
@@ -61,7 +61,7 @@ from .limits import (
     VelocityLimitWarning,
     joint_limits,
 )
-from .timestepping import PointContact, TimeStepper, simulate_timestepping
+from .timestepping import PointContact, TimeStepper
 from .unilateral import Contact
 
 __all__ = [
@@ -112,7 +112,6 @@ __all__ = [
     "run_writing_task",
     "seed_impact_as_printed",
     "series_stiffness",
-    "simulate_timestepping",
     "solve_impact",
     "solve_lcp",
 ]

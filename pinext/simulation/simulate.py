@@ -146,7 +146,7 @@ def simulate(
             :data:`PROGRESS_DELAY` seconds.
         max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
         dt: Step [s] of ``method="timestepping"`` (Moreau–Jean time stepping for many
-            contacts, :func:`pinext.contact.timestepping.simulate_timestepping`; rtol, atol,
+            contacts, :func:`pinext.simulation.timestepping.simulate_timestepping`; rtol, atol,
             max_step and max_events do not apply to it).
         force: Run even when the start estimates a wall time above
             :data:`pinext.validation.LONG_RUN` (a lasting vibration that forces tens of
@@ -175,7 +175,7 @@ def simulate(
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
     """
     if method == "timestepping":
-        from ..contact.timestepping import simulate_timestepping
+        from .timestepping import simulate_timestepping
 
         period = control_period_of(control, control_period)
         if period is not None:  # sampled at the first step of each period

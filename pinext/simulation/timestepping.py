@@ -1,0 +1,347 @@
+"""The time-stepping run: Moreau–Jean steps over a whole trajectory.
+
+The scheme, its contact problem and its energy audit are :mod:`pinext.contact.timestepping`'s.
+This module runs it: on the compiled loop (:mod:`pinext.compiled.timestep`, the default when
+the scene allows it) or step by step with Pinocchio's conic solvers (``solver="admm"`` or
+``"pgs"``, and the scenes the compiled loop does not cover), and returns the Trajectory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+from tqdm.auto import tqdm
+
+from ..contact.joint_friction import JointFriction
+from ..contact.limits import JointLimits
+from ..contact.scene import SCENE_KEY, contact_scene_items
+from ..contact.timestepping import (
+    PointContact,
+    TimeStepper,
+    _effort_law,
+    contact_specs,
+    step_audit,
+)
+from ..exceptions import IntegrationError, InvalidParameter
+from ..model import Robot
+from ..validation import real, refuse_long_run, thousands
+from .arguments import as_initial_state, checked_control
+from .columns import input_columns, state_columns
+from .outputs import output_info
+from .system import System
+from .trajectory import AUDIT_EXPLICIT, AUDIT_NUMERICAL, EventRecord, PhaseRecord, Trajectory
+
+log = logging.getLogger(__name__)
+
+
+def simulate_timestepping(
+    system_or_robot: System | Robot,
+    t_final: float,
+    *,
+    dt: float | None = None,
+    x0: np.ndarray | None = None,
+    q0: np.ndarray | None = None,
+    v0: np.ndarray | None = None,
+    control: Any = None,
+    output_dt: float | None = None,
+    progress: bool | None = None,
+    contacts: Sequence[Any] | None = None,
+    solver: str = "admm",
+    tolerance: float = 1e-10,
+    max_iterations: int = 500,
+    margin: float = 1e-3,
+    force: bool = False,
+) -> Trajectory:
+    """Simulate with Moreau–Jean time stepping (``simulate(..., method="timestepping")``).
+
+    Each step is :meth:`TimeStepper.step`: the free velocity from Pinocchio's ``aba`` under
+    the System's efforts (inputs, joint springs and dampers, effort components), then the
+    frictional contact and joint-limit impulses from Pinocchio's Delassus operator and conic
+    solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
+    enforced; loops, prescribed joints and components with their own states (drive
+    dynamics) are not integrated by this method (an error names them).
+
+    Args:
+        system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
+            ``surface = "ground"`` at the feet, become the point contacts; the System is
+            built without event-driven contact components).
+        t_final: End time [s].
+        dt: Step ``h`` [s] (required).
+        x0: Initial public state (see :func:`pinext.simulate`).
+        q0: Initial configuration (default: neutral).
+        v0: Initial velocity (default: zero).
+        control: Inputs: None, a constant vector, a :class:`pinext.Schedule` or ``u(t, x)``,
+            held constant over each step.
+        output_dt: Sample period [s] (rounded to a multiple of ``dt``); None: every step.
+        progress: Show a tqdm progress bar: True from the start, False never, None
+            (default) once the run has lasted 2 s.
+        contacts: The point contacts (Contact objects, constraints or dicts); default: the
+            System's planar contacts, else the robot's ``[[contacts]]``.
+        solver: ``"admm"`` or ``"pgs"`` (Pinocchio's conic solvers).
+        tolerance: Solver tolerance (absolute feasibility and complementarity).
+        max_iterations: Solver iteration limit.
+        margin: Activation distance of the contacts [m].
+        force: Run even when the first steps' timing estimates more than
+            :data:`pinext.validation.LONG_RUN` seconds for the whole run.
+
+    Returns:
+        The :class:`Trajectory`. Besides the energies and inputs, its outputs hold, per
+        contact, ``contact.force`` (shape (N, n, 3), mean force over the step that starts at
+        the sample, world axes [N]), ``contact.residual`` (gap where negative [m]),
+        ``contact.closed`` (in the step's contact problem) and ``contact.gap`` [m];
+        ``meta["stats"]`` counts steps, solver iterations and unconverged solves (with the
+        times of the first 20).
+        ``state("dissipated_energy")`` accumulates the contact dissipation plus joint damping;
+        the outputs ``audit.numerical_dissipation`` and ``audit.explicit_error`` accumulate
+        the scheme's own energy terms (:func:`step_audit`), which
+        :meth:`pinext.Trajectory.energy_balance` books, so that its residual is round-off.
+
+    Raises:
+        InvalidParameter: Missing or bad ``dt``, unknown solver, or a component that time
+            stepping cannot integrate (own states, constraint rows other than contacts).
+        IntegrationError: The state became non-finite.
+    """
+    if dt is None:
+        raise InvalidParameter("method='timestepping' needs a step dt [s], e.g. dt=1e-3")
+    t_final = real("t_final", t_final, unit="[s]", low=0.0, strict=True)
+    dt = real("dt", dt, unit="[s]", low=0.0, strict=True)
+    if t_final / dt < MIN_STEPS - 1e-9:
+        raise InvalidParameter(
+            f"dt = {dt:g} s gives {t_final / dt:.3g} steps for t_final = {t_final:g} s; time "
+            f"stepping is first order and needs at least {MIN_STEPS} steps (dt <= "
+            f"{t_final / MIN_STEPS:g} s); a typical step is 1e-3 s"
+        )
+    if isinstance(system_or_robot, System):
+        system = system_or_robot
+    else:
+        system = System(system_or_robot, contacts=())
+    specs = contact_specs(system, contacts)
+    found = [PointContact.from_contact(system.model, c) for c in specs]
+    x = as_initial_state(system, x0, q0, v0)
+    if not np.all(np.isfinite(x)):
+        raise IntegrationError("non-finite initial state", 0.0, x)
+    law = checked_control(control, system, x)
+    phase = system.initial_phase(0.0, x, law)
+    step, efforts = _effort_law(system, phase)
+    stepper = TimeStepper(
+        step.model,
+        found,
+        dt,
+        solver=solver,
+        tolerance=tolerance,
+        max_iterations=max_iterations,
+        margin=margin,
+        limits=[lim for c in system.components if isinstance(c, JointLimits) for lim in c.limits],
+        friction=[
+            (system.model.getJointId(name), float(torque))
+            for c in system.components
+            if isinstance(c, JointFriction)
+            for name, torque in zip(c.joints, c.torque, strict=True)
+        ],
+    )
+    n_steps = int(np.ceil(t_final / dt - 1e-9))
+    _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
+    if not force and n_steps > TIMED_ABOVE:
+        _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps)
+    every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
+    q_block, v_block = system.layout["q"], system.layout["v"]
+    work_at = system.layout["input_work"].start
+    lost_at = system.layout["dissipated_energy"].start
+    n = len(found)
+    times, states, forces, gaps, closed = [], [], [], [], []
+    numerical = explicit = 0.0  # the scheme's own energy terms, accumulated [J]
+    audit: list[tuple[float, float]] = []
+    audit_data = stepper.model.createData()
+    events: list[EventRecord] = []
+    iterations = unconverged = 0
+    unconverged_at: list[float] = []
+    was_closed = np.zeros(n, dtype=bool)
+    bar = tqdm(
+        total=float(t_final),
+        unit="s",
+        disable=progress is False,
+        delay=2.0 if progress is None else 0.0,
+        desc="timestepping",
+        bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]",
+    )
+    started = time.perf_counter()
+    t = 0.0
+    try:
+        for k in range(n_steps):
+            h = min(dt, t_final - t) if k == n_steps - 1 else dt
+            if h != stepper.dt:
+                stepper.dt = h
+            u = np.asarray(law(t, x), dtype=float)
+            q, v = x[q_block], x[v_block]
+            tau = efforts(t, x, u)
+            result = stepper.step(q, v, tau)
+            if k % every == 0:
+                times.append(t)
+                states.append(x.copy())
+                forces.append(result.impulses / h)
+                gaps.append(result.gaps.copy())
+                closed.append(result.active.copy())
+                audit.append((numerical, explicit))
+            iterations += result.iterations
+            if not result.converged:
+                unconverged += 1
+                if len(unconverged_at) < 20:
+                    unconverged_at.append(t)
+            touching = np.linalg.norm(result.impulses, axis=1) > 0.0 if n else was_closed
+            for i in np.flatnonzero(touching != was_closed):
+                kind = "touchdown" if touching[i] else "lift-off"
+                events.append(EventRecord(t, f"{kind}:{found[i].name}", {"contact": found[i].name}))
+            was_closed = touching
+            x_next = x.copy()
+            x_next[q_block], x_next[v_block] = result.q, result.v
+            x_next[work_at] += float((tau - system.joint_effort(q, v)) @ result.v) * h
+            x_next[lost_at] += result.dissipated + float(system.damping * v @ result.v) * h
+            terms = step_audit(system, stepper.model, audit_data, q, v, tau, result, h)
+            numerical += terms.numerical_dissipation
+            explicit += terms.explicit_error
+            t = t + h
+            x = x_next
+            if not np.all(np.isfinite(x)):
+                raise IntegrationError("non-finite state", t, states[-1] if states else x)
+            if progress is not False:
+                bar.update(h)
+        times.append(t)
+        states.append(x.copy())
+        forces.append(np.zeros((n, 3)))
+        positions_gaps = stepper.points(_placements(stepper, x[q_block], x[v_block]))[1]
+        gaps.append(positions_gaps)
+        closed.append(np.zeros(n, dtype=bool))
+        audit.append((numerical, explicit))
+    finally:
+        bar.close()
+    wall = time.perf_counter() - started
+    traj = _trajectory(system, law, np.array(times), np.array(states), events, t_final)
+    traj.outputs["contact.force"] = np.array(forces).reshape(len(times), n, 3)
+    gap_array = np.array(gaps).reshape(len(times), n)
+    traj.outputs["contact.gap"] = gap_array
+    traj.outputs["contact.residual"] = np.minimum(gap_array, 0.0)
+    traj.outputs["contact.closed"] = np.array(closed, dtype=float).reshape(len(times), n)
+    audit_array = np.array(audit).reshape(len(times), 2)
+    traj.outputs[AUDIT_NUMERICAL] = audit_array[:, 0]
+    traj.outputs[AUDIT_EXPLICIT] = audit_array[:, 1]
+    traj.meta["contact_rows"] = [1] * n
+    traj.meta["contact_names"] = [c.name for c in found]
+    if specs:
+        traj.meta[f"{SCENE_KEY}.contact"] = contact_scene_items(specs, None, component="contact")
+    traj.meta["stats"] = {
+        "steps": n_steps,
+        "dt": dt,
+        "solver": solver,
+        "solver_iterations": int(iterations),
+        "unconverged": int(unconverged),
+        "unconverged_at": unconverged_at,
+        "limit_steps": stepper.limit_steps,
+        "wall_time": wall,
+        "method": "timestepping",
+    }
+    if unconverged:
+        warnings.warn(
+            f"the contact solver did not converge in {unconverged} of {n_steps} steps "
+            f"(tolerance {tolerance:g}, {max_iterations} iterations; first at t = "
+            f"{', '.join(f'{t:.4g}' for t in unconverged_at[:3])} s): those steps use its last "
+            "iterate; more iterations (max_iterations of simulate) "
+            "or a looser tolerance let it converge",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return traj
+
+
+#: Fewest steps of a time-stepping run (first order: fewer give an answer off by O(1)).
+MIN_STEPS = 10
+#: Deepest start below a contact surface accepted [m] (contacts start closed or open, never
+#: buried).
+START_PENETRATION = 1e-2
+#: Steps timed at the start to estimate a long run's wall time, and the number of steps of a
+#: run above which they are timed (shorter runs start at once).
+TIMED_STEPS = 5
+TIMED_ABOVE = 100_000
+
+
+def _refuse_penetration(stepper: TimeStepper, found, q: np.ndarray, v: np.ndarray) -> None:
+    """Refuse a start with a contact point buried below its surface."""
+    if not found:
+        return
+    gaps = stepper.points(_placements(stepper, q, v))[1]
+    deepest = int(np.argmin(gaps))
+    if gaps[deepest] < -START_PENETRATION:
+        raise InvalidParameter(
+            f"contact '{found[deepest].name}' starts {-gaps[deepest]:.3g} m below its surface "
+            f"(gap {gaps[deepest]:.3g} m; at most {START_PENETRATION:g} m is accepted): start "
+            "the robot on or above the surface (q0)"
+        )
+
+
+def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps) -> None:
+    """Refuse a run whose first steps, timed, give an estimate above ``LONG_RUN``."""
+    q_block, v_block = system.layout["q"], system.layout["v"]
+    started = time.perf_counter()
+    for _ in range(min(TIMED_STEPS, n_steps)):
+        u = np.asarray(law(0.0, x), dtype=float)
+        stepper.step(x[q_block], x[v_block], efforts(0.0, x, u))
+    per_step = (time.perf_counter() - started) / min(TIMED_STEPS, n_steps)
+    refuse_long_run(
+        f"dt = {dt:g} s for {t_final:g} s is {thousands(n_steps)} steps",
+        n_steps * per_step,
+        force=False,
+        hint="take a larger dt (1e-3 s is typical)",
+    )
+
+
+def _placements(stepper: TimeStepper, q: np.ndarray, v: np.ndarray) -> pin.Data:
+    pin.aba(stepper.model, stepper.data, q, v, np.zeros(stepper.model.nv), pin.Convention.WORLD)
+    return stepper.data
+
+
+def _trajectory(
+    system: System, law: Any, t: np.ndarray, x: np.ndarray, events: list, t_final: float
+) -> Trajectory:
+    """The :class:`Trajectory` of the samples: energies, inputs and the viewer's metadata."""
+    outputs: dict[str, list] = {}
+    for ti, xi in zip(t, x, strict=True):
+        for name, energy in system.energy_terms(xi).items():
+            outputs.setdefault(f"energy.{name}", []).append(energy)
+        outputs.setdefault("input", []).append(np.asarray(law(ti, xi), dtype=float))
+    robot, model = system.robot, system.model
+    sidecar = robot.extensions.sources[-1] if robot.extensions.sources else None
+    meta: dict[str, Any] = {
+        "robot": model.name,
+        "urdf": str(Path(robot.path).resolve()) if robot.path else None,
+        "nq": model.nq,
+        "nv": model.nv,
+        "joint_names": list(model.names)[1:],
+        "flexible": [
+            dataclasses.asdict(f)
+            for f in robot.flexible
+            if dataclasses.is_dataclass(f) and not isinstance(f, type)
+        ],
+        "sidecar": str(Path(sidecar).resolve()) if sidecar and sidecar.endswith(".toml") else None,
+        "drives": list(system.drives),
+        "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
+        "state_columns": state_columns(system),
+        "input_columns": input_columns(system),
+        "outputs": output_info(system),
+    }
+    return Trajectory(
+        t=t,
+        x=x,
+        layout={k: (s.start, s.stop) for k, s in system.layout.items()},
+        phase_index=np.zeros(t.size, dtype=int),
+        phases=[PhaseRecord(0.0, float(t_final), "timestepping", ())],
+        events=events,
+        outputs={k: np.asarray(v, dtype=float) for k, v in outputs.items()},
+        meta=meta,
+    )
