@@ -353,7 +353,7 @@ def test_bad_input_is_named():
         px.simulate(system, 1.0, q0=np.array([0.0, 0.1]), method="timestepping")
     with pytest.raises(InvalidParameter, match="timestepping"):
         px.simulate(system, 1.0, q0=np.array([0.0, 0.1]), dt=1e-3)
-    with pytest.raises(InvalidParameter, match="valid solvers: admm, pgs"):
+    with pytest.raises(InvalidParameter, match="valid solvers: auto, compiled, admm, pgs"):
         simulate_timestepping(system, 1.0, dt=1e-3, q0=np.array([0.0, 0.1]), solver="lcp")
     with pytest.raises(InvalidParameter, match="dt must be"):
         simulate_timestepping(system, 1.0, dt=-1.0, q0=np.array([0.0, 0.1]))

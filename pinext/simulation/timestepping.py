@@ -14,23 +14,26 @@ import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
 from tqdm.auto import tqdm
 
+from ..contact.component import ContactComponent
+from ..contact.friction import FrictionalContact
 from ..contact.joint_friction import JointFriction
 from ..contact.limits import JointLimits
 from ..contact.scene import SCENE_KEY, contact_scene_items
 from ..contact.timestepping import (
+    SOLVERS,
     PointContact,
     TimeStepper,
     _effort_law,
     contact_specs,
     step_audit,
 )
-from ..exceptions import IntegrationError, InvalidParameter
+from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
 from .arguments import as_initial_state, checked_control
@@ -40,6 +43,9 @@ from .system import System
 from .trajectory import AUDIT_EXPLICIT, AUDIT_NUMERICAL, EventRecord, PhaseRecord, Trajectory
 
 log = logging.getLogger(__name__)
+
+#: The components whose rows the steps hold (contacts, joint limits, joint friction).
+_STEPPED_COMPONENTS = (ContactComponent, FrictionalContact, JointLimits, JointFriction)
 
 
 def simulate_timestepping(
@@ -54,7 +60,7 @@ def simulate_timestepping(
     output_dt: float | None = None,
     progress: bool | None = None,
     contacts: Sequence[Any] | None = None,
-    solver: str = "admm",
+    solver: str = "auto",
     tolerance: float = 1e-10,
     max_iterations: int = 500,
     margin: float = 1e-3,
@@ -131,39 +137,41 @@ def simulate_timestepping(
     law = checked_control(control, system, x)
     phase = system.initial_phase(0.0, x, law)
     step, efforts = _effort_law(system, phase)
+    if solver not in (*SOLVERS, "auto", "compiled"):
+        raise InvalidParameter(
+            f"unknown solver {solver!r}; valid solvers: auto, compiled, {', '.join(SOLVERS)}"
+        )
+    limits = [lim for c in system.components if isinstance(c, JointLimits) for lim in c.limits]
+    friction = [
+        (system.model.getJointId(name), float(torque))
+        for c in system.components
+        if isinstance(c, JointFriction)
+        for name, torque in zip(c.joints, c.torque, strict=True)
+    ]
     stepper = TimeStepper(
         step.model,
         found,
         dt,
-        solver=solver,
+        solver=solver if solver in SOLVERS else "admm",
         tolerance=tolerance,
         max_iterations=max_iterations,
         margin=margin,
-        limits=[lim for c in system.components if isinstance(c, JointLimits) for lim in c.limits],
-        friction=[
-            (system.model.getJointId(name), float(torque))
-            for c in system.components
-            if isinstance(c, JointFriction)
-            for name, torque in zip(c.joints, c.torque, strict=True)
-        ],
+        limits=limits,
+        friction=friction,
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
     if not force and n_steps > TIMED_ABOVE:
         _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps)
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
-    q_block, v_block = system.layout["q"], system.layout["v"]
-    work_at = system.layout["input_work"].start
-    lost_at = system.layout["dissipated_energy"].start
-    n = len(found)
-    times, states, forces, gaps, closed = [], [], [], [], []
-    numerical = explicit = 0.0  # the scheme's own energy terms, accumulated [J]
-    audit: list[tuple[float, float]] = []
-    audit_data = stepper.model.createData()
-    events: list[EventRecord] = []
-    iterations = unconverged = 0
-    unconverged_at: list[float] = []
-    was_closed = np.zeros(n, dtype=bool)
+    compiled = None
+    if solver in ("auto", "compiled"):
+        compiled = _compiled_stepper(system, step, stepper, control, law, n_steps, every)
+        if compiled is None and solver == "compiled":
+            raise InvalidParameter(
+                "solver='compiled': this scene does not run on the compiled loop (the reason "
+                "is logged at INFO level by pinext.simulation.timestepping); use 'auto'"
+            )
     bar = tqdm(
         total=float(t_final),
         unit="s",
@@ -173,83 +181,50 @@ def simulate_timestepping(
         bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]",
     )
     started = time.perf_counter()
-    t = 0.0
     try:
-        for k in range(n_steps):
-            h = min(dt, t_final - t) if k == n_steps - 1 else dt
-            if h != stepper.dt:
-                stepper.dt = h
-            u = np.asarray(law(t, x), dtype=float)
-            q, v = x[q_block], x[v_block]
-            tau = efforts(t, x, u)
-            result = stepper.step(q, v, tau)
-            if k % every == 0:
-                times.append(t)
-                states.append(x.copy())
-                forces.append(result.impulses / h)
-                gaps.append(result.gaps.copy())
-                closed.append(result.active.copy())
-                audit.append((numerical, explicit))
-            iterations += result.iterations
-            if not result.converged:
-                unconverged += 1
-                if len(unconverged_at) < 20:
-                    unconverged_at.append(t)
-            touching = np.linalg.norm(result.impulses, axis=1) > 0.0 if n else was_closed
-            for i in np.flatnonzero(touching != was_closed):
-                kind = "touchdown" if touching[i] else "lift-off"
-                events.append(EventRecord(t, f"{kind}:{found[i].name}", {"contact": found[i].name}))
-            was_closed = touching
-            x_next = x.copy()
-            x_next[q_block], x_next[v_block] = result.q, result.v
-            x_next[work_at] += float((tau - system.joint_effort(q, v)) @ result.v) * h
-            x_next[lost_at] += result.dissipated + float(system.damping * v @ result.v) * h
-            terms = step_audit(system, stepper.model, audit_data, q, v, tau, result, h)
-            numerical += terms.numerical_dissipation
-            explicit += terms.explicit_error
-            t = t + h
-            x = x_next
-            if not np.all(np.isfinite(x)):
-                raise IntegrationError("non-finite state", t, states[-1] if states else x)
-            if progress is not False:
-                bar.update(h)
-        times.append(t)
-        states.append(x.copy())
-        forces.append(np.zeros((n, 3)))
-        positions_gaps = stepper.points(_placements(stepper, x[q_block], x[v_block]))[1]
-        gaps.append(positions_gaps)
-        closed.append(np.zeros(n, dtype=bool))
-        audit.append((numerical, explicit))
+        if compiled is not None:
+            run = _compiled_run(compiled[0], compiled[1], system, x, dt, t_final, n_steps, bar)
+        else:
+            run = _pinocchio_run(
+                stepper, system, efforts, law, x, dt, t_final, n_steps, every, bar, progress
+            )
     finally:
         bar.close()
     wall = time.perf_counter() - started
-    traj = _trajectory(system, law, np.array(times), np.array(states), events, t_final)
-    traj.outputs["contact.force"] = np.array(forces).reshape(len(times), n, 3)
-    gap_array = np.array(gaps).reshape(len(times), n)
-    traj.outputs["contact.gap"] = gap_array
-    traj.outputs["contact.residual"] = np.minimum(gap_array, 0.0)
-    traj.outputs["contact.closed"] = np.array(closed, dtype=float).reshape(len(times), n)
-    audit_array = np.array(audit).reshape(len(times), 2)
-    traj.outputs[AUDIT_NUMERICAL] = audit_array[:, 0]
-    traj.outputs[AUDIT_EXPLICIT] = audit_array[:, 1]
+    n = len(found)
+    events = [
+        EventRecord(
+            float(t), f"{'touchdown' if kind else 'lift-off'}:{found[int(c)].name}",
+            {"contact": found[int(c)].name},
+        )
+        for t, c, kind in run.events
+    ]  # fmt: skip
+    traj = _trajectory(system, law, run.t, run.x, events, t_final)
+    traj.outputs["contact.force"] = run.force.reshape(run.t.size, n, 3)
+    traj.outputs["contact.gap"] = run.gap.reshape(run.t.size, n)
+    traj.outputs["contact.residual"] = np.minimum(traj.outputs["contact.gap"], 0.0)
+    traj.outputs["contact.closed"] = run.closed.reshape(run.t.size, n)
+    traj.outputs[AUDIT_NUMERICAL] = run.audit[:, 0]
+    traj.outputs[AUDIT_EXPLICIT] = run.audit[:, 1]
     traj.meta["contact_rows"] = [1] * n
     traj.meta["contact_names"] = [c.name for c in found]
     if specs:
         traj.meta[f"{SCENE_KEY}.contact"] = contact_scene_items(specs, None, component="contact")
+    unconverged_at = run.unconverged_at
     traj.meta["stats"] = {
         "steps": n_steps,
         "dt": dt,
-        "solver": solver,
-        "solver_iterations": int(iterations),
-        "unconverged": int(unconverged),
+        "solver": "compiled" if compiled is not None else stepper.solver_name,
+        "solver_iterations": run.iterations,
+        "unconverged": run.unconverged,
         "unconverged_at": unconverged_at,
-        "limit_steps": stepper.limit_steps,
+        "limit_steps": run.limit_steps,
         "wall_time": wall,
         "method": "timestepping",
     }
-    if unconverged:
+    if run.unconverged:
         warnings.warn(
-            f"the contact solver did not converge in {unconverged} of {n_steps} steps "
+            f"the contact solver did not converge in {run.unconverged} of {n_steps} steps "
             f"(tolerance {tolerance:g}, {max_iterations} iterations; first at t = "
             f"{', '.join(f'{t:.4g}' for t in unconverged_at[:3])} s): those steps use its last "
             "iterate; more iterations (max_iterations of simulate) "
@@ -258,6 +233,182 @@ def simulate_timestepping(
             stacklevel=2,
         )
     return traj
+
+
+class _Run(NamedTuple):
+    """The samples of a time-stepping run (rows: sample times, then the end)."""
+
+    t: np.ndarray
+    x: np.ndarray
+    force: np.ndarray  # mean contact force over the step from the sample, world axes [N]
+    gap: np.ndarray
+    closed: np.ndarray
+    audit: np.ndarray  # (numerical dissipation, explicit error) accumulated [J]
+    events: list[tuple[float, int, int]]  # (time, contact, 1 touchdown / 0 lift-off)
+    iterations: int
+    unconverged: int
+    unconverged_at: list[float]
+    limit_steps: int
+
+
+def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: int):
+    """(the compiled stepper, the law it calls per step or None) for a scene the compiled
+    loop covers; None otherwise (the reason is logged)."""
+    from .. import compiled
+    from ..compiled.stepping import CompiledStepper, pd_law, stepping_scene
+
+    reason = None
+    if not compiled.enabled():
+        reason = "the compiled path is off (PINEXT_NO_COMPILED)"
+    elif not system.torque_inputs:
+        reason = "the inputs are not joint torques"
+    elif not stepper.model.nq == system.model.nq:
+        reason = "the stepper's model differs from the System's"
+    acting = [c for c, _ in step.acting if not isinstance(c, _STEPPED_COMPONENTS)]
+    if reason is None and acting:
+        reason = f"components {[c.name for c in acting]} add efforts in Python"
+    if reason is None:
+        pd = pd_law(_controller(control, stepper.dt), system.model)
+        try:
+            scene = stepping_scene(
+                stepper.model,
+                stepper.contacts,
+                stepper.limits,
+                stepper.friction,
+                system.damping,
+                system.stiffness,
+                system.q_rest,
+                stepper.margin,
+                stepper.settings.absolute_feasibility_tol,
+                stepper.settings.max_iterations,
+                pd,
+            )
+        except UnsupportedModel as err:
+            reason = str(err)
+    if reason is not None:
+        log.info("time stepping runs with Pinocchio's solver: %s", reason)
+        return None
+    held = pd is not None or control is None
+    return CompiledStepper(stepper.model, scene, n_steps, every), None if held else law
+
+
+def _controller(control: Any, dt: float) -> Any:
+    """The controller object a run's law evaluates at every step (None when it is held
+    over several steps)."""
+    period = getattr(control, "period", None)  # a HeldControl
+    if period is not None:
+        if period > dt * (1.0 + 1e-9):
+            return None
+        control = control.law
+    return getattr(control, "controller", control)
+
+
+def _compiled_run(compiled, law, system, x, dt, t_final, n_steps, bar) -> _Run:
+    """Every step on the compiled loop (:mod:`pinext.compiled.timestep`)."""
+    layout = system.layout
+    order = np.r_[
+        np.arange(layout["q"].start, layout["q"].stop),
+        np.arange(layout["v"].start, layout["v"].stop),
+        layout["input_work"].start,
+        layout["dissipated_energy"].start,
+    ]
+    end, events, t = compiled.run(x[order], law, dt, t_final, n_steps, bar.update)
+    gap_end = compiled.close(end[: system.model.nq], end[system.model.nq : order.size - 2])
+    out, work = compiled.out, compiled.work
+    states = np.empty((out.t.size + 1, system.nx))
+    states[:-1, layout["q"]], states[:-1, layout["v"]] = out.q, out.v
+    states[:-1, layout["input_work"].start] = out.work
+    states[:-1, layout["dissipated_energy"].start] = out.lost
+    states[-1, order] = end
+    nc = out.gap.shape[1]
+    return _Run(
+        t=np.r_[out.t, t],
+        x=states,
+        force=np.concatenate((out.force, np.zeros((1, nc, 3)))),
+        gap=np.concatenate((out.gap, gap_end[None, :])),
+        closed=np.concatenate((out.closed, np.zeros((1, nc)))),
+        audit=np.concatenate((out.audit, work.audit[None, :])),
+        events=[(float(e[0]), int(e[1]), int(e[2])) for e in events],
+        iterations=int(work.stats[0]),
+        unconverged=int(work.stats[1]),
+        unconverged_at=[float(t) for t in work.unconverged_at[: min(work.stats[1], 20)]],
+        limit_steps=int(work.stats[3]),
+    )
+
+
+def _pinocchio_run(
+    stepper, system, efforts, law, x, dt, t_final, n_steps, every, bar, progress
+) -> _Run:
+    """Every step with :meth:`TimeStepper.step` (Pinocchio's Delassus operator and solver)."""
+    q_block, v_block = system.layout["q"], system.layout["v"]
+    work_at = system.layout["input_work"].start
+    lost_at = system.layout["dissipated_energy"].start
+    n = len(stepper.contacts)
+    times, states, forces, gaps, closed = [], [], [], [], []
+    numerical = explicit = 0.0  # the scheme's own energy terms, accumulated [J]
+    audit: list[tuple[float, float]] = []
+    audit_data = stepper.model.createData()
+    events: list[tuple[float, int, int]] = []
+    iterations = unconverged = 0
+    unconverged_at: list[float] = []
+    was_closed = np.zeros(n, dtype=bool)
+    t = 0.0
+    for k in range(n_steps):
+        h = min(dt, t_final - t) if k == n_steps - 1 else dt
+        if h != stepper.dt:
+            stepper.dt = h
+        u = np.asarray(law(t, x), dtype=float)
+        q, v = x[q_block], x[v_block]
+        tau = efforts(t, x, u)
+        result = stepper.step(q, v, tau)
+        if k % every == 0:
+            times.append(t)
+            states.append(x.copy())
+            forces.append(result.impulses / h)
+            gaps.append(result.gaps.copy())
+            closed.append(result.active.copy())
+            audit.append((numerical, explicit))
+        iterations += result.iterations
+        if not result.converged:
+            unconverged += 1
+            if len(unconverged_at) < 20:
+                unconverged_at.append(t)
+        touching = np.linalg.norm(result.impulses, axis=1) > 0.0 if n else was_closed
+        for i in np.flatnonzero(touching != was_closed):
+            events.append((t, int(i), int(touching[i])))
+        was_closed = touching
+        x_next = x.copy()
+        x_next[q_block], x_next[v_block] = result.q, result.v
+        x_next[work_at] += float((tau - system.joint_effort(q, v)) @ result.v) * h
+        x_next[lost_at] += result.dissipated + float(system.damping * v @ result.v) * h
+        terms = step_audit(system, stepper.model, audit_data, q, v, tau, result, h)
+        numerical += terms.numerical_dissipation
+        explicit += terms.explicit_error
+        t = t + h
+        x = x_next
+        if not np.all(np.isfinite(x)):
+            raise IntegrationError("non-finite state", t, states[-1] if states else x)
+        if progress is not False:
+            bar.update(h)
+    times.append(t)
+    states.append(x.copy())
+    forces.append(np.zeros((n, 3)))
+    gaps.append(stepper.points(_placements(stepper, x[q_block], x[v_block]))[1])
+    closed.append(np.zeros(n, dtype=bool))
+    audit.append((numerical, explicit))
+    return _Run(
+        t=np.array(times),
+        x=np.array(states),
+        force=np.array(forces).reshape(len(times), n, 3),
+        gap=np.array(gaps).reshape(len(times), n),
+        closed=np.array(closed, dtype=float).reshape(len(times), n),
+        audit=np.array(audit).reshape(len(times), 2),
+        events=events,
+        iterations=iterations,
+        unconverged=unconverged,
+        unconverged_at=unconverged_at,
+        limit_steps=stepper.limit_steps,
+    )
 
 
 #: Fewest steps of a time-stepping run (first order: fewer give an answer off by O(1)).

@@ -1,0 +1,351 @@
+"""The Python side of compiled time stepping: pack a scene, run the loop of
+:mod:`pinext.compiled.timestep` in chunks, and hand back the samples.
+
+:func:`stepping_scene` says whether a time-stepping run can run compiled (and why not);
+:class:`CompiledStepper` runs it. The caller (:func:`pinext.simulation.timestepping.simulate_timestepping`)
+keeps the arguments, the checks and the Trajectory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import UnsupportedModel
+from . import timestep as _ts
+from .model import PRISMATIC, REVOLUTE, pack
+
+#: Joint codes whose exponential map :func:`pinext.compiled.timestep.integrate` implements.
+_STEPPED = frozenset({0, 1, 2, 3, 4, 5})  # REVOLUTE .. TRANSLATION (not PLANAR)
+#: What the compiled loop integrates (for error messages).
+STEPPED_JOINTS = ("revolute", "continuous", "prismatic", "free-flyer", "spherical", "translation")
+#: Steps per call of the compiled loop when no Python law runs between steps.
+CHUNK = 2000
+#: Unconverged solves whose times are kept.
+UNCONVERGED_KEPT = 20
+
+
+class StepScene(NamedTuple):
+    """What the compiled loop reads (see :func:`pinext.compiled.timestep.run`)."""
+
+    contact_joint: np.ndarray
+    contact_local: np.ndarray
+    plane_rotation: np.ndarray
+    plane_origin: np.ndarray
+    friction: np.ndarray
+    margin: float
+    limit_iq: np.ndarray
+    limit_iv: np.ndarray
+    limit_lower: np.ndarray
+    limit_upper: np.ndarray
+    friction_iv: np.ndarray
+    friction_torque: np.ndarray
+    damping: np.ndarray
+    stiffness: np.ndarray
+    elastic_iq: np.ndarray
+    elastic_iv: np.ndarray
+    q_rest: np.ndarray
+    pd_on: bool
+    pd_iq: np.ndarray
+    pd_iv: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+    q_ref: np.ndarray
+    tolerance: float
+    max_iterations: int
+
+
+class StepWork(NamedTuple):
+    """The compiled loop's workspace and running totals."""
+
+    tau: np.ndarray
+    acc: np.ndarray
+    v_free: np.ndarray
+    v_next: np.ndarray
+    q_next: np.ndarray
+    dv_free: np.ndarray
+    dv_next: np.ndarray
+    rotation: np.ndarray
+    position: np.ndarray
+    point: np.ndarray
+    mass: np.ndarray
+    factors: np.ndarray
+    jac: np.ndarray
+    minv_jt: np.ndarray
+    delassus: np.ndarray
+    g: np.ndarray
+    lam: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    mu: np.ndarray
+    row_of: np.ndarray
+    active: np.ndarray
+    gap: np.ndarray
+    closing: np.ndarray
+    warm: np.ndarray
+    warm_limit: np.ndarray
+    warm_friction: np.ndarray
+    touching: np.ndarray
+    audit: np.ndarray  # numerical dissipation, explicit error [J]
+    totals: np.ndarray  # input work, dissipated energy [J]
+    stats: np.ndarray  # solver iterations, unconverged solves, events, steps with limit rows
+    unconverged_at: np.ndarray
+
+
+class StepOut(NamedTuple):
+    """The samples of a run (one row per sample) and its contact events."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    work: np.ndarray
+    lost: np.ndarray
+    audit: np.ndarray
+    gap: np.ndarray
+    force: np.ndarray
+    closed: np.ndarray
+    events: np.ndarray  # (time, contact, 1 touchdown / 0 lift-off)
+
+
+def _index(values: Sequence[int]) -> np.ndarray:
+    return np.asarray(list(values), dtype=np.int64)
+
+
+def pd_law(controller: Any, model: pin.Model) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(q_ref, kp, kd) of a :class:`pinext.control.JointPD` that the loop evaluates itself:
+    joint torques, a constant reference, no gravity compensation, gains on one-degree-of-
+    freedom joints only (where ``q_r ⊖ q = q_r − q``); None for any other law."""
+    from ..control import JointPD  # the plug-in layer above; only to recognise the law
+
+    if type(controller) is not JointPD or controller.gravity_compensation:
+        return None
+    if not controller.actuation.torque or controller.reference.kind != "constant":
+        return None
+    kp, kd = np.asarray(controller.kp, float), np.asarray(controller.kd, float)
+    if kp.shape != (model.nv,) or kd.shape != (model.nv,):
+        return None
+    flat = np.zeros(model.nv, dtype=bool)
+    for joint in model.joints[1:]:
+        if joint.nq == 1 and joint.nv == 1:
+            flat[joint.idx_v] = True
+    if np.any((kp != 0) & ~flat) or np.any((kd != 0) & ~flat):
+        return None
+    return np.array(controller.reference.value, dtype=float), kp, kd
+
+
+def stepping_scene(
+    model: pin.Model,
+    contacts: Sequence[Any],
+    limits: Sequence[Any],
+    friction: Sequence[tuple[int, float]],
+    damping: np.ndarray,
+    stiffness: np.ndarray,
+    q_rest: np.ndarray,
+    margin: float,
+    tolerance: float,
+    max_iterations: int,
+    pd: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+) -> StepScene:
+    """The packed scene of a run.
+
+    Raises:
+        UnsupportedModel: A joint the compiled loop does not integrate (planar, helical,
+            mimic, ...), joint friction or a spring on a joint that is not a one-degree-of-
+            freedom Euclidean joint.
+    """
+    codes = pack(model).jtype[1:]
+    for i, code in enumerate(codes, start=1):
+        if int(code) not in _STEPPED:
+            raise UnsupportedModel(model.names[i], model.joints[i].shortname(), STEPPED_JOINTS)
+    flat = {
+        joint.idx_v: joint.idx_q
+        for joint, code in zip(model.joints[1:], codes, strict=True)
+        if int(code) in (REVOLUTE, PRISMATIC)
+    }
+    elastic = np.flatnonzero(stiffness)
+    owner = {}
+    for j in range(1, model.njoints):
+        for d in range(model.joints[j].nv):
+            owner[model.joints[j].idx_v + d] = j
+    for iv in [*elastic, *(model.joints[j].idx_v for j, _ in friction)]:
+        if int(iv) not in flat:
+            joint = owner[int(iv)]
+            raise UnsupportedModel(
+                model.names[joint], f"{model.joints[joint].shortname()} with a spring or "
+                "Coulomb friction", ("springs and friction on revolute and prismatic joints",)
+            )  # fmt: skip
+    pd_iv = np.flatnonzero(pd[1]) if pd is not None else np.zeros(0, dtype=np.int64)
+    n = len(contacts)
+    return StepScene(
+        contact_joint=_index(c.joint for c in contacts),
+        contact_local=np.array([c.local for c in contacts], dtype=float).reshape(n, 3),
+        plane_rotation=np.array([c.plane.rotation for c in contacts], dtype=float).reshape(n, 3, 3),
+        plane_origin=np.array([c.plane.translation for c in contacts], dtype=float).reshape(n, 3),
+        friction=np.array([c.friction for c in contacts], dtype=float),
+        margin=float(margin),
+        limit_iq=_index(lim.iq for lim in limits),
+        limit_iv=_index(lim.iv for lim in limits),
+        limit_lower=np.array([lim.lower for lim in limits], dtype=float),
+        limit_upper=np.array([lim.upper for lim in limits], dtype=float),
+        friction_iv=_index(model.joints[j].idx_v for j, _ in friction),
+        friction_torque=np.array([f for _, f in friction], dtype=float),
+        damping=np.asarray(damping, dtype=float).copy(),
+        stiffness=np.asarray(stiffness, dtype=float).copy(),
+        elastic_iq=_index(flat[int(iv)] for iv in elastic),
+        elastic_iv=_index(int(iv) for iv in elastic),
+        q_rest=np.asarray(q_rest, dtype=float).copy(),
+        pd_on=pd is not None,
+        pd_iq=_index(flat[int(iv)] for iv in pd_iv),
+        pd_iv=_index(int(iv) for iv in pd_iv),
+        kp=np.zeros(model.nv) if pd is None else pd[1].copy(),
+        kd=np.zeros(model.nv) if pd is None else pd[2].copy(),
+        q_ref=np.zeros(model.nq) if pd is None else pd[0].copy(),
+        tolerance=float(tolerance),
+        max_iterations=int(max_iterations),
+    )
+
+
+def _work(model: pin.Model, scene: StepScene) -> StepWork:
+    nv, nq, nj = model.nv, model.nq, model.njoints
+    nc, nl, nf = scene.contact_joint.size, scene.limit_iq.size, scene.friction_iv.size
+    rows = max(3 * nc + 2 * nl + nf, 1)
+    return StepWork(
+        tau=np.zeros(nv),
+        acc=np.zeros(nv),
+        v_free=np.zeros(nv),
+        v_next=np.zeros(nv),
+        q_next=np.zeros(nq),
+        dv_free=np.zeros(nv),
+        dv_next=np.zeros(nv),
+        rotation=np.zeros((nj, 3, 3)),
+        position=np.zeros((nj, 3)),
+        point=np.zeros(3),
+        mass=np.zeros((nv, nv)),
+        factors=np.zeros((nv, nv)),
+        jac=np.zeros((rows, nv)),
+        minv_jt=np.zeros((rows, nv)),
+        delassus=np.zeros((rows, rows)),
+        g=np.zeros(rows),
+        lam=np.zeros(rows),
+        lower=np.zeros(rows),
+        upper=np.zeros(rows),
+        mu=np.zeros(max(nc, 1)),
+        row_of=np.zeros(rows, dtype=np.int64),
+        active=np.zeros(nc, dtype=np.bool_),
+        gap=np.zeros(nc),
+        closing=np.zeros(nc),
+        warm=np.zeros((nc, 3)),
+        warm_limit=np.zeros((nl, 2)),
+        warm_friction=np.zeros(nf),
+        touching=np.zeros(nc, dtype=np.bool_),
+        audit=np.zeros(2),
+        totals=np.zeros(2),
+        stats=np.zeros(4, dtype=np.int64),
+        unconverged_at=np.zeros(UNCONVERGED_KEPT),
+    )
+
+
+class CompiledStepper:
+    """A time-stepping run of a packed scene (see :mod:`pinext.compiled.timestep`).
+
+    Args:
+        model: The stepper's model (armature included).
+        scene: From :func:`stepping_scene`.
+        n_steps: Steps of the run; the samples are every ``every`` steps, plus the end.
+    """
+
+    def __init__(self, model: pin.Model, scene: StepScene, n_steps: int, every: int) -> None:
+        self.model, self.scene, self.every = model, scene, int(every)
+        self.pm = pack(model)
+        self.work = _work(model, scene)
+        n_samples = (n_steps - 1) // self.every + 1
+        nc = scene.contact_joint.size
+        self.out = StepOut(
+            t=np.zeros(n_samples),
+            q=np.zeros((n_samples, model.nq)),
+            v=np.zeros((n_samples, model.nv)),
+            work=np.zeros(n_samples),
+            lost=np.zeros(n_samples),
+            audit=np.zeros((n_samples, 2)),
+            gap=np.zeros((n_samples, nc)),
+            force=np.zeros((n_samples, nc, 3)),
+            closed=np.zeros((n_samples, nc)),
+            events=np.zeros((CHUNK * nc + 1, 3)),  # nc events per step at most
+        )
+        self._entry: Callable | None = None
+
+    def advance(
+        self, q: np.ndarray, v: np.ndarray, u: np.ndarray, h: float, t: float, k: int, steps: int
+    ) -> tuple[int, int, float]:
+        """``steps`` steps from (q, v) (updated in place) at time t, global step k, under the
+        input u (overwritten by the PD law when the scene has one); returns (status, steps
+        done, time). At most :data:`CHUNK` steps per call (the events' buffer); the caller
+        drains the events after each call (:meth:`drain`)."""
+        args = (self.pm, self.scene, self.work, q, v, u, h, t, k, steps, self.every, self.out)
+        if self._entry is None:  # the first call compiles (or loads) and resolves the types
+            result = _ts.run(*args)
+            signature = tuple(numba.typeof(a) for a in args)
+            self._entry = _ts.run.overloads[signature].entry_point
+            return result
+        return self._entry(*args)  # skips the dispatcher's type resolution: ~4 µs, not 10
+
+    def drain(self) -> np.ndarray:
+        """The contact events recorded since the last drain: rows (time, contact, kind)."""
+        count = int(self.work.stats[2])
+        events = self.out.events[:count].copy()
+        self.work.stats[2] = 0
+        return events
+
+    def close(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Close the energy audit at the end state; the contacts' gaps there."""
+        _ts.close(self.pm, self.scene, self.work, q, v)
+        return self.work.gap.copy()
+
+    def run(
+        self,
+        x: np.ndarray,
+        law: Callable[[float, np.ndarray], np.ndarray] | None,
+        dt: float,
+        t_final: float,
+        n_steps: int,
+        tick: Callable[[float], Any],
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """Every step from the public state x (q, v, input work, dissipated energy).
+
+        Args:
+            law: The input law ``u(t, x)``, called once per step; None when the scene's PD
+                law or a zero input drives the run (then the loop runs in chunks).
+            tick: Called with each chunk's duration (a progress bar).
+
+        Returns:
+            (end state, contact events (time, contact, kind), end time).
+
+        Raises:
+            IntegrationError: The state became non-finite (its time and state).
+        """
+        from ..exceptions import IntegrationError
+
+        nq, nv = self.model.nq, self.model.nv
+        q, v = x[:nq].copy(), x[nq : nq + nv].copy()
+        self.work.totals[:] = x[nq + nv : nq + nv + 2]
+        u = np.zeros(nv)
+        events, t, k = [], 0.0, 0
+        while k < n_steps:
+            h = dt if k < n_steps - 1 else min(dt, t_final - t)
+            steps = 1 if (law is not None or k == n_steps - 1) else min(CHUNK, n_steps - 1 - k)
+            if law is not None:
+                u[:] = law(t, np.concatenate((q, v, self.work.totals)))
+            start = t
+            status, done, t = self.advance(q, v, u, h, t, k, steps)
+            events.append(self.drain())
+            k += done
+            tick(t - start)
+            if status == _ts.NON_FINITE:
+                raise IntegrationError(
+                    "non-finite state", t, np.concatenate((q, v, self.work.totals))
+                )
+        return np.concatenate((q, v, self.work.totals)), np.concatenate(events), t
