@@ -12,10 +12,10 @@ import pytest
 import pinext as px
 from pinext.contact import Contact, plane
 from pinext.contact.timestepping import PointContact, TimeStepper
-from pinext.simulation.timestepping import simulate_timestepping
 from pinext.exceptions import InvalidParameter
 from pinext.robots.solo12 import FEET, load_solo12, posture_law
 from pinext.simulation.component import Component
+from pinext.simulation.timestepping import simulate_timestepping
 
 from .test_friction import _block, block_against_its_stop
 

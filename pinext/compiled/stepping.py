@@ -2,7 +2,8 @@
 :mod:`pinext.compiled.timestep` in chunks, and hand back the samples.
 
 :func:`stepping_scene` says whether a time-stepping run can run compiled (and why not);
-:class:`CompiledStepper` runs it. The caller (:func:`pinext.simulation.timestepping.simulate_timestepping`)
+:class:`CompiledStepper` runs it. The caller
+(:func:`pinext.simulation.timestepping.simulate_timestepping`)
 keeps the arguments, the checks and the Trajectory.
 """
 
