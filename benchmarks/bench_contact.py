@@ -27,6 +27,7 @@ import pinocchio as pin  # noqa: E402
 
 import pinext as px  # noqa: E402
 from pinext.contact import run_writing_task  # noqa: E402
+from pinext.control import JointPD  # noqa: E402
 from tests._contact_models import impact_time_reference  # noqa: E402
 
 #: Radius of the foot balls in the MuJoCo scene [m]; its floor is lowered by it, so that the
@@ -167,34 +168,43 @@ def solo12(repeats: int) -> None:
     q0[2] = DROP_HEIGHT
     kp, kd = 10.0, 0.2
     law = posture_law(q_ref, kp, kd)
-    walls, traj = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        traj = px.simulate(
-            robot, T_FINAL, q0=q0, control=law, method="timestepping", dt=DT, output_dt=0.01
+    system = px.System(robot, contacts=())
+    gains = np.r_[np.zeros(6), np.full(12, kp)], np.r_[np.zeros(6), np.full(12, kd)]
+    pd = JointPD(system, q_ref, *gains)  # the same law, evaluated inside the compiled loop
+    from pinext.simulation.timestepping import simulate_timestepping
+
+    rows = []
+    for label, control, solver in (
+        ("pinext compiled, JointPD in the loop", pd, "auto"),
+        ("pinext compiled, Python law per step", law, "auto"),
+        ("pinext, Pinocchio's ADMM per step", law, "admm"),
+    ):
+        walls, traj = [], None
+        for _ in range(repeats):
+            start = time.perf_counter()
+            traj = simulate_timestepping(
+                system, T_FINAL, q0=q0, control=control, dt=DT, output_dt=0.01, solver=solver
+            )
+            walls.append(time.perf_counter() - start)
+        assert traj is not None
+        ts_pen = max(0.0, -float(traj.outputs["contact.gap"].min()))
+        data = robot.model.createData()
+        feet = []
+        for q in traj.q:
+            pin.framesForwardKinematics(robot.model, data, q)
+            feet.append([data.oMf[robot.model.getFrameId(f)].translation.copy() for f in FEET])
+        feet_arr = np.array(feet)
+        rows.append(
+            (
+                label,
+                float(np.median(walls)),
+                T_FINAL / float(np.median(walls)),
+                traj.q[-1, 2],
+                ts_pen,
+                slip(feet_arr[:, :, 2].min(axis=1), feet_arr[:, :, :2]),
+                traj.meta["stats"]["solver_iterations"] / traj.meta["stats"]["steps"],
+            )
         )
-        walls.append(time.perf_counter() - start)
-    assert traj is not None
-    ts_wall = float(np.median(walls))
-    ts_pen = max(0.0, -float(traj.outputs["contact.gap"].min()))
-    data = robot.model.createData()
-    feet = []
-    for q in traj.q:
-        pin.framesForwardKinematics(robot.model, data, q)
-        feet.append([data.oMf[robot.model.getFrameId(f)].translation.copy() for f in FEET])
-    feet_arr = np.array(feet)
-    ts_slip = slip(feet_arr[:, :, 2].min(axis=1), feet_arr[:, :, :2])
-    rows = [
-        (
-            "pinext time stepping (ADMM)",
-            ts_wall,
-            T_FINAL / ts_wall,
-            traj.q[-1, 2],
-            ts_pen,
-            ts_slip,
-            traj.meta["stats"]["solver_iterations"] / traj.meta["stats"]["steps"],
-        )
-    ]
     try:
         import mujoco
     except ImportError:
@@ -236,8 +246,9 @@ def solo12(repeats: int) -> None:
             f"{name:30s} {wall:9.3f} {rtf:12.1f} {z_end:15.6f} {pen:20.2e} {travel:14.2e} "
             f"{its:15.1f}"
         )
-    for row in rows[1:]:
-        print(f"pinext / {row[0]} wall-time ratio: {rows[0][1] / row[1]:.1f}")
+    for ours in rows[:3]:
+        for row in rows[3:]:
+            print(f"{ours[0]} / {row[0]} wall-time ratio: {ours[1] / row[1]:.2f}")
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .aba import joint_transforms
 from .spatial import add_force_to_parent, add_inertia_to_parent, helper, inertia_times
 
-__all__ = ["crba", "crba_from_transforms", "ltdl", "ltdl_solve"]
+__all__ = ["crba", "crba_from_transforms", "ltdl", "ltdl_half", "ltdl_solve"]
 
 
 @helper
@@ -109,17 +109,25 @@ def ltdl(pm, m):
 def ltdl_solve(pm, factors, b):
     """Solve M x = b in place (b becomes x) with the factors of :func:`ltdl`
     (Featherstone (2008), ch. 6): x = L⁻¹ D⁻¹ L⁻ᵀ b."""
-    lam = pm.dof_parent
+    ltdl_half(pm, factors, b)
     n = b.shape[0]
-    for i in range(n - 1, -1, -1):  # b = L⁻ᵀ b
-        j = lam[i]
-        while j >= 0:
-            b[j] -= factors[i, j] * b[i]
-            j = lam[j]
     for i in range(n):  # b = D⁻¹ b
         b[i] /= factors[i, i]
+    lam = pm.dof_parent
     for i in range(n):  # b = L⁻¹ b
         j = lam[i]
         while j >= 0:
             b[i] -= factors[i, j] * b[j]
+            j = lam[j]
+
+
+@helper
+def ltdl_half(pm, factors, b):
+    """b = L⁻ᵀ b in place, the first half of :func:`ltdl_solve`: with z = L⁻ᵀ b,
+    bᵀ M⁻¹ c = zᵀ D⁻¹ (L⁻ᵀ c)."""
+    lam = pm.dof_parent
+    for i in range(b.shape[0] - 1, -1, -1):
+        j = lam[i]
+        while j >= 0:
+            b[j] -= factors[i, j] * b[i]
             j = lam[j]

@@ -64,6 +64,7 @@ class StepWork(NamedTuple):
     """The compiled loop's workspace and running totals."""
 
     tau: np.ndarray
+    bias: np.ndarray
     acc: np.ndarray
     v_free: np.ndarray
     v_next: np.ndarray
@@ -76,7 +77,7 @@ class StepWork(NamedTuple):
     mass: np.ndarray
     factors: np.ndarray
     jac: np.ndarray
-    minv_jt: np.ndarray
+    half: np.ndarray
     delassus: np.ndarray
     g: np.ndarray
     lam: np.ndarray
@@ -216,6 +217,7 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
     rows = max(3 * nc + 2 * nl + nf, 1)
     return StepWork(
         tau=np.zeros(nv),
+        bias=np.zeros(nv),
         acc=np.zeros(nv),
         v_free=np.zeros(nv),
         v_next=np.zeros(nv),
@@ -228,7 +230,7 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         mass=np.zeros((nv, nv)),
         factors=np.zeros((nv, nv)),
         jac=np.zeros((rows, nv)),
-        minv_jt=np.zeros((rows, nv)),
+        half=np.zeros((rows, nv)),
         delassus=np.zeros((rows, rows)),
         g=np.zeros(rows),
         lam=np.zeros(rows),

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import math
 
-from .aba import aba
-from .crba import crba_from_transforms, ltdl, ltdl_solve
+from .aba import joint_transforms
+from .crba import crba_from_transforms, ltdl, ltdl_half, ltdl_solve
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, REVOLUTE_UNBOUNDED, SPHERICAL, TRANSLATION
+from .rnea import nonlinear_effects
 from .spatial import helper, kernel
 
 #: Status codes of :func:`run`.
@@ -186,14 +187,24 @@ def _contact_row(pm, sc, ws, k, row):
 
 
 @helper
-def _gaps(pm, sc, ws, v):
-    """Gaps and closing speeds of every contact into ws.gap, ws.closing (placements in ws)."""
+def _gaps(pm, sc, ws):
+    """Gaps [m] and closing speeds [m/s] of every contact into ws.gap and ws.closing, from
+    the world placements in ws and the body velocities of :func:`nonlinear_effects`."""
+    vel = pm.ws_velocity
     for k in range(sc.contact_joint.shape[0]):
-        ws.gap[k] = _contact_row(pm, sc, ws, k, 0)
-        s = 0.0
-        for col in range(v.shape[0]):
-            s += ws.jac[2, col] * v[col]
-        ws.closing[k] = -s
+        j = sc.contact_joint[k]
+        l0, l1, l2 = sc.contact_local[k, 0], sc.contact_local[k, 1], sc.contact_local[k, 2]
+        u0 = vel[j, 0] + vel[j, 4] * l2 - vel[j, 5] * l1  # the point's velocity, joint axes
+        u1 = vel[j, 1] + vel[j, 5] * l0 - vel[j, 3] * l2
+        u2 = vel[j, 2] + vel[j, 3] * l1 - vel[j, 4] * l0
+        gap, closing = 0.0, 0.0
+        for r in range(3):
+            n = sc.plane_rotation[k, r, 2]
+            rot = ws.rotation[j, r]
+            point = ws.position[j, r] + rot[0] * l0 + rot[1] * l1 + rot[2] * l2
+            gap += n * (point - sc.plane_origin[k, r])
+            closing -= n * (rot[0] * u0 + rot[1] * u1 + rot[2] * u2)
+        ws.gap[k], ws.closing[k] = gap, closing
 
 
 @helper
@@ -271,11 +282,20 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         for n in range(sc.elastic_iq.shape[0]):
             iv = sc.elastic_iv[n]
             ws.tau[iv] -= sc.stiffness[iv] * (q[sc.elastic_iq[n]] - sc.q_rest[sc.elastic_iq[n]])
-        aba(pm, q, v, ws.tau, ws.acc)  # leaves the joint transforms at q in the workspace
+        # the free velocity ṽ = v + h M⁻¹ (τ − b): RNEA, CRBA and its LTDL factors
+        joint_transforms(pm, q)
+        nonlinear_effects(pm, v, ws.bias)
+        crba_from_transforms(pm, ws.mass)
+        for r in range(nv):
+            for c in range(nv):
+                ws.factors[r, c] = ws.mass[r, c]
+        ltdl(pm, ws.factors)
+        for i in range(nv):
+            ws.acc[i] = ws.tau[i] - ws.bias[i]
+        ltdl_solve(pm, ws.factors, ws.acc)
         for i in range(nv):
             ws.v_free[i] = v[i] + h * ws.acc[i]
         _world(pm, ws.rotation, ws.position)
-        crba_from_transforms(pm, ws.mass)
         potential = _potential(pm, ws.rotation, ws.position)
         elastic = 0.0
         for n in range(sc.elastic_iq.shape[0]):
@@ -284,7 +304,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         energy = 0.5 * _quadratic(ws.mass, v, v) + potential + elastic
         if k > 0:  # close the previous step's explicit term with E(q, v) here
             ws.audit[1] += energy
-        _gaps(pm, sc, ws, v)
+        _gaps(pm, sc, ws)
         if k % every == 0:
             j = k // every
             out.t[j] = t
@@ -342,27 +362,31 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             ws.v_next[i] = ws.v_free[i]
         dissipated = 0.0
         if m > 0:
-            for r in range(nv):
+            for i in range(m):  # Z_i = L⁻ᵀ J_iᵀ: G = J M⁻¹ Jᵀ = Zᵀ D⁻¹ Z
                 for c in range(nv):
-                    ws.factors[r, c] = ws.mass[r, c]
-            ltdl(pm, ws.factors)
-            for i in range(m):  # Y_i = M⁻¹ J_iᵀ
-                for c in range(nv):
-                    ws.minv_jt[i, c] = ws.jac[i, c]
-                ltdl_solve(pm, ws.factors, ws.minv_jt[i])
+                    ws.half[i, c] = ws.jac[i, c]
+                ltdl_half(pm, ws.factors, ws.half[i])
             for i in range(m):
                 for j in range(i, m):
-                    ws.delassus[i, j] = _row_dot(ws, i, ws.minv_jt[j])
-                    ws.delassus[j, i] = ws.delassus[i, j]
+                    g = 0.0
+                    for c in range(nv):
+                        g += ws.half[i, c] * ws.half[j, c] / ws.factors[c, c]
+                    ws.delassus[i, j] = g
+                    ws.delassus[j, i] = g
             its, converged = _solve(ws, m, n_contact_rows, ws.mu, sc.tolerance, sc.max_iterations)
             ws.stats[0] += its
             if not converged:
                 if ws.stats[1] < ws.unconverged_at.shape[0]:
                     ws.unconverged_at[ws.stats[1]] = t
                 ws.stats[1] += 1
+            for c in range(nv):  # v⁺ = ṽ + M⁻¹ Jᵀ λ
+                ws.acc[c] = 0.0
             for i in range(m):
                 for c in range(nv):
-                    ws.v_next[c] += ws.minv_jt[i, c] * ws.lam[i]
+                    ws.acc[c] += ws.jac[i, c] * ws.lam[i]
+            ltdl_solve(pm, ws.factors, ws.acc)
+            for c in range(nv):
+                ws.v_next[c] += ws.acc[c]
             for i in range(m):
                 dissipated -= 0.5 * ws.lam[i] * (_row_dot(ws, i, v) + _row_dot(ws, i, ws.v_next))
         # warm starts and contact impulses (world axes); touchdown and lift-off events
@@ -435,7 +459,8 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
 def close(pm, sc, ws, q, v):
     """At the end of a run: the last step's explicit term closed with E(q, v), and the
     contacts' gaps at (q, v) in ws.gap."""
-    aba(pm, q, v, ws.tau, ws.acc)
+    joint_transforms(pm, q)
+    nonlinear_effects(pm, v, ws.bias)
     _world(pm, ws.rotation, ws.position)
     crba_from_transforms(pm, ws.mass)
     elastic = 0.0
@@ -445,4 +470,4 @@ def close(pm, sc, ws, q, v):
     ws.audit[1] += (
         0.5 * _quadratic(ws.mass, v, v) + _potential(pm, ws.rotation, ws.position) + elastic
     )
-    _gaps(pm, sc, ws, v)
+    _gaps(pm, sc, ws)
