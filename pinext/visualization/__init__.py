@@ -25,8 +25,9 @@ except ImportError as _err:  # pragma: no cover - meshcat is a declared dependen
     ) from _err
 
 from .geometry import skeleton_geometry
+from .replay import export_html, play, viewer_for
 from .server import LiveServer
-from .viewer import Viewer, export_html, play, viewer_for
+from .viewer import Viewer
 
 __all__ = [
     "LiveServer",
