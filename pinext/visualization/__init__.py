@@ -14,6 +14,7 @@ live server on 127.0.0.1, stopped at exit and on SIGTERM).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +50,12 @@ def view(
     speed: float = 1.0,
     fps: float = 30.0,
     block: bool = True,
+    package_dirs: Sequence[str | Path] | str | Path | None = None,
 ) -> Any:
     """Show a saved trajectory: live in the browser, or as a self-contained HTML file.
 
-    The robot is rebuilt from ``trajectory.meta`` (``urdf``, ``flexible``, ``sidecar``).
+    The robot is rebuilt from the trajectory's description alone (``meta["description"]``,
+    see :func:`viewer_for`): the file may come from another machine.
 
     Args:
         path: A ``.npz`` file written by :meth:`pinext.Trajectory.save`.
@@ -60,6 +63,7 @@ def view(
         speed: Playback speed of the live viewer.
         fps: Frames per second of simulated time.
         block: Live viewer only: after playing, keep the server running until Ctrl-C.
+        package_dirs: Folders to look the robot's ``package://`` meshes up in first.
 
     Returns:
         The HTML path, or the live :class:`Viewer`.
@@ -71,10 +75,10 @@ def view(
 
     trajectory = Trajectory.load(path)
     if html is not None:
-        written = export_html(trajectory, html, fps=fps)
+        written = export_html(trajectory, html, fps=fps, package_dirs=package_dirs)
         print(f"pinext: wrote {written}")
         return written
-    viewer = viewer_for(trajectory)
+    viewer = viewer_for(trajectory, package_dirs=package_dirs)
     try:
         print(f"pinext: open {viewer.url} in a browser (Ctrl-C to stop)", flush=True)
         viewer.play(trajectory, speed, fps=fps)

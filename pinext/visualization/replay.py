@@ -96,12 +96,18 @@ def _rebuild(meta: Mapping[str, Any], package_dirs: Any) -> tuple[Any, str]:
     )
     robot = load_urdf(
         urdf,
-        package_dirs=[str(p) for p in package_dirs] if package_dirs else None,
+        package_dirs=[str(p) for p in _as_list(package_dirs)],
         flexible=flexible,
         extensions=toml,
         support=meta.get("support"),
     )
     return robot, str(urdf)
+
+
+def _as_list(package_dirs: Any) -> list[Any]:
+    if isinstance(package_dirs, (str, Path)):
+        return [package_dirs]
+    return list(package_dirs or [])
 
 
 def export_html(
@@ -114,7 +120,8 @@ def export_html(
         path: Output ``.html`` file.
         system: The System / Robot it was simulated with (default: rebuilt from its meta).
         fps: Frames per second of simulated time.
-        **kwargs: Options of :class:`Viewer` (trails, frames, force_scale, ...).
+        **kwargs: ``package_dirs`` of :func:`viewer_for`, options of :class:`Viewer`
+            (trails, frames, force_scale, ...).
     """
     return viewer_for(trajectory, system, **kwargs).export_html(trajectory, path, fps=fps)
 
@@ -129,6 +136,8 @@ def play(
     **kwargs: Any,
 ) -> Viewer:
     """Play a trajectory in the live viewer (server on 127.0.0.1; the URL is printed).
+
+    ``kwargs`` are ``package_dirs`` of :func:`viewer_for` and the options of :class:`Viewer`.
 
     Returns:
         The :class:`Viewer` (call ``close()`` to stop its server).
