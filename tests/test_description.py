@@ -16,6 +16,7 @@ import pinocchio as pin
 import pytest
 
 import pinext as px
+from pinext.cli import build_parser
 from pinext.contact.timestepping import simulate_timestepping
 from pinext.exceptions import FileFormatError, InvalidParameter, MeshNotFound
 from pinext.robots.description import load_description, mesh_roots, resolve_mesh
@@ -279,6 +280,13 @@ def test_saved_run_replays_after_the_robot_folder_moved(tmp_path, monkeypatch):
     assert any("_meshfile" in str(c)[:4000] for c in objects)
     animation = next(c for c in commands if c["type"] == "set_animation")
     assert len(animation["animations"][0]["clip"]["tracks"][0]["keys"]) == 3  # 0.02 s, 100 fps
+
+    # the command: pinext view RUN.npz --html PAGE --package-dirs FOLDER
+    args = build_parser().parse_args(
+        ["view", str(saved), "--html", str(tmp_path / "arm.html"), "--package-dirs", str(moved)]
+    )
+    assert args.func(args) == 0
+    assert "_meshfile" in (tmp_path / "arm.html").read_text()
 
     monkeypatch.setenv("ROS_PACKAGE_PATH", os.pathsep.join([str(tmp_path / "none"), str(moved)]))
     assert viewer_for(loaded).visual_model.ngeoms == robot.visual_model.ngeoms
