@@ -344,3 +344,19 @@ def test_old_trajectories_load_from_their_urdf_path(tmp_path):
     loaded.meta["urdf"] = str(tmp_path / "gone.urdf")
     with pytest.raises(InvalidParameter, match="gone.urdf"):
         viewer_for(loaded)
+
+
+def test_example_replays_its_saved_run(tmp_path, monkeypatch, capsys):
+    """examples/replay_saved_run.py writes the page of a run from its saved file alone."""
+    import runpy
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["replay_saved_run.py", "--out", str(tmp_path / "o")])
+    runpy.run_path(str(ROOT / "examples" / "replay_saved_run.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    page = tmp_path / "o" / "replay.html"
+    assert f"wrote {page}" in out
+    commands = _scene_commands(page.read_text())
+    animation = next(c for c in commands if c["type"] == "set_animation")
+    keys = animation["animations"][0]["clip"]["tracks"][0]["keys"]
+    assert len(keys) == 16  # 0.5 s at 30 fps, both ends
