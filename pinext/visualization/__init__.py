@@ -6,10 +6,12 @@
 * :mod:`pinext.visualization.plots`: the plots engineers expect (imported on first use).
 * :func:`view`: what ``pinext view RESULT.npz [--html out.html]`` runs.
 
-Modules: :mod:`.viewer` (the :class:`Viewer`), :mod:`.scene` (what components declare for it to
-draw), :mod:`.geometry` (generated geometry), :mod:`.sampling` (fixed frame rate),
-:mod:`.camera` (framing and floor), :mod:`.html` (the self-contained page), :mod:`.server` (the
-live server on 127.0.0.1, stopped at exit and on SIGTERM).
+Modules: :mod:`.viewer` (the :class:`Viewer`), :mod:`.replay` (a saved trajectory's robot
+rebuilt from its description, :func:`viewer_for`, :func:`play`, :func:`export_html`),
+:mod:`.scene` (what components declare for it to draw), :mod:`.geometry` (generated
+geometry), :mod:`.sampling` (fixed frame rate), :mod:`.camera` (framing and floor),
+:mod:`.html` (the self-contained page), :mod:`.server` (the live server on 127.0.0.1, stopped
+at exit and on SIGTERM).
 """
 
 from __future__ import annotations
