@@ -17,10 +17,10 @@ import pytest
 
 import pinext as px
 from pinext.cli import build_parser
-from pinext.contact.timestepping import simulate_timestepping
 from pinext.exceptions import FileFormatError, InvalidParameter, MeshNotFound
 from pinext.robots.description import load_description, mesh_roots, resolve_mesh
 from pinext.simulation.description import FORMAT, MESH, portable_uri, robot_description
+from pinext.simulation.timestepping import simulate_timestepping
 from pinext.simulation.trajectory import Trajectory
 from pinext.visualization import viewer_for
 from tests.test_viewer import _scene_commands
