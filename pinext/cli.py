@@ -175,7 +175,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     """Play a saved trajectory in the browser, or export it as a self-contained HTML file."""
     from .visualization import view
 
-    view(args.result, html=args.html)
+    view(args.result, html=args.html, package_dirs=args.package_dirs)
     return 0
 
 
@@ -308,6 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
     view = sub.add_parser("view", help=cmd_view.__doc__, allow_abbrev=False)
     view.add_argument("result", help="a .npz trajectory written by pinext")
     view.add_argument("--html", default=None, help="write a self-contained HTML file instead")
+    view.add_argument(
+        "--package-dirs",
+        nargs="+",
+        default=None,
+        help="folders of package:// meshes (searched before $ROS_PACKAGE_PATH and "
+        "example-robot-data)",
+    )
     view.set_defaults(func=cmd_view)
 
     design = sub.add_parser("design", help=cmd_design.__doc__)

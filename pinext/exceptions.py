@@ -261,3 +261,24 @@ class OutputExists(PinextError, FileExistsError):
             f"{what} {self.path} exists and was not written by pinext; choose another path, "
             "or pass --force (force=True) to overwrite it"
         )
+
+
+class MeshNotFound(PinextError, FileNotFoundError):
+    """A mesh of a robot description that none of the searched folders holds.
+
+    Attributes:
+        mesh: The mesh's ``package://<package>/<path>`` URI.
+        roots: The folders searched, in order (``<root>/<package>/<path>`` was tried).
+    """
+
+    def __init__(self, mesh: str, roots: Iterable[str]) -> None:
+        self.mesh = mesh
+        self.roots = list(roots)
+        searched = ", ".join(self.roots) if self.roots else "none"
+        super().__init__(
+            f"mesh {mesh} not found; searched the roots: {searched}. Pass the folder that "
+            "holds its package as package_dirs= (or add it to $ROS_PACKAGE_PATH)"
+        )
+
+    def __str__(self) -> str:  # OSError would format its own message
+        return str(self.args[0])

@@ -175,7 +175,7 @@ def test_save_and_load_round_trip(pendulum, tmp_path):
     assert np.array_equal(loaded.t, traj.t) and np.array_equal(loaded.x, traj.x)
     assert loaded.layout == traj.layout and loaded.phases == traj.phases
     assert np.array_equal(loaded.energy(), traj.energy())
-    assert loaded.meta["urdf"].endswith("pendulum.urdf")
+    assert loaded.meta["description"]["file"] == "pendulum.urdf"
     (tmp_path / "junk.npz").write_bytes(b"no")
     with pytest.raises(px.exceptions.FileFormatError):
         px.Trajectory.load(tmp_path / "junk.npz")

@@ -13,7 +13,6 @@ import logging
 import time
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -38,6 +37,7 @@ from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
 from .arguments import as_initial_state, checked_control
 from .columns import input_columns, state_columns
+from .description import robot_description
 from .outputs import output_info
 from .system import System
 from .trajectory import AUDIT_EXPLICIT, AUDIT_NUMERICAL, EventRecord, PhaseRecord, Trajectory
@@ -467,10 +467,9 @@ def _trajectory(
             outputs.setdefault(f"energy.{name}", []).append(energy)
         outputs.setdefault("input", []).append(np.asarray(law(ti, xi), dtype=float))
     robot, model = system.robot, system.model
-    sidecar = robot.extensions.sources[-1] if robot.extensions.sources else None
     meta: dict[str, Any] = {
         "robot": model.name,
-        "urdf": str(Path(robot.path).resolve()) if robot.path else None,
+        "description": robot_description(robot),
         "nq": model.nq,
         "nv": model.nv,
         "joint_names": list(model.names)[1:],
@@ -479,7 +478,6 @@ def _trajectory(
             for f in robot.flexible
             if dataclasses.is_dataclass(f) and not isinstance(f, type)
         ],
-        "sidecar": str(Path(sidecar).resolve()) if sidecar and sidecar.endswith(".toml") else None,
         "drives": list(system.drives),
         "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
         "state_columns": state_columns(system),

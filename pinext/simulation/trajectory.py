@@ -14,6 +14,7 @@ import numpy as np
 from ..exceptions import FileFormatError, NameNotFound
 from .columns import input_columns, state_columns
 from .component import Phase
+from .description import robot_description
 from .outputs import LazyOutputs, Outputs, OutputTable, describe, output_info
 
 if TYPE_CHECKING:
@@ -130,7 +131,10 @@ class Trajectory:
             and ``audit.explicit_error`` (cumulative [J], see :class:`EnergyBalance`).
             :meth:`describe_outputs` lists them with their units; an unknown name raises
             :class:`~pinext.exceptions.NameNotFound` listing those that exist.
-        meta: Robot name, URDF path, flexible links, joint names: what a viewer needs.
+        meta: Robot name, joint names, the run's statistics and what a viewer needs:
+            ``meta["description"]``, the robot as text with portable mesh URIs (no absolute
+            path; see :mod:`pinext.simulation.description`), and the scene items of the
+            components (``"scene"``, ``"scene.<component>"``).
     """
 
     t: np.ndarray
@@ -190,10 +194,9 @@ class Trajectory:
             return {k: np.asarray(v, dtype=float) for k, v in outputs.items()}
 
         robot = system.robot
-        sidecar = robot.extensions.sources[-1] if robot.extensions.sources else None
         meta = {
             "robot": model.name,
-            "urdf": str(Path(robot.path).resolve()) if robot.path else None,
+            "description": robot_description(robot),
             "nq": model.nq,
             "nv": model.nv,
             "joint_names": list(model.names)[1:],
@@ -202,9 +205,6 @@ class Trajectory:
                 for f in robot.flexible
                 if dataclasses.is_dataclass(f) and not isinstance(f, type)
             ],
-            "sidecar": str(Path(sidecar).resolve())
-            if sidecar and sidecar.endswith(".toml")
-            else None,
             "support": robot.support.to_dict() if getattr(robot, "support", None) else None,
             "drives": list(system.drives),
             "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},

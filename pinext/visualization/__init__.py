@@ -6,14 +6,17 @@
 * :mod:`pinext.visualization.plots`: the plots engineers expect (imported on first use).
 * :func:`view`: what ``pinext view RESULT.npz [--html out.html]`` runs.
 
-Modules: :mod:`.viewer` (the :class:`Viewer`), :mod:`.scene` (what components declare for it to
-draw), :mod:`.geometry` (generated geometry), :mod:`.sampling` (fixed frame rate),
-:mod:`.camera` (framing and floor), :mod:`.html` (the self-contained page), :mod:`.server` (the
-live server on 127.0.0.1, stopped at exit and on SIGTERM).
+Modules: :mod:`.viewer` (the :class:`Viewer`), :mod:`.replay` (a saved trajectory's robot
+rebuilt from its description, :func:`viewer_for`, :func:`play`, :func:`export_html`),
+:mod:`.scene` (what components declare for it to draw), :mod:`.geometry` (generated
+geometry), :mod:`.sampling` (fixed frame rate), :mod:`.camera` (framing and floor),
+:mod:`.html` (the self-contained page), :mod:`.server` (the live server on 127.0.0.1, stopped
+at exit and on SIGTERM).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +28,9 @@ except ImportError as _err:  # pragma: no cover - meshcat is a declared dependen
     ) from _err
 
 from .geometry import skeleton_geometry
+from .replay import export_html, play, viewer_for
 from .server import LiveServer
-from .viewer import Viewer, export_html, play, viewer_for
+from .viewer import Viewer
 
 __all__ = [
     "LiveServer",
@@ -48,10 +52,12 @@ def view(
     speed: float = 1.0,
     fps: float = 30.0,
     block: bool = True,
+    package_dirs: Sequence[str | Path] | str | Path | None = None,
 ) -> Any:
     """Show a saved trajectory: live in the browser, or as a self-contained HTML file.
 
-    The robot is rebuilt from ``trajectory.meta`` (``urdf``, ``flexible``, ``sidecar``).
+    The robot is rebuilt from the trajectory's description alone (``meta["description"]``,
+    see :func:`viewer_for`): the file may come from another machine.
 
     Args:
         path: A ``.npz`` file written by :meth:`pinext.Trajectory.save`.
@@ -59,6 +65,7 @@ def view(
         speed: Playback speed of the live viewer.
         fps: Frames per second of simulated time.
         block: Live viewer only: after playing, keep the server running until Ctrl-C.
+        package_dirs: Folders to look the robot's ``package://`` meshes up in first.
 
     Returns:
         The HTML path, or the live :class:`Viewer`.
@@ -70,10 +77,10 @@ def view(
 
     trajectory = Trajectory.load(path)
     if html is not None:
-        written = export_html(trajectory, html, fps=fps)
+        written = export_html(trajectory, html, fps=fps, package_dirs=package_dirs)
         print(f"pinext: wrote {written}")
         return written
-    viewer = viewer_for(trajectory)
+    viewer = viewer_for(trajectory, package_dirs=package_dirs)
     try:
         print(f"pinext: open {viewer.url} in a browser (Ctrl-C to stop)", flush=True)
         viewer.play(trajectory, speed, fps=fps)

@@ -49,10 +49,10 @@ from .geometry import (
 )
 from .html import RecordingWindow, page
 from .sampling import Frames, resample
-from .scene import ContactView, items_of_system, items_of_trajectory, loop_views, views
+from .scene import ContactView, items_of_system, loop_views, views
 from .server import LiveServer
 
-__all__ = ["Viewer", "export_html", "play", "viewer_for"]
+__all__ = ["Viewer"]
 
 ROOT = "pinocchio"
 EXTRA = "pinext"
@@ -609,81 +609,3 @@ class Viewer:
             self.html(trajectory, fps=fps, title=title, autoplay=autoplay), encoding="utf-8"
         )
         return path
-
-
-def viewer_for(trajectory: Any, system: Any = None, **kwargs: Any) -> Viewer:
-    """A :class:`Viewer` for a trajectory: of ``system`` if given, else rebuilt from its meta.
-
-    The robot is reloaded from ``meta["urdf"]`` with the flexible links of ``meta["flexible"]``
-    (and the elastic support of ``meta["support"]``)
-    and the sidecar ``meta["sidecar"]``. The scene (contact surfaces, environment, trails) is
-    what the components of ``system`` declare, or, for a saved trajectory or a bare robot, the
-    scene items of ``meta`` (``"scene"`` and ``"scene.<component>"`` keys, see
-    :mod:`pinext.visualization.scene`).
-
-    Raises:
-        InvalidParameter: No system is given and the URDF of ``meta["urdf"]`` does not exist,
-            or the rebuilt robot does not match the trajectory.
-    """
-    meta = getattr(trajectory, "meta", {}) or {}
-    if system is not None:
-        if not hasattr(system, "components") and "scene" not in kwargs:
-            kwargs["scene"] = items_of_trajectory(meta, getattr(trajectory, "outputs", {}))
-        return Viewer(system, **kwargs)
-    urdf = meta.get("urdf")
-    if not urdf or not Path(urdf).is_file():
-        raise InvalidParameter(
-            f"the trajectory names no URDF file that exists (meta['urdf'] = {urdf!r}); pass "
-            "the System or Robot it was simulated with"
-        )
-    from ..flexible import FlexibleLink
-    from ..robot import load_urdf
-
-    flexible = [FlexibleLink.from_dict(d) for d in meta.get("flexible") or []]
-    sidecar = meta.get("sidecar")
-    # "sidecar" names the last source of extensions: the URDF itself or a TOML file
-    toml = (
-        sidecar if sidecar and str(sidecar).endswith(".toml") and Path(sidecar).is_file() else None
-    )
-    robot = load_urdf(urdf, flexible=flexible, extensions=toml, support=meta.get("support"))
-    if robot.model.nq != np.asarray(trajectory.q).shape[1]:
-        raise InvalidParameter(
-            f"the robot rebuilt from {urdf} has nq = {robot.model.nq}, the trajectory "
-            f"{np.asarray(trajectory.q).shape[1]}"
-        )
-    kwargs.setdefault("scene", items_of_trajectory(meta, getattr(trajectory, "outputs", {})))
-    return Viewer(robot, **kwargs)
-
-
-def export_html(
-    trajectory: Any, path: str | Path, system: Any = None, *, fps: float = 30.0, **kwargs: Any
-) -> Path:
-    """Write a trajectory as a self-contained HTML animation; see :meth:`Viewer.export_html`.
-
-    Args:
-        trajectory: A :class:`pinext.Trajectory`.
-        path: Output ``.html`` file.
-        system: The System / Robot it was simulated with (default: rebuilt from its meta).
-        fps: Frames per second of simulated time.
-        **kwargs: Options of :class:`Viewer` (trails, frames, force_scale, ...).
-    """
-    return viewer_for(trajectory, system, **kwargs).export_html(trajectory, path, fps=fps)
-
-
-def play(
-    trajectory: Any,
-    speed: float = 1.0,
-    system: Any = None,
-    *,
-    fps: float = 30.0,
-    wait: bool = False,
-    **kwargs: Any,
-) -> Viewer:
-    """Play a trajectory in the live viewer (server on 127.0.0.1; the URL is printed).
-
-    Returns:
-        The :class:`Viewer` (call ``close()`` to stop its server).
-    """
-    viewer = viewer_for(trajectory, system, **kwargs)
-    viewer.play(trajectory, speed, fps=fps, wait=wait)
-    return viewer
