@@ -9,7 +9,7 @@ torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``);
 Vukobratović & Potkonjak call these the other way round.
 """
 
-from . import constraints, contact, control, exceptions, planning  # noqa: F401 - subpackages
+from . import constraints, contact, control, exceptions, planning, tasks  # noqa: F401 - subpackages
 from .assembly import assemble, free_body
 from .constraints import (
     ConstraintProjection,

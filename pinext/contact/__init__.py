@@ -108,20 +108,9 @@ __all__ = [
     "plastic_impact",
     "point_contact",
     "project_consistent",
-    "run_force_controlled_writing",
-    "run_writing_task",
     "seed_impact_as_printed",
     "series_stiffness",
     "simulate_timestepping",
     "solve_impact",
     "solve_lcp",
 ]
-
-
-def __getattr__(name: str):
-    """The writing tasks are imported lazily (they load the project's URDF)."""
-    if name in ("run_writing_task", "run_force_controlled_writing"):
-        from . import tasks
-
-        return getattr(tasks, name)
-    raise AttributeError(f"module 'pinext.contact' has no attribute '{name}'")
