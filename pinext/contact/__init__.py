@@ -18,7 +18,6 @@ table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surfa
 ``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
 """
 
-from . import checks  # noqa: F401 - adds its rows to `pinext check`
 from .component import ContactComponent, consistent_initial_state, contact_component
 from .constrained import (
     ConstrainedDynamics,
