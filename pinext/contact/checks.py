@@ -82,4 +82,3 @@ def constrained_error(model: pin.Model, states: Sequence) -> float | None:
         result = constrained_dynamics(model, model.createData(), st.q, st.v, st.tau, contact)
         errors.append(relative_error(result.acceleration - a_ref, a_ref))
     return max(errors) if errors else None
-
