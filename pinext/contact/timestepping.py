@@ -93,9 +93,10 @@ from tqdm.auto import tqdm
 
 from ..exceptions import IntegrationError, InvalidParameter
 from ..model import Robot, resolve_frame
-from ..simulation.arguments import as_initial_state, checked_control
 from ..simulation.columns import input_columns, state_columns
 from ..simulation.component import Phase
+from ..simulation.controls import checked_control
+from ..simulation.initial_state import as_initial_state
 from ..simulation.outputs import output_info
 from ..simulation.system import System
 from ..simulation.trajectory import (
