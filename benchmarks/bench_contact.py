@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pinocchio as pin  # noqa: E402
 
 import pinext as px  # noqa: E402
-from pinext.contact import run_writing_task  # noqa: E402
 from pinext.control import JointPD  # noqa: E402
+from pinext.tasks import run_writing_task  # noqa: E402
 from tests._contact_models import impact_time_reference  # noqa: E402
 
 #: Radius of the foot balls in the MuJoCo scene [m]; its floor is lowered by it, so that the

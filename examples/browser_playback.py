@@ -12,7 +12,7 @@ try:
 
     matplotlib.use("Agg")
     import pinext as px
-    from pinext.contact import run_writing_task
+    from pinext.tasks import run_writing_task
     from pinext.visualization import Viewer, plots
 except ImportError as err:  # pragma: no cover
     sys.exit(f"{err}: install pinext with its viewer extra: pip install 'pinext[viz]'")

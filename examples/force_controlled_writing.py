@@ -13,7 +13,7 @@ def pen_path(configurations: np.ndarray) -> np.ndarray:
     """The pen tip's (x, y) [m] at each configuration."""
     import pinocchio as pin
 
-    from pinext.contact.tasks import FRAME, writing_arm
+    from pinext.tasks import FRAME, writing_arm
 
     model = writing_arm().model
     data, fid = model.createData(), model.getFrameId(FRAME)
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from pinext.contact import run_force_controlled_writing
+    from pinext.tasks import run_force_controlled_writing
 
     runs = {"rigid gear motors": run_force_controlled_writing("compliant", args.duration)}
     if args.elastic:

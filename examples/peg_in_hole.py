@@ -15,8 +15,8 @@ import pinocchio as pin
 
 import pinext as px
 from pinext.contact import Contact, ContactComponent, DynamicEnvironment, plane, series_stiffness
-from pinext.contact.tasks import FRAME, ROTOR_INERTIA, WritingController, start_configuration
 from pinext.robots import robot_path
+from pinext.tasks import FRAME, ROTOR_INERTIA, WritingController, start_configuration
 
 HOLE_TOP = 0.25  # height of the hole's mouth [m]
 DEPTH = 0.03  # the hole's depth [m]

@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from pinext.contact import run_writing_task  # noqa: E402
+from pinext.tasks import run_writing_task  # noqa: E402
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``);
 Vukobratović & Potkonjak call these the other way round.
 """
 
-from . import constraints, contact, control, exceptions, planning  # noqa: F401 - subpackages
+from . import constraints, contact, control, exceptions, planning, tasks  # noqa: F401 - subpackages
 from .assembly import assemble, free_body
 from .constraints import (
     ConstraintProjection,
@@ -61,6 +61,7 @@ from .flexible import (
 )
 from .model import Robot
 from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
+from .plugins import PLUGINS
 from .robot import load_urdf
 from .robots import load_robot, robot_names, robot_path
 from .simulation import Component, Event, Phase, Schedule, System, Trajectory, simulate
@@ -68,6 +69,10 @@ from .support import ElasticSupport, add_support
 from .sweep import sweep  # callable, and the namespace pinext.sweep.latin_hypercube, ...
 
 __version__ = "0.1.0"
+
+# The one hand-over of the plug-in list (pinext.plugins) to the System, which sits below the
+# plug-ins and cannot import them: System(robot, drives=..., contacts=...) runs these factories.
+System.default_plugins = PLUGINS
 
 __all__ = [
     "AccelerationConstraint",

@@ -16,8 +16,10 @@ momentum scheme ṗ, Celentano (2008)       (C + Cᵀ) v + M ``aba`` (C: ``compu
 Christoffel Γ(v, v) (− Hamel term)        C v
 ========================================  ==========================================
 
-and reports the maximum error of each, relative to 1 + the largest reference value. Later
-capabilities add rows through :func:`register_check`.
+and reports the maximum error of each, relative to 1 + the largest reference value, then the
+rows of :data:`ROWS` (the contact package's impact and constrained motion against
+``impulseDynamics`` and ``constraintDynamics``), then the rows user code adds through
+:func:`register_check`.
 """
 
 from __future__ import annotations
@@ -29,11 +31,20 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from pinext.contact.checks import constrained_error, contact_frame, impact_error, relative_error
 from pinext.dynamics import gauss as _gauss
 from pinext.dynamics import gibbs_appell as _ga
 from pinext.dynamics import momentum as _mom
 
-__all__ = ["CheckReport", "CheckRow", "check_model", "check_urdf", "register_check", "random_state"]
+__all__ = [
+    "ROWS",
+    "CheckReport",
+    "CheckRow",
+    "check_model",
+    "check_urdf",
+    "random_state",
+    "register_check",
+]
 
 #: Functions under test; a test (or a curious user) replaces one through ``functions=``.
 DEFAULT_FUNCTIONS: dict[str, Callable] = {
@@ -45,14 +56,22 @@ DEFAULT_FUNCTIONS: dict[str, Callable] = {
     "christoffel_symbols": _ga.christoffel_symbols,
 }
 
-#: Extra rows: name -> (callable(model, states, functions) -> error, tolerance).
+#: The rows of other packages, in report order: name -> (``func(model, states) -> error |
+#: None``, tolerance, Pinocchio reference). A new row is one line here.
+ROWS: dict[str, tuple[Callable, float, str]] = {
+    "plastic impact, 3D contact": (impact_error, 1e-9, "impulseDynamics"),
+    "constrained motion, 3D contact": (constrained_error, 1e-7, "constraintDynamics"),
+}
+
+#: Rows added by user code (:func:`register_check`), after :data:`ROWS`.
 _EXTRA: dict[str, tuple[Callable, float, str]] = {}
 
 
 def register_check(
     name: str, func: Callable, tolerance: float, reference: str = "registered"
 ) -> None:
-    """Add a row to every :func:`check_model` report.
+    """Add a row to every :func:`check_model` report (user code; pinext's own rows are the
+    lines of :data:`ROWS`).
 
     Args:
         name: Row name.
@@ -151,20 +170,6 @@ def random_state(model: pin.Model, rng: np.random.Generator) -> State:
     q = pin.normalize(model, lo + u * (hi - lo))
     nv = model.nv
     return State(q, rng.standard_normal(nv), rng.standard_normal(nv), rng.standard_normal(nv))
-
-
-def relative_error(err: np.ndarray, ref: np.ndarray) -> float:
-    """max |err| / (1 + max |ref|)."""
-    return float(np.max(np.abs(err), initial=0.0) / (1.0 + np.max(np.abs(ref), initial=0.0)))
-
-
-def contact_frame(model: pin.Model) -> str | None:
-    """Name of a body frame on the last joint (for the contact row)."""
-    last = model.njoints - 1
-    for f in reversed(model.frames):
-        if f.parentJoint == last:
-            return f.name
-    return None
 
 
 def check_model(
@@ -282,7 +287,7 @@ def check_model(
         CheckRow("dT/dq (+ Hamel term)", errs["ctv"], 1e-9, "C^T v (computeCoriolisMatrix)"),
         CheckRow("Christoffel G(v,v) (- Hamel)", errs["christoffel"], 1e-9, "C v"),
     ]
-    for key, (func, tol, reference) in _EXTRA.items():
+    for key, (func, tol, reference) in {**ROWS, **_EXTRA}.items():
         value = func(model, states)
         if value is None:
             skipped.append(f"{key} (does not apply to this model)")

@@ -52,7 +52,7 @@ def flexible_arm(out: Path, quick: bool) -> Section:
 def writing_task(out: Path, quick: bool) -> Section:
     """Vukobratović & Potkonjak §20.5: approach, impact, write with a prescribed pressure; three
     environments."""
-    from .contact import run_writing_task
+    from .tasks import run_writing_task
 
     rows = []
     labels = {

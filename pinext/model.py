@@ -278,3 +278,23 @@ def stiffness_matrix(robot: Any, model: pin.Model, damping: bool = False) -> np.
         full = support.damping_matrix if damping else support.stiffness_matrix
         matrix[np.ix_(dofs, dofs)] += full - np.diag(np.diag(full))
     return matrix
+
+
+def expand_configuration(rigid_model: pin.Model, model: pin.Model, q_rigid: np.ndarray) -> Any:
+    """A configuration of the rigid model as one of the flexible model (elastic joints at rest).
+
+    Args:
+        rigid_model: The model before :func:`pinext.flexible.expand_flexible`.
+        model: The model after it.
+        q_rigid: Shape (rigid nq,).
+
+    Returns:
+        Shape (nq,): the same values joint by joint (matched by name), neutral elsewhere.
+    """
+    q = pin.neutral(model)
+    q_rigid = np.asarray(q_rigid, dtype=float)
+    for j in range(1, rigid_model.njoints):
+        old = rigid_model.joints[j]
+        jn = model.joints[model.getJointId(rigid_model.names[j])]
+        q[jn.idx_q : jn.idx_q + jn.nq] = q_rigid[old.idx_q : old.idx_q + old.nq]
+    return q

@@ -40,7 +40,6 @@ import pinocchio as pin
 
 from .exceptions import InvalidParameter
 from .simulation.component import Component
-from .simulation.system import register_builder
 
 if TYPE_CHECKING:
     from .model import Robot
@@ -470,8 +469,7 @@ class SupportCoupling(Component):
         return 0.0, float(rate @ self.damping @ rate)
 
 
-@register_builder(rank=5)
-def _build(robot: Any, options: dict[str, Any]) -> SupportCoupling | None:
+def build_support_coupling(robot: Any, options: dict[str, Any]) -> SupportCoupling | None:
     """The coupling of a support whose matrices are not diagonal."""
     support = getattr(robot, "support", None)
     if support is None or not support.coupled:

@@ -7,8 +7,8 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
 import pinext as px
-from pinext.contact.tasks import FRAME, ROTOR_INERTIA, WritingController
 from pinext.robots import robot_path
+from pinext.tasks import FRAME, ROTOR_INERTIA, WritingController
 
 URDF = robot_path("six_dof_arm")
 

@@ -88,6 +88,19 @@ def test_the_registry_knows_every_actuator_and_refuses_imposters():
         drive_from_spec("j0", {"lagged_torque": {"tau": 1.0}})
 
 
+def test_the_actuator_table_is_written_out_and_each_class_knows_its_part():
+    """The built-in actuators are the lines of one literal table (pinext.drives.registry), in
+    order, not entries registered by importing their modules; each class's ``part`` is its
+    key, and user code appends after them."""
+    from pinext.drives import registry
+
+    assert ACTUATORS is registry.ACTUATORS
+    builtin = {k: c for k, c in ACTUATORS.items() if c.__module__.startswith("pinext.")}
+    assert list(builtin) == ["motor", "actuator", "torque_source"]
+    assert all(cls.part == part for part, cls in ACTUATORS.items())
+    assert "lagged_torque" in list(ACTUATORS)[3:]  # this file's register_actuator line
+
+
 def test_dc_motor_through_the_protocol_equals_the_vectorized_path(link):
     """A DC motor beside a torque source takes the per-actuator path; alone, the vectorized
     one: same accelerations and powers (Vukobratović & Potkonjak (20.66)–(20.73))."""

@@ -8,11 +8,18 @@ never run) are left out. See docs/architecture.md, "Layers".
 
 from __future__ import annotations
 
+import ast
+import sys
 from pathlib import Path
 
 import grimp
 
 import pinext
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 PACKAGE = Path(pinext.__file__).resolve().parent
 
@@ -26,7 +33,6 @@ LARGE_MODULES = {
     "compiled/dop853.py": "one algorithm: Hairer's DOP853 step control, dense output, events",
     "compiled/radau.py": "one algorithm: scipy's Radau IIA step control, dense output, events",
     "contact/impulse.py": "one problem: the simultaneous-impact LCP, frictionless and frictional",
-    "contact/timestepping.py": "one algorithm: Moreau-Jean time stepping with its contact solver",
     "flexible/sublinks.py": "one algorithm: a flexible link cut into sublinks (Celentano 2008)",
     "planning/drive_sizing.py": "one computation: drive requirements from a prescribed motion",
     # one physical effect each, with its modes, events and impacts
@@ -111,6 +117,69 @@ def test_no_import_cycle():
     assert not cycles, "\n".join(
         ["import cycles (imports inside functions count; move code down a layer):", *message]
     )
+
+
+def test_the_layers_contract_ignores_no_import():
+    """Every import of pinext follows the layers of pyproject.toml, with no exception listed."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    assert [c["type"] for c in contracts] == ["layers"]
+    assert not contracts[0].get("ignore_imports"), contracts[0].get("ignore_imports")
+
+
+def _registrations(tree: ast.Module) -> list[str]:
+    """Module-level statements that fill a registry: a decorator or a call named
+    ``register_*``, or an assignment to an attribute of another object (dunders aside)."""
+    found = []
+    for node in tree.body:
+        decorators = getattr(node, "decorator_list", [])
+        calls = [d.func if isinstance(d, ast.Call) else d for d in decorators]
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            calls.append(node.value.func)
+        for call in calls:
+            name = call.attr if isinstance(call, ast.Attribute) else getattr(call, "id", "")
+            if name.startswith("register_"):
+                found.append(f"line {node.lineno}: {name}")
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and not t.attr.startswith("__") for t in node.targets
+        ):
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_module_registers_a_plugin_on_import():
+    """Plug-ins are listed explicitly (pinext.plugins.PLUGINS, drives.registry.ACTUATORS,
+    check.ROWS): no module fills a registry as a side effect of being imported. The one
+    hand-over of the plug-in list to System is in pinext/__init__.py."""
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        found = _registrations(ast.parse(path.read_text(encoding="utf-8")))
+        if name == "__init__.py":
+            assert found == [
+                f"line {_line(path, 'System.default_plugins')}: System.default_plugins = PLUGINS"
+            ], found
+        elif found:
+            offenders[name] = found
+    assert not offenders, offenders
+
+
+def _line(path: Path, text: str) -> int:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.startswith(text))
+
+
+def test_the_registration_finder_finds_registrations():
+    tree = ast.parse(
+        "@register_builder(rank=1)\ndef f(): pass\nregister_check('a', f, 1.0)\n"
+        "System.default = ()\nx = 1\ndef g(): register_actuator('p', C)\n"
+        "atexit.register(close)\nf.__doc__ = 'x'\n"
+    )
+    assert _registrations(tree) == [
+        "line 2: register_builder",
+        "line 3: register_check",
+        "line 4: System.default = ()",
+    ]
 
 
 def _module_lines() -> dict[str, int]:

@@ -99,7 +99,8 @@ def test_random_states_are_seeded_and_finite():
 
 
 def test_contact_rows_compare_with_pinocchio(monkeypatch):
-    """pinext.contact adds impact and constrained-motion rows; a broken impact law fails."""
+    """pinext.check lists contact's impact and constrained-motion rows (ROWS); a broken impact
+    law fails."""
     import pinext.contact.checks as contact_checks
 
     model = pin.buildModelFromUrdf(str(robot_path("six_dof_arm")))

@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 import pinext as px
-from pinext.contact import run_writing_task
-from pinext.contact.tasks import FRAME, URDF
 from pinext.exceptions import NameNotFound
+from pinext.tasks import FRAME, URDF, run_writing_task
 
 from ._contact_models import impact_time_reference
 

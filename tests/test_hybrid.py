@@ -8,11 +8,11 @@ import pinocchio as pin
 import pytest
 
 import pinext as px
-from pinext.contact import constrained_dynamics, plane, run_force_controlled_writing
-from pinext.contact.tasks import FRAME, LETTERS, letters_target, writing_arm
+from pinext.contact import constrained_dynamics, plane
 from pinext.control import HybridForceMotionController
 from pinext.control.task import pose_error
 from pinext.exceptions import InvalidParameter
+from pinext.tasks import FRAME, LETTERS, letters_target, run_force_controlled_writing, writing_arm
 
 from .models import random_pose
 

@@ -6,11 +6,11 @@ import pinocchio as pin
 import pytest
 
 import pinext as px
-from pinext.contact import run_force_controlled_writing
 from pinext.control import ImpedanceController
 from pinext.control.impedance import critical_damping
 from pinext.control.task import pose_error
 from pinext.exceptions import InvalidParameter
+from pinext.tasks import run_force_controlled_writing
 
 from .models import random_pose
 
@@ -93,7 +93,7 @@ def test_static_force_is_that_of_the_springs_in_series(environment):
     """The pen pressing at rest (no stroke within the run): the normal force is
     d K_z k_e/(K_z + k_e) (model (d): three springs K_z, k_c, k_e; rigid: K_z d), with the
     target a depth d below the surface; here d is chosen for 10 N. Energy balances to 1e-8."""
-    from pinext.contact.tasks import ENVIRONMENTS
+    from pinext.tasks import ENVIRONMENTS
 
     traj = run_force_controlled_writing(environment, 2.0, controller="impedance", t_write=5.0)
     task = traj.meta["task"]

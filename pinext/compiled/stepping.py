@@ -9,7 +9,7 @@ keeps the arguments, the checks and the Trajectory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numba
@@ -113,7 +113,7 @@ class StepOut(NamedTuple):
     events: np.ndarray  # (time, contact, 1 touchdown / 0 lift-off)
 
 
-def _index(values: Sequence[int]) -> np.ndarray:
+def _index(values: Iterable[int]) -> np.ndarray:
     return np.asarray(list(values), dtype=np.int64)
 
 

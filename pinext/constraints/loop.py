@@ -11,7 +11,6 @@ import pinocchio as pin
 
 from ..contact.coordinates import ConstraintKinematics, resolve_frame
 from ..exceptions import InvalidParameter
-from ..simulation.system import register_builder
 from ..validation import as_placement, vector
 from ..validation import stabilization as checked_stabilization
 from .closure import Closure
@@ -240,8 +239,7 @@ class Loop(Closure):
         return f"Loop({self.frame_a!r}, {self.frame_b!r}, kind={self.kind!r})"
 
 
-@register_builder(rank=30)
-def _build(robot: Any, options: dict[str, Any]) -> list[Loop] | None:
+def build_loops(robot: Any, options: dict[str, Any]) -> list[Loop] | None:
     """The System's ``loops`` argument: :class:`Loop` objects, or ``(frame_a, frame_b, kind)``
     tuples / dicts of Loop's arguments."""
     loops = options.get("loops")

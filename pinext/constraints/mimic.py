@@ -13,7 +13,6 @@ import pinocchio as pin
 from ..contact.coordinates import ConstraintKinematics
 from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.component import JointRows
-from ..simulation.system import register_builder
 from .closure import Closure
 
 if TYPE_CHECKING:
@@ -143,8 +142,7 @@ def _missing(model: pin.Model, spec: MimicSpec) -> str | None:
     return None
 
 
-@register_builder(rank=31)
-def _build(robot: Any, options: dict[str, Any]) -> list[Mimic] | None:
+def build_mimic(robot: Any, options: dict[str, Any]) -> list[Mimic] | None:
     """One :class:`Mimic` per ``<mimic>`` element of the robot's URDF (unless ``mimic=False``).
 
     An element whose follower or leader is no DOF of the model (example-robot-data's Talos

@@ -18,7 +18,6 @@ table) take the keys of :meth:`Contact.from_dict`: ``frame`` (required), ``surfa
 ``mass``, ``stiffness``, ``damping``, ``contact_stiffness``, ``contact_damping``.
 """
 
-from . import checks  # noqa: F401 - adds its rows to `pinext check`
 from .component import ContactComponent, consistent_initial_state, contact_component
 from .constrained import (
     ConstrainedDynamics,
@@ -108,19 +107,8 @@ __all__ = [
     "plastic_impact",
     "point_contact",
     "project_consistent",
-    "run_force_controlled_writing",
-    "run_writing_task",
     "seed_impact_as_printed",
     "series_stiffness",
     "solve_impact",
     "solve_lcp",
 ]
-
-
-def __getattr__(name: str):
-    """The writing tasks are imported lazily (they load the project's URDF)."""
-    if name in ("run_writing_task", "run_force_controlled_writing"):
-        from . import tasks
-
-        return getattr(tasks, name)
-    raise AttributeError(f"module 'pinext.contact' has no attribute '{name}'")

@@ -1,4 +1,9 @@
-"""Rows that contact adds to ``pinext check``: impact and constrained motion vs Pinocchio."""
+"""Contact's rows of ``pinext check``: impact and constrained motion against Pinocchio.
+
+:mod:`pinext.check` (the application layer) lists them in its :data:`~pinext.check.ROWS`; this
+module imports nothing of it. :func:`relative_error` and :func:`contact_frame` are shared with
+the rows of :mod:`pinext.check`.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,23 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
-from ..check import contact_frame, register_check, relative_error
 from .constrained import constrained_dynamics
 from .coordinates import point_contact
 from .impact import plastic_impact
+
+
+def relative_error(err: np.ndarray, ref: np.ndarray) -> float:
+    """max |err| / (1 + max |ref|)."""
+    return float(np.max(np.abs(err), initial=0.0) / (1.0 + np.max(np.abs(ref), initial=0.0)))
+
+
+def contact_frame(model: pin.Model) -> str | None:
+    """Name of a body frame on the last joint (for the contact rows)."""
+    last = model.njoints - 1
+    for f in reversed(model.frames):
+        if f.parentJoint == last:
+            return f.name
+    return None
 
 
 def _contact_states(model: pin.Model, states: Sequence):
@@ -64,7 +82,3 @@ def constrained_error(model: pin.Model, states: Sequence) -> float | None:
         result = constrained_dynamics(model, model.createData(), st.q, st.v, st.tau, contact)
         errors.append(relative_error(result.acceleration - a_ref, a_ref))
     return max(errors) if errors else None
-
-
-register_check("plastic impact, 3D contact", impact_error, 1e-9, "impulseDynamics")
-register_check("constrained motion, 3D contact", constrained_error, 1e-7, "constraintDynamics")

@@ -41,7 +41,6 @@ import pinocchio as pin
 
 from ..exceptions import ConstraintError, InvalidParameter
 from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
-from ..simulation.system import register_builder
 from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
 from .coordinates import Constraint
 from .deformation import SeriesCompliance
@@ -698,8 +697,7 @@ def contact_component(
     return ContactComponent(contacts, environment)
 
 
-@register_builder(rank=20)
-def _build(robot: Any, options: dict[str, Any]) -> ContactComponent | None:
+def build_contacts(robot: Any, options: dict[str, Any]) -> ContactComponent | None:
     """The System's contacts: its ``contacts``/``environment`` arguments or the robot's files."""
     contacts, environment = options.get("contacts"), options.get("environment")
     if contacts is None:

@@ -42,7 +42,6 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
-from ..simulation.system import register_builder
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
 from .coordinates import FunctionalCoordinates
@@ -398,8 +397,7 @@ def _unit(vector: np.ndarray) -> tuple[float, float]:
     return (float(vector[0] / norm), float(vector[1] / norm))
 
 
-@register_builder(rank=21)
-def _build(robot: Any, options: dict[str, Any]) -> list[Component] | None:
+def build_frictional_contacts(robot: Any, options: dict[str, Any]) -> list[Component] | None:
     """The System's frictional contacts (``Contact(..., friction=μ)`` with μ > 0), one
     component each."""
     contacts = options.get("contacts")

@@ -44,7 +44,6 @@ from ..simulation.component import (
     Step,
     Trial,
 )
-from ..simulation.system import register_builder
 
 if TYPE_CHECKING:
     import pinocchio as pin
@@ -340,8 +339,7 @@ class JointFriction(Component):
         return action
 
 
-@register_builder(rank=17)
-def _build(robot: Any, options: dict[str, Any]) -> JointFriction | None:
+def build_joint_friction(robot: Any, options: dict[str, Any]) -> JointFriction | None:
     """The System's joint friction (``joint_friction=True``, the default): the URDF's
     ``<dynamics friction>`` and the extension format's ``[joint_friction]``, or a mapping."""
     spec = options.get("joint_friction", True)

@@ -50,7 +50,6 @@ from ..simulation.component import (
     Step,
     Trial,
 )
-from ..simulation.system import register_builder
 from .impulse import contact_forces, solve_impact
 from .unilateral import REST_VELOCITY
 
@@ -772,8 +771,7 @@ class EffortSaturation(Component):
         return float((np.clip(u, -self.limit, self.limit) - u) @ v), 0.0
 
 
-@register_builder(rank=15)
-def _build_limits(robot: Any, options: dict[str, Any]) -> JointLimits | None:
+def build_joint_limits(robot: Any, options: dict[str, Any]) -> JointLimits | None:
     """The System's joint limits (``joint_limits=True``, the default)."""
     if not options.get("joint_limits", True):
         return None
@@ -781,8 +779,7 @@ def _build_limits(robot: Any, options: dict[str, Any]) -> JointLimits | None:
     return comp if comp.limits or comp.watched else None
 
 
-@register_builder(rank=16)
-def _build_saturation(robot: Any, options: dict[str, Any]) -> EffortSaturation | None:
+def build_effort_saturation(robot: Any, options: dict[str, Any]) -> EffortSaturation | None:
     """Effort saturation of joint-torque inputs (``saturate_efforts=True``)."""
     if not options.get("saturate_efforts", False):
         return None

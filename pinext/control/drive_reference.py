@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
+from ..drives.feedforward import elastic_drive_feedforward
 from ..exceptions import InvalidParameter
 from .base import Controller
 from .reference import JointReference, gains
@@ -126,7 +127,7 @@ class DriveReference:
 
 
 class ElasticFeedforward:
-    """:func:`pinext.planning.elastic_drive_feedforward` along a reference, tabulated chunk by
+    """:func:`pinext.drives.elastic_drive_feedforward` along a reference, tabulated chunk by
     chunk as a run reaches it (:data:`FEEDFORWARD_CHUNK` seconds sampled every
     :data:`FEEDFORWARD_STEP`, with margins so that ``numpy.gradient``'s one-sided ends are
     never used) and interpolated linearly, as :meth:`pinext.planning.Feedforward.control`.
@@ -147,8 +148,6 @@ class ElasticFeedforward:
         self.tables: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _tabulate(self, t: float) -> None:
-        from ..planning.feedforward import elastic_drive_feedforward
-
         n = round(FEEDFORWARD_CHUNK / self.step)
         start = np.floor(t / self.step) * self.step
         grid = start + self.step * np.arange(-_MARGIN, n + _MARGIN + 1)

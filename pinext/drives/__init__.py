@@ -16,14 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..exceptions import InvalidParameter
-from . import registry  # noqa: F401 - registers the actuators
 from .actuator import LinearActuator
 from .backlash import Flank, Play, engagement_impulse
-from .base import ACTUATORS, Actuator, ActuatorPower, TorqueSource, register_actuator
+from .base import Actuator, ActuatorPower, TorqueSource
 from .drive import Drive, DriveComponent, DriveQuantities, drive_component
+from .feedforward import Feedforward, elastic_drive_feedforward
 from .modes import GearMode, GearModes
 from .motor import DCMotor
 from .presets import HARMONIC_DRIVE_MOTOR, harmonic_drives
+from .registry import ACTUATORS, register_actuator
 from .transmission import ElasticTransmission, Gear, Transmission
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "DriveComponent",
     "DriveQuantities",
     "ElasticTransmission",
+    "Feedforward",
     "Flank",
     "Gear",
     "GearMode",
@@ -46,6 +48,7 @@ __all__ = [
     "Transmission",
     "drive_component",
     "drive_from_spec",
+    "elastic_drive_feedforward",
     "engagement_impulse",
     "harmonic_drives",
     "register_actuator",

@@ -94,6 +94,7 @@ class LinearActuator(Actuator):
         self.z_input = d[self.other] - ratio * d[k]
         self._ratio = ratio
 
+    part = "actuator"
     input_kind = "control"
     state_block = "actuator_states"
 

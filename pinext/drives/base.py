@@ -1,4 +1,4 @@
-"""Actuator: what turns a drive's input into torque on the motor shaft, and its registry.
+"""Actuator: what turns a drive's input into torque on the motor shaft.
 
 Vukobratović & Potkonjak §20.3 write every actuator in the form (20.74)–(20.78): its own states,
 an inertia that moves with the shaft, and an *active torque* — the torque on the shaft when the
@@ -6,9 +6,10 @@ shaft does not accelerate. The drive (:class:`pinext.drives.Drive`) puts the ine
 mechanism (reflected through a gear) or on the motor side of an elastic transmission, and the
 active torque through the transmission; the acceleration step of the System does the rest.
 
-A new actuator is one class implementing :class:`Actuator` (one file) plus one registry line,
-``register_actuator("part", MyActuator)``, which also makes it available to the extension
-format (``[drives.<joint>.part]`` tables, ``<pinext><drive>`` children).
+A new actuator is one class implementing :class:`Actuator` (one file) plus one line in the
+table :data:`pinext.drives.registry.ACTUATORS` (or, from user code, one call
+``register_actuator("part", MyActuator)``), which makes it available to the extension format
+(``[drives.<joint>.part]`` tables, ``<pinext><drive>`` children).
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ import abc
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-
-from ..exceptions import InvalidParameter
 
 
 class ActuatorPower(NamedTuple):
@@ -42,7 +41,8 @@ class Actuator(abc.ABC):
     (:attr:`n_states`, stored in the System's state block :attr:`state_block`).
     """
 
-    #: Part name in the extension format (filled by :func:`register_actuator`).
+    #: Part name in the extension format (the key of its line in
+    #: :data:`pinext.drives.registry.ACTUATORS`; :func:`register_actuator` sets it).
     part: ClassVar[str] = ""
     #: What its input is: ``"voltage"``, ``"control"`` or ``"torque"``.
     input_kind: ClassVar[str] = "control"
@@ -106,6 +106,7 @@ class Actuator(abc.ABC):
 class TorqueSource(Actuator):
     """An ideal torque source: the input is the shaft torque [N.m], no inertia, no losses."""
 
+    part = "torque_source"
     input_kind = "torque"
 
     def __init__(self) -> None:
@@ -129,23 +130,3 @@ class TorqueSource(Actuator):
 
     def __repr__(self) -> str:
         return "TorqueSource()"
-
-
-#: Extension-format part -> actuator class.
-ACTUATORS: dict[str, type[Actuator]] = {}
-
-
-def register_actuator(part: str, cls: type[Actuator]) -> type[Actuator]:
-    """Register an actuator class under its extension-format part name.
-
-    Raises:
-        InvalidParameter: ``cls`` does not implement :class:`Actuator`, or the part is taken
-            by another class.
-    """
-    if not (isinstance(cls, type) and issubclass(cls, Actuator)):
-        raise InvalidParameter(f"an actuator must subclass pinext.drives.Actuator, got {cls!r}")
-    if ACTUATORS.get(part, cls) is not cls:
-        raise InvalidParameter(f"actuator part '{part}' is taken by {ACTUATORS[part].__name__}")
-    ACTUATORS[part] = cls
-    cls.part = part
-    return cls

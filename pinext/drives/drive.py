@@ -11,7 +11,6 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
-from ..simulation.system import register_builder
 from .backlash import Flank, Play, PlayHooks
 from .base import Actuator, TorqueSource
 from .modes import GearMode, GearModes
@@ -852,8 +851,7 @@ def drive_component(robot: Robot, drives: dict[str, Drive]) -> DriveComponent:
     return DriveComponent(robot, drives)
 
 
-@register_builder(rank=10)
-def _build(robot: Robot, options: dict[str, Any]) -> DriveComponent | None:
+def build_drives(robot: Robot, options: dict[str, Any]) -> DriveComponent | None:
     """The System's drives (its ``drives`` argument, or the robot's)."""
     drives = options.get("drives")
     return drive_component(robot, drives) if drives else None

@@ -218,6 +218,7 @@ class DCMotor(Actuator):
         return C, np.array([0.0, -1.0 / J]), np.array([0.0, cm / (R * J)])
 
     # -- the Actuator protocol ---------------------------------------------------------------
+    part = "motor"
     input_kind = "voltage"
     state_block = "current"
 

@@ -67,6 +67,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter, NameNotFound
+from ..model import expand_configuration
 from ..validation import integer
 
 __all__ = [
@@ -748,26 +749,6 @@ def _split_geometry(
 def _geometry_attach(beam: _Beam, placement: pin.SE3) -> tuple[int, pin.SE3, int]:
     k = beam.sublink_of(placement.translation)
     return k, beam.to_sublink(k, placement), k
-
-
-def expand_configuration(rigid_model: pin.Model, model: pin.Model, q_rigid: np.ndarray) -> Any:
-    """A configuration of the rigid model as one of the flexible model (elastic joints at rest).
-
-    Args:
-        rigid_model: The model before :func:`expand_flexible`.
-        model: The model after it.
-        q_rigid: Shape (rigid nq,).
-
-    Returns:
-        Shape (nq,): the same values joint by joint (matched by name), neutral elsewhere.
-    """
-    q = pin.neutral(model)
-    q_rigid = np.asarray(q_rigid, dtype=float)
-    for j in range(1, rigid_model.njoints):
-        old = rigid_model.joints[j]
-        jn = model.joints[model.getJointId(rigid_model.names[j])]
-        q[jn.idx_q : jn.idx_q + jn.nq] = q_rigid[old.idx_q : old.idx_q + old.nq]
-    return q
 
 
 def rigid_configuration(model: pin.Model, rigid_model: pin.Model, q: np.ndarray) -> np.ndarray:

@@ -7,30 +7,44 @@ runs, names the argument and says what is valid:
 - :func:`output_times`: the sample times of a phase for ``output_dt`` (the last sample is
   ``t_final`` itself, even when ``output_dt`` does not divide it);
 - :func:`as_initial_state`: ``x0`` in the full layout, as ``[q, v]`` (Pinocchio's state) or as
-  ``[q, v, component states]``, or ``q0``/``v0``;
+  ``[q, v, component states]``, or ``q0``/``v0`` (defined in
+  :mod:`pinext.simulation.initial_state`, with :func:`state_sizes`);
 - :func:`checked_control`: the control law called once at the initial state, its signature and
-  the shape of what it returns checked;
+  the shape of what it returns checked (defined in :mod:`pinext.simulation.controls`);
 - :func:`control_period_of`: the sample period of the control law (None: continuous).
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..control.base import Controller, as_state_law
 from ..exceptions import InconsistentInitialConditions, InvalidParameter
-from ..model import massless_joints, massless_message, singular_inertia
-from ..validation import describe, real, vector
-from .controls import ControlLaw, Schedule, as_control
+from ..validation import describe, real
+from .controls import Controller, Schedule, checked_control
+from .initial_state import as_initial_state, state_sizes
 
 if TYPE_CHECKING:
     from .system import System
+
+__all__ = [
+    "CONTROL_PERIOD",
+    "IMPLICIT_RTOL",
+    "IMPOSED_STEP",
+    "MAX_TOLERANCE",
+    "as_initial_state",
+    "check_options",
+    "checked_control",
+    "control_period_of",
+    "explained_start",
+    "imposed_start",
+    "output_times",
+    "state_sizes",
+]
 
 #: Relative tolerance under which two sample times are the same sample.
 _SAME_TIME = 1e-9
@@ -145,138 +159,6 @@ def output_times(t_start: float, t_final: float, output_dt: float) -> np.ndarray
     return times
 
 
-def _vector(name: str, value: Any, size: int, what: str) -> np.ndarray:
-    """A float vector of the given size; the error names the argument."""
-    return vector(name, value, size, what=what, finite=False)
-
-
-def _rigid(system: System) -> Any:
-    """The rigid model of a System whose robot has flexible links (more DOFs), else None."""
-    rigid = getattr(system.robot, "rigid_model", None)
-    if rigid is None or (rigid.nq, rigid.nv) == (system.model.nq, system.model.nv):
-        return None
-    return rigid
-
-
-def _velocity_map(system: System, rigid: Any) -> np.ndarray:
-    """Index in the flexible model's v of each entry of the rigid model's v (joints matched
-    by name)."""
-    model = system.model
-    index = np.empty(rigid.nv, dtype=int)
-    for j in range(1, rigid.njoints):
-        old = rigid.joints[j]
-        new = model.joints[model.getJointId(rigid.names[j])]
-        index[old.idx_v : old.idx_v + old.nv] = np.arange(new.idx_v, new.idx_v + new.nv)
-    return index
-
-
-def _full_size(system: System, name: str, value: Any, which: str) -> np.ndarray:
-    """``q0``/``v0`` of the model's size, or of the rigid model's size for a robot with
-    flexible links: then expanded with zero deflection (the elastic joints at rest)."""
-    from ..flexible.sublinks import expand_configuration
-
-    model, rigid = system.model, _rigid(system)
-    size = model.nq if which == "q" else model.nv
-    what = "the configuration" if which == "q" else "the generalized velocity"
-    if rigid is None:
-        return _vector(name, value, size, what)
-    small = rigid.nq if which == "q" else rigid.nv
-    array = vector(name, value, None, what=what, finite=False) if np.ndim(value) else None
-    if array is not None and array.size == small:
-        if which == "q":
-            return expand_configuration(rigid, model, array)
-        full = np.zeros(model.nv)
-        full[_velocity_map(system, rigid)] = array
-        return full
-    if array is not None and array.size == size:
-        return array
-    shape = "()" if array is None else str(array.shape)
-    raise InvalidParameter(
-        f"{name} must have shape ({size},) ({what} with the flexible links' elastic joints) or "
-        f"({small},) (the rigid model's, expanded with zero deflection), got {shape}"
-    )
-
-
-def state_sizes(system: System) -> dict[str, int]:
-    """The sizes of the initial states :func:`as_initial_state` accepts, by layout."""
-    nq, nv, nx = system.model.nq, system.model.nv, system.nx
-    sizes = {"[q, v]": nq + nv}
-    rigid = _rigid(system)
-    if rigid is not None:
-        sizes["[q, v] of the rigid model (zero deflection)"] = rigid.nq + rigid.nv
-    if nx - 2 != nq + nv:
-        sizes["[q, v, component states]"] = nx - 2
-    sizes["[q, v, component states, input_work, dissipated_energy]"] = nx
-    return sizes
-
-
-def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = None) -> np.ndarray:
-    """The public initial state of a run from ``x0`` or from ``q0`` and ``v0``.
-
-    ``x0`` may be given in three layouts: Pinocchio's ``[q, v]`` (component states, e.g. motor
-    angles, start from the components' rest state for that q, v), ``[q, v, component
-    states]``, or the full public state, which also has the energy-bookkeeping entries
-    ``input_work`` and ``dissipated_energy`` [J]; they are zero-filled when omitted.
-
-    Args:
-        system: The system.
-        x0: Initial state, or None.
-        q0: Initial configuration (default: neutral); only without x0.
-        v0: Initial velocity (default: zero); only without x0.
-
-    Returns:
-        Shape (nx,), the full public state.
-
-    Raises:
-        InvalidParameter: Non-numeric values, wrong sizes (the message lists the accepted
-            ones), x0 given together with q0 or v0, a joint that moves no mass (see
-            :func:`pinext.model.massless_joints`) or joints whose links have mass but no
-            rotational inertia (:func:`pinext.model.singular_inertia`): an acceleration
-            would be undefined.
-    """
-    x = _initial_state(system, x0, q0, v0)
-    q = x[: system.model.nq]
-    if np.all(np.isfinite(q)):
-        massless = massless_joints(system.model, q)
-        if massless:
-            raise InvalidParameter(massless_message(*massless[0]))
-        singular = singular_inertia(system.model, q)
-        if singular is not None:
-            raise InvalidParameter(singular)
-    return x
-
-
-def _initial_state(system: System, x0: Any, q0: Any, v0: Any) -> np.ndarray:
-    nq, nv, nx = system.model.nq, system.model.nv, system.nx
-    if x0 is None:
-        q = None if q0 is None else _full_size(system, "q0", q0, "q")
-        v = None if v0 is None else _full_size(system, "v0", v0, "v")
-        return system.initial_state(q, v)
-    if q0 is not None or v0 is not None:
-        raise InvalidParameter("give either x0 or q0/v0, not both")
-    try:
-        x = np.array(x0, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise InvalidParameter(f"x0 must be numbers, got {x0!r} ({err})") from None
-    sizes = state_sizes(system)
-    if x.ndim != 1 or x.size not in sizes.values():
-        accepted = ", ".join(f"{size} {name}" for name, size in sizes.items())
-        raise InvalidParameter(f"x0 has shape {x.shape}; accepted sizes: {accepted}")
-    rigid = _rigid(system)
-    if rigid is not None and x.size == rigid.nq + rigid.nv and x.size not in (nq + nv, nx - 2):
-        q = _full_size(system, "x0[:nq]", x[: rigid.nq], "q")
-        v = _full_size(system, "x0[nq:]", x[rigid.nq :], "v")
-        return system.initial_state(q, v)
-    if x.size == nq + nv:
-        full = system.initial_state(x[:nq], x[nq:])
-        if not np.all(np.isfinite(x)):  # initial_state may mix NaN; keep the given entries
-            full[: nq + nv] = x
-        return full
-    if x.size == nx - 2:
-        return np.concatenate([x, np.zeros(2)])
-    return x
-
-
 #: A state entry that an imposed law moves by more than this [rad, m, rad/s or m/s] at the
 #: start of a run is a step of the start state.
 IMPOSED_STEP = 1e-8
@@ -314,132 +196,6 @@ def explained_start(system: System, x: np.ndarray) -> Iterator[None]:
         yield
     except InconsistentInitialConditions as err:
         raise imposed_start(system, x, err) from None
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
-    if np.isscalar(value):
-        return f"a scalar ({type(value).__name__} {value!r})"
-    return (
-        f"a {type(value).__name__} of length {len(value)}"
-        if hasattr(value, "__len__")
-        else (f"a {type(value).__name__}")
-    )
-
-
-def _inputs_text(system: System) -> str:
-    if system.torque_inputs:
-        return f"joint torques/forces [N.m or N], one per DOF (nv = {system.model.nv})"
-    return f"the drives' inputs ({', '.join(system.drives)}; voltages [V] for DC motors)"
-
-
-def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.0) -> ControlLaw:
-    """The control law of a run, checked once at the initial state.
-
-    A callable must accept ``(t, x)`` and return an array of shape ``(n_inputs,)``. A list or
-    tuple of the right length, or a scalar for a single input, is converted (the law is then
-    wrapped with ``np.asarray``); anything else is an error before the run starts.
-
-    Args:
-        control: None, a constant vector, a :class:`pinext.Schedule` or a function ``u(t, x)``.
-        system: The system (gives the number and meaning of the inputs).
-        x0: The initial public state, passed to the law once.
-        t0: The initial time [s].
-
-    Returns:
-        The control law (see :func:`pinext.simulation.controls.as_control`).
-
-    Raises:
-        InvalidParameter: The signature does not take (t, x), or the returned value has the
-            wrong shape or non-finite entries.
-    """
-    n = system.n_inputs
-    rigid = _rigid(system) if system.torque_inputs else None
-    index = None if rigid is None else _velocity_map(system, rigid)
-
-    def expanded(value: np.ndarray) -> np.ndarray:  # rigid-size torques, zero on elastic joints
-        full = np.zeros(n)
-        full[index] = value
-        return full
-
-    if index is not None and control is not None and not callable(control):
-        try:
-            value = np.asarray(control, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            value = None
-        if value is not None and value.size == index.size and index.size != n:
-            control = expanded(value)
-    if control is not None and not callable(control):
-        try:
-            value = np.asarray(control, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            raise InvalidParameter(
-                f"control must be None, a vector of {n} numbers, a Schedule or a function "
-                f"u(t, x); got {control!r}"
-            ) from None
-        if value.size != n:
-            raise InvalidParameter(
-                f"control has {value.size} entries, expected {n}: {_inputs_text(system)}"
-            )
-    if isinstance(control, Controller):
-        control = as_state_law(control, system.layout)
-    law = as_control(control, n)
-    if control is None or not callable(control):
-        return law
-    try:
-        signature = inspect.signature(law)
-    except (TypeError, ValueError):  # builtins without a signature: judged by the call below
-        signature = None
-    if signature is not None:
-        try:
-            signature.bind(t0, x0)
-        except TypeError:
-            raise InvalidParameter(
-                f"control must be a function u(t, x) of the time [s] and the public state; "
-                f"got a callable with signature {signature}; for a function of time only, "
-                "pass lambda t, x: f(t)"
-            ) from None
-    u = law(t0, x0.copy())
-    if isinstance(u, np.ndarray) and u.dtype == float and u.shape == (n,):
-        converted = False
-    else:
-        try:
-            array = np.asarray(u, dtype=float)
-        except (TypeError, ValueError):
-            array = None
-        if index is not None and array is not None and array.shape == (index.size,):
-            rigid_law = law
-
-            def expanded_law(t: float, x: np.ndarray) -> np.ndarray:
-                return expanded(np.asarray(rigid_law(t, x), dtype=float).reshape(index.size))
-
-            if hasattr(law, "breakpoints"):
-                expanded_law.breakpoints = law.breakpoints  # type: ignore[attr-defined]
-            if not np.all(np.isfinite(array)):
-                raise InvalidParameter(
-                    f"control(t, x) returned non-finite inputs at t = {t0} s: {array}"
-                )
-            return expanded_law
-        if array is None or not (array.shape == (n,) or (n == 1 and array.size == 1)):
-            raise InvalidParameter(
-                f"control(t, x) returned {_describe(u)} at t = {t0} s; expected an array of "
-                f"shape ({n},): {_inputs_text(system)}"
-            )
-        converted = True
-        u = array.reshape(n)
-    if not np.all(np.isfinite(u)):
-        raise InvalidParameter(f"control(t, x) returned non-finite inputs at t = {t0} s: {u}")
-    if not converted:
-        return law
-
-    def as_array(t: float, x: np.ndarray) -> np.ndarray:
-        return np.asarray(law(t, x), dtype=float).reshape(n)
-
-    if hasattr(law, "breakpoints"):
-        as_array.breakpoints = law.breakpoints  # type: ignore[attr-defined]
-        as_array.schedule = law  # type: ignore[attr-defined] # its compiled form
-    return as_array
 
 
 def control_period_of(control: Any, control_period: Any) -> float | None:

@@ -1,13 +1,20 @@
-"""Control inputs: a function of (t, x), a constant, or a sampled schedule."""
+"""Control inputs: a function of (t, x), a constant, a sampled schedule, or a
+:class:`Controller` ``u = law(t, q, v, sensors)``; :func:`checked_control` checks a run's law
+once at its start (:mod:`pinext.simulation.arguments` re-exports it)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..exceptions import InvalidParameter
+from .initial_state import _rigid, _velocity_map
+
+if TYPE_CHECKING:
+    from .system import System
 
 ControlLaw = Callable[[float, np.ndarray], np.ndarray]
 
@@ -69,3 +76,167 @@ def as_control(control: Any, n_inputs: int) -> ControlLaw:
 
     constant.value = value  # type: ignore[attr-defined]
     return constant
+
+
+class Controller:
+    """Base class of control laws ``u = law(t, q, v, sensors)``.
+
+    Subclasses implement :meth:`__call__`. ``q`` and ``v`` are the System's generalized
+    positions [m, rad] and velocities [m/s, rad/s]; ``sensors`` maps each component state's
+    name (the System's layout keys other than ``q`` and ``v``, e.g.
+    ``"drive:shoulder.motor_angle"``) to its current value. The result is the input vector
+    of the System (shape ``(n_inputs,)``).
+    """
+
+    def __call__(
+        self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
+    ) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} does not implement __call__")
+
+
+#: Layout entries that are bookkeeping, not sensors.
+_BOOKKEEPING = ("q", "v", "input_work", "dissipated_energy")
+
+
+def as_state_law(controller: Any, layout: dict[str, slice]) -> Any:
+    """The law ``u(t, x)`` on the public state that calls ``controller(t, q, v, sensors)``.
+
+    Args:
+        controller: A :class:`Controller` (or any callable with that signature).
+        layout: The System's layout (name -> slice of the public state).
+    """
+    sq, sv = layout["q"], layout["v"]
+    sensed = {k: s for k, s in layout.items() if k not in _BOOKKEEPING}
+
+    def law(t: float, x: np.ndarray) -> np.ndarray:
+        sensors = {k: x[s] for k, s in sensed.items()}
+        return controller(t, x[sq], x[sv], sensors)
+
+    law.controller = controller  # type: ignore[attr-defined]
+    return law
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if np.isscalar(value):
+        return f"a scalar ({type(value).__name__} {value!r})"
+    return (
+        f"a {type(value).__name__} of length {len(value)}"
+        if hasattr(value, "__len__")
+        else (f"a {type(value).__name__}")
+    )
+
+
+def _inputs_text(system: System) -> str:
+    if system.torque_inputs:
+        return f"joint torques/forces [N.m or N], one per DOF (nv = {system.model.nv})"
+    return f"the drives' inputs ({', '.join(system.drives)}; voltages [V] for DC motors)"
+
+
+def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.0) -> ControlLaw:
+    """The control law of a run, checked once at the initial state.
+
+    A callable must accept ``(t, x)`` and return an array of shape ``(n_inputs,)``. A list or
+    tuple of the right length, or a scalar for a single input, is converted (the law is then
+    wrapped with ``np.asarray``); anything else is an error before the run starts.
+
+    Args:
+        control: None, a constant vector, a :class:`pinext.Schedule` or a function ``u(t, x)``.
+        system: The system (gives the number and meaning of the inputs).
+        x0: The initial public state, passed to the law once.
+        t0: The initial time [s].
+
+    Returns:
+        The control law (see :func:`pinext.simulation.controls.as_control`).
+
+    Raises:
+        InvalidParameter: The signature does not take (t, x), or the returned value has the
+            wrong shape or non-finite entries.
+    """
+    n = system.n_inputs
+    rigid = _rigid(system) if system.torque_inputs else None
+    index = None if rigid is None else _velocity_map(system, rigid)
+
+    def expanded(value: np.ndarray) -> np.ndarray:  # rigid-size torques, zero on elastic joints
+        full = np.zeros(n)
+        full[index] = value
+        return full
+
+    if index is not None and control is not None and not callable(control):
+        try:
+            value = np.asarray(control, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            value = None
+        if value is not None and value.size == index.size and index.size != n:
+            control = expanded(value)
+    if control is not None and not callable(control):
+        try:
+            value = np.asarray(control, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InvalidParameter(
+                f"control must be None, a vector of {n} numbers, a Schedule or a function "
+                f"u(t, x); got {control!r}"
+            ) from None
+        if value.size != n:
+            raise InvalidParameter(
+                f"control has {value.size} entries, expected {n}: {_inputs_text(system)}"
+            )
+    if isinstance(control, Controller):
+        control = as_state_law(control, system.layout)
+    law = as_control(control, n)
+    if control is None or not callable(control):
+        return law
+    try:
+        signature = inspect.signature(law)
+    except (TypeError, ValueError):  # builtins without a signature: judged by the call below
+        signature = None
+    if signature is not None:
+        try:
+            signature.bind(t0, x0)
+        except TypeError:
+            raise InvalidParameter(
+                f"control must be a function u(t, x) of the time [s] and the public state; "
+                f"got a callable with signature {signature}; for a function of time only, "
+                "pass lambda t, x: f(t)"
+            ) from None
+    u = law(t0, x0.copy())
+    if isinstance(u, np.ndarray) and u.dtype == float and u.shape == (n,):
+        converted = False
+    else:
+        try:
+            array = np.asarray(u, dtype=float)
+        except (TypeError, ValueError):
+            array = None
+        if index is not None and array is not None and array.shape == (index.size,):
+            rigid_law = law
+
+            def expanded_law(t: float, x: np.ndarray) -> np.ndarray:
+                return expanded(np.asarray(rigid_law(t, x), dtype=float).reshape(index.size))
+
+            if hasattr(law, "breakpoints"):
+                expanded_law.breakpoints = law.breakpoints  # type: ignore[attr-defined]
+            if not np.all(np.isfinite(array)):
+                raise InvalidParameter(
+                    f"control(t, x) returned non-finite inputs at t = {t0} s: {array}"
+                )
+            return expanded_law
+        if array is None or not (array.shape == (n,) or (n == 1 and array.size == 1)):
+            raise InvalidParameter(
+                f"control(t, x) returned {_describe(u)} at t = {t0} s; expected an array of "
+                f"shape ({n},): {_inputs_text(system)}"
+            )
+        converted = True
+        u = array.reshape(n)
+    if not np.all(np.isfinite(u)):
+        raise InvalidParameter(f"control(t, x) returned non-finite inputs at t = {t0} s: {u}")
+    if not converted:
+        return law
+
+    def as_array(t: float, x: np.ndarray) -> np.ndarray:
+        return np.asarray(law(t, x), dtype=float).reshape(n)
+
+    if hasattr(law, "breakpoints"):
+        as_array.breakpoints = law.breakpoints  # type: ignore[attr-defined]
+        as_array.schedule = law  # type: ignore[attr-defined] # its compiled form
+    return as_array

@@ -12,7 +12,6 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from tqdm.auto import tqdm
 
-from ..control.base import Controller, as_state_law
 from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
 from ..model import Robot
 from ..validation import duration_text, refuse_long_run, thousands
@@ -27,6 +26,7 @@ from .arguments import (
 )
 from .chart import Chart, chart_event
 from .component import Component, Event, Phase
+from .controls import Controller, as_state_law
 from .linear import fused_rhs
 from .recorder import Recorder
 from .rhs import event_functions, make_rhs, past_bound

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pinocchio as pin
@@ -16,22 +16,10 @@ from .controls import as_control
 from .rhs import make_rhs
 from .step import AccelerationStep, _mechanism
 
-#: Builders ``(robot, options) -> Component | None`` that turn a System's keyword arguments
-#: (``drives``, ``contacts``, ``environment``, ...) into components, with their rank in the
-#: state layout. Plug-in packages register theirs on import (:func:`register_builder`), so the
-#: core never names them.
-BUILDERS: list[tuple[int, Callable[[Robot, dict[str, Any]], Component | list | None]]] = []
-
-
-def register_builder(rank: int) -> Callable:
-    """Decorator registering a component builder; builders run by increasing ``rank``."""
-
-    def register(builder: Callable[[Robot, dict[str, Any]], Component | None]) -> Callable:
-        BUILDERS.append((rank, builder))
-        BUILDERS.sort(key=lambda item: item[0])
-        return builder
-
-    return register
+#: A plug-in factory ``factory(robot, options) -> Component | list[Component] | None``: the
+#: components one physical effect adds for the System's keyword arguments (``options``) and the
+#: robot's extension tables (see :mod:`pinext.plugins`).
+Plugin = Callable[[Robot, dict[str, Any]], Any]
 
 
 class System:
@@ -48,7 +36,8 @@ class System:
             robot's extension files, ``()`` none.
         environment: A dynamic environment for the contacts; None takes the robot's
             ``[environment]``, False none.
-        components: Further :class:`Component` objects (prescribed joints, custom effects).
+        components: Further :class:`Component` objects (prescribed joints, custom effects, a
+            contact law of your own), after the plug-ins' components.
         loops: Loop closures (:class:`pinext.Loop`), McClamroch (1986); None takes the
             ``[[loops]]`` / ``<loop/>`` of the robot's extension files, ``()`` none.
         mimic: Couple the joints of the URDF's ``<mimic>`` elements (:class:`pinext.Mimic`).
@@ -59,13 +48,24 @@ class System:
             (:class:`pinext.contact.JointFriction`): True takes the URDF's
             ``<dynamics friction>`` and the extension format's ``[joint_friction]``; a mapping
             joint name -> F_c [N.m or N] replaces them; False ignores them.
+        plugins: The plug-in factories that turn the keywords above and the robot's extension
+            tables into components, in layout order; default :attr:`default_plugins` (the list
+            :data:`pinext.plugins.PLUGINS`); ``()`` assembles ``components`` alone.
+
+    The keywords are sugar read by the plug-ins: ``System(robot, components=[...],
+    plugins=())`` is the whole constructor, and the System names no plug-in.
 
     Attributes:
         model: The model used for simulation (a copy of ``robot.model``; drives may set its
             ``armature``).
         layout: Name -> slice of the public state.
         components: The assembled components, in layout order.
+        plugins: The plug-in factories that built them.
     """
+
+    #: The plug-in factories of a System built without ``plugins=``: :data:`pinext.plugins.PLUGINS`,
+    #: handed over by ``pinext/__init__.py`` (this layer cannot import the plug-ins it assembles).
+    default_plugins: ClassVar[tuple[Plugin, ...]] = ()
 
     def __init__(
         self,
@@ -80,6 +80,7 @@ class System:
         joint_limits: bool = True,
         saturate_efforts: bool = False,
         joint_friction: bool | dict[str, float] = True,
+        plugins: Sequence[Plugin] | None = None,
     ) -> None:
         if not isinstance(robot, Robot):  # a pin.Model or pin.RobotWrapper
             robot = Robot.from_model(robot)
@@ -100,8 +101,9 @@ class System:
             "saturate_efforts": saturate_efforts,
             "joint_friction": joint_friction,
         }
+        self.plugins = tuple(type(self).default_plugins if plugins is None else plugins)
         self.components: list[Component] = []
-        for _, build in BUILDERS:
+        for build in self.plugins:
             comp = build(robot, options)
             if comp is not None:  # a component, or a list of them
                 self.components.extend(comp if isinstance(comp, list) else [comp])

@@ -35,9 +35,10 @@ from ..contact.timestepping import (
 from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
-from .arguments import as_initial_state, checked_control
 from .columns import input_columns, state_columns
+from .controls import checked_control
 from .description import robot_description
+from .initial_state import as_initial_state
 from .outputs import output_info
 from .system import System
 from .trajectory import AUDIT_EXPLICIT, AUDIT_NUMERICAL, EventRecord, PhaseRecord, Trajectory

@@ -183,9 +183,9 @@ def impact(
     import pinocchio as pin
 
     from ..contact import Contact, DynamicEnvironment, plane
-    from ..contact.tasks import start_configuration
     from ..robot import load_urdf
     from ..simulation import System, simulate
+    from ..tasks import start_configuration
 
     arm = load_urdf(robot_path(robot), extensions=False)
     model = arm.model

@@ -1,4 +1,9 @@
-"""The three-phase writing task of Vukobratović & Potkonjak Fig. 20.13a on the project's 6-DOF arm.
+"""The writing tasks: applications of pinext on the project's 6-DOF arm.
+
+The three-phase writing task of Vukobratović & Potkonjak Fig. 20.13a (:func:`run_writing_task`)
+and its force-controlled version (:func:`run_force_controlled_writing`). They load the arm and
+run :func:`pinext.simulate`, so they live in the application layer, above the engine
+(docs/architecture.md, "Layers").
 
 The arm holds a pen pointing down above a table, descends (approach), hits the table
 (impact), and draws a 0.2 m line along y while pressing with a prescribed force (constrained
@@ -18,14 +23,18 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from ..exceptions import InvalidParameter
-from ..robot import Robot, load_urdf
-from ..robots import robot_path
-from ..simulation import System, simulate
-from ..simulation.trajectory import Trajectory
-from .coordinates import plane
-from .environment import DynamicEnvironment
-from .unilateral import Contact
+from .contact.coordinates import plane
+from .contact.environment import DynamicEnvironment
+from .contact.unilateral import Contact
+from .control.hybrid import HybridForceMotionController
+from .control.impedance import ImpedanceController
+from .drives.presets import harmonic_drives
+from .exceptions import InvalidParameter
+from .robot import Robot, load_urdf
+from .robots import robot_path
+from .simulation.simulate import simulate
+from .simulation.system import System
+from .simulation.trajectory import Trajectory
 
 #: Environments of :func:`run_writing_task`: rigid table, model (c), model (d).
 ENVIRONMENTS = {
@@ -316,9 +325,6 @@ def run_force_controlled_writing(
         controller's gains, the time the last stroke ends (``t_end``), and
         ``outputs["contact.force"]`` the normal force.
     """
-    from ..control import HybridForceMotionController, ImpedanceController
-    from ..drives import harmonic_drives
-
     if controller not in ("hybrid", "impedance"):
         raise InvalidParameter(f"unknown controller {controller!r}; valid: 'hybrid', 'impedance'")
     if isinstance(environment, str):
