@@ -84,12 +84,18 @@ class StepWork(NamedTuple):
     lower: np.ndarray
     upper: np.ndarray
     mu: np.ndarray
+    admm_chol: np.ndarray
+    admm_x: np.ndarray
+    admm_u: np.ndarray
+    admm_w: np.ndarray
+    admm_p: np.ndarray
     row_of: np.ndarray
     active: np.ndarray
     gap: np.ndarray
     closing: np.ndarray
     warm: np.ndarray
     warm_limit: np.ndarray
+    engaged: np.ndarray  # (limit, lower/upper side): engaged (False while violated at start)
     warm_friction: np.ndarray
     touching: np.ndarray
     audit: np.ndarray  # numerical dissipation, explicit error [J]
@@ -237,12 +243,18 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         lower=np.zeros(rows),
         upper=np.zeros(rows),
         mu=np.zeros(max(nc, 1)),
+        admm_chol=np.zeros((rows, rows)),
+        admm_x=np.zeros(rows),
+        admm_u=np.zeros(rows),
+        admm_w=np.zeros(rows),
+        admm_p=np.zeros(rows),
         row_of=np.zeros(rows, dtype=np.int64),
         active=np.zeros(nc, dtype=np.bool_),
         gap=np.zeros(nc),
         closing=np.zeros(nc),
         warm=np.zeros((nc, 3)),
         warm_limit=np.zeros((nl, 2)),
+        engaged=np.zeros((nl, 2), dtype=np.bool_),
         warm_friction=np.zeros(nf),
         touching=np.zeros(nc, dtype=np.bool_),
         audit=np.zeros(2),

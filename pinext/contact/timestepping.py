@@ -247,6 +247,7 @@ class TimeStepper:
         self.limits = [lim for lim in limits if lim.limited]
         self.limit_model: Any = None
         self.limit_steps = 0
+        self.engaged: np.ndarray | None = None  # (limit, lower/upper side) engaged
         if self.limits:
             nq = model.nq
             self.lower, self.upper = np.full(nq, -1e10), np.full(nq, 1e10)  # finite for Pinocchio
@@ -259,14 +260,16 @@ class TimeStepper:
             self.limit_model = pin.JointLimitConstraintModel(
                 model, joints, self.lower, self.upper, np.full(nq, self.margin)
             )
-        self.friction = [(int(j), float(f)) for j, f in friction if f > 0.0]
+        self.friction = sorted((int(j), float(f)) for j, f in friction if f > 0.0)
         self.friction_model: Any = None
         if self.friction:
             self.friction_torque = np.array([f for _, f in self.friction])
+            bound = np.zeros(model.nv)  # the constructor reads the bounds at the joints' dofs
+            for j, f in self.friction:
+                bound[model.joints[j].idx_v] = f * self.dt
             self.friction_model = pin.JointFrictionConstraintModel(
-                model, [j for j, _ in self.friction], -self.friction_torque * self.dt,
-                self.friction_torque * self.dt,
-            )  # fmt: skip
+                model, [j for j, _ in self.friction], -bound, bound
+            )
         self.normals = np.array([c.plane.rotation[:, 2] for c in self.contacts]).reshape(n, 3)
         self.origins = np.array([c.plane.translation for c in self.contacts]).reshape(n, 3)
         self.locals = np.array([c.local for c in self.contacts]).reshape(n, 3)
@@ -294,17 +297,24 @@ class TimeStepper:
 
     def _select_limits(self, q: np.ndarray, v: np.ndarray) -> int:
         """Select the limit rows of the joints within ``margin`` (plus two steps of travel)
-        of a limit; return their number."""
+        of a limit; return their number. A side that the first step finds violated (a start
+        outside the range) engages once the joint is back inside it, as the event-driven
+        :class:`pinext.contact.JointLimits` do: its row would otherwise demand the whole
+        violation back in one step."""
         if self.limit_model is None:
             return 0
+        iq = self.limit_iq
+        inside = np.c_[q[iq] >= self.lower[iq], q[iq] <= self.upper[iq]]
+        self.engaged = inside if self.engaged is None else self.engaged | inside
+        lower, upper = self.lower.copy(), self.upper.copy()
+        lower[iq[~self.engaged[:, 0]]] = -1e10
+        upper[iq[~self.engaged[:, 1]]] = 1e10
         reach = np.full(self.model.nq, self.margin)
-        reach[self.limit_iq] += 2.0 * self.dt * np.abs(v[self.limit_iv])
-        near = (q[self.limit_iq] - self.lower[self.limit_iq] <= reach[self.limit_iq]) | (
-            self.upper[self.limit_iq] - q[self.limit_iq] <= reach[self.limit_iq]
-        )
+        reach[iq] += 2.0 * self.dt * np.abs(v[self.limit_iv])
+        near = (q[iq] - lower[iq] <= reach[iq]) | (upper[iq] - q[iq] <= reach[iq])
         if not near.any():
             return 0
-        self.limit_model.setPositionLimitAndMargin(self.lower, self.upper, reach)
+        self.limit_model.setPositionLimitAndMargin(lower, upper, reach)
         self.limit_model.makeSelectionFilteredByLimitProximity(q)
         return int(self.limit_model.residualSize())
 

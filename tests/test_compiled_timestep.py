@@ -1,0 +1,226 @@
+"""Compiled time stepping (pinext.compiled.timestep): its kernels equal Pinocchio's
+(``nonLinearEffects``, ``integrate``), and its runs equal the same Moreau–Jean scheme solved
+step by step with Pinocchio's Delassus operator and ADMM solver, on real robots from their
+neutral pose and from seeded random poses, with joint limits, URDF joint friction, springs
+and contacts together."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.compiled import pack
+from pinext.compiled.aba import joint_transforms
+from pinext.compiled.rnea import nonlinear_effects
+from pinext.compiled.timestep import integrate
+from pinext.contact import Contact, plane
+from pinext.control import JointPD
+from pinext.exceptions import InvalidParameter
+from pinext.robots import load_robot
+from pinext.robots.solo12 import load_solo12
+from pinext.simulation.timestepping import simulate_timestepping
+
+#: The tests compare the compiled loop with Pinocchio's solver themselves (both paths in
+#: one test), so the suite's Python-path parametrisation does not apply.
+BOTH_PATHS = False
+
+
+def _mixed_model() -> pin.Model:
+    """A tree of every joint the compiled loop integrates: free flyer, spherical,
+    translation, continuous, revolute (unaligned) and prismatic, with random inertias."""
+    rng = np.random.default_rng(0)
+    model = pin.Model()
+    joints = [
+        pin.JointModelFreeFlyer(),
+        pin.JointModelSpherical(),
+        pin.JointModelTranslation(),
+        pin.JointModelRUBY(),
+        pin.JointModelRevoluteUnaligned(*(rng.normal(size=3) / np.linalg.norm([1, 1, 1]))),
+        pin.JointModelPZ(),
+    ]
+    parent = 0
+    for i, joint in enumerate(joints):
+        placement = pin.SE3(pin.rpy.rpyToMatrix(*rng.normal(size=3)), rng.normal(size=3) * 0.2)
+        parent = model.addJoint(parent if i != 4 else 2, joint, placement, f"j{i}")
+        model.appendBodyToJoint(parent, pin.Inertia.Random(), pin.SE3.Identity())
+    return model
+
+
+def _models():
+    return [_mixed_model(), load_solo12()[0].model, load_robot("go1").model]
+
+
+@pytest.mark.parametrize("which", range(3))
+def test_bias_forces_equal_pinocchio(which):
+    """The compiled RNEA at q̈ = 0 equals ``pin.nonLinearEffects`` (seeded random states)."""
+    model = _models()[which]
+    pm, data, rng = pack(model), model.createData(), np.random.default_rng(which)
+    out = np.zeros(model.nv)
+    for _ in range(10):
+        q, v = (
+            pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq)),
+            rng.normal(size=model.nv),
+        )
+        joint_transforms(pm, q)
+        nonlinear_effects(pm, v, out)
+        ref = pin.nonLinearEffects(model, data, q, v)
+        assert np.abs(out - ref).max() <= 1e-12 * (1.0 + np.abs(ref).max())
+
+
+@pytest.mark.parametrize("which", range(3))
+@pytest.mark.parametrize("scale", [1e-7, 1e-3, 0.5, 3.0])
+def test_integrate_equals_pinocchio(which, scale):
+    """q ⊕ δ equals ``pin.integrate`` for small (the series branch) and large steps."""
+    model = _models()[which]
+    pm, rng = pack(model), np.random.default_rng(7)
+    out = np.zeros(model.nq)
+    for _ in range(10):
+        q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+        dv = rng.normal(size=model.nv) * scale
+        integrate(pm, q, dv, out)
+        ref = pin.integrate(model, q, dv)
+        assert np.abs(out - ref).max() <= 1e-13 * (1.0 + np.abs(ref).max())
+
+
+def _runs(system, t_final, dt, tolerance, control=None, **kwargs):
+    """The compiled run and a Pinocchio run (its ADMM, or its PGS where ADMM does not
+    converge on every step: the reference must have solved each problem)."""
+
+    def run(solver):
+        return simulate_timestepping(
+            system, t_final, dt=dt, control=control, solver=solver, tolerance=tolerance,
+            max_iterations=20_000, **kwargs,
+        )  # fmt: skip
+
+    compiled = run("compiled")
+    assert compiled.meta["stats"]["solver"] == "compiled"
+    assert compiled.meta["stats"]["unconverged"] == 0, (compiled.meta["stats"], tolerance)
+    for solver in ("admm", "pgs"):
+        reference = run(solver)
+        if reference.meta["stats"]["unconverged"] == 0:
+            return compiled, reference
+    raise AssertionError(f"neither of Pinocchio's solvers converged at {tolerance}")
+
+
+def _first_touchdowns(run):
+    """The first touchdown of each contact (later touchdowns and lift-offs hinge on impulses
+    of the order of the solvers' tolerance, and are not compared)."""
+    found = {}
+    for e in run.events:
+        found.setdefault(e.name, e.t)
+    return {k: t for k, t in found.items() if k.startswith("touchdown")}
+
+
+def _agree(system, t_final, dt, control=None, **kwargs):
+    """The compiled loop and Pinocchio's ADMM run one scene at two solver tolerances. Both
+    solve every step's problem to the tolerance, so their difference is the tolerance's
+    doing: it shrinks with it (1000× tighter: at least 10× smaller, down to the round-off
+    floor n·tol·(1 + |v|)); the first touchdowns match; each run's audit closes."""
+    diffs = []
+    for tolerance in (1e-7, 1e-10):
+        a, b = runs = _runs(system, t_final, dt, tolerance, control, **kwargs)
+        assert _first_touchdowns(a) == _first_touchdowns(b)
+        np.testing.assert_allclose(a.t, b.t, rtol=0, atol=1e-12)
+        diffs.append(max(np.abs(a.v - b.v).max(), np.abs(a.q - b.q).max()))
+        for run in runs:
+            scale = 1.0 + np.abs(run.outputs["energy.kinetic"]).max()
+            assert np.abs(run.energy_balance().residual).max() <= 1e-9 * scale
+    floor = a.t.size * 1e-10 * (1.0 + np.abs(a.v).max())
+    assert diffs[1] <= diffs[0] / 10.0 + floor, diffs
+    return runs
+
+
+def _drop_pose(model, feet, rng, height=0.02):
+    """A seeded random configuration (joints inside their limits, base tilted by up to
+    0.2 rad) lifted so that its lowest foot is ``height`` above the ground."""
+    q = pin.randomConfiguration(model)
+    q[:3] = 0.0
+    q[3:7] = pin.Quaternion(pin.rpy.rpyToMatrix(*rng.uniform(-0.2, 0.2, 3))).coeffs()
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q)
+    q[2] = height - min(data.oMf[model.getFrameId(f)].translation[2] for f in feet)
+    return q
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2, 3])
+def test_go1_on_the_ground_with_limits_and_joint_friction_as_with_pinocchios_solver(seed):
+    """go1 (free flyer, URDF joint friction and limits) on its four feet, from its neutral
+    pose and from seeded random poses and velocities: the compiled loop and Pinocchio's ADMM
+    both converge on every step and give the same steps; no foot sinks; the audit closes.
+    (Short runs: a frictional contact problem has no unique solution in general, and over a
+    long run two solvers may pick different ones where both stall.)"""
+    robot = load_robot("go1")
+    feet = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+    system = px.System(robot, contacts=())
+    assert {type(c).__name__ for c in system.components} == {"JointLimits", "JointFriction"}
+    rng = np.random.default_rng(0 if seed is None else seed)
+    if seed is None:
+        q0 = pin.neutral(robot.model)
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, q0)
+        q0[2] -= min(data.oMf[robot.model.getFrameId(f)].translation[2] for f in feet)
+    else:
+        q0 = _drop_pose(robot.model, feet, rng, height=0.0)
+    v0 = np.r_[rng.normal(scale=0.1, size=6), rng.normal(scale=0.5, size=12)]
+    contacts = [Contact(plane(f), friction=0.8) for f in feet]
+    runs = _agree(system, 0.02, 1e-3, q0=q0, v0=v0, contacts=contacts)
+    # the φ/h term closes each gap to first order: a foot sinks by at most the step's
+    # second-order term ½ h² a, a = 100 m/s² bounding the feet's accelerations
+    assert runs[0].outputs["contact.gap"].min() >= -0.5 * 1e-3**2 * 100.0
+
+
+def test_solo12_posture_pd_in_the_loop_equals_the_same_law_in_python():
+    """Solo12 dropped and standing: the JointPD evaluated inside the compiled loop, the same
+    law as a Python function called per step, and Pinocchio's ADMM with the Python law give
+    one run (the PD law in the loop is the controller's own formula)."""
+    robot, q_ref = load_solo12()
+    system = px.System(robot, contacts=())
+    q0 = q_ref.copy()
+    q0[2] = 0.3
+    kp, kd = np.r_[np.zeros(6), np.full(12, 10.0)], np.r_[np.zeros(6), np.full(12, 0.2)]
+    pd = JointPD(system, q_ref, kp, kd)
+
+    def law(t, x):
+        return pd(t, x[:19], x[19:37], {})
+
+    inside = simulate_timestepping(system, 0.5, dt=1e-3, q0=q0, control=pd, output_dt=0.01)
+    in_python = simulate_timestepping(system, 0.5, dt=1e-3, q0=q0, control=law, output_dt=0.01)
+    assert in_python.meta["stats"]["solver"] == inside.meta["stats"]["solver"] == "compiled"
+    np.testing.assert_array_equal(inside.x, in_python.x)  # the same arithmetic
+    np.testing.assert_allclose(inside.outputs["input"], in_python.outputs["input"], atol=1e-12)
+    _agree(system, 0.5, 1e-3, control=law, q0=q0, output_dt=0.01)
+
+
+def test_an_arm_with_springs_limits_friction_and_a_table():
+    """A UR5 with joint springs and dampers, Coulomb friction on every joint, its limits,
+    and its tool falling onto a table, from seeded random poses: compiled = Pinocchio."""
+    robot = load_robot("ur5")
+    model = robot.model
+    rng = np.random.default_rng(5)
+    robot.joint_stiffness[:] = rng.uniform(0.0, 20.0, model.nv)
+    robot.joint_damping[:] = rng.uniform(0.0, 0.5, model.nv)
+    names = list(model.names)[1:]
+    friction = dict(zip(names, rng.uniform(0.1, 1.0, len(names)).tolist(), strict=True))
+    system = px.System(robot, contacts=(), joint_friction=friction)
+    tool = model.frames[-1].name
+    for _ in range(2):
+        q0 = pin.randomConfiguration(model)
+        data = model.createData()
+        pin.framesForwardKinematics(model, data, q0)
+        table = pin.SE3(np.eye(3), data.oMf[model.getFrameId(tool)].translation - [0, 0, 0.05])
+        contacts = [Contact(plane(tool, table.translation), friction=0.5)]
+        _agree(system, 0.4, 1e-3, q0=q0, contacts=contacts)
+
+
+def test_unsupported_scenes_say_why():
+    """solver='compiled' on a scene the loop does not cover is refused with the way out."""
+    model = pin.Model()
+    j = model.addJoint(0, pin.JointModelPlanar(), pin.SE3.Identity(), "planar")
+    model.appendBodyToJoint(j, pin.Inertia.FromBox(1.0, 0.1, 0.1, 0.1), pin.SE3.Identity())
+    system = px.System(model)
+    with pytest.raises(InvalidParameter, match="compiled loop"):
+        simulate_timestepping(system, 0.1, dt=1e-3, solver="compiled")
+    run = simulate_timestepping(system, 0.1, dt=1e-3)  # auto: Pinocchio's solver
+    assert run.meta["stats"]["solver"] == "admm"
