@@ -11,6 +11,7 @@ import pinocchio as pin
 import pytest
 
 import pinext as px
+from pinext.check import random_state
 from pinext.compiled import pack
 from pinext.compiled.aba import joint_transforms
 from pinext.compiled.rnea import nonlinear_effects
@@ -44,7 +45,10 @@ def _mixed_model() -> pin.Model:
     for i, joint in enumerate(joints):
         placement = pin.SE3(pin.rpy.rpyToMatrix(*rng.normal(size=3)), rng.normal(size=3) * 0.2)
         parent = model.addJoint(parent if i != 4 else 2, joint, placement, f"j{i}")
-        model.appendBodyToJoint(parent, pin.Inertia.Random(), pin.SE3.Identity())
+        a = rng.normal(size=(3, 3)) * 0.1
+        rotational = a @ a.T + 0.01 * np.eye(3)
+        inertia = pin.Inertia(rng.uniform(0.5, 2.0), rng.normal(size=3) * 0.1, rotational)
+        model.appendBodyToJoint(parent, inertia, pin.SE3.Identity())
     return model
 
 
@@ -59,10 +63,7 @@ def test_bias_forces_equal_pinocchio(which):
     pm, data, rng = pack(model), model.createData(), np.random.default_rng(which)
     out = np.zeros(model.nv)
     for _ in range(10):
-        q, v = (
-            pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq)),
-            rng.normal(size=model.nv),
-        )
+        q, v = random_state(model, rng).q, rng.normal(size=model.nv)
         joint_transforms(pm, q)
         nonlinear_effects(pm, v, out)
         ref = pin.nonLinearEffects(model, data, q, v)
@@ -77,7 +78,7 @@ def test_integrate_equals_pinocchio(which, scale):
     pm, rng = pack(model), np.random.default_rng(7)
     out = np.zeros(model.nq)
     for _ in range(10):
-        q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
+        q = random_state(model, rng).q
         dv = rng.normal(size=model.nv) * scale
         integrate(pm, q, dv, out)
         ref = pin.integrate(model, q, dv)
@@ -135,7 +136,7 @@ def _agree(system, t_final, dt, control=None, **kwargs):
 def _drop_pose(model, feet, rng, height=0.02):
     """A seeded random configuration (joints inside their limits, base tilted by up to
     0.2 rad) lifted so that its lowest foot is ``height`` above the ground."""
-    q = pin.randomConfiguration(model)
+    q = random_state(model, rng).q
     q[:3] = 0.0
     q[3:7] = pin.Quaternion(pin.rpy.rpyToMatrix(*rng.uniform(-0.2, 0.2, 3))).coeffs()
     data = model.createData()
@@ -206,7 +207,7 @@ def test_an_arm_with_springs_limits_friction_and_a_table():
     system = px.System(robot, contacts=(), joint_friction=friction)
     tool = model.frames[-1].name
     for _ in range(2):
-        q0 = pin.randomConfiguration(model)
+        q0 = random_state(model, rng).q
         data = model.createData()
         pin.framesForwardKinematics(model, data, q0)
         table = pin.SE3(np.eye(3), data.oMf[model.getFrameId(tool)].translation - [0, 0, 0.05])
