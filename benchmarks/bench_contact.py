@@ -76,10 +76,13 @@ def _axis(joint: pin.JointModel) -> np.ndarray:
     raise ValueError(f"joint kind {kind} is not translated to MJCF here")
 
 
-def solo12_mjcf(model: pin.Model, feet: tuple[str, ...], timeconst: float = 0.02) -> str:
+def solo12_mjcf(
+    model: pin.Model, feet: tuple[str, ...], timeconst: float = 0.02, pd: tuple | None = None
+) -> str:
     """MJCF of a free-flyer Pinocchio model with revolute joints: bodies at the joint
     placements with the joints' inertias, a ball geom at each foot frame, a floor; contacts
-    with MuJoCo's ``solref = "timeconst 1"`` (0.02 s: its default)."""
+    with MuJoCo's ``solref = "timeconst 1"`` (0.02 s: its default). ``pd = (kp, kd)`` adds
+    a position actuator on each joint, the PD law inside MuJoCo."""
     children: dict[int, list[int]] = {}
     for j in range(2, model.njoints):
         children.setdefault(model.parents[j], []).append(j)
@@ -118,6 +121,13 @@ def solo12_mjcf(model: pin.Model, feet: tuple[str, ...], timeconst: float = 0.02
         lines.append(f"{pad}</body>")
         return "\n".join(lines)
 
+    actuators = ""
+    if pd is not None:
+        lines = [
+            f'    <position joint="{model.names[j]}" kp="{pd[0]}" kv="{pd[1]}"/>'
+            for j in range(2, model.njoints)
+        ]
+        actuators = "  <actuator>\n" + "\n".join(lines) + "\n  </actuator>"
     return f"""<mujoco model="solo12">
   <option timestep="{DT}" gravity="0 0 -9.81" cone="elliptic" integrator="Euler"/>
   <worldbody>
@@ -125,6 +135,7 @@ def solo12_mjcf(model: pin.Model, feet: tuple[str, ...], timeconst: float = 0.02
           conaffinity="1" friction="{MU} 0 0" condim="3" solref="{timeconst} 1"/>
 {body(1, 2)}
   </worldbody>
+{actuators}
 </mujoco>"""
 
 
@@ -149,6 +160,29 @@ def run_mujoco(mj_model, q0: np.ndarray, q_ref: np.ndarray, kp: float, kd: float
             heights.append(data.qpos[2])
             feet_z.append(data.geom_xpos[1:, 2].min())  # ball centres: z = 0 on the floor
             feet_xy.append(data.geom_xpos[1:, :2].copy())
+    wall = time.perf_counter() - start
+    return wall, np.array(heights), np.array(feet_z), data.qpos.copy(), np.array(feet_xy)
+
+
+def run_mujoco_actuated(mj_model, q0: np.ndarray, q_ref: np.ndarray):
+    """The same drop with the PD law in MuJoCo's position actuators: ten steps per call
+    (``mj_step(..., nstep=10)``), no Python per step; the same samples as
+    :func:`run_mujoco`."""
+    import mujoco
+
+    data = mujoco.MjData(mj_model)
+    data.qpos[:3] = q0[:3]
+    data.qpos[3:7] = [q0[6], q0[3], q0[4], q0[5]]
+    data.qpos[7:] = q0[7:]
+    data.qvel[:] = 0.0
+    data.ctrl[:] = q_ref[7:]
+    heights, feet_z, feet_xy = [], [], []
+    start = time.perf_counter()
+    for _ in range(int(round(T_FINAL / DT)) // 10):
+        heights.append(data.qpos[2])
+        feet_z.append(data.geom_xpos[1:, 2].min())
+        feet_xy.append(data.geom_xpos[1:, :2].copy())
+        mujoco.mj_step(mj_model, data, nstep=10)
     wall = time.perf_counter() - start
     return wall, np.array(heights), np.array(feet_z), data.qpos.copy(), np.array(feet_xy)
 
@@ -211,20 +245,29 @@ def solo12(repeats: int) -> None:
         print("MuJoCo is not installed (pip install mujoco): pinext only")
         mujoco = None
     if mujoco is not None:
-        for label, timeconst in (("default", 0.02), ("stiff", 2 * DT)):
-            xml = solo12_mjcf(robot.model, FEET, timeconst)
+        scenes = [
+            ("MuJoCo solref 0.02 (default), PD in Python", 0.02, None),
+            ("MuJoCo solref 0.002 (stiff), PD in Python", 2 * DT, None),
+            ("MuJoCo solref 0.02, PD actuators, nstep 10", 0.02, (kp, kd)),
+            ("MuJoCo solref 0.002, PD actuators, nstep 10", 2 * DT, (kp, kd)),
+        ]
+        for label, timeconst, actuated in scenes:
+            xml = solo12_mjcf(robot.model, FEET, timeconst, actuated)
             mj_model = mujoco.MjModel.from_xml_string(xml)
             mass_mj = float(sum(mj_model.body_mass))
             assert abs(mass_mj - pin.computeTotalMass(robot.model)) < 1e-9
             walls, result = [], None
             for _ in range(repeats):
-                result = run_mujoco(mj_model, q0, q_ref, kp, kd)
+                if actuated is None:
+                    result = run_mujoco(mj_model, q0, q_ref, kp, kd)
+                else:
+                    result = run_mujoco_actuated(mj_model, q0, q_ref)
                 walls.append(result[0])
             assert result is not None
             mj_wall = float(np.median(walls))
             rows.append(
                 (
-                    f"MuJoCo solref {timeconst:g} ({label})",
+                    label,
                     mj_wall,
                     T_FINAL / mj_wall,
                     result[3][2],
@@ -238,12 +281,12 @@ def solo12(repeats: int) -> None:
         f"dt = {DT * 1e3:g} ms, median of {repeats} runs; load average {os.getloadavg()}"
     )
     print(
-        f"{'simulator':30s} {'wall [s]':>9s} {'real-time x':>12s} {'base z end [m]':>15s} "
+        f"{'simulator':44s} {'wall [s]':>9s} {'real-time x':>12s} {'base z end [m]':>15s} "
         f"{'max penetration [m]':>20s} {'foot slip [m]':>14s} {'solver it/step':>15s}"
     )
     for name, wall, rtf, z_end, pen, travel, its in rows:
         print(
-            f"{name:30s} {wall:9.3f} {rtf:12.1f} {z_end:15.6f} {pen:20.2e} {travel:14.2e} "
+            f"{name:44s} {wall:9.3f} {rtf:12.1f} {z_end:15.6f} {pen:20.2e} {travel:14.2e} "
             f"{its:15.1f}"
         )
     for ours in rows[:3]:

@@ -110,6 +110,7 @@ class StepOut(NamedTuple):
     t: np.ndarray
     q: np.ndarray
     v: np.ndarray
+    u: np.ndarray
     work: np.ndarray
     lost: np.ndarray
     audit: np.ndarray
@@ -283,6 +284,7 @@ class CompiledStepper:
             t=np.zeros(n_samples),
             q=np.zeros((n_samples, model.nq)),
             v=np.zeros((n_samples, model.nv)),
+            u=np.zeros((n_samples, model.nv)),
             work=np.zeros(n_samples),
             lost=np.zeros(n_samples),
             audit=np.zeros((n_samples, 2)),

@@ -452,6 +452,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
                 out.q[j, i] = q[i]
             for i in range(nv):
                 out.v[j, i] = v[i]
+                out.u[j, i] = u[i]
             out.work[j], out.lost[j] = ws.totals[0], ws.totals[1]
             out.audit[j, 0], out.audit[j, 1] = ws.audit[0], ws.audit[1]
             for c in range(nc):

@@ -184,7 +184,7 @@ def simulate_timestepping(
     started = time.perf_counter()
     try:
         if compiled is not None:
-            run = _compiled_run(compiled[0], compiled[1], system, x, dt, t_final, n_steps, bar)
+            run = _compiled_run(compiled[0], compiled[1], law, system, x, dt, t_final, n_steps, bar)
         else:
             run = _pinocchio_run(
                 stepper, system, efforts, law, x, dt, t_final, n_steps, every, bar, progress
@@ -200,7 +200,7 @@ def simulate_timestepping(
         )
         for t, c, kind in run.events
     ]  # fmt: skip
-    traj = _trajectory(system, law, run.t, run.x, events, t_final)
+    traj = _trajectory(system, run.inputs, run.t, run.x, events, t_final)
     traj.outputs["contact.force"] = run.force.reshape(run.t.size, n, 3)
     traj.outputs["contact.gap"] = run.gap.reshape(run.t.size, n)
     traj.outputs["contact.residual"] = np.minimum(traj.outputs["contact.gap"], 0.0)
@@ -241,6 +241,7 @@ class _Run(NamedTuple):
 
     t: np.ndarray
     x: np.ndarray
+    inputs: np.ndarray  # held over the step from each sample (at the end: the law there)
     force: np.ndarray  # mean contact force over the step from the sample, world axes [N]
     gap: np.ndarray
     closed: np.ndarray
@@ -304,7 +305,7 @@ def _controller(control: Any, dt: float) -> Any:
     return getattr(control, "controller", control)
 
 
-def _compiled_run(compiled, law, system, x, dt, t_final, n_steps, bar) -> _Run:
+def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) -> _Run:
     """Every step on the compiled loop (:mod:`pinext.compiled.timestep`)."""
     layout = system.layout
     order = np.r_[
@@ -322,9 +323,11 @@ def _compiled_run(compiled, law, system, x, dt, t_final, n_steps, bar) -> _Run:
     states[:-1, layout["dissipated_energy"].start] = out.lost
     states[-1, order] = end
     nc = out.gap.shape[1]
+    u_end = np.asarray(law_end(t, states[-1]), dtype=float)
     return _Run(
         t=np.r_[out.t, t],
         x=states,
+        inputs=np.concatenate((out.u, u_end[None, :])),
         force=np.concatenate((out.force, np.zeros((1, nc, 3)))),
         gap=np.concatenate((out.gap, gap_end[None, :])),
         closed=np.concatenate((out.closed, np.zeros((1, nc)))),
@@ -345,7 +348,7 @@ def _pinocchio_run(
     work_at = system.layout["input_work"].start
     lost_at = system.layout["dissipated_energy"].start
     n = len(stepper.contacts)
-    times, states, forces, gaps, closed = [], [], [], [], []
+    times, states, inputs, forces, gaps, closed = [], [], [], [], [], []
     numerical = explicit = 0.0  # the scheme's own energy terms, accumulated [J]
     audit: list[tuple[float, float]] = []
     audit_data = stepper.model.createData()
@@ -365,6 +368,7 @@ def _pinocchio_run(
         if k % every == 0:
             times.append(t)
             states.append(x.copy())
+            inputs.append(u)
             forces.append(result.impulses / h)
             gaps.append(result.gaps.copy())
             closed.append(result.active.copy())
@@ -393,6 +397,7 @@ def _pinocchio_run(
             bar.update(h)
     times.append(t)
     states.append(x.copy())
+    inputs.append(np.asarray(law(t, x), dtype=float))
     forces.append(np.zeros((n, 3)))
     gaps.append(stepper.points(_placements(stepper, x[q_block], x[v_block]))[1])
     closed.append(np.zeros(n, dtype=bool))
@@ -400,6 +405,7 @@ def _pinocchio_run(
     return _Run(
         t=np.array(times),
         x=np.array(states),
+        inputs=np.array(inputs),
         force=np.array(forces).reshape(len(times), n, 3),
         gap=np.array(gaps).reshape(len(times), n),
         closed=np.array(closed, dtype=float).reshape(len(times), n),
@@ -459,14 +465,15 @@ def _placements(stepper: TimeStepper, q: np.ndarray, v: np.ndarray) -> pin.Data:
 
 
 def _trajectory(
-    system: System, law: Any, t: np.ndarray, x: np.ndarray, events: list, t_final: float
-) -> Trajectory:
-    """The :class:`Trajectory` of the samples: energies, inputs and the viewer's metadata."""
-    outputs: dict[str, list] = {}
-    for ti, xi in zip(t, x, strict=True):
+    system: System, inputs: np.ndarray, t: np.ndarray, x: np.ndarray, events: list,
+    t_final: float,
+) -> Trajectory:  # fmt: skip
+    """The :class:`Trajectory` of the samples: energies, the inputs applied over the step
+    from each sample, and the viewer's metadata."""
+    outputs: dict[str, list] = {"input": list(inputs)}
+    for xi in x:
         for name, energy in system.energy_terms(xi).items():
             outputs.setdefault(f"energy.{name}", []).append(energy)
-        outputs.setdefault("input", []).append(np.asarray(law(ti, xi), dtype=float))
     robot, model = system.robot, system.model
     meta: dict[str, Any] = {
         "robot": model.name,
