@@ -225,3 +225,45 @@ def test_unsupported_scenes_say_why():
         simulate_timestepping(system, 0.1, dt=1e-3, solver="compiled")
     run = simulate_timestepping(system, 0.1, dt=1e-3)  # auto: Pinocchio's solver
     assert run.meta["stats"]["solver"] == "admm"
+
+
+def test_a_python_controller_held_over_several_steps():
+    """A Controller sampled every 2 ms: the
+    compiled loop calls it once per step and the hold gives the same input to each of the
+    five steps of a period, as on Pinocchio's path; the applied inputs are recorded."""
+    robot, q_ref = load_solo12()
+    system = px.System(robot, contacts=())
+    q0 = q_ref.copy()
+    q0[2] = 0.3
+    kp, kd = np.r_[np.zeros(6), np.full(12, 10.0)], np.r_[np.zeros(6), np.full(12, 0.2)]
+    pd = JointPD(system, q_ref, kp, kd)
+    runs = [
+        px.simulate(
+            system, 0.3, q0=q0, control=pd, method="timestepping", dt=1e-3, control_period=2e-3
+        )
+    ]
+    assert runs[0].meta["stats"]["solver"] == "compiled"
+    inputs = runs[0].outputs["input"][:-1]
+    for k in range(0, inputs.shape[0] - 2, 2):  # held over each period of two steps
+        assert np.all(inputs[k : k + 2] == inputs[k])
+    assert np.any(inputs[2] != inputs[0])
+    diffs = []
+    for tolerance in (1e-7, 1e-10):  # the difference is the solvers' tolerance's doing
+        a, b = (
+            simulate_timestepping(
+                system, 0.3, dt=1e-3, q0=q0, control=_held(pd, system), solver=solver,
+                tolerance=tolerance,
+            )
+            for solver in ("compiled", "admm")
+        )  # fmt: skip
+        assert a.meta["stats"]["unconverged"] == b.meta["stats"]["unconverged"] == 0
+        diffs.append(np.abs(a.v - b.v).max())
+    np.testing.assert_array_equal(a.outputs["input"][:-1], runs[0].outputs["input"][:-1])
+    assert diffs[1] <= diffs[0] / 10.0 + a.t.size * 1e-10 * (1.0 + np.abs(a.v).max()), diffs
+
+
+def _held(pd, system):
+    from pinext.control.base import as_state_law
+    from pinext.simulation.sampling import HeldControl
+
+    return HeldControl(as_state_law(pd, system.layout), 2e-3, None, lazy=True)
