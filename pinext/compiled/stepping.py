@@ -45,6 +45,10 @@ class StepScene(NamedTuple):
     limit_upper: np.ndarray
     friction_iv: np.ndarray
     friction_torque: np.ndarray
+    mimic_iq: np.ndarray  # (follower, leader) configuration indices
+    mimic_iv: np.ndarray  # (follower, leader) velocity indices
+    mimic_ratio: np.ndarray
+    mimic_offset: np.ndarray
     damping: np.ndarray
     stiffness: np.ndarray
     elastic_iq: np.ndarray
@@ -97,6 +101,7 @@ class StepWork(NamedTuple):
     warm_limit: np.ndarray
     engaged: np.ndarray  # (limit, lower/upper side): engaged (False while violated at start)
     warm_friction: np.ndarray
+    warm_mimic: np.ndarray
     touching: np.ndarray
     audit: np.ndarray  # numerical dissipation, explicit error [J]
     totals: np.ndarray  # input work, dissipated energy [J]
@@ -151,6 +156,7 @@ def stepping_scene(
     contacts: Sequence[Any],
     limits: Sequence[Any],
     friction: Sequence[tuple[int, float]],
+    mimics: Sequence[Any],
     damping: np.ndarray,
     stiffness: np.ndarray,
     q_rest: np.ndarray,
@@ -202,6 +208,10 @@ def stepping_scene(
         limit_upper=np.array([lim.upper for lim in limits], dtype=float),
         friction_iv=_index(model.joints[j].idx_v for j, _ in friction),
         friction_torque=np.array([f for _, f in friction], dtype=float),
+        mimic_iq=np.array([(c.iq, c.iq_leader) for c in mimics], dtype=np.int64).reshape(-1, 2),
+        mimic_iv=np.array([(c.iv, c.iv_leader) for c in mimics], dtype=np.int64).reshape(-1, 2),
+        mimic_ratio=np.array([c.multiplier for c in mimics], dtype=float),
+        mimic_offset=np.array([c.offset for c in mimics], dtype=float),
         damping=np.asarray(damping, dtype=float).copy(),
         stiffness=np.asarray(stiffness, dtype=float).copy(),
         elastic_iq=_index(flat[int(iv)] for iv in elastic),
@@ -221,7 +231,8 @@ def stepping_scene(
 def _work(model: pin.Model, scene: StepScene) -> StepWork:
     nv, nq, nj = model.nv, model.nq, model.njoints
     nc, nl, nf = scene.contact_joint.size, scene.limit_iq.size, scene.friction_iv.size
-    rows = max(3 * nc + 2 * nl + nf, 1)
+    nm = scene.mimic_ratio.size
+    rows = max(3 * nc + 2 * nl + nm + nf, 1)
     return StepWork(
         tau=np.zeros(nv),
         bias=np.zeros(nv),
@@ -257,6 +268,7 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         warm_limit=np.zeros((nl, 2)),
         engaged=np.zeros((nl, 2), dtype=np.bool_),
         warm_friction=np.zeros(nf),
+        warm_mimic=np.zeros(nm),
         touching=np.zeros(nc, dtype=np.bool_),
         audit=np.zeros(2),
         totals=np.zeros(2),

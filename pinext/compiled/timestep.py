@@ -491,6 +491,17 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         limit_end = m
         if limit_end > n_contact_rows:
             ws.stats[3] += 1
+        for n in range(sc.mimic_ratio.shape[0]):  # q_f = k q_l + c: J = e_f − k e_l, free λ
+            f, lead, k_ = sc.mimic_iv[n, 0], sc.mimic_iv[n, 1], sc.mimic_ratio[n]
+            for col in range(nv):
+                ws.jac[m, col] = 0.0
+            ws.jac[m, f], ws.jac[m, lead] = 1.0, -k_
+            residual = q[sc.mimic_iq[n, 0]] - k_ * q[sc.mimic_iq[n, 1]] - sc.mimic_offset[n]
+            ws.g[m] = ws.v_free[f] - k_ * ws.v_free[lead] + residual / h
+            ws.lam[m] = ws.warm_mimic[n]
+            ws.lower[m], ws.upper[m] = -math.inf, math.inf
+            m += 1
+        mimic_end = m
         for n in range(sc.friction_iv.shape[0]):
             iv = sc.friction_iv[n]
             for col in range(nv):
@@ -566,8 +577,10 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             ws.warm_limit[n, 1] = 0.0
         for i in range(n_contact_rows, limit_end):
             ws.warm_limit[ws.row_of[i] // 2, ws.row_of[i] % 2] = ws.lam[i]
+        for n in range(sc.mimic_ratio.shape[0]):
+            ws.warm_mimic[n] = ws.lam[limit_end + n]
         for n in range(sc.friction_iv.shape[0]):
-            ws.warm_friction[n] = ws.lam[limit_end + n]
+            ws.warm_friction[n] = ws.lam[mimic_end + n]
         # energy audit (the module docstring of pinext.contact.timestepping)
         for i in range(nv):
             ws.dv_free[i] = ws.v_free[i] - v[i]

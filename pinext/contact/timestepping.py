@@ -473,10 +473,10 @@ def point_contacts(system: System, contacts: Sequence[Any] | None = None) -> lis
     return [PointContact.from_contact(system.model, c) for c in contact_specs(system, contacts)]
 
 
-def _effort_law(system: System, phase: Phase):
+def _effort_law(system: System, phase: Phase, rows: tuple[type, ...] = ()):
     """``efforts(t, x, u) -> (τ, work_rate_efforts)``: the System's generalized efforts
     without the contact rows, and the part of them that is not joint elasticity (for the
-    input work)."""
+    input work). ``rows``: further component types whose rows the stepper holds."""
     step = system.acceleration_step(phase)
     if step.mechanism is not None:
         raise InvalidParameter(
@@ -484,10 +484,8 @@ def _effort_law(system: System, phase: Phase):
             "integrates Pinocchio's model only"
         )
     for comp in system.components:
-        if isinstance(
-            comp,
-            (ContactComponent, FrictionalContact, JointLimits, EffortSaturation, JointFriction),
-        ):
+        held = (ContactComponent, FrictionalContact, JointLimits, EffortSaturation, JointFriction)
+        if isinstance(comp, (*held, *rows)):
             continue
         mode = phase.get(comp.name)
         if comp.states() or comp.is_constrained(mode):
@@ -499,7 +497,9 @@ def _effort_law(system: System, phase: Phase):
     acting = [
         (c, m)
         for c, m in step.acting
-        if not isinstance(c, (ContactComponent, FrictionalContact, JointLimits, JointFriction))
+        if not isinstance(
+            c, (ContactComponent, FrictionalContact, JointLimits, JointFriction, *rows)
+        )
     ]
     q_block, v_block = system.layout["q"], system.layout["v"]
 

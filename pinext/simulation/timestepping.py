@@ -19,6 +19,7 @@ import numpy as np
 import pinocchio as pin
 from tqdm.auto import tqdm
 
+from ..constraints.mimic import Mimic
 from ..contact.component import ContactComponent
 from ..contact.friction import FrictionalContact
 from ..contact.joint_friction import JointFriction
@@ -46,7 +47,7 @@ from .trajectory import AUDIT_EXPLICIT, AUDIT_NUMERICAL, EventRecord, PhaseRecor
 log = logging.getLogger(__name__)
 
 #: The components whose rows the steps hold (contacts, joint limits, joint friction).
-_STEPPED_COMPONENTS = (ContactComponent, FrictionalContact, JointLimits, JointFriction)
+_STEPPED_COMPONENTS = (ContactComponent, FrictionalContact, JointLimits, JointFriction, Mimic)
 
 
 def simulate_timestepping(
@@ -137,7 +138,8 @@ def simulate_timestepping(
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = checked_control(control, system, x)
     phase = system.initial_phase(0.0, x, law)
-    step, efforts = _effort_law(system, phase)
+    step, efforts = _effort_law(system, phase, rows=(Mimic,))
+    mimics = [c for c in system.components if isinstance(c, Mimic)]
     if solver not in (*SOLVERS, "auto", "compiled"):
         raise InvalidParameter(
             f"unknown solver {solver!r}; valid solvers: auto, compiled, {', '.join(SOLVERS)}"
@@ -168,11 +170,19 @@ def simulate_timestepping(
     compiled = None
     if solver in ("auto", "compiled"):
         compiled = _compiled_stepper(system, step, stepper, control, law, n_steps, every)
-        if compiled is None and solver == "compiled":
-            raise InvalidParameter(
-                "solver='compiled': this scene does not run on the compiled loop (the reason "
-                "is logged at INFO level by pinext.simulation.timestepping); use 'auto'"
-            )
+    if compiled is None and mimics:
+        raise InvalidParameter(
+            f"<mimic> couplings ({', '.join(c.name for c in mimics)}) are rows of the compiled "
+            "time-stepping loop only, which this scene or solver does not run on (the reason "
+            "is logged at INFO level by pinext.simulation.timestepping); valid: solver='auto' "
+            "on a scene of the compiled loop, System(..., mimic=False), or the event-driven "
+            "simulate"
+        )
+    if compiled is None and solver == "compiled":
+        raise InvalidParameter(
+            "solver='compiled': this scene does not run on the compiled loop (the reason "
+            "is logged at INFO level by pinext.simulation.timestepping); use 'auto'"
+        )
     bar = tqdm(
         total=float(t_final),
         unit="s",
@@ -277,6 +287,7 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
                 stepper.contacts,
                 stepper.limits,
                 stepper.friction,
+                [c for c in system.components if isinstance(c, Mimic)],
                 system.damping,
                 system.stiffness,
                 system.q_rest,
