@@ -308,3 +308,19 @@ def test_panda_with_mimic_fingers_and_limits_converges_to_the_event_driven_run(s
         errors.append(np.abs(run.q[-1] - reference).max())
     ratios = [errors[0] / errors[1], errors[1] / errors[2]]
     assert all(1.5 <= r <= 2.6 for r in ratios), (errors, ratios)
+
+
+def test_saturated_inputs_as_with_pinocchios_solver():
+    """A UR5 under a stiff PD that asks for more than its URDF effort limits, with
+    ``saturate_efforts=True`` and its joint limits: the compiled loop clips the inputs as the
+    EffortSaturation component does on Pinocchio's path (same steps, same input work)."""
+    robot = load_robot("ur5")
+    model = robot.model
+    system = px.System(robot, saturate_efforts=True)
+    q0 = random_state(model, np.random.default_rng(11)).q
+    target = 0.5 * (model.lowerPositionLimit + model.upperPositionLimit)
+    pd = JointPD(system, target, 2000.0, 1.0)  # kd h / I < 2 on the wrist: a stable loop
+    assert np.abs(pd(0.0, q0, np.zeros(6), {})).max() > model.effortLimit.max()
+    runs = _agree(system, 0.2, 1e-3, control=pd, q0=q0)
+    work = [run.state("input_work")[-1] for run in runs]
+    assert abs(work[0] - work[1]) <= 1e-6 * (1.0 + abs(work[1]))

@@ -49,6 +49,7 @@ class StepScene(NamedTuple):
     mimic_iv: np.ndarray  # (follower, leader) velocity indices
     mimic_ratio: np.ndarray
     mimic_offset: np.ndarray
+    effort_limit: np.ndarray  # (nv,) inputs clipped to ± this (inf: no saturation)
     damping: np.ndarray
     stiffness: np.ndarray
     elastic_iq: np.ndarray
@@ -68,6 +69,7 @@ class StepWork(NamedTuple):
     """The compiled loop's workspace and running totals."""
 
     tau: np.ndarray
+    u_applied: np.ndarray
     bias: np.ndarray
     acc: np.ndarray
     v_free: np.ndarray
@@ -157,6 +159,7 @@ def stepping_scene(
     limits: Sequence[Any],
     friction: Sequence[tuple[int, float]],
     mimics: Sequence[Any],
+    effort_limit: np.ndarray,
     damping: np.ndarray,
     stiffness: np.ndarray,
     q_rest: np.ndarray,
@@ -212,6 +215,7 @@ def stepping_scene(
         mimic_iv=np.array([(c.iv, c.iv_leader) for c in mimics], dtype=np.int64).reshape(-1, 2),
         mimic_ratio=np.array([c.multiplier for c in mimics], dtype=float),
         mimic_offset=np.array([c.offset for c in mimics], dtype=float),
+        effort_limit=np.asarray(effort_limit, dtype=float).copy(),
         damping=np.asarray(damping, dtype=float).copy(),
         stiffness=np.asarray(stiffness, dtype=float).copy(),
         elastic_iq=_index(flat[int(iv)] for iv in elastic),
@@ -235,6 +239,7 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
     rows = max(3 * nc + 2 * nl + nm + nf, 1)
     return StepWork(
         tau=np.zeros(nv),
+        u_applied=np.zeros(nv),
         bias=np.zeros(nv),
         acc=np.zeros(nv),
         v_free=np.zeros(nv),

@@ -417,8 +417,9 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             for n in range(sc.pd_iq.shape[0]):
                 iv = sc.pd_iv[n]
                 u[iv] += sc.kp[iv] * (sc.q_ref[sc.pd_iq[n]] - q[sc.pd_iq[n]])
-        for i in range(nv):
-            ws.tau[i] = u[i] - sc.damping[i] * v[i]
+        for i in range(nv):  # the efforts applied: inputs clipped to their limits (inf: none)
+            ws.u_applied[i] = min(max(u[i], -sc.effort_limit[i]), sc.effort_limit[i])
+            ws.tau[i] = ws.u_applied[i] - sc.damping[i] * v[i]
         for n in range(sc.elastic_iq.shape[0]):
             iv = sc.elastic_iv[n]
             ws.tau[iv] -= sc.stiffness[iv] * (q[sc.elastic_iq[n]] - sc.q_rest[sc.elastic_iq[n]])
@@ -589,10 +590,10 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         explicit = 0.5 * _quadratic(ws.mass, ws.v_next, ws.v_next) + potential + elastic
         explicit -= _quadratic(ws.mass, ws.v_next, ws.dv_free)
         for i in range(nv):
-            explicit += ws.v_next[i] * h * (u[i] - sc.damping[i] * v[i])
+            explicit += ws.v_next[i] * h * (ws.u_applied[i] - sc.damping[i] * v[i])
         ws.audit[1] -= explicit
         for i in range(nv):
-            ws.totals[0] += u[i] * ws.v_next[i] * h
+            ws.totals[0] += ws.u_applied[i] * ws.v_next[i] * h
             ws.totals[1] += sc.damping[i] * v[i] * ws.v_next[i] * h
         ws.totals[1] += dissipated
         for i in range(nv):

@@ -23,7 +23,7 @@ from ..constraints.mimic import Mimic
 from ..contact.component import ContactComponent
 from ..contact.friction import FrictionalContact
 from ..contact.joint_friction import JointFriction
-from ..contact.limits import JointLimits
+from ..contact.limits import EffortSaturation, JointLimits
 from ..contact.scene import SCENE_KEY, contact_scene_items
 from ..contact.timestepping import (
     SOLVERS,
@@ -47,7 +47,9 @@ from .trajectory import AUDIT_EXPLICIT, AUDIT_NUMERICAL, EventRecord, PhaseRecor
 log = logging.getLogger(__name__)
 
 #: The components whose rows the steps hold (contacts, joint limits, joint friction).
-_STEPPED_COMPONENTS = (ContactComponent, FrictionalContact, JointLimits, JointFriction, Mimic)
+_STEPPED_COMPONENTS = (
+    ContactComponent, FrictionalContact, JointLimits, JointFriction, Mimic, EffortSaturation
+)  # fmt: skip
 
 
 def simulate_timestepping(
@@ -288,6 +290,7 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
                 stepper.limits,
                 stepper.friction,
                 [c for c in system.components if isinstance(c, Mimic)],
+                _effort_limit(system),
                 system.damping,
                 system.stiffness,
                 system.q_rest,
@@ -303,6 +306,16 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
         return None
     held = pd is not None or control is None
     return CompiledStepper(stepper.model, scene, n_steps, every), None if held else law
+
+
+def _effort_limit(system: System) -> np.ndarray:
+    """The inputs' saturation of the compiled loop: the System's effort limits where it
+    saturates its joint-torque inputs (``saturate_efforts=True``), else none."""
+    limit = np.full(system.model.nv, np.inf)
+    for comp in system.components:
+        if isinstance(comp, EffortSaturation) and comp.active:
+            limit = np.minimum(limit, comp.limit)
+    return limit
 
 
 def _controller(control: Any, dt: float) -> Any:
