@@ -364,22 +364,26 @@ class CompiledStepper:
         from ..exceptions import IntegrationError
 
         nq, nv = self.model.nq, self.model.nv
-        q, v = x[:nq].copy(), x[nq : nq + nv].copy()
-        self.work.totals[:] = x[nq + nv : nq + nv + 2]
+        state = np.array(x[: nq + nv + 2], dtype=float)  # q, v and the totals: views below
+        q, v = state[:nq], state[nq : nq + nv]
+        self.work = self.work._replace(totals=state[nq + nv :])
         u = np.zeros(nv)
-        events, t, k = [], 0.0, 0
+        events, t, k, undrained, unticked = [], 0.0, 0, 0, 0.0
         while k < n_steps:
             h = dt if k < n_steps - 1 else min(dt, t_final - t)
             steps = 1 if (law is not None or k == n_steps - 1) else min(CHUNK, n_steps - 1 - k)
             if law is not None:
-                u[:] = law(t, np.concatenate((q, v, self.work.totals)))
+                u[:] = law(t, state.copy())  # (a law may keep the state it was given)
             start = t
             status, done, t = self.advance(q, v, u, h, t, k, steps)
-            events.append(self.drain())
             k += done
-            tick(t - start)
+            undrained += done
+            unticked += t - start
+            if undrained >= CHUNK or k >= n_steps or status != _ts.DONE:
+                events.append(self.drain())  # (the buffer holds CHUNK steps' events)
+                undrained = 0
+                tick(unticked)
+                unticked = 0.0
             if status == _ts.NON_FINITE:
-                raise IntegrationError(
-                    "non-finite state", t, np.concatenate((q, v, self.work.totals))
-                )
-        return np.concatenate((q, v, self.work.totals)), np.concatenate(events), t
+                raise IntegrationError("non-finite state", t, state.copy())
+        return state.copy(), np.concatenate(events), t
