@@ -34,6 +34,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameter, UnsupportedModel
 from ..simulation.caches import cache as engine_cache
+from ..simulation.chart import CHART_RADIUS, angles
 from ..simulation.component import (
     Distances,
     Event,
@@ -85,7 +86,9 @@ def _packed(system: System):
     cache = engine_cache(system, "compiled")
     if "model" not in cache:
         try:
-            cache["model"] = pack(system.model, angles=not system.euclidean)
+            chart = angles(system)  # with rotation vectors the kernels read the public q
+            flat = chart is not None and not chart.rotations
+            cache["model"] = pack(system.model, angles=not system.euclidean and flat)
         except UnsupportedModel as exc:
             cache["model"] = None
             _announce(str(exc))
@@ -175,7 +178,11 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     """The compiled right-hand side of the phase, or None (the reason said once). The state
     is the chart's internal one: the public state of a Euclidean model, the angle chart's of a
     flat one (:class:`pinext.simulation.chart.Angles`); anchored charts are not compiled."""
-    if not enabled() or not chart.flat or system.imposing:
+    if not enabled() or (chart.angles is None and not system.euclidean) or system.imposing:
+        return None  # (Pinocchio's tangent chart, for planar joints, is not compiled)
+    rotating = chart.angles is not None and chart.angles.rotations
+    if rotating and chart.momentum:
+        _announce("the momentum form on a model with quaternions is not compiled")
         return None
     packed = _packed(system)
     if packed is None:
@@ -242,7 +249,21 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.zeros(r),
         np.zeros((r, nv)),
         np.zeros((r, r)),
+        *_rotation_chart(chart if rotating else None),
     )
+
+
+def _rotation_chart(chart: Chart | None) -> tuple:
+    """The :class:`PhaseKernel` fields of a chart with rotation vectors (from ``rotating``
+    on); the defaults without one."""
+    if chart is None:
+        return ()
+    a = chart.angles
+    assert a is not None
+    return (
+        True, a.linear_q, a.linear_v, a.cos_q, a.angle_v, a.quat_q, a.rot_v, a.fly_v,
+        a.fly_quat, np.array(chart.anchor, dtype=float), np.zeros(chart.anchor.size),
+    )  # fmt: skip
 
 
 def compiled_events(
@@ -250,6 +271,7 @@ def compiled_events(
     breakpoint: float | None,
     offsets: list[int] | None = None,
     chart_index: np.ndarray | None = None,
+    recentre: np.ndarray | None = None,
 ) -> tuple | None:
     """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
     of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
@@ -300,6 +322,16 @@ def compiled_events(
             return None
         stop.append(len(index))
         direction.append(float(event.direction))
+    if recentre is not None and recentre.size:  # the chart's event (after the components')
+        kind.append(_dop.DISTANCES)
+        start.append(len(index))
+        time.append(0.0)
+        for i in recentre.tolist():  # |φ_i| reaches CHART_RADIUS: R − φ_i or φ_i + R
+            index += [i, i]
+            sign += [-1.0, 1.0]
+            bound += [CHART_RADIUS, -CHART_RADIUS]
+        stop.append(len(index))
+        direction.append(-1.0)
     if breakpoint is not None:
         kind.append(_dop.TIME)
         start.append(len(index))

@@ -21,10 +21,15 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..dynamics import rotations
 from .aba import aba, joint_transforms, minv_from_transforms, minv_solve
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
-from .spatial import kernel
+from .spatial import helper, kernel
+
+_exp_at = helper(rotations.exp_at)
+_rotate = helper(rotations.rotate)
+_jr_inverse = helper(rotations.jr_inverse)
 
 #: u_kind codes of :class:`PhaseKernel`.
 CONSTANT, HOLD, LINEAR = 0, 1, 2
@@ -68,6 +73,21 @@ class PhaseKernel(NamedTuple):
     mu: np.ndarray = np.zeros(0)  # (r,) workspace: the reactions of the independent rows
     cols: np.ndarray = np.zeros((0, 0))  # (r, nv) workspace: M⁻¹ J₁ᵀ
     delassus: np.ndarray = np.zeros((0, 0))  # (r, r) workspace: J₁ M⁻¹ J₁ᵀ
+    # the chart with rotation vectors (:class:`pinext.simulation.chart.Angles` of a model with
+    # quaternions): y[:nv] holds the Euclidean coordinates, the angles of unbounded revolute
+    # joints and the rotation vectors φ at the quaternions of ``anchor``; the packed model
+    # then reads the public configuration, rebuilt into ``q`` at each evaluation
+    rotating: bool = False
+    linear_q: np.ndarray = np.zeros(0, dtype=np.int64)
+    linear_v: np.ndarray = np.zeros(0, dtype=np.int64)
+    cos_q: np.ndarray = np.zeros(0, dtype=np.int64)
+    angle_v: np.ndarray = np.zeros(0, dtype=np.int64)
+    quat_q: np.ndarray = np.zeros(0, dtype=np.int64)
+    rot_v: np.ndarray = np.zeros(0, dtype=np.int64)
+    fly_v: np.ndarray = np.zeros(0, dtype=np.int64)
+    fly_quat: np.ndarray = np.zeros(0, dtype=np.int64)
+    anchor: np.ndarray = np.zeros(0)  # (nq,) the chart's anchor configuration
+    q: np.ndarray = np.zeros(0)  # (nq,) workspace: the public configuration
 
 
 @kernel
@@ -176,6 +196,20 @@ def _locked_rows(P, y, a):
 
 
 @kernel
+def _configuration(P, y):
+    """P.q = the public configuration of the internal coordinates y[:nv] (the chart of
+    :class:`pinext.simulation.chart.Angles`, anchored at P.anchor)."""
+    q = P.q
+    for k in range(P.linear_q.size):
+        q[P.linear_q[k]] = y[P.linear_v[k]]
+    for k in range(P.cos_q.size):
+        q[P.cos_q[k]] = np.cos(y[P.angle_v[k]])
+        q[P.cos_q[k] + 1] = np.sin(y[P.angle_v[k]])
+    for k in range(P.quat_q.size):
+        _exp_at(P.anchor, P.quat_q[k], y, P.rot_v[k], q, P.quat_q[k])
+
+
+@kernel
 def rhs(P, t, y, out):
     """``out = f(t, y)`` of the phase (module docstring)."""
     nv = P.damping.size
@@ -202,6 +236,15 @@ def rhs(P, t, y, out):
         out[i] = z[nv + i]
     if P.momentum:  # ṗ = ∂T/∂q + ad*_v p + τ − g(q), Celentano (2008) Theorem 1
         _momentum_from_velocity(P.model, y[nv : 2 * nv], lin[:nv], P.v, out[nv : 2 * nv])
+    elif P.rotating:  # q from the chart; a free flyer's ṗ = R v_lin, each φ̇ = J_r(φ)⁻¹ ω
+        _configuration(P, y)
+        aba(P.model, P.q, y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
+        if P.lam.size:
+            _locked_rows(P, y, out[nv : 2 * nv])
+        for k in range(P.fly_v.size):
+            _rotate(P.q, P.quat_q[P.fly_quat[k]], y, nv + P.fly_v[k], out, P.fly_v[k])
+        for k in range(P.rot_v.size):
+            _jr_inverse(y, P.rot_v[k], y, nv + P.rot_v[k], out, P.rot_v[k])
     else:
         aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
         if P.lam.size:

@@ -39,7 +39,7 @@ from scipy.integrate._ivp import radau as _sr
 from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record
 from .dop853 import _event as _dop_event
-from .phase import _inputs, _locked_rows, rhs
+from .phase import _configuration, _inputs, _locked_rows, rhs
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
 TI = np.ascontiguousarray(_sr.TI, dtype=np.float64)
@@ -182,6 +182,9 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
         return n_fd
     # M⁻¹ column by column (f1 and y1 as scratch: tau in y1[:nv], accelerations in f1)
     q = y[:nv]
+    if Pk.rotating:  # the public configuration of the chart with rotation vectors
+        _configuration(Pk, y)
+        q = Pk.q
     v = y[nv : 2 * nv]
     tau = y1[:nv]
     a0 = f1[nv : 2 * nv]

@@ -1,33 +1,34 @@
 """Moreau–Jean time stepping, compiled: every step of a run in one Numba loop.
 
 The scheme is :mod:`pinext.contact.timestepping`'s (Moreau 1988; Jean 1999; its docstring
-derives the step and its energy audit): the free velocity ``ṽ = v + h ABA(q, v, τ)``, the
-frictional contact, joint-limit and joint-friction impulses ``λ`` of one problem on the
-Delassus operator ``G = J M⁻¹ Jᵀ``, ``v⁺ = ṽ + M⁻¹ Jᵀ λ`` and ``q⁺ = q ⊕ h v⁺``. Here the
-kinematics, the joint-space inertia (CRBA, with its sparse LTDL factors), the Delassus
-operator and the conic problem are compiled, so that a step costs no Python call. The
-problem is solved by projected Gauss–Seidel over the blocks (Moreau 1988; Jean 1999): per
-contact, the normal impulse ``λ_n ← max(0, λ_n − σ_n / G_nn)`` and then the tangential one
-``λ_T ← Π_{‖λ_T‖ ≤ μ λ_n}(λ_T − σ_T / ρ)`` with ``ρ`` the largest eigenvalue of the 2 × 2
-block ``G_TT`` (a scalar step keeps the fixed point Coulomb's maximal dissipation); joint
-limits ``λ ← max(0, λ − σ / G_ii)``; joint friction ``λ ← clip(λ − σ / G_ii, ±F_c h)``. The
-impulses start from the previous step's (warm start). Its fixed points are the solutions of
-the problem Pinocchio's ``ADMMConstraintSolver`` solves, the tests' reference.
+derives the step and its energy audit): the free velocity ``ṽ = v + h M⁻¹ (τ − b(q, v))``,
+the impulses ``λ`` of one problem on the Delassus operator ``G = J M⁻¹ Jᵀ`` for the rows of
+the step — frictional point contacts on planes, joint limits near their bounds, ``<mimic>``
+couplings, Coulomb joint friction, written in that order in :func:`run` — then
+``v⁺ = ṽ + M⁻¹ Jᵀ λ`` and ``q⁺ = q ⊕ h v⁺``. The kinematics, the bias forces (RNEA), the
+joint-space inertia (CRBA, with its sparse LTDL factors), the Delassus operator and the
+problem (:mod:`pinext.compiled.conic`) are compiled, so that a step costs no Python call.
+The impulses start from the previous step's (warm start).
 
 A control law held over each step is either given (one call per step) or a joint PD law to
 a constant reference, ``u = K_p (q_r − q) − K_d v`` on one-degree-of-freedom joints,
-evaluated inside the loop.
+evaluated inside the loop; inputs are clipped at the effort limits where the System
+saturates them.
 """
 
 from __future__ import annotations
 
 import math
 
+from ..dynamics import rotations
 from .aba import joint_transforms
+from .conic import solve as _solve
 from .crba import crba_from_transforms, ltdl, ltdl_half, ltdl_solve
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, REVOLUTE_UNBOUNDED, SPHERICAL, TRANSLATION
 from .rnea import nonlinear_effects
 from .spatial import helper, kernel
+
+_exp_at = helper(rotations.exp_at)
 
 #: Status codes of :func:`run`.
 DONE, NON_FINITE = 0, 1
@@ -81,31 +82,6 @@ def _quadratic(m, a, b):
 
 
 @helper
-def _quat_multiply(q, i, x, y, z, w, same_side):
-    """q[i:i+4] ← q[i:i+4] ⊗ (x, y, z, w), normalised, (x, y, z, w) order; ``same_side``:
-    the sign that keeps it on the side of the old q (as Pinocchio's free-flyer
-    ``integrate``; its spherical joint keeps the product's sign)."""
-    a, b, c, d = q[i], q[i + 1], q[i + 2], q[i + 3]
-    nx = d * x + a * w + b * z - c * y
-    ny = d * y - a * z + b * w + c * x
-    nz = d * z + a * y - b * x + c * w
-    nw = d * w - a * x - b * y - c * z
-    n = math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
-    if same_side and nx * a + ny * b + nz * c + nw * d < 0.0:
-        n = -n
-    q[i], q[i + 1], q[i + 2], q[i + 3] = nx / n, ny / n, nz / n, nw / n
-
-
-@helper
-def _exp_quaternion(w0, w1, w2):
-    """The unit quaternion (x, y, z, w) of the rotation vector (w0, w1, w2)."""
-    theta = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    half = 0.5 * theta
-    k = 0.5 - theta * theta / 48.0 if theta < 1e-4 else math.sin(half) / theta
-    return w0 * k, w1 * k, w2 * k, math.cos(half)
-
-
-@helper
 def integrate(pm, q, dv, out):
     """out = q ⊕ dv (Pinocchio's ``integrate``): the exponential map of each joint."""
     for k in range(q.shape[0]):
@@ -122,9 +98,8 @@ def integrate(pm, q, dv, out):
             a, b = q[iq] * c - q[iq + 1] * s, q[iq] * s + q[iq + 1] * c
             n = math.sqrt(a * a + b * b)
             out[iq], out[iq + 1] = a / n, b / n
-        elif code == SPHERICAL:
-            x, y, z, w = _exp_quaternion(dv[iv], dv[iv + 1], dv[iv + 2])
-            _quat_multiply(out, iq, x, y, z, w, False)
+        elif code == SPHERICAL:  # (Pinocchio keeps the product's sign)
+            _exp_at(q, iq, dv, iv, out, iq, False)
         elif code == FREE_FLYER:
             # M ⊕ ν = M exp6(ν): p += R V(ω) ν_lin, R ← R exp3(ω) (Pinocchio's SE3 exp)
             w0, w1, w2 = dv[iv + 3], dv[iv + 4], dv[iv + 5]
@@ -145,8 +120,7 @@ def integrate(pm, q, dv, out):
             out[iq] = q[iq] + d0 + 2.0 * (qw * c0 + e0)
             out[iq + 1] = q[iq + 1] + d1 + 2.0 * (qw * c1 + e1)
             out[iq + 2] = q[iq + 2] + d2 + 2.0 * (qw * c2 + e2)
-            x, y, z, w = _exp_quaternion(w0, w1, w2)
-            _quat_multiply(out, iq + 3, x, y, z, w, True)
+            _exp_at(q, iq + 3, dv, iv + 3, out, iq + 3, True)  # (on the side of q, as Pinocchio)
 
 
 @helper
@@ -217,185 +191,6 @@ def _row_dot(ws, i, x):
     for c in range(x.shape[0]):
         s += ws.jac[i, c] * x[c]
     return s
-
-
-@helper
-def _pgs(ws, m, n_contact_rows, mu, tolerance, max_iterations):
-    """Projected Gauss–Seidel on σ = G λ + g (see the module docstring); returns
-    (iterations, converged). ws.lam holds the warm start on entry, the impulses on exit."""
-    g, big, lam = ws.g, ws.delassus, ws.lam
-    for it in range(1, max_iterations + 1):
-        change = 0.0
-        for b in range(0, n_contact_rows, 3):
-            s0, s1, s2 = g[b], g[b + 1], g[b + 2]
-            for c in range(m):
-                s0 += big[b, c] * lam[c]
-                s1 += big[b + 1, c] * lam[c]
-                s2 += big[b + 2, c] * lam[c]
-            ln = max(0.0, lam[b + 2] - s2 / big[b + 2, b + 2])
-            dn = ln - lam[b + 2]
-            lam[b + 2] = ln
-            s0 += big[b, b + 2] * dn
-            s1 += big[b + 1, b + 2] * dn
-            a, d, off = big[b, b], big[b + 1, b + 1], big[b, b + 1]
-            rho = 0.5 * (a + d) + math.sqrt(0.25 * (a - d) * (a - d) + off * off)
-            t0, t1 = lam[b] - s0 / rho, lam[b + 1] - s1 / rho
-            radius = mu[b // 3] * ln
-            norm = math.sqrt(t0 * t0 + t1 * t1)
-            if norm > radius:
-                scale = radius / norm
-                t0, t1 = t0 * scale, t1 * scale
-            change = max(change, abs(dn) * big[b + 2, b + 2])
-            change = max(change, math.sqrt((t0 - lam[b]) ** 2 + (t1 - lam[b + 1]) ** 2) * rho)
-            lam[b], lam[b + 1] = t0, t1
-        for i in range(n_contact_rows, m):
-            s = g[i]
-            for c in range(m):
-                s += big[i, c] * lam[c]
-            new = lam[i] - s / big[i, i]
-            new = max(new, ws.lower[i])
-            new = min(new, ws.upper[i])
-            change = max(change, abs(new - lam[i]) * big[i, i])
-            lam[i] = new
-        if change <= tolerance:
-            return it, True
-    return max_iterations, False
-
-
-#: Gauss–Seidel sweeps before the solve turns to ADMM.
-PGS_SWEEPS = 50
-#: ρ adapts every this many ADMM iterations (and the residual is checked).
-ADMM_CHECK = 5
-
-
-@helper
-def _solve(ws, m, n_contact_rows, tolerance, max_iterations):
-    """The step's contact problem: Gauss–Seidel first (cheap, warm started); where it stalls
-    (a singular Delassus operator, coupled friction rows), ADMM from its iterate. Returns
-    (iterations, converged)."""
-    sweeps = min(PGS_SWEEPS, max_iterations)
-    its, done = _pgs(ws, m, n_contact_rows, ws.mu, tolerance, sweeps)
-    if done or its >= max_iterations:
-        return its, done
-    more, done = _admm(ws, m, n_contact_rows, tolerance, max_iterations - its)
-    return its + more, done
-
-
-@helper
-def _project(ws, m, n_contact_rows, x, out):
-    """out = Π_K(x): each contact's friction cone ‖λ_T‖ ≤ μ λ_n, λ ≥ 0 on the limit rows,
-    the friction rows' boxes."""
-    for b in range(0, n_contact_rows, 3):
-        mu = ws.mu[b // 3]
-        t0, t1, n = x[b], x[b + 1], x[b + 2]
-        r = math.sqrt(t0 * t0 + t1 * t1)
-        if r <= mu * n:
-            out[b], out[b + 1], out[b + 2] = t0, t1, n
-        elif mu * r <= -n:
-            out[b], out[b + 1], out[b + 2] = 0.0, 0.0, 0.0
-        else:
-            n2 = (n + mu * r) / (1.0 + mu * mu)
-            out[b], out[b + 1], out[b + 2] = mu * n2 * t0 / r, mu * n2 * t1 / r, n2
-    for i in range(n_contact_rows, m):
-        out[i] = min(max(x[i], ws.lower[i]), ws.upper[i])
-
-
-@helper
-def _residual(ws, m, n_contact_rows, z, alpha):
-    """The natural-map residual ‖z − Π_K(z − α σ̂)‖∞ / α [m/s] of impulses z, with
-    σ̂ = G z + g + μ ‖σ_T‖ e_n (De Saxcé's correction); zero exactly at a solution."""
-    big, g, w, p = ws.delassus, ws.g, ws.admm_w, ws.admm_p
-    for i in range(m):
-        s = g[i]
-        for c in range(m):
-            s += big[i, c] * z[c]
-        w[i] = s
-    for b in range(0, n_contact_rows, 3):
-        w[b + 2] += ws.mu[b // 3] * math.sqrt(w[b] * w[b] + w[b + 1] * w[b + 1])
-    for i in range(m):
-        w[i] = z[i] - alpha * w[i]
-    _project(ws, m, n_contact_rows, w, p)
-    worst = 0.0
-    for i in range(m):
-        worst = max(worst, abs(z[i] - p[i]))
-    return worst / alpha
-
-
-@helper
-def _factor(ws, m, rho):
-    """Cholesky factor of G + ρ I into ws.admm_chol (lower triangle)."""
-    c = ws.admm_chol
-    for i in range(m):
-        for j in range(i + 1):
-            s = ws.delassus[i, j] + (rho if i == j else 0.0)
-            for k in range(j):
-                s -= c[i, k] * c[j, k]
-            c[i, j] = math.sqrt(s) if i == j else s / c[j, j]
-
-
-@helper
-def _admm(ws, m, n_contact_rows, tolerance, max_iterations):
-    """ADMM on the step's problem (Carpentier, Le Lidec & Montaut 2024: the same problem
-    as Pinocchio's ``ADMMConstraintSolver``), for the De Saxcé shift s fixed at each
-    iteration: x = argmin ½ xᵀ G x + (g + s)ᵀ x + ρ/2 ‖x − z + u‖², z = Π_K(x + u),
-    u += x − z; ρ adapts to balance the primal and dual residuals. Starts from ws.lam,
-    leaves its impulses there; returns (iterations, converged)."""
-    big, x, z, u, zp = ws.delassus, ws.admm_x, ws.lam, ws.admm_u, ws.admm_p
-    scale = 0.0
-    for i in range(m):
-        scale = max(scale, big[i, i])
-    alpha = 1.0 / scale
-    rho = 0.0
-    for i in range(m):
-        rho += big[i, i] / m
-    _factor(ws, m, rho)
-    for i in range(m):
-        u[i] = 0.0
-    for it in range(1, max_iterations + 1):
-        for i in range(m):  # σ = G z + g, then the right-hand side −(g + s) + ρ (z − u)
-            s = ws.g[i]
-            for c in range(m):
-                s += big[i, c] * z[c]
-            ws.admm_w[i] = s
-        for i in range(m):
-            x[i] = -ws.g[i] + rho * (z[i] - u[i])
-        for b in range(0, n_contact_rows, 3):
-            w0, w1 = ws.admm_w[b], ws.admm_w[b + 1]
-            x[b + 2] -= ws.mu[b // 3] * math.sqrt(w0 * w0 + w1 * w1)
-        c = ws.admm_chol
-        for i in range(m):  # (G + ρ I) x = rhs: forward, then back substitution
-            s = x[i]
-            for k in range(i):
-                s -= c[i, k] * x[k]
-            x[i] = s / c[i, i]
-        for i in range(m - 1, -1, -1):
-            s = x[i]
-            for k in range(i + 1, m):
-                s -= c[k, i] * x[k]
-            x[i] = s / c[i, i]
-        primal, dual = 0.0, 0.0
-        for i in range(m):
-            zp[i] = z[i]
-            ws.admm_w[i] = x[i] + u[i]
-        _project(ws, m, n_contact_rows, ws.admm_w, z)
-        for i in range(m):
-            u[i] += x[i] - z[i]
-            primal = max(primal, abs(x[i] - z[i]))
-            dual = max(dual, abs(z[i] - zp[i]))
-        if it % ADMM_CHECK == 0:
-            if _residual(ws, m, n_contact_rows, z, alpha) <= tolerance:
-                return it, True
-            ratio = 1.0
-            if primal * scale > 10.0 * rho * dual:
-                ratio = 5.0
-            elif rho * dual > 10.0 * primal * scale:
-                ratio = 0.2
-            if ratio != 1.0:
-                rho *= ratio
-                for i in range(m):
-                    u[i] /= ratio  # the scaled dual variable follows ρ
-                _factor(ws, m, rho)
-    return max_iterations, _residual(ws, m, n_contact_rows, z, alpha) <= tolerance
 
 
 @kernel

@@ -132,8 +132,11 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     dense = bool(constrained) or step.mechanism is not None
     if dense or step.added is not None or system.imposing:
         return None
-    if chart is not None and np.any(system.stiffness[chart.angle_v]):
-        return None  # a spring on an unbounded angle acts on its wrapped difference
+    if chart is not None:  # a spring on an unbounded angle acts on its wrapped difference,
+        three = np.arange(3)  # one on a free flyer or a ball joint on Pinocchio's difference
+        curved = np.r_[chart.angle_v, (np.r_[chart.rot_v, chart.fly_v][:, None] + three).ravel()]
+        if np.any(system.stiffness[curved.astype(np.int64)]):
+            return None
     n_core = _core(system)
     m = n_core + system.n_inputs + 1
     n_lin = n_core - system.model.nv  # rows of A: tau and the component state derivatives
@@ -170,8 +173,10 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     for k in changed:
         a[:, k] = stepped(k)[:n_lin] - f0[:n_lin]
     a[:, -1] = f0[:n_lin]
-    if chart is not None and (a[:, chart.angle_v].any() or np.isin(chart.angle_v, active).any()):
-        return None
+    if chart is not None:  # periodic (θ) or anchored (φ) coordinates: no affine form
+        wrapped = np.r_[chart.angle_v, (chart.rot_v[:, None] + np.arange(3)).reshape(-1)]
+        if a[:, wrapped].any() or np.isin(wrapped, active).any():
+            return None
     n_act = active.size
     q = np.zeros((2, n_act, n_act))
     q[:, -1, -1] = f0[n_lin:]

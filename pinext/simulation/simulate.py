@@ -487,6 +487,7 @@ def _segment(
             None if sampler is not None else breakpoint,
             [offsets.get(c.name, 0) for c, _ in owned],
             None if system.euclidean else chart.index,
+            None if chart.flat else chart.anchored,  # the chart re-centres (after the events)
         )
     if kernel is not None and forms is not None:
         return compiled.solve(
