@@ -1,14 +1,26 @@
-"""The recorder of simulate's segments."""
+"""The recorder of simulate's segments, and the Trajectory it builds as pure data: its outputs
+do not follow a System, a model or a control law changed after the run, it references none of
+them, and a save/load keeps every output bit for bit."""
 
 from __future__ import annotations
 
+import gc
+import threading
+import types
 from types import SimpleNamespace
 
 import numpy as np
+import pinocchio as pin
+import pytest
 
 import pinext as px
+from pinext.drives import DCMotor, Drive, Gear
 from pinext.simulation.chart import Chart
-from pinext.simulation.recorder import Recorder
+from pinext.simulation.component import Component
+from pinext.simulation.controls import Schedule, as_control
+from pinext.simulation.outputs import LazyOutputs, Outputs, sample_outputs
+from pinext.simulation.recorder import Recorder, applied_inputs
+from tests.conftest import pendulum_urdf
 
 
 def test_a_continuing_segment_that_did_not_advance_ends_where_it_started():
@@ -56,3 +68,194 @@ def test_chart_rate_solves_only_the_curved_blocks_of_dintegrate():
     )
     assert list(chart.curved) == list(range(6))
     np.testing.assert_allclose(chart.q_rate(y, v), full, rtol=1e-12, atol=1e-12)
+
+
+MOTOR = dict(
+    resistance=0.5,
+    torque_constant=0.05,
+    back_emf_constant=0.05,
+    rotor_inertia=2e-5,
+    viscous_friction=1e-6,
+)
+DURATION = 0.5
+
+
+@pytest.fixture
+def scene(tmp_path):
+    """A double pendulum behind two DC drives (rigid gears, N = 20), with its joint limits,
+    and a Python law whose gain lives in a list the test can change after the run."""
+    path = tmp_path / "pendulum.urdf"
+    path.write_text(pendulum_urdf(n=2))
+    robot = px.load_urdf(path)
+    joints = list(robot.model.names)[1:]
+    drives = {j: Drive(DCMotor(**MOTOR), Gear(20.0)) for j in joints}
+    system = px.System(robot, drives=drives)
+    gain = [2.0]
+    nq = system.model.nq
+
+    def law(t, x):
+        return gain[0] * np.array([np.sin(3.0 * t), -x[nq]])
+
+    return system, law, gain
+
+
+def _run(system, law):
+    return px.simulate(system, DURATION, q0=np.array([0.4, -0.3]), control=law, output_dt=0.01)
+
+
+def _reachable(root) -> list:
+    """Every object reachable from ``root`` through references (functions through their
+    closures and defaults, not their module's globals; modules and classes not entered)."""
+    seen: dict[int, object] = {}
+    stack = [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (type, types.ModuleType)):
+            continue
+        seen[id(obj)] = obj
+        if isinstance(obj, types.FunctionType):
+            refs = [obj.__closure__, obj.__defaults__, obj.__kwdefaults__]
+        else:
+            refs = gc.get_referents(obj)
+        stack.extend(r for r in refs if r is not None)
+    return list(seen.values())
+
+
+def _same_outputs(a, b) -> None:
+    assert sorted(a) == sorted(b)
+    for name in a:
+        assert np.asarray(a[name]).dtype == np.asarray(b[name]).dtype, name
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)  # NaN equals NaN
+
+
+def test_outputs_do_not_follow_a_system_changed_after_the_run(scene, simulation_path):
+    system, law, gain = scene
+    reference = _run(system, law)
+    expected = {k: v.copy() for k, v in reference.outputs.items()}
+    balance = reference.energy_balance().max_relative()
+    assert balance < 1e-8
+
+    traj = _run(system, law)
+    # after the run: a heavier link, more joint damping, another gain, on every object the
+    # user holds
+    for model in (system.model, system.robot.model):
+        inertia = model.inertias[1]
+        inertia.mass = 3.0 * inertia.mass
+        model.inertias[1] = inertia
+    system.damping[:] += 5.0
+    gain[0] = -7.0
+
+    _same_outputs(traj.outputs, expected)
+    assert traj.energy_balance().max_relative() == balance
+    # the changes matter: outputs computed from the changed System break the energy balance
+    changed = sample_outputs(
+        system,
+        traj.t,
+        traj.x,
+        traj.outputs["input"],
+        traj.phase_index,
+        [p.modes for p in traj.phases],
+    )
+    kinetic = changed["energy.kinetic"]
+    assert np.abs(kinetic - expected["energy.kinetic"]).max() > 1e-3 * np.abs(kinetic).max()
+
+
+def test_a_trajectory_references_no_live_object(scene, simulation_path):
+    system, law, _ = scene
+    traj = _run(system, law)
+    live = [system, system.robot, system.model, system.data, system.robot.model, law]
+    live += list(system.components) + list(system.drives.values())
+    assert isinstance(traj.outputs, LazyOutputs)  # the outputs are not read yet
+    reachable = {id(obj) for obj in _reachable(traj)}
+    assert not [obj for obj in live if id(obj) in reachable]
+
+    traj.outputs["input"]  # once read, no System, Robot, model or data at all
+    found = [
+        type(obj).__name__
+        for obj in _reachable(traj)
+        if isinstance(obj, (px.System, px.Robot, pin.Model, pin.Data, Component))
+    ]
+    assert found == []
+
+
+def test_a_time_stepping_trajectory_references_no_live_object(tmp_path, simulation_path):
+    path = tmp_path / "pendulum.urdf"
+    path.write_text(pendulum_urdf(n=2))
+    robot = px.load_urdf(path)
+
+    def law(t, x):
+        return np.array([0.1, -0.1])
+
+    traj = px.simulate(
+        robot, 0.05, q0=np.array([0.4, -0.3]), control=law, method="timestepping", dt=1e-3
+    )
+    found = [
+        type(obj).__name__
+        for obj in _reachable(traj)
+        if isinstance(obj, (px.System, px.Robot, pin.Model, pin.Data, Component)) or obj is law
+    ]
+    assert found == []
+
+
+def test_save_and_load_keep_every_output_bit_for_bit(scene, tmp_path, simulation_path):
+    system, law, _ = scene
+    traj = _run(system, law)
+    loaded = px.Trajectory.load(traj.save(tmp_path / "run.npz"))
+    assert {"input", "energy.kinetic", "drives.current", "joint_limits.force"} <= set(
+        loaded.outputs
+    )
+    _same_outputs(loaded.outputs, traj.outputs)
+    np.testing.assert_array_equal(loaded.x, traj.x)
+    assert loaded.energy_balance().max_relative() == traj.energy_balance().max_relative()
+
+
+class _Uncopyable(Component):
+    """A component holding a lock (which cannot be deep-copied) and reporting a signal."""
+
+    name = "uncopyable"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+    def outputs(self, t, x, q, v, u, mode, step):
+        return {"twice_t": np.array([2.0 * t])}
+
+
+def test_a_system_that_cannot_be_copied_has_its_outputs_computed_at_the_end(scene, simulation_path):
+    system, law, _ = scene
+    uncopyable = _Uncopyable()
+    system = px.System(system.robot, drives=system.drives, components=[uncopyable])
+    traj = _run(system, law)
+    assert type(traj.outputs) is Outputs  # computed already, nothing held for later
+    np.testing.assert_array_equal(traj.outputs["uncopyable.twice_t"][:, 0], 2.0 * traj.t)
+    assert traj.energy_balance().max_relative() < 1e-8
+
+
+@pytest.mark.parametrize("kind", ["zoh", "linear"])
+def test_schedule_values_at_equal_its_calls_bit_for_bit(kind):
+    rng = np.random.default_rng(3)
+    times = np.cumsum(rng.uniform(0.01, 0.2, 12))
+    schedule = Schedule(times, rng.normal(size=(12, 3)), kind=kind)
+    samples = np.r_[-1.0, times[0], rng.uniform(-0.5, times[-1] + 0.5, 200), times, 99.0]
+    expected = np.array([schedule(t) for t in samples])
+    np.testing.assert_array_equal(schedule.values_at(samples), expected)
+
+
+def test_applied_inputs_equal_the_law_at_each_sample():
+    rng = np.random.default_rng(4)
+    t = np.sort(rng.uniform(0.0, 1.0, 50))
+    x = rng.normal(size=(50, 5))
+    laws = [
+        as_control(None, 2),
+        as_control([1.5, -2.0], 2),
+        Schedule([0.0, 0.3, 0.7], [[0.0, 1.0], [2.0, -1.0], [0.5, 0.5]], kind="linear"),
+        lambda t, x: np.array([t * x[0], np.cos(x[1])]),
+    ]
+    for law in laws:
+        expected = np.array([law(ti, xi) for ti, xi in zip(t, x, strict=True)], dtype=float)
+        inputs = applied_inputs(law, t, x)
+        assert inputs.shape == (50, 2)
+        np.testing.assert_array_equal(inputs, expected)
+        inputs[:] = 0.0  # a copy: the law's own value is untouched
+        np.testing.assert_array_equal(np.array(law(t[0], x[0]), dtype=float), expected[0])

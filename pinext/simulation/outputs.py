@@ -1,5 +1,7 @@
-"""A trajectory's outputs: named arrays, computed at their first use, each with its unit and a
-one-line description (:meth:`pinext.Trajectory.describe_outputs`).
+"""A trajectory's outputs: named arrays, each with its unit and a one-line description
+(:meth:`pinext.Trajectory.describe_outputs`), computed from the samples by
+:func:`sample_outputs` at their first use, on a private copy of the System taken at the end of
+the run (:class:`LazyOutputs`).
 
 Output names are made of the producing component's name and its signal
 (``"loop:tip-universe.residual"``, ``"crank.torque"``, ``"drives.current"``); the units and
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ..exceptions import NameNotFound
+from .component import Phase
 
 if TYPE_CHECKING:
     from .system import System
@@ -49,9 +52,12 @@ class Outputs(dict):
 class LazyOutputs(Outputs):
     """A trajectory's outputs (a dict of arrays), computed at their first use.
 
-    Evaluating every component's outputs at every sample costs about as much as the
-    integration of a short run; most runs are only read for their states. Any reading or
-    writing access (and pickling) computes them once; afterwards this is a plain dict.
+    Evaluating every component's outputs at every sample costs 30 to 400 µs per sample, up
+    to several times a compiled run (``benchmarks/bench_outputs.py``); most runs are only
+    read for their states. Any reading or writing access (and pickling) computes them once
+    and drops ``compute`` (with what it holds); afterwards this is a plain dict. ``compute``
+    must hold only data and private copies, never a live System or control law (see
+    :meth:`pinext.simulation.recorder.Recorder.trajectory`).
     """
 
     def __init__(self, compute: Any) -> None:
@@ -86,6 +92,48 @@ for _name in (
     "popitem",
 ):  # fmt: skip
     setattr(LazyOutputs, _name, _filling(_name))
+
+
+def sample_outputs(
+    system: System,
+    t: np.ndarray,
+    x: np.ndarray,
+    inputs: np.ndarray,
+    phase_index: np.ndarray,
+    modes: list[tuple],
+) -> dict[str, np.ndarray]:
+    """Every output of a run at each of its samples: the stored energies, the inputs and
+    what the components report (:meth:`Component.outputs`, given the accelerations and
+    reactions of one acceleration step per sample).
+
+    Args:
+        system: The System that ran (or a copy of it).
+        t: Shape (N,). Sample times [s].
+        x: Shape (N, nx). Public states.
+        inputs: Shape (N, n_inputs). The inputs applied at each sample.
+        phase_index: Shape (N,). Index in ``modes`` of each sample's phase.
+        modes: The modes of each phase (:attr:`PhaseRecord.modes`).
+    """
+    outputs: dict[str, list] = {}
+    by_phase: dict[int, dict[str, Any]] = {}
+    steps: dict[int, Any] = {}
+    for i, (ti, xi) in enumerate(zip(t, x, strict=True)):
+        q, v = system.split(xi)
+        for name, energy in system.energy_terms(xi).items():
+            outputs.setdefault(f"energy.{name}", []).append(energy)
+        u = inputs[i]
+        outputs.setdefault("input", []).append(u)
+        pid = int(phase_index[i])
+        if pid not in by_phase:
+            by_phase[pid] = dict(modes[pid])
+            steps[pid] = system.acceleration_step(Phase(modes[pid]))
+        if system.components:
+            step = steps[pid](ti, xi, u)
+        for comp in system.components:
+            mode = by_phase[pid].get(comp.name)
+            for name, value in comp.outputs(ti, xi, q, v, u, mode, step).items():
+                outputs.setdefault(f"{comp.name}.{name}", []).append(value)
+    return {k: np.asarray(v, dtype=float) for k, v in outputs.items()}
 
 
 def output_info(system: System) -> dict[str, dict[str, str]]:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import copy
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pinocchio as pin
 
 from ..exceptions import IntegrationError
 from .chart import Chart
 from .component import Phase
+from .controls import Schedule
+from .outputs import LazyOutputs, sample_outputs
 from .trajectory import EventRecord, PhaseRecord, Trajectory
 
 if TYPE_CHECKING:
@@ -94,13 +99,57 @@ class Recorder:
         self.phase_ids.append(np.array([len(self.phases) - 1]))
 
     def trajectory(self, law) -> Trajectory:
-        """The :class:`Trajectory` of everything recorded."""
+        """The :class:`Trajectory` of everything recorded, as pure data.
+
+        The inputs are evaluated now, once per sample (:func:`applied_inputs`), while
+        ``law`` is the run's; the other outputs are computed at their first reading
+        (:class:`~pinext.simulation.outputs.LazyOutputs`) on a private copy of the System
+        taken now (:func:`frozen_copy`), so that a System changed after the run (a mass, a
+        gain) does not change its trajectory, and the trajectory holds no live System, model
+        or law. A System that cannot be copied has its outputs computed now instead.
+        """
+        t = np.concatenate(self.times)
+        x = np.vstack(self.states)
+        phase_index = np.concatenate(self.phase_ids)
+        inputs = applied_inputs(law, t, x)
+        modes = [p.modes for p in self.phases]
+        try:
+            frozen = frozen_copy(self.system)
+        except Exception:  # noqa: BLE001 - an uncopyable component: compute the outputs now
+            outputs: dict = sample_outputs(self.system, t, x, inputs, phase_index, modes)
+        else:
+            outputs = LazyOutputs(partial(sample_outputs, frozen, t, x, inputs, phase_index, modes))
         return Trajectory.from_run(
-            self.system,
-            np.concatenate(self.times),
-            np.vstack(self.states),
-            np.concatenate(self.phase_ids),
-            self.phases,
-            self.events,
-            law,
+            self.system, t, x, phase_index, self.phases, self.events, outputs
         )
+
+
+def applied_inputs(law, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The inputs of ``law`` at each sample, shape (N, n_inputs), each row equal to
+    ``law(t[k], x[k])``: a :class:`Schedule` in one vectorised evaluation, a constant
+    repeated, any other law called once per sample."""
+    if isinstance(law, Schedule):
+        return law.values_at(t)
+    first = np.array(law(t[0], x[0]), dtype=float)
+    value = getattr(law, "value", None)
+    if value is not None and law(t[-1], x[-1]) is value:  # a constant (as_control)
+        return np.tile(first, (t.size, 1))
+    rows = [first] + [
+        np.array(law(ti, xi), dtype=float) for ti, xi in zip(t[1:], x[1:], strict=True)
+    ]
+    return np.array(rows, dtype=float).reshape(t.size, -1)
+
+
+def frozen_copy(system: System) -> System:
+    """A private deep copy of ``system`` (model, data, robot, components and their
+    parameters) for computing a trajectory's outputs after the run: none of it is shared
+    with the user's objects. The engine's caches are not copied (they are kept beside the
+    System, :mod:`pinext.simulation.caches`; its own cache of acceleration steps starts
+    empty), nor the robot's visual geometry (no output reads it: the copy has none).
+    """
+    memo: dict[int, Any] = {
+        id(system._steps): {},
+        id(system._inertia_models): {},
+        id(system.robot.visual_model): pin.GeometryModel(),
+    }
+    return copy.deepcopy(system, memo)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import zipfile
@@ -13,9 +14,8 @@ import numpy as np
 
 from ..exceptions import FileFormatError, NameNotFound
 from .columns import input_columns, state_columns
-from .component import Phase
 from .description import robot_description
-from .outputs import LazyOutputs, Outputs, OutputTable, describe, output_info
+from .outputs import Outputs, OutputTable, describe, output_info
 
 if TYPE_CHECKING:
     from .system import System
@@ -166,33 +166,14 @@ class Trajectory:
         return describe(self.outputs, self.meta.get("outputs") or {})
 
     @classmethod
-    def from_run(cls, system: System, t, x, phase_index, phases, events, control) -> Trajectory:
-        """Build a trajectory from a run (used by simulate); its outputs are computed from the
-        System at their first use (:class:`LazyOutputs`)."""
+    def from_run(
+        cls, system: System, t, x, phase_index, phases, events, outputs: dict
+    ) -> Trajectory:
+        """Build a trajectory from a run (used by the engine's recorder): the samples, the
+        ``outputs`` it computed (or a :class:`LazyOutputs` over its private copy of the
+        System), and the metadata read from ``system`` now. The trajectory keeps no
+        reference to ``system``."""
         model = system.model
-
-        def compute() -> dict[str, np.ndarray]:
-            outputs: dict[str, list] = {}
-            modes: dict[int, dict[str, Any]] = {}
-            steps: dict[int, Any] = {}
-            for i, (ti, xi) in enumerate(zip(t, x, strict=True)):
-                q, v = system.split(xi)
-                for name, energy in system.energy_terms(xi).items():
-                    outputs.setdefault(f"energy.{name}", []).append(energy)
-                u = np.asarray(control(ti, xi), dtype=float)
-                outputs.setdefault("input", []).append(u)
-                pid = int(phase_index[i])
-                if pid not in modes:
-                    modes[pid] = {k: m for k, m in phases[pid].modes}
-                    steps[pid] = system.acceleration_step(Phase(phases[pid].modes))
-                if system.components:
-                    step = steps[pid](ti, xi, u)
-                for comp in system.components:
-                    mode = modes[pid].get(comp.name)
-                    for name, value in comp.outputs(ti, xi, q, v, u, mode, step).items():
-                        outputs.setdefault(f"{comp.name}.{name}", []).append(value)
-            return {k: np.asarray(v, dtype=float) for k, v in outputs.items()}
-
         robot = system.robot
         meta = {
             "robot": model.name,
@@ -214,6 +195,7 @@ class Trajectory:
         meta["state_columns"] = state_columns(system)
         meta["input_columns"] = input_columns(system)
         meta["outputs"] = output_info(system)
+        meta = copy.deepcopy(meta)  # nothing shared with the components' own lists
         return cls(
             t=np.asarray(t, dtype=float),
             x=np.asarray(x, dtype=float),
@@ -221,7 +203,7 @@ class Trajectory:
             phase_index=np.asarray(phase_index, dtype=int),
             phases=list(phases),
             events=list(events),
-            outputs=LazyOutputs(compute),
+            outputs=outputs,
             meta=meta,
         )
 
