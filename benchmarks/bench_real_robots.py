@@ -2,8 +2,8 @@
 couplings and URDF joint friction on (the scenes of tests/test_real_robots.py and the robot
 zoo), on the compiled and the Python path.
 
-- go1 (free-flyer, URDF joint friction), 3 s: the free-flyer's quaternion keeps it on the
-  Python path (target of the one-engine issue: 3 s in at most 1 s).
+- go1 (free-flyer, URDF joint friction), 3 s: its orientation integrated as a rotation
+  vector at an anchor, on both paths (target of the one-engine issue: 3 s in at most 1 s).
 - pr2 (continuous wheel and caster joints, ten `<mimic>` couplings), 2 s: continuous joints
   run compiled in the angle chart.
 

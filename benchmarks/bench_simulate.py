@@ -99,6 +99,17 @@ def main() -> None:
                 np.r_[PANDA_Q0, 0.02, 0.02],
             )
         )
+        go1 = px.load_robot("go1")
+        rng = np.random.default_rng(3)
+        q_go1 = pin.neutral(go1.model)
+        q_go1[3:7] = pin.Quaternion(pin.rpy.rpyToMatrix(*rng.uniform(-1, 1, 3))).coeffs()
+        rows.append(
+            measure(
+                "go1 tumbling: free flyer, URDF joint friction and limits",
+                px.System(go1),
+                q_go1,
+            )
+        )
         panda = panda_robot(base)
         rows.append(
             measure(
