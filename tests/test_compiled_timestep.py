@@ -324,3 +324,21 @@ def test_saturated_inputs_as_with_pinocchios_solver():
     runs = _agree(system, 0.2, 1e-3, control=pd, q0=q0)
     work = [run.state("input_work")[-1] for run in runs]
     assert abs(work[0] - work[1]) <= 1e-6 * (1.0 + abs(work[1]))
+
+
+@pytest.mark.parametrize("solver", ["auto", "admm"])
+def test_a_long_run_is_estimated_on_the_loop_that_would_run_it(monkeypatch, solver):
+    """A run of many steps is timed over its first steps on the loop that would run it (the
+    compiled one, or Pinocchio's solver) and refused with the estimate when it exceeds the
+    limit; ``force=True`` runs it."""
+    import pinext.simulation.timestepping as ts
+    import pinext.validation as validation
+
+    robot, q_ref = load_solo12()
+    system = px.System(robot, contacts=())
+    monkeypatch.setattr(ts, "TIMED_ABOVE", 20)
+    monkeypatch.setattr(validation, "LONG_RUN", 1e-7)  # any estimate exceeds it
+    with pytest.raises(InvalidParameter, match=r"30 steps, about .*force=True"):
+        simulate_timestepping(system, 0.03, dt=1e-3, q0=q_ref, solver=solver)
+    run = simulate_timestepping(system, 0.03, dt=1e-3, q0=q_ref, solver=solver, force=True)
+    assert run.meta["stats"]["solver"] == ("compiled" if solver == "auto" else "admm")

@@ -18,10 +18,19 @@ import pinocchio as pin
 
 from ..exceptions import UnsupportedModel
 from . import timestep as _ts
-from .model import PRISMATIC, REVOLUTE, pack
+from .model import (
+    FREE_FLYER,
+    PRISMATIC,
+    REVOLUTE,
+    REVOLUTE_UNBOUNDED,
+    SPHERICAL,
+    TRANSLATION,
+    pack,
+)
 
-#: Joint codes whose exponential map :func:`pinext.compiled.timestep.integrate` implements.
-_STEPPED = frozenset({0, 1, 2, 3, 4, 5})  # REVOLUTE .. TRANSLATION (not PLANAR)
+#: Joint codes whose exponential map :func:`pinext.compiled.timestep.integrate` implements
+#: (every packed joint but the planar one).
+_STEPPED = frozenset({REVOLUTE, REVOLUTE_UNBOUNDED, PRISMATIC, FREE_FLYER, SPHERICAL, TRANSLATION})
 #: What the compiled loop integrates (for error messages).
 STEPPED_JOINTS = ("revolute", "continuous", "prismatic", "free-flyer", "spherical", "translation")
 #: Steps per call of the compiled loop when no Python law runs between steps.

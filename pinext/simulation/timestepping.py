@@ -166,25 +166,25 @@ def simulate_timestepping(
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
-    if not force and n_steps > TIMED_ABOVE:
-        _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps)
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
-    compiled = None
+    compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
     if solver in ("auto", "compiled"):
         compiled = _compiled_stepper(system, step, stepper, control, law, n_steps, every)
-    if compiled is None and mimics:
-        raise InvalidParameter(
+    if isinstance(compiled, str) and (mimics or solver == "compiled"):
+        what = (
             f"<mimic> couplings ({', '.join(c.name for c in mimics)}) are rows of the compiled "
-            "time-stepping loop only, which this scene or solver does not run on (the reason "
-            "is logged at INFO level by pinext.simulation.timestepping); valid: solver='auto' "
-            "on a scene of the compiled loop, System(..., mimic=False), or the event-driven "
-            "simulate"
+            "time-stepping loop only"
+            if mimics
+            else "solver='compiled'"
         )
-    if compiled is None and solver == "compiled":
         raise InvalidParameter(
-            "solver='compiled': this scene does not run on the compiled loop (the reason "
-            "is logged at INFO level by pinext.simulation.timestepping); use 'auto'"
+            f"{what}, and this scene does not run on it: {compiled}; valid: solver='auto' on "
+            "a scene of the compiled loop (point contacts on planes, joint limits, <mimic>, "
+            "joint friction, springs, dampers and torque inputs), System(..., mimic=False), "
+            "or the event-driven simulate"
         )
+    if not force and n_steps > TIMED_ABOVE:
+        _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compiled)
     bar = tqdm(
         total=float(t_final),
         unit="s",
@@ -195,7 +195,7 @@ def simulate_timestepping(
     )
     started = time.perf_counter()
     try:
-        if compiled is not None:
+        if not isinstance(compiled, str):
             run = _compiled_run(compiled[0], compiled[1], law, system, x, dt, t_final, n_steps, bar)
         else:
             run = _pinocchio_run(
@@ -227,7 +227,7 @@ def simulate_timestepping(
     traj.meta["stats"] = {
         "steps": n_steps,
         "dt": dt,
-        "solver": "compiled" if compiled is not None else stepper.solver_name,
+        "solver": stepper.solver_name if isinstance(compiled, str) else "compiled",
         "solver_iterations": run.iterations,
         "unconverged": run.unconverged,
         "unconverged_at": unconverged_at,
@@ -267,7 +267,7 @@ class _Run(NamedTuple):
 
 def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: int):
     """(the compiled stepper, the law it calls per step or None) for a scene the compiled
-    loop covers; None otherwise (the reason is logged)."""
+    loop covers; otherwise the reason why not (also logged at INFO level)."""
     from .. import compiled
     from ..compiled.stepping import CompiledStepper, pd_law, stepping_scene
 
@@ -303,7 +303,7 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
             reason = str(err)
     if reason is not None:
         log.info("time stepping runs with Pinocchio's solver: %s", reason)
-        return None
+        return reason
     held = pd is not None or control is None
     return CompiledStepper(stepper.model, scene, n_steps, every), None if held else law
 
@@ -329,15 +329,22 @@ def _controller(control: Any, dt: float) -> Any:
     return getattr(control, "controller", control)
 
 
-def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) -> _Run:
-    """Every step on the compiled loop (:mod:`pinext.compiled.timestep`)."""
+def compiled_order(system: System) -> np.ndarray:
+    """The public state's indices of the compiled loop's state (q, v, input work,
+    dissipated energy)."""
     layout = system.layout
-    order = np.r_[
+    return np.r_[
         np.arange(layout["q"].start, layout["q"].stop),
         np.arange(layout["v"].start, layout["v"].stop),
         layout["input_work"].start,
         layout["dissipated_energy"].start,
     ]
+
+
+def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) -> _Run:
+    """Every step on the compiled loop (:mod:`pinext.compiled.timestep`)."""
+    layout = system.layout
+    order = compiled_order(system)
     end, events, t = compiled.run(x[order], law, dt, t_final, n_steps, bar.update)
     gap_end = compiled.close(end[: system.model.nq], end[system.model.nq : order.size - 2])
     out, work = compiled.out, compiled.work
@@ -467,14 +474,24 @@ def _refuse_penetration(stepper: TimeStepper, found, q: np.ndarray, v: np.ndarra
         )
 
 
-def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps) -> None:
-    """Refuse a run whose first steps, timed, give an estimate above ``LONG_RUN``."""
+def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compiled) -> None:
+    """Refuse a run whose first steps, timed on the loop that will run them (``compiled``:
+    the compiled stepper and its law, or the reason it is not used), give an estimate above
+    ``LONG_RUN``."""
     q_block, v_block = system.layout["q"], system.layout["v"]
+    steps = min(TIMED_STEPS, n_steps)
     started = time.perf_counter()
-    for _ in range(min(TIMED_STEPS, n_steps)):
-        u = np.asarray(law(0.0, x), dtype=float)
-        stepper.step(x[q_block], x[v_block], efforts(0.0, x, u))
-    per_step = (time.perf_counter() - started) / min(TIMED_STEPS, n_steps)
+    if isinstance(compiled, str):
+        for _ in range(steps):
+            u = np.asarray(law(0.0, x), dtype=float)
+            stepper.step(x[q_block], x[v_block], efforts(0.0, x, u))
+    else:  # throwaway runs of the compiled loop; the second, its kernels loaded, is timed
+        start, (loop, compiled_law) = x[compiled_order(system)], compiled
+        for _ in range(2):
+            started = time.perf_counter()
+            trial = type(loop)(loop.model, loop.scene, steps, 1)
+            trial.run(start, compiled_law, dt, steps * dt, steps, lambda _: None)
+    per_step = (time.perf_counter() - started) / steps
     refuse_long_run(
         f"dt = {dt:g} s for {t_final:g} s is {thousands(n_steps)} steps",
         n_steps * per_step,
