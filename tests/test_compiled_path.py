@@ -939,3 +939,23 @@ def test_go1_with_friction_and_limits_runs_compiled(monkeypatch):
     assert stats["compiled_segments"] == stats["segments"] > 5
     assert_same(*runs, tol=1e-8)
     assert runs[0].energy_balance().max_relative() < 1e-8
+
+
+def test_a_short_run_pauses_for_its_progress_bar_a_few_times(tmp_path, monkeypatch):
+    """The compiled loop returns to Python for the progress bar every 1/200 of the run at
+    first, four times less often whenever those pauses come faster than BAR_INTERVAL: a
+    bare pendulum's 2 s, which take milliseconds, pause a handful of times, not 200."""
+    from pinext.compiled import path
+
+    calls = []
+    advance = path._dop.advance
+
+    def counted(*args):
+        calls.append(1)
+        return advance(*args)
+
+    monkeypatch.setattr(path._dop, "advance", counted)
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    traj = px.simulate(px.System(pendulum(tmp_path)), 2.0, q0=np.array([1.0, 0.0, 0.0]))
+    assert traj.meta["stats"]["compiled_segments"] == traj.meta["stats"]["segments"] == 1
+    assert len(calls) <= 10

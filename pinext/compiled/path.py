@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,11 @@ _MESSAGES = {
 def enabled() -> bool:
     """Whether the compiled path may run (``PINEXT_NO_COMPILED`` unset or 0)."""
     return os.environ.get("PINEXT_NO_COMPILED", "0") in ("", "0")
+
+
+#: Wall time [s] between two pauses of the compiled loop for the progress bar, below which
+#: the simulated time between pauses grows (a short run returns to Python a few times only).
+BAR_INTERVAL = 0.05
 
 
 def _announce(reason: str) -> None:
@@ -490,8 +496,10 @@ def solve(
             _rad.start(kernel, t0, y, clock[0], hmax, rtol, atol, work[0], work[1], st, it)
         else:
             _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it)
-        while True:
-            pause = progress.n + progress.step if progress is not None else np.inf
+        stride = progress.step if progress is not None else np.inf
+        last = time.perf_counter()
+        while True:  # pauses for the bar: fewer while they come faster than BAR_INTERVAL
+            pause = progress.n + stride if progress is not None else np.inf
             if radau and sampler is not None:
                 code = _sampled.radau_sampled(
                     kernel, y, clock, t1, hmax, rtol, atol, work[0], work[1], work[2],
@@ -524,6 +532,12 @@ def solve(
             it[i_nout] = 0
             if progress is not None and st[i_t] > progress.n:
                 progress.update(min(st[i_t], progress.total) - progress.n)
+                now = time.perf_counter()
+                if now - last < BAR_INTERVAL:
+                    stride *= 4.0
+                elif now - last > 20.0 * BAR_INTERVAL:  # a slower stretch: finer again
+                    stride = max(stride / 4.0, progress.step)
+                last = now
             if code != _dop.PAUSE:
                 break
     finally:
