@@ -189,6 +189,8 @@ def test_solo12_posture_pd_in_the_loop_equals_the_same_law_in_python():
     inside = simulate_timestepping(system, 0.5, dt=1e-3, q0=q0, control=pd, output_dt=0.01)
     in_python = simulate_timestepping(system, 0.5, dt=1e-3, q0=q0, control=law, output_dt=0.01)
     assert in_python.meta["stats"]["solver"] == inside.meta["stats"]["solver"] == "compiled"
+    assert inside.meta["stats"]["control_in_loop"]
+    assert not in_python.meta["stats"]["control_in_loop"]
     np.testing.assert_array_equal(inside.x, in_python.x)  # the same arithmetic
     np.testing.assert_allclose(inside.outputs["input"], in_python.outputs["input"], atol=1e-12)
     _agree(system, 0.5, 1e-3, control=law, q0=q0, output_dt=0.01)
@@ -342,3 +344,30 @@ def test_a_long_run_is_estimated_on_the_loop_that_would_run_it(monkeypatch, solv
         simulate_timestepping(system, 0.03, dt=1e-3, q0=q_ref, solver=solver)
     run = simulate_timestepping(system, 0.03, dt=1e-3, q0=q_ref, solver=solver, force=True)
     assert run.meta["stats"]["solver"] == ("compiled" if solver == "auto" else "admm")
+
+
+@pytest.mark.parametrize("kind", ["linear", "zoh"])
+def test_a_pd_to_a_schedule_runs_inside_the_loop_as_the_controller_does(kind):
+    """A JointPD tracking a Schedule of postures (linear or held) is evaluated inside the
+    compiled loop, with the reference and its slope of each step computed for a whole chunk
+    at once: the same run, bit for bit, as the same controller called from Python at every
+    step (its own ``JointReference``), and the inputs the controller gives."""
+    robot = load_robot("ur5")
+    model = robot.model
+    system = px.System(robot)
+    rng = np.random.default_rng(2)
+    times = np.array([0.0, 0.05, 0.12, 0.2])
+    postures = np.array([random_state(model, rng).q for _ in times])
+    pd = JointPD(system, px.Schedule(times, postures, kind=kind), 200.0, 5.0)
+    q0 = postures[0]
+
+    def law(t, x):
+        return pd(t, x[:6], x[6:12], {})
+
+    inside = simulate_timestepping(system, 0.3, dt=1e-3, q0=q0, control=pd)
+    in_python = simulate_timestepping(system, 0.3, dt=1e-3, q0=q0, control=law)
+    assert inside.meta["stats"]["solver"] == in_python.meta["stats"]["solver"] == "compiled"
+    assert inside.meta["stats"]["control_in_loop"]
+    assert not in_python.meta["stats"]["control_in_loop"]
+    np.testing.assert_array_equal(inside.x, in_python.x)
+    np.testing.assert_array_equal(inside.outputs["input"], in_python.outputs["input"])

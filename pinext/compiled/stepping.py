@@ -69,7 +69,6 @@ class StepScene(NamedTuple):
     pd_iv: np.ndarray
     kp: np.ndarray
     kd: np.ndarray
-    q_ref: np.ndarray
     tolerance: float
     max_iterations: int
 
@@ -113,6 +112,8 @@ class StepWork(NamedTuple):
     engaged: np.ndarray  # (limit, lower/upper side): engaged (False while violated at start)
     warm_friction: np.ndarray
     warm_mimic: np.ndarray
+    q_ref: np.ndarray  # (CHUNK, nq): the PD law's reference at each step of a call
+    v_ref: np.ndarray  # (CHUNK, nv)
     touching: np.ndarray
     audit: np.ndarray  # numerical dissipation, explicit error [J]
     totals: np.ndarray  # input work, dissipated energy [J]
@@ -140,15 +141,17 @@ def _index(values: Iterable[int]) -> np.ndarray:
     return np.asarray(list(values), dtype=np.int64)
 
 
-def pd_law(controller: Any, model: pin.Model) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(q_ref, kp, kd) of a :class:`pinext.control.JointPD` that the loop evaluates itself:
-    joint torques, a constant reference, no gravity compensation, gains on one-degree-of-
-    freedom joints only (where ``q_r ⊖ q = q_r − q``); None for any other law."""
+def pd_law(controller: Any, model: pin.Model) -> tuple[Any, np.ndarray, np.ndarray] | None:
+    """(reference, kp, kd) of a :class:`pinext.control.JointPD` that the loop evaluates
+    itself: joint torques, a constant or :class:`pinext.Schedule` reference
+    (:class:`pinext.control.reference.JointReference`), no gravity compensation, gains on
+    one-degree-of-freedom joints only (where ``q_r ⊖ q = q_r − q``); None for any other
+    law."""
     from ..control import JointPD  # the plug-in layer above; only to recognise the law
 
     if type(controller) is not JointPD or controller.gravity_compensation:
         return None
-    if not controller.actuation.torque or controller.reference.kind != "constant":
+    if not controller.actuation.torque or controller.reference.kind == "callable":
         return None
     kp, kd = np.asarray(controller.kp, float), np.asarray(controller.kd, float)
     if kp.shape != (model.nv,) or kd.shape != (model.nv,):
@@ -159,7 +162,7 @@ def pd_law(controller: Any, model: pin.Model) -> tuple[np.ndarray, np.ndarray, n
             flat[joint.idx_v] = True
     if np.any((kp != 0) & ~flat) or np.any((kd != 0) & ~flat):
         return None
-    return np.array(controller.reference.value, dtype=float), kp, kd
+    return controller.reference, kp, kd
 
 
 def stepping_scene(
@@ -175,7 +178,7 @@ def stepping_scene(
     margin: float,
     tolerance: float,
     max_iterations: int,
-    pd: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    pd: tuple[Any, np.ndarray, np.ndarray] | None,
 ) -> StepScene:
     """The packed scene of a run.
 
@@ -235,7 +238,6 @@ def stepping_scene(
         pd_iv=_index(int(iv) for iv in pd_iv),
         kp=np.zeros(model.nv) if pd is None else pd[1].copy(),
         kd=np.zeros(model.nv) if pd is None else pd[2].copy(),
-        q_ref=np.zeros(model.nq) if pd is None else pd[0].copy(),
         tolerance=float(tolerance),
         max_iterations=int(max_iterations),
     )
@@ -283,6 +285,8 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         engaged=np.zeros((nl, 2), dtype=np.bool_),
         warm_friction=np.zeros(nf),
         warm_mimic=np.zeros(nm),
+        q_ref=np.zeros((CHUNK, nq)),
+        v_ref=np.zeros((CHUNK, nv)),
         touching=np.zeros(nc, dtype=np.bool_),
         audit=np.zeros(2),
         totals=np.zeros(2),
@@ -300,8 +304,12 @@ class CompiledStepper:
         n_steps: Steps of the run; the samples are every ``every`` steps, plus the end.
     """
 
-    def __init__(self, model: pin.Model, scene: StepScene, n_steps: int, every: int) -> None:
+    def __init__(
+        self, model: pin.Model, scene: StepScene, n_steps: int, every: int, reference: Any = None
+    ) -> None:
         self.model, self.scene, self.every = model, scene, int(every)
+        #: The JointPD's reference (a JointReference), written into the workspace per call.
+        self.reference = reference
         self.pm = pack(model)
         self.work = _work(model, scene)
         n_samples = (n_steps - 1) // self.every + 1
@@ -335,6 +343,23 @@ class CompiledStepper:
             self._entry = _ts.run.overloads[signature].entry_point
             return result
         return self._entry(*args)  # skips the dispatcher's type resolution: ~4 µs, not 10
+
+    def _references(self, t: float, h: float, steps: int) -> None:
+        """The JointPD's (q_r, v_r) at the start of each of the next ``steps`` steps, from
+        t in steps of h (the loop's own sums), into the workspace: as
+        :class:`pinext.control.reference.JointReference` gives them, for all steps at once."""
+        ref, work = self.reference, self.work
+        if ref.kind == "constant":
+            work.q_ref[:steps] = ref.value  # (v_r = 0: the workspace's zeros)
+            return
+        sched = ref.schedule
+        times = np.add.accumulate(np.r_[t, np.full(steps - 1, h)])
+        work.q_ref[:steps] = sched.values_at(times)
+        work.v_ref[:steps] = 0.0
+        if sched.kind == "linear" and sched.times.size >= 2:
+            i = np.searchsorted(sched.times, times, side="right") - 1
+            inside = (i >= 0) & (i < sched.times.size - 1)
+            work.v_ref[:steps][inside] = ref.slopes[i[inside]]
 
     def drain(self) -> np.ndarray:
         """The contact events recorded since the last drain: rows (time, contact, kind)."""
@@ -383,6 +408,8 @@ class CompiledStepper:
             steps = 1 if (law is not None or k == n_steps - 1) else min(CHUNK, n_steps - 1 - k)
             if law is not None:
                 u[:] = law(t, state.copy())  # (a law may keep the state it was given)
+            if self.reference is not None:
+                self._references(t, h, steps)
             start = t
             status, done, t = self.advance(q, v, u, h, t, k, steps)
             k += done

@@ -198,6 +198,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
     """``n_steps`` steps of size h from (q, v) at time t0 (global step index k0), in place.
 
     ``u`` is the input held over the steps, or, with ``sc.pd_on``, overwritten by the PD law
+    to the reference of each step (``ws.q_ref[s]``, ``ws.v_ref[s]``, s = 0 .. n_steps − 1)
     at each step. Samples at global steps that are multiples of ``every`` go to ``out``
     (their index: step // every). Returns (status, steps done, time reached).
     """
@@ -206,12 +207,12 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
     t = t0
     for s in range(n_steps):
         k = k0 + s
-        if sc.pd_on:
+        if sc.pd_on:  # JointPD: u = K_p (q_r − q) + K_d (v_r − v), the reference of step s
             for i in range(nv):
-                u[i] = -sc.kd[i] * v[i]
+                u[i] = sc.kd[i] * (ws.v_ref[s, i] - v[i])
             for n in range(sc.pd_iq.shape[0]):
                 iv = sc.pd_iv[n]
-                u[iv] += sc.kp[iv] * (sc.q_ref[sc.pd_iq[n]] - q[sc.pd_iq[n]])
+                u[iv] += sc.kp[iv] * (ws.q_ref[s, sc.pd_iq[n]] - q[sc.pd_iq[n]])
         for i in range(nv):  # the efforts applied: inputs clipped to their limits (inf: none)
             ws.u_applied[i] = min(max(u[i], -sc.effort_limit[i]), sc.effort_limit[i])
             ws.tau[i] = ws.u_applied[i] - sc.damping[i] * v[i]

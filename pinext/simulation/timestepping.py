@@ -234,6 +234,8 @@ def simulate_timestepping(
         "limit_steps": run.limit_steps,
         "wall_time": wall,
         "method": "timestepping",
+        # the law evaluated inside the compiled loop (a JointPD), with no Python per step
+        "control_in_loop": not isinstance(compiled, str) and compiled[0].reference is not None,
     }
     if run.unconverged:
         warnings.warn(
@@ -305,7 +307,8 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
         log.info("time stepping runs with Pinocchio's solver: %s", reason)
         return reason
     held = pd is not None or control is None
-    return CompiledStepper(stepper.model, scene, n_steps, every), None if held else law
+    reference = None if pd is None else pd[0]
+    return CompiledStepper(stepper.model, scene, n_steps, every, reference), (None if held else law)
 
 
 def _effort_limit(system: System) -> np.ndarray:
@@ -489,7 +492,7 @@ def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compile
         start, (loop, compiled_law) = x[compiled_order(system)], compiled
         for _ in range(2):
             started = time.perf_counter()
-            trial = type(loop)(loop.model, loop.scene, steps, 1)
+            trial = type(loop)(loop.model, loop.scene, steps, 1, loop.reference)
             trial.run(start, compiled_law, dt, steps * dt, steps, lambda _: None)
     per_step = (time.perf_counter() - started) / steps
     refuse_long_run(
