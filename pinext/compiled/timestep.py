@@ -10,9 +10,9 @@ joint-space inertia (CRBA, with its sparse LTDL factors), the Delassus operator 
 problem (:mod:`pinext.compiled.conic`) are compiled, so that a step costs no Python call.
 The impulses start from the previous step's (warm start).
 
-A control law held over each step is either given (one call per step) or a joint PD law to
-a constant reference, ``u = K_p (q_r − q) − K_d v`` on one-degree-of-freedom joints,
-evaluated inside the loop; inputs are clipped at the effort limits where the System
+A control law held over each step is either given (one call per step) or a joint PD law,
+``u = K_p (q_r − q) + K_d (v_r − v)`` on one-degree-of-freedom joints, evaluated inside the
+loop with the reference of each step written into the workspace by the driver; inputs are clipped at the effort limits where the System
 saturates them.
 """
 
