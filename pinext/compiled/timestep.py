@@ -12,8 +12,8 @@ The impulses start from the previous step's (warm start).
 
 A control law held over each step is either given (one call per step) or a joint PD law,
 ``u = K_p (q_r − q) + K_d (v_r − v)`` on one-degree-of-freedom joints, evaluated inside the
-loop with the reference of each step written into the workspace by the driver; inputs are clipped at the effort limits where the System
-saturates them.
+loop with the reference of each step written into the workspace by the driver; inputs
+are clipped at the effort limits where the System saturates them.
 """
 
 from __future__ import annotations
