@@ -172,16 +172,22 @@ def test_go1_on_the_ground_with_limits_and_joint_friction_as_with_pinocchios_sol
     assert runs[0].outputs["contact.gap"].min() >= -0.5 * 1e-3**2 * 100.0
 
 
-def test_solo12_posture_pd_in_the_loop_equals_the_same_law_in_python():
-    """Solo12 dropped and standing: the JointPD evaluated inside the compiled loop, the same
-    law as a Python function called per step, and Pinocchio's ADMM with the Python law give
-    one run (the PD law in the loop is the controller's own formula)."""
+def _solo12_drop():
+    """Solo12 0.3 m above its standing posture, and the PD posture law on its twelve joints
+    (kp 10, kd 0.2; nothing on the free flyer): (system, q0, JointPD)."""
     robot, q_ref = load_solo12()
     system = px.System(robot, contacts=())
     q0 = q_ref.copy()
     q0[2] = 0.3
     kp, kd = np.r_[np.zeros(6), np.full(12, 10.0)], np.r_[np.zeros(6), np.full(12, 0.2)]
-    pd = JointPD(system, q_ref, kp, kd)
+    return system, q0, JointPD(system, q_ref, kp, kd)
+
+
+def test_solo12_posture_pd_in_the_loop_equals_the_same_law_in_python():
+    """Solo12 dropped and standing: the JointPD evaluated inside the compiled loop, the same
+    law as a Python function called per step, and Pinocchio's ADMM with the Python law give
+    one run (the PD law in the loop is the controller's own formula)."""
+    system, q0, pd = _solo12_drop()
 
     def law(t, x):
         return pd(t, x[:19], x[19:37], {})
@@ -230,15 +236,10 @@ def test_unsupported_scenes_say_why():
 
 
 def test_a_python_controller_held_over_several_steps():
-    """A Controller sampled every 2 ms: the
-    compiled loop calls it once per step and the hold gives the same input to each of the
-    five steps of a period, as on Pinocchio's path; the applied inputs are recorded."""
-    robot, q_ref = load_solo12()
-    system = px.System(robot, contacts=())
-    q0 = q_ref.copy()
-    q0[2] = 0.3
-    kp, kd = np.r_[np.zeros(6), np.full(12, 10.0)], np.r_[np.zeros(6), np.full(12, 0.2)]
-    pd = JointPD(system, q_ref, kp, kd)
+    """A Controller sampled every 2 ms over 1 ms steps: the compiled loop calls it once per
+    step and the hold gives the same input to both steps of a period, as on Pinocchio's
+    path; the applied inputs are recorded."""
+    system, q0, pd = _solo12_drop()
     runs = [
         px.simulate(
             system, 0.3, q0=q0, control=pd, method="timestepping", dt=1e-3, control_period=2e-3

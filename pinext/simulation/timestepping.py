@@ -8,7 +8,6 @@ the scene allows it) or step by step with Pinocchio's conic solvers (``solver="a
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 import warnings
@@ -36,13 +35,17 @@ from ..contact.timestepping import (
 from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
-from .columns import input_columns, state_columns
 from .controls import checked_control
-from .description import robot_description
 from .initial_state import as_initial_state
-from .outputs import output_info
 from .system import System
-from .trajectory import AUDIT_EXPLICIT, AUDIT_NUMERICAL, EventRecord, PhaseRecord, Trajectory
+from .trajectory import (
+    AUDIT_EXPLICIT,
+    AUDIT_NUMERICAL,
+    EventRecord,
+    PhaseRecord,
+    Trajectory,
+    run_metadata,
+)
 
 log = logging.getLogger(__name__)
 
@@ -518,24 +521,7 @@ def _trajectory(
     for xi in x:
         for name, energy in system.energy_terms(xi).items():
             outputs.setdefault(f"energy.{name}", []).append(energy)
-    robot, model = system.robot, system.model
-    meta: dict[str, Any] = {
-        "robot": model.name,
-        "description": robot_description(robot),
-        "nq": model.nq,
-        "nv": model.nv,
-        "joint_names": list(model.names)[1:],
-        "flexible": [
-            dataclasses.asdict(f)
-            for f in robot.flexible
-            if dataclasses.is_dataclass(f) and not isinstance(f, type)
-        ],
-        "drives": list(system.drives),
-        "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
-        "state_columns": state_columns(system),
-        "input_columns": input_columns(system),
-        "outputs": output_info(system),
-    }
+    meta = run_metadata(system)
     return Trajectory(
         t=t,
         x=x,

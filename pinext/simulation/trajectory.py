@@ -114,6 +114,30 @@ def _jsonable(value: Any) -> Any:
     return str(value)  # a mode (enum, small dataclass): its readable form
 
 
+def run_metadata(system: Any) -> dict[str, Any]:
+    """The metadata every run's Trajectory carries about its System: the robot (its
+    description for the viewer, its sizes, joint names and flexible links), the drives and
+    their reductions, and the columns of the state, the inputs and the outputs."""
+    model, robot = system.model, system.robot
+    return {
+        "robot": model.name,
+        "description": robot_description(robot),
+        "nq": model.nq,
+        "nv": model.nv,
+        "joint_names": list(model.names)[1:],
+        "flexible": [
+            dataclasses.asdict(f)
+            for f in robot.flexible
+            if dataclasses.is_dataclass(f) and not isinstance(f, type)
+        ],
+        "drives": list(system.drives),
+        "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
+        "state_columns": state_columns(system),
+        "input_columns": input_columns(system),
+        "outputs": output_info(system),
+    }
+
+
 @dataclass
 class Trajectory:
     """The samples of a simulation.
@@ -173,28 +197,11 @@ class Trajectory:
         ``outputs`` it computed (or a :class:`LazyOutputs` over its private copy of the
         System), and the metadata read from ``system`` now. The trajectory keeps no
         reference to ``system``."""
-        model = system.model
         robot = system.robot
-        meta = {
-            "robot": model.name,
-            "description": robot_description(robot),
-            "nq": model.nq,
-            "nv": model.nv,
-            "joint_names": list(model.names)[1:],
-            "flexible": [
-                dataclasses.asdict(f)
-                for f in robot.flexible
-                if dataclasses.is_dataclass(f) and not isinstance(f, type)
-            ],
-            "support": robot.support.to_dict() if getattr(robot, "support", None) else None,
-            "drives": list(system.drives),
-            "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
-        }
+        meta = run_metadata(system)
+        meta["support"] = robot.support.to_dict() if getattr(robot, "support", None) else None
         for comp in system.components:
             meta.update(comp.metadata())
-        meta["state_columns"] = state_columns(system)
-        meta["input_columns"] = input_columns(system)
-        meta["outputs"] = output_info(system)
         meta = copy.deepcopy(meta)  # nothing shared with the components' own lists
         return cls(
             t=np.asarray(t, dtype=float),
