@@ -39,6 +39,7 @@ from ..simulation.chart import CHART_RADIUS, angles
 from ..simulation.component import (
     Distances,
     Event,
+    FrameRows,
     JointRows,
     Leaving,
     Phase,
@@ -48,10 +49,12 @@ from ..simulation.component import (
 from ..simulation.controls import Schedule
 from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
+from . import frames as _frames
 from . import radau as _rad
 from . import sampled as _sampled
 from .model import pack
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
+from .rows import fold, phase_rows
 
 if TYPE_CHECKING:
     from ..simulation.chart import Chart
@@ -101,57 +104,6 @@ def _packed(system: System):
     return cache["model"]
 
 
-def _rows(system: System, phase: Phase) -> tuple[frozenset[str], JointRows | None] | None:
-    """(the names of the constrained components, their rows stacked): the compiled rows
-    (:meth:`Component.compiled_rows`) of every constrained component of the phase, in the
-    acceleration step's order (:attr:`AccelerationStep.constrained`, the System's component
-    order: the order of the reactions λ); None when one of them has no compiled form, or the
-    phase has added inertia or a replaced mechanism."""
-    step = system.acceleration_step(phase)
-    if step.added is not None or step.mechanism is not None:
-        return None
-    blocks = []
-    for comp, mode in step.constrained:
-        rows = comp.compiled_rows(mode)
-        if rows is None:
-            return None
-        blocks.append(rows)
-    names = frozenset(comp.name for comp, _ in step.constrained)
-    blocks = [b for b in blocks if b.m]
-    return names, JointRows.stack(blocks) if blocks else None
-
-
-def row_offsets(system: System, phase: Phase) -> dict[str, int]:
-    """The index of each constrained component's first row among the phase's compiled rows
-    (the rows of the components before it: :class:`Reaction` rows are the component's own)."""
-    offsets, start = {}, 0
-    for comp, mode in system.acceleration_step(phase).constrained:
-        offsets[comp.name] = start
-        rows = comp.compiled_rows(mode)
-        start += 0 if rows is None else rows.m
-    return offsets
-
-
-def _fold(jacobian: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(basis, fold, spread) of the constant rows J (m × nv): the independent rows
-    ``J₁ = J[basis]`` (taken in order, each one that raises the rank), ``T`` with
-    ``J = T J₁``, ``fold = (TᵀT)⁻¹ Tᵀ`` and ``spread = T (TᵀT)⁻¹`` (identities when the rows
-    are independent); see :func:`pinext.compiled.phase._locked_rows`."""
-    m = jacobian.shape[0]
-    scale = float(np.abs(jacobian).max(initial=0.0)) or 1.0
-    basis: list[int] = []
-    for i in range(m):
-        trial = jacobian[basis + [i]] / scale
-        if np.linalg.matrix_rank(trial, tol=1e-10) > len(basis):
-            basis.append(i)
-    if len(basis) == m:
-        return np.arange(m, dtype=np.int64), np.eye(m), np.eye(m)
-    j1 = jacobian[basis]
-    t = jacobian @ j1.T @ np.linalg.inv(j1 @ j1.T)
-    gram = np.linalg.inv(t.T @ t)
-    return np.array(basis, dtype=np.int64), gram @ t.T, t @ gram
-
-
 def _form(system: System, phase: Phase, rows: frozenset[str]) -> LinearForm | None:
     """The components' linear form in the phase (a zero form when they add nothing), the
     components ``rows`` (whose rows run compiled) apart."""
@@ -193,9 +145,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     packed = _packed(system)
     if packed is None:
         return None
-    found = _rows(system, phase)
+    found = phase_rows(system, phase)
     form = None if found is None else _form(system, phase, found[0])
-    if found is None or form is None or (found[1] is not None and chart.momentum):
+    if found is None or form is None or (found[1:] != (None, None) and chart.momentum):
         busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
         _announce(
             "phase with constraint rows or nonlinear components "
@@ -223,8 +175,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
             _announce("a row on the angle of an unbounded revolute joint is not compiled")
             return None
         held = held._replace(iq=iq)
-    basis, fold, spread = _fold(held.jacobian(nv))
-    m, r = held.m, basis.size
+    frames = found[2] if found[2] is not None else FrameRows.stack([])
+    basis, folded, spread = fold(held.jacobian(nv), frames.m)
+    m, r = held.m + frames.m, basis.size
     return PhaseKernel(
         packed,
         np.searchsorted(rows, np.arange(a_mat.shape[0] + 1)).astype(np.int64),
@@ -249,26 +202,28 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         held.offset,
         held.omega,
         basis,
-        np.ascontiguousarray(fold.reshape(r, m)),
+        np.ascontiguousarray(folded.reshape(r, m)),
         np.ascontiguousarray(spread.reshape(m, r)),
         np.zeros(m),
         np.zeros(r),
         np.zeros((r, nv)),
         np.zeros((r, r)),
-        *_rotation_chart(chart if rotating else None),
+        **_rotation_chart(chart if rotating else None),
+        frames=_frames.work(frames, packed.parent.size, nv),
     )
 
 
-def _rotation_chart(chart: Chart | None) -> tuple:
-    """The :class:`PhaseKernel` fields of a chart with rotation vectors (from ``rotating``
-    on); the defaults without one."""
+def _rotation_chart(chart: Chart | None) -> dict[str, Any]:
+    """The :class:`PhaseKernel` fields of a chart with rotation vectors (``rotating`` to
+    ``q``); the defaults without one."""
     if chart is None:
-        return ()
+        return {}
     a = chart.angles
     assert a is not None
-    return (
-        True, a.linear_q, a.linear_v, a.cos_q, a.angle_v, a.quat_q, a.rot_v, a.fly_v,
-        a.fly_quat, np.array(chart.anchor, dtype=float), np.zeros(chart.anchor.size),
+    return dict(
+        rotating=True, linear_q=a.linear_q, linear_v=a.linear_v, cos_q=a.cos_q,
+        angle_v=a.angle_v, quat_q=a.quat_q, rot_v=a.rot_v, fly_v=a.fly_v, fly_quat=a.fly_quat,
+        anchor=np.array(chart.anchor, dtype=float), q=np.zeros(chart.anchor.size),
     )  # fmt: skip
 
 
@@ -282,7 +237,8 @@ def compiled_events(
     """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
     of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
     ``offsets[e]``: the first row of event e's owner among the phase's rows
-    (:func:`row_offsets`; added to a :class:`Reaction`'s row, which is the owner's own).
+    (:func:`pinext.compiled.rows.row_offsets`; added to a :class:`Reaction`'s row, which is
+    the owner's own).
     ``chart_index``: the chart's map from public to internal state indices (:attr:`Chart.index`;
     None: the same); an event on an entry without an internal coordinate is not compiled.
 

@@ -22,7 +22,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..dynamics import rotations
-from .aba import aba, joint_transforms, minv_from_transforms, minv_solve
+from . import frames as _frames
+from .aba import aba, joint_transforms, minv_from_transforms
+from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
 from .spatial import helper, kernel
@@ -71,7 +73,7 @@ class PhaseKernel(NamedTuple):
     row_spread: np.ndarray = np.zeros((0, 0))  # (m, r): T (TᵀT)⁻¹
     lam: np.ndarray = np.zeros(0)  # (m,) the rows' reactions (output)
     mu: np.ndarray = np.zeros(0)  # (r,) workspace: the reactions of the independent rows
-    cols: np.ndarray = np.zeros((0, 0))  # (r, nv) workspace: M⁻¹ J₁ᵀ
+    cols: np.ndarray = np.zeros((0, 0))  # (r, nv) workspace: D^(-1/2) L⁻ᵀ J₁ᵀ
     delassus: np.ndarray = np.zeros((0, 0))  # (r, r) workspace: J₁ M⁻¹ J₁ᵀ
     # the chart with rotation vectors (:class:`pinext.simulation.chart.Angles` of a model with
     # quaternions): y[:nv] holds the Euclidean coordinates, the angles of unbounded revolute
@@ -88,6 +90,9 @@ class PhaseKernel(NamedTuple):
     fly_quat: np.ndarray = np.zeros(0, dtype=np.int64)
     anchor: np.ndarray = np.zeros(0)  # (nq,) the chart's anchor configuration
     q: np.ndarray = np.zeros(0)  # (nq,) workspace: the public configuration
+    # the phase's frame rows (loop closures, :class:`pinext.simulation.component.FrameRows`),
+    # after the joint rows among the m rows above
+    frames: _frames.FrameWork = _frames.NONE
 
 
 @kernel
@@ -119,39 +124,59 @@ def _inputs(P, t, u):
 
 @kernel
 def _locked_rows(P, y, a):
-    """The phase's constant-Jacobian rows ``J a + γ = 0`` (:class:`pinext.simulation.
-    component.JointRows`: joints on their stops, mimic couplings; McClamroch (1986) (23)–(26)
-    with B constant), on the free accelerations ``a`` (in place), as the acceleration step
-    (:class:`pinext.simulation.step.AccelerationStep`) solves them:
+    """The phase's rows ``J a + γ = 0`` on the free accelerations ``a`` (in place), as the
+    acceleration step (:class:`pinext.simulation.step.AccelerationStep`) solves them
+    (McClamroch (1986) (23)–(26)): first the constant-Jacobian rows (:class:`pinext.simulation.
+    component.JointRows`: joints on their stops, mimic couplings), then the frame rows of the
+    loop closures (:mod:`pinext.compiled.frames`, their J and γ at this state):
 
     .. math::
 
         (J M^{-1} J^T)\\, \\lambda = -(J a_{free} + \\gamma), \\qquad
         a = a_{free} + M^{-1} J^T \\lambda,
-        \\qquad \\gamma_i = 2\\omega_i J_i v + \\omega_i^2 \\phi_i.
+        \\qquad \\gamma_i = 2\\omega_i J_i v + \\omega_i^2 \\phi_i \\ (+ \\dot J_i v).
 
-    The columns ``M⁻¹ J_iᵀ`` come from the factors of the ABA just run
-    (:func:`pinext.compiled.aba.minv_solve`, Featherstone (2008) Table 7.1), one dense row
-    at a time in the workspace ``P.v``. Dependent rows (two fingers on their stops and the
+    The operator comes from the joint-space inertia's sparse factors ``M = Lᵀ D L``
+    (:func:`pinext.compiled.crba.ltdl`, Featherstone (2008) ch. 6) at the transforms of the
+    ABA just run: with ``Z = L⁻ᵀ Jᵀ`` (half solves, one row at a time in the workspace
+    ``P.cols``, kept scaled by D^(-1/2)), ``J M⁻¹ Jᵀ = Zᵀ D⁻¹ Z`` and
+    ``M⁻¹ Jᵀ λ = L⁻¹ D⁻¹ Z λ``. Dependent constant rows (two fingers on their stops and the
     mimic row that couples them) are folded once onto independent ones, ``J = T J₁``: with
-    ``G₁ = J₁ M⁻¹ J₁ᵀ`` positive definite, the minimum-norm reactions of the step's least
-    squares are ``λ = T (TᵀT)⁻¹ μ``, ``G₁ μ = (TᵀT)⁻¹ Tᵀ b``, ``b = −(J a_free + γ)``, and
-    ``M⁻¹ Jᵀ λ = M⁻¹ J₁ᵀ μ`` (for independent rows T = I). G₁ μ = … by Gaussian elimination
-    without pivoting (positive definite)."""
+    ``G₁ = J₁ M⁻¹ J₁ᵀ`` positive definite, the
+    minimum-norm reactions of the step's least squares are ``λ = T (TᵀT)⁻¹ μ``,
+    ``G₁ μ = (TᵀT)⁻¹ Tᵀ b``, ``b = −(J a_free + γ)``, and ``M⁻¹ Jᵀ λ = M⁻¹ J₁ᵀ μ`` (for
+    independent rows T = I). G₁ μ = … by symmetric Gaussian elimination; a pivot that
+    vanishes (frame rows that depend on others at this configuration: a planar loop's rows out
+    of its plane) leaves its μ at zero, which keeps the accelerations (``Jᵀλ`` is the same for
+    every solution of a consistent system)."""
     nv = a.size
     m = P.lam.size
+    n_joint = P.row_offset.size
     n_ind = P.mu.size
-    dense = P.v
     ptr, iv, coef = P.row_ptr, P.row_v, P.row_coef
-    for c in range(n_ind):
+    fw, z, factors = P.frames, P.cols, P.model.ws_mass_matrix
+    if m > n_joint:
+        _frames.frame_rows(P.model, fw, y[nv : 2 * nv])
+    crba_from_transforms(P.model, factors)
+    ltdl(P.model, factors)
+    scale = P.v  # D^(-1/2), so that G₁ = Z̃ᵀ Z̃ with Z̃ = D^(-1/2) Z
+    for j in range(nv):
+        scale[j] = 1.0 / np.sqrt(factors[j, j])
+    for c in range(n_ind):  # Z̃ = D^(-1/2) L⁻ᵀ J₁ᵀ, a row at a time
         row = P.row_basis[c]
+        if row < n_joint:
+            for j in range(nv):
+                z[c, j] = 0.0
+            for k in range(ptr[row], ptr[row + 1]):
+                z[c, iv[k]] += coef[k]
+        else:
+            for j in range(nv):
+                z[c, j] = fw.jac[row - n_joint, j]
+        ltdl_half(P.model, factors, z[c])
         for j in range(nv):
-            dense[j] = 0.0
-        for k in range(ptr[row], ptr[row + 1]):
-            dense[iv[k]] += coef[k]
-        minv_solve(P.model, dense, P.cols[c])
+            z[c, j] *= scale[j]
     lam = P.lam
-    for i in range(m):  # b = −(J a_free + γ) into lam
+    for i in range(n_joint):  # b = −(J a_free + γ) into lam
         acc = 0.0
         rate = 0.0
         distance = -P.row_offset[i]
@@ -161,33 +186,57 @@ def _locked_rows(P, y, a):
             distance += coef[k] * y[P.row_q[k]]
         w = P.row_omega[i]
         lam[i] = -(acc + 2.0 * w * rate + w * w * distance)
+    for i in range(n_joint, m):
+        acc = fw.gamma[i - n_joint]
+        for j in range(nv):
+            acc += fw.jac[i - n_joint, j] * a[j]
+        lam[i] = -acc
     g = P.delassus
     mu = P.mu
-    for r in range(n_ind):
-        row = P.row_basis[r]
-        for c in range(n_ind):
+    for r in range(n_ind):  # G₁ = Z̃ᵀ Z̃ (symmetric)
+        for c in range(r, n_ind):
             acc = 0.0
-            for k in range(ptr[row], ptr[row + 1]):
-                acc += coef[k] * P.cols[c, iv[k]]
+            for j in range(nv):
+                acc += z[r, j] * z[c, j]
             g[r, c] = acc
+            g[c, r] = acc
         acc = 0.0
         for i in range(m):
             acc += P.row_fold[r, i] * lam[i]
         mu[r] = acc
-    for c in range(n_ind):  # forward elimination (no pivoting needed: positive definite)
+    tiny = 0.0
+    for c in range(n_ind):
+        tiny = max(tiny, g[c, c])
+    tiny *= 1e-12
+    for c in range(n_ind):  # forward elimination (no pivoting needed: positive semidefinite)
+        if g[c, c] <= tiny:  # a dependent row: its μ stays zero
+            continue
         for r in range(c + 1, n_ind):
             f = g[r, c] / g[c, c]
             for j in range(c, n_ind):
                 g[r, j] -= f * g[c, j]
             mu[r] -= f * mu[c]
     for r in range(n_ind - 1, -1, -1):
+        if g[r, r] <= tiny:
+            mu[r] = 0.0
+            continue
         acc = mu[r]
         for j in range(r + 1, n_ind):
             acc -= g[r, j] * mu[j]
         mu[r] = acc / g[r, r]
-    for r in range(n_ind):
-        for j in range(nv):
-            a[j] += P.cols[r, j] * mu[r]
+    dv = P.v  # a += L⁻¹ D^(-1/2) Z̃ μ
+    for j in range(nv):
+        acc = 0.0
+        for r in range(n_ind):
+            acc += z[r, j] * mu[r]
+        dv[j] = acc * scale[j]
+    lam_dof = P.model.dof_parent
+    for j in range(nv):
+        k = lam_dof[j]
+        while k >= 0:
+            dv[j] -= factors[j, k] * dv[k]
+            k = lam_dof[k]
+        a[j] += dv[j]
     for i in range(m):
         acc = 0.0
         for r in range(n_ind):

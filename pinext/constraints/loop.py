@@ -11,6 +11,7 @@ import pinocchio as pin
 
 from ..contact.coordinates import ConstraintKinematics, resolve_frame
 from ..exceptions import InvalidParameter
+from ..simulation.component import FRAME_HINGE, FRAME_POINT, FRAME_WELD, FrameRows
 from ..validation import as_placement, vector
 from ..validation import stabilization as checked_stabilization
 from .closure import Closure
@@ -163,6 +164,23 @@ class Loop(Closure):
         m = self.m
         return ConstraintKinematics(
             np.concatenate(residual), np.vstack(rows), np.concatenate(drift), np.zeros(m)
+        )
+
+    def compiled_rows(self, mode: Any) -> FrameRows:
+        """The rows of :meth:`kinematics` as compiled data (:class:`FrameRows`: frames A and B'
+        in their joints)."""
+        model = self.model
+        fa, fb = model.frames[self.ids[0]], model.frames[self.ids[1]]
+        kind = {"point": FRAME_POINT, "hinge": FRAME_HINGE, "weld": FRAME_WELD}[self.kind]
+        return FrameRows.block(
+            kind,
+            fa.parentJoint,
+            fa.placement,
+            fb.parentJoint,
+            fb.placement * self.placement,
+            self.stabilization or 0.0,
+            self.axis,
+            self.normals,
         )
 
     def planar_rank(self, normal: np.ndarray) -> int:

@@ -273,12 +273,93 @@ class JointRows(NamedTuple):
         return out
 
 
+#: Kinds of :class:`FrameRows` blocks (their rows: :data:`FRAME_ROWS`).
+FRAME_POINT, FRAME_HINGE, FRAME_WELD = 0, 1, 2
+#: The number of rows of each kind of block.
+FRAME_ROWS = (3, 5, 6)
+
+
+class FrameRows(NamedTuple):
+    """Constraint rows between two frames of the mechanism: the compiled form of a loop
+    closure (McClamroch (1986) (3), (15)–(16); :class:`pinext.Loop` says what each kind
+    constrains). Block b joins frame A, placed at ``(rot_a[b], pos_a[b])`` in joint
+    ``joint_a[b]``, to frame B', placed at ``(rot_b[b], pos_b[b])`` in joint ``joint_b[b]``
+    (joint 0: the world), with the rows of its ``kind`` in world axes:
+
+    * FRAME_POINT (3 rows): ``p_A − p_B' = 0``;
+    * FRAME_HINGE (5 rows): the point rows and ``n_iᵀ(ω_A − ω_B) = 0`` across the two
+      directions ``normals[b]`` (in B') normal to ``axis[b]`` (in A);
+    * FRAME_WELD (6 rows): the point rows and ``ω_A − ω_B = 0``.
+
+    The compiled kernels (:mod:`pinext.compiled.frames`) evaluate the Jacobians, the
+    residuals and the drifts ``J̇ v`` from compiled kinematics, and stabilise the residuals with
+    Baumgarte's frequency ``omega[b]`` as :class:`JointRows` do.
+    """
+
+    kind: np.ndarray  # int64 (blocks,)
+    joint_a: np.ndarray  # int64 (blocks,)
+    rot_a: np.ndarray  # (blocks, 3, 3)
+    pos_a: np.ndarray  # (blocks, 3)
+    joint_b: np.ndarray  # int64 (blocks,)
+    rot_b: np.ndarray  # (blocks, 3, 3)
+    pos_b: np.ndarray  # (blocks, 3)
+    axis: np.ndarray  # (blocks, 3)
+    normals: np.ndarray  # (blocks, 3, 2)
+    omega: np.ndarray  # (blocks,) [1/s]
+
+    @property
+    def m(self) -> int:
+        """The number of rows."""
+        return int(sum(FRAME_ROWS[k] for k in self.kind.tolist()))
+
+    @classmethod
+    def block(
+        cls,
+        kind: int,
+        joint_a: int,
+        frame_a: pin.SE3,
+        joint_b: int,
+        frame_b: pin.SE3,
+        omega: float = 0.0,
+        axis: np.ndarray | None = None,
+        normals: np.ndarray | None = None,
+    ) -> FrameRows:
+        """One block; frames A and B' as placements in their joints."""
+        return cls(
+            np.array([kind], dtype=np.int64),
+            np.array([joint_a], dtype=np.int64),
+            np.array([frame_a.rotation], dtype=float),
+            np.array([frame_a.translation], dtype=float),
+            np.array([joint_b], dtype=np.int64),
+            np.array([frame_b.rotation], dtype=float),
+            np.array([frame_b.translation], dtype=float),
+            np.array([np.zeros(3) if axis is None else axis], dtype=float),
+            np.array([np.zeros((3, 2)) if normals is None else normals], dtype=float),
+            np.array([omega], dtype=float),
+        )
+
+    @classmethod
+    def stack(cls, blocks: list[FrameRows]) -> FrameRows:
+        """The blocks one after the other (none: no rows)."""
+        shapes = ((), (), (3, 3), (3,), (), (3, 3), (3,), (3,), (3, 2), ())
+        ints = (0, 1, 4)
+        return cls(
+            *(
+                np.concatenate(
+                    [np.zeros((0, *shape), dtype=np.int64 if f in ints else float)]
+                    + [b[f] for b in blocks]
+                )
+                for f, shape in enumerate(shapes)
+            )
+        )
+
+
 class Reaction(NamedTuple):
     """``g(t, x, step) = sign · λ + bound`` with λ the reaction of the owning component's
     constraint row ``row`` (its rows in the order of :meth:`Component.compiled_rows`): a
     lift-off (λ falls through 0), or a friction cone's edge (``F_c ± λ``). The compiled path
     adds the rows of the components before it in the phase
-    (:func:`pinext.compiled.path.row_offsets`)."""
+    (:func:`pinext.compiled.rows.row_offsets`)."""
 
     row: int
     sign: float = 1.0
@@ -359,10 +440,11 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         System's model (placements, Jacobians, mass matrix)."""
         return None
 
-    def compiled_rows(self, mode: Any) -> JointRows | None:
-        """The compiled form of :meth:`constraint_rows` in this mode, when its rows are linear
-        in q and v with constant coefficients (:class:`JointRows`: joints held on their stops,
-        mimic couplings); None: the rows have no compiled form."""
+    def compiled_rows(self, mode: Any) -> JointRows | FrameRows | None:
+        """The compiled form of :meth:`constraint_rows` in this mode: :class:`JointRows` when
+        its rows are linear in q and v with constant coefficients (joints held on their stops,
+        mimic couplings), :class:`FrameRows` for rows between two frames (loop closures);
+        None: the rows have no compiled form."""
         return None
 
     def impulse_rows(

@@ -481,7 +481,7 @@ def _segment(
         kernel = compiled.phase_kernel(system, phase, chart, law)
     sampler = law if isinstance(law, HeldControl) else None
     if kernel is not None:  # a Reaction's row is its owner's: offset by the rows before it
-        offsets = compiled.path.row_offsets(system, phase)
+        offsets = compiled.rows.row_offsets(system, phase)
         forms = compiled.compiled_events(  # a sampled law's samples: inside compiled.solve
             [e for _, e in owned],
             None if sampler is not None else breakpoint,

@@ -90,11 +90,13 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
 def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (held inputs zero;
     forward differences in q and v, :func:`pinext.compiled.jacobian`), or None when the phase
-    is not compiled. The power integrals (the last two states, read by nothing) are left out,
-    as :func:`linearised_matrix` leaves them out."""
+    is not compiled. On a chart (angles, rotation vectors anchored at ``x0``) y's coordinates
+    are tangent ones at x0, so the spectrum is :func:`linearised_matrix`'s. The power
+    integrals (the last two states, read by nothing) are left out, as
+    :func:`linearised_matrix` leaves them out."""
     from .. import compiled  # imported here: pinext.compiled imports this package
 
-    if not compiled.enabled() or not system.euclidean:
+    if not compiled.enabled():
         return None
     phase = system.initial_phase(0.0, x0)
     chart = Chart(system, x0)

@@ -1,0 +1,94 @@
+"""The constraint rows of a phase as the compiled right-hand side solves them.
+
+Each constrained component of the phase gives its rows' compiled form
+(:meth:`pinext.simulation.component.Component.compiled_rows`): :class:`JointRows` (constant
+Jacobians: joints on their stops, mimic couplings, stuck joints) or :class:`FrameRows`
+(between two frames: loop closures). :func:`pinext.compiled.phase._locked_rows` solves the
+joint rows first, then the frame rows; :func:`row_offsets` says where each component's rows
+sit among them, and :func:`fold` prepares the constant rows that depend on one another.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..simulation.component import FrameRows, JointRows, Phase
+
+if TYPE_CHECKING:
+    from ..simulation.system import System
+
+
+def phase_rows(
+    system: System, phase: Phase
+) -> tuple[frozenset[str], JointRows | None, FrameRows | None] | None:
+    """(the names of the constrained components, their joint rows stacked, their frame rows
+    stacked): the compiled rows of every constrained component of the phase, each kind in the
+    acceleration step's order (:attr:`AccelerationStep.constrained`, the System's component
+    order). None when one of them has no compiled form, or the phase has added inertia or a
+    replaced mechanism."""
+    step = system.acceleration_step(phase)
+    if step.added is not None or step.mechanism is not None:
+        return None
+    joints: list[JointRows] = []
+    frames: list[FrameRows] = []
+    for comp, mode in step.constrained:
+        rows = comp.compiled_rows(mode)
+        if rows is None:
+            return None
+        if isinstance(rows, FrameRows):
+            frames.append(rows)
+        elif rows.m:
+            joints.append(rows)
+    return (
+        frozenset(comp.name for comp, _ in step.constrained),
+        JointRows.stack(joints) if joints else None,
+        FrameRows.stack(frames) if frames else None,
+    )
+
+
+def row_offsets(system: System, phase: Phase) -> dict[str, int]:
+    """The index of each constrained component's first row among the phase's compiled rows:
+    after the joint rows of the components before it, or, for frame rows, after all the joint
+    rows and the frame rows before it (:class:`Reaction` rows are the component's own)."""
+    blocks = [
+        (comp.name, comp.compiled_rows(mode))
+        for comp, mode in system.acceleration_step(phase).constrained
+    ]
+    n_joint = sum(r.m for _, r in blocks if isinstance(r, JointRows))
+    offsets, start = {}, [0, n_joint]
+    for name, rows in blocks:
+        kind = int(isinstance(rows, FrameRows))
+        offsets[name] = start[kind]
+        start[kind] += 0 if rows is None else rows.m
+    return offsets
+
+
+def fold(jacobian: np.ndarray, n_frame: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(basis, fold, spread) of the constant rows J (m × nv): the independent rows
+    ``J₁ = J[basis]`` (taken in order, each one that raises the rank), ``T`` with
+    ``J = T J₁``, ``fold = (TᵀT)⁻¹ Tᵀ`` and ``spread = T (TᵀT)⁻¹`` (identities when the rows
+    are independent); see :func:`pinext.compiled.phase._locked_rows`. The ``n_frame`` frame
+    rows after them (their Jacobian varies) are all kept."""
+    if n_frame:
+        joint, folded, spread = fold(jacobian)
+        m, r = jacobian.shape[0], joint.size
+        return (
+            np.r_[joint, m + np.arange(n_frame)].astype(np.int64),
+            np.block([[folded, np.zeros((r, n_frame))], [np.zeros((n_frame, m)), np.eye(n_frame)]]),
+            np.block([[spread, np.zeros((m, n_frame))], [np.zeros((n_frame, r)), np.eye(n_frame)]]),
+        )
+    m = jacobian.shape[0]
+    scale = float(np.abs(jacobian).max(initial=0.0)) or 1.0
+    basis: list[int] = []
+    for i in range(m):
+        trial = jacobian[basis + [i]] / scale
+        if np.linalg.matrix_rank(trial, tol=1e-10) > len(basis):
+            basis.append(i)
+    if len(basis) == m:
+        return np.arange(m, dtype=np.int64), np.eye(m), np.eye(m)
+    j1 = jacobian[basis]
+    t = jacobian @ j1.T @ np.linalg.inv(j1 @ j1.T)
+    gram = np.linalg.inv(t.T @ t)
+    return np.array(basis, dtype=np.int64), gram @ t.T, t @ gram

@@ -1,0 +1,191 @@
+"""Loop closures on the compiled path (pinext.compiled.frames): the frame rows against
+Pinocchio's frame kinematics (through Loop.kinematics) and pin.constraintDynamics, and a loop
+with elastic drives, joint limits and joint friction in one System, on both paths."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.compiled import path as compiled_path
+from pinext.compiled.phase import rhs as compiled_rhs
+from pinext.contact.constrained import baumgarte
+from pinext.contact.limits import VelocityLimitWarning
+from pinext.drives import DCMotor, Drive, ElasticTransmission
+from pinext.robots import robot_path
+from pinext.simulation.chart import Chart
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The tests compare the paths themselves (or the compiled kernel with Pinocchio).
+BOTH_PATHS = False
+JOINTS = ["shoulder_pan", "shoulder_lift", "elbow"]
+
+
+def _kernel(system, x, control=None):
+    law = px.simulation.arguments.checked_control(control, system, x)
+    phase = system.initial_phase(0.0, x, law)
+    chart = Chart(system, x)
+    kernel = compiled_path.phase_kernel(system, phase, chart, law)
+    assert kernel is not None, "the phase does not compile"
+    return kernel, chart, phase
+
+
+def _states(system, rng, q_arm=None):
+    """A seeded random closed state (the kernel's phase starts there) and the same state with
+    the arm moved by 1e-2 rad and 0.1 rad/s: the loop open, its residual and Baumgarte's
+    terms not zero."""
+    q = pin.neutral(system.model)
+    q[:6] = rng.uniform(-1.2, 1.2, 6) if q_arm is None else q_arm
+    nq = system.model.nq
+    if q_arm is None:
+        closed = px.close_loops(system, q, rng.normal(size=system.model.nv))
+    else:
+        closed = system.initial_state(q, np.zeros(system.model.nv))
+    opened = closed.copy()
+    opened[:6] += rng.normal(scale=1e-2, size=6)
+    opened[nq : nq + 6] += rng.normal(scale=1e-1, size=6)
+    return closed, opened
+
+
+@pytest.mark.parametrize("kind", ["point", "hinge", "weld"])
+@pytest.mark.parametrize("load", ["mass", "body", "world"])
+def test_frame_rows_equal_the_loop_kinematics(kind, load):
+    """J and γ = J̇v + 2ω Jv + ω² φ of the compiled rows against Loop.kinematics (Pinocchio's
+    LOCAL_WORLD_ALIGNED frame Jacobians and classical accelerations, log3), 5 seeded open
+    states: the arm's tool joined to a point mass (three translations), to a rigid body (free
+    flyer, chart with rotation vectors), or to a frame fixed in the world. Tolerances are
+    rounding of O(1) sums: 1e-12 on J, 1e-10 relative on γ."""
+    arm = px.load_robot("six_dof_arm")
+    if load == "world":
+        robot, frame_b = arm, "universe"
+    else:
+        inertia = pin.Inertia.FromBox(2.0, 0.3, 0.2, 0.1).inertia if load == "body" else None
+        robot, frame_b = px.free_body(arm, "load", 2.0, inertia), "load"
+    rng = np.random.default_rng(11)
+    loop_args: dict = dict(stabilization=20.0)
+    if kind == "hinge":
+        loop_args["axis"] = (0.2, 1.0, -0.3)
+    q0 = pin.neutral(arm.model)
+    if load == "world":  # closed where the arm starts (B' placed in the world there)
+        q0[:6] = rng.uniform(-1.2, 1.2, 6)
+        loop = px.Loop.closed_at(arm.model, q0, "tool", "universe", kind, **loop_args)
+    else:
+        loop = px.Loop("tool", frame_b, kind, **loop_args)
+    system = px.System(robot, loops=[loop], joint_limits=False)
+    nq = system.model.nq
+    for _ in range(5):
+        closed, x = _states(system, rng, q0[:6] if load == "world" else None)
+        kernel, chart, _ = _kernel(system, closed)
+        y = chart.to_internal(x)
+        compiled_rhs(kernel, 0.0, y, np.empty(y.size))
+        q, v = chart.configuration(y), x[nq : nq + system.model.nv]
+        kin = loop.state_kinematics(q, v)
+        gamma = kin.drift - baumgarte(kin, v, loop.stabilization)
+        assert np.abs(kin.residual).max() > 1e-4  # the loop is open: φ matters
+        np.testing.assert_allclose(kernel.frames.jac, kin.jacobian, rtol=0, atol=1e-12)
+        scale = 1.0 + np.abs(gamma).max()
+        np.testing.assert_allclose(kernel.frames.gamma, gamma, rtol=0, atol=1e-10 * scale)
+
+
+def _cell():
+    spec = importlib.util.spec_from_file_location("carry", ROOT / "examples/two_arms_carry.py")
+    carry = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(carry)
+    system, x0 = carry.build()
+    loops = [c for c in system.components if isinstance(c, px.Loop)]
+    return system, loops, x0
+
+
+def test_two_welds_equal_constraint_dynamics():
+    """Two arms welded to a box (12 rows on 18 dofs, a free flyer): the compiled accelerations
+    equal pin.constraintDynamics (two CONTACT_6D models, bare index-1 rows) on 5 seeded
+    closed states with random torques, to 1e-9 relative (the KKT system's conditioning)."""
+    system, loops, x0 = _cell()
+    model = system.model
+    for loop in loops:
+        loop.stabilization = None
+    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    for loop in loops:
+        tool, box = model.frames[loop.ids[0]], model.frames[loop.ids[1]]
+        cm = pin.RigidConstraintModel(
+            pin.ContactType.CONTACT_6D, model, tool.parentJoint, tool.placement,
+            box.parentJoint, box.placement * loop.placement, pin.ReferenceFrame.LOCAL,
+        )  # fmt: skip
+        models.append(cm)
+        datas.append(cm.createData())
+    data = model.createData()
+    pin.initConstraintDynamics(model, data, models, datas)
+    rng = np.random.default_rng(5)
+    q0, _ = system.split(x0)
+    for _ in range(5):
+        q = q0.copy()
+        q[:12] += rng.normal(scale=0.05, size=12)
+        x = px.close_loops(system, q, rng.normal(size=model.nv))
+        q, v = system.split(x)
+        tau = np.r_[rng.normal(scale=5.0, size=12), np.zeros(6)]
+        kernel, chart, _ = _kernel(system, x, tau)
+        y = chart.to_internal(x)
+        out = np.empty_like(y)
+        compiled_rhs(kernel, 0.0, y, out)
+        a_pin = pin.constraintDynamics(
+            model, data, q, v, tau, models, datas, pin.ProximalSettings(1e-14, 0.0, 1)
+        )
+        a = out[model.nv : 2 * model.nv]
+        assert np.abs(a - a_pin).max() < 1e-9 * (1.0 + np.abs(a_pin).max())
+
+
+def _arm_with_load(tmp_path):
+    """The six-DOF arm holding a 2 kg box (weld), with elastic DC drives on three joints,
+    Coulomb friction in two joints (URDF) and the URDF's joint limits (the wrist meets one
+    from the seeded pose)."""
+    text = robot_path("six_dof_arm").read_text()
+    text = text.replace('friction="0.0"', 'friction="0.3"', 2)
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(text)
+    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    robot = px.free_body(arm, "box", 2.0, pin.Inertia.FromBox(2.0, 0.2, 0.2, 0.2).inertia)
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    drives = {j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0)) for j in JOINTS[:3]}
+    system = px.System(robot, loops=[px.Loop("tool", "box", "weld")], drives=drives)
+    return system, q0
+
+
+def test_a_loop_with_drives_limits_and_friction_on_both_paths(tmp_path, monkeypatch):
+    """The arm with its load welded, elastic drives, joint friction and limits, 1 s from rest
+    at a seeded pose: the compiled run compiles every segment, meets the same events at the
+    same times (1e-8 s) and follows the Python run to 1e-7 (both at rtol 1e-10); on each the
+    weld holds (1e-9) and the energy audit closes (1e-8)."""
+    system, q_arm = _arm_with_load(tmp_path)
+    q = pin.neutral(system.model)
+    q[:6] = q_arm
+    x0 = px.close_loops(system, q)
+    runs = {}
+    for flag in ("0", "1"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VelocityLimitWarning)
+            runs[flag] = px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01)
+    compiled, python = runs["0"], runs["1"]
+    stats = compiled.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"]
+    assert python.meta["stats"]["compiled_segments"] == 0
+    names = [e.name for e in compiled.events]
+    assert names == [e.name for e in python.events]
+    assert any(n.startswith("limit:") for n in names)  # a stop is met
+    assert any(n.startswith("limit-off:") for n in names)  # and left (a Reaction event)
+    assert any("friction" in n for n in names)  # a joint sticks or slips
+    times = np.array([e.t for e in compiled.events])
+    assert np.abs(times - [e.t for e in python.events]).max() < 1e-8
+    assert np.abs(compiled.x[:, : system.model.nq] - python.x[:, : system.model.nq]).max() < 1e-7
+    for traj in runs.values():
+        assert traj.constraint_residual("loop:tool-box").max() < 1e-9
+        assert traj.energy_balance().max_relative() < 1e-8
