@@ -1,4 +1,5 @@
-"""Simulator overhead: wall time per right-hand side against one pin.aba call, same run."""
+"""Simulator overhead: wall time per right-hand side against one call of the Pinocchio
+algorithm the scene builds on (``pin.aba``; ``pin.constraintDynamics`` for loops), same run."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,11 +40,16 @@ def measure(
     q0: np.ndarray,
     duration: float = 2.0,
     control: np.ndarray | None = None,
+    x0: np.ndarray | None = None,
+    reference: tuple[str, Callable[[], object]] | None = None,
 ) -> list:
     """One row: the run's wall time and evaluations on the compiled and the Python path, and
-    the cost of one evaluation (integrator step included) against one ``pin.aba`` call."""
+    the cost of one evaluation (integrator step included) against one call of the Pinocchio
+    algorithm the scene builds on: ``pin.aba``, or ``reference`` (its name and the call)."""
     model, data = system.model, system.model.createData()
     v, tau = np.zeros(model.nv), np.zeros(model.nv)
+    if reference is None:
+        reference = ("aba", lambda: pin.aba(model, data, q0, v, tau))
     row: list = [name, model.nv]
     for flag in ("0", "1"):
         os.environ["PINEXT_NO_COMPILED"] = flag
@@ -50,18 +57,45 @@ def measure(
         def run():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # velocity-limit reports of a free fall
-                return px.simulate(system, duration, q0=q0, control=control, method="DOP853").meta[
-                    "stats"
-                ]
+                start = {"q0": q0} if x0 is None else {"x0": x0}
+                traj = px.simulate(system, duration, **start, control=control, method="DOP853")
+                return traj.meta["stats"]
 
         stats = sorted((run() for _ in range(5)), key=lambda s: s["wall_time"])[2]
-        aba = per_call(lambda: pin.aba(model, data, q0, v, tau))
+        call = per_call(reference[1])
         per_eval = stats["wall_time"] / stats["nfev"]
-        row += [f"{stats['wall_time']:.3f}", f"{per_eval * 1e6:.2f}", f"{per_eval / aba:.2f}"]
+        row += [f"{stats['wall_time']:.3f}", f"{per_eval * 1e6:.2f}", f"{per_eval / call:.2f}"]
     os.environ.pop("PINEXT_NO_COMPILED")
     row.insert(2, stats["nfev"])
-    row.insert(3, f"{aba * 1e6:.2f}")
+    row.insert(3, reference[0])
+    row.insert(4, f"{call * 1e6:.2f}")
     return row
+
+
+def two_arm_cell() -> list:
+    """The two-arm cell of bench_constrained.py (two weld loops on a free-flying box), against
+    ``pin.constraintDynamics`` with the same two 6D constraints."""
+    from bench_constrained import cell, pin_constraints
+
+    system, x0, u, loops = cell()
+    model = system.model
+    data = model.createData()
+    models, datas = pin_constraints(system, loops)
+    pin.initConstraintDynamics(model, data, models, datas)
+    settings = pin.ProximalSettings(1e-12, 0.0, 1)
+    q, v = system.split(x0)
+
+    def call():
+        return pin.constraintDynamics(model, data, q, v, u, models, datas, settings)
+
+    return measure(
+        "two arms welded to a box: 2 weld loops, free flyer",
+        system,
+        q,
+        control=u,
+        x0=x0,
+        reference=("constraintDynamics", call),
+    )
 
 
 def main() -> None:
@@ -78,6 +112,7 @@ def main() -> None:
             control=np.r_[0.5, np.zeros(10)],
         )
     )
+    rows.append(two_arm_cell())
     base = robots_dir()
     if base is None:
         print("example-robot-data not installed: UR5 rows skipped (pip install '.[robots]')")
@@ -129,13 +164,14 @@ def main() -> None:
             "model",
             "nv",
             "rhs evals",
-            "aba [us]",
+            "Pinocchio call",
+            "call [us]",
             "compiled wall [s]",
             "compiled per eval [us]",
-            "compiled eval/aba",
+            "compiled eval/call",
             "Python wall [s]",
             "Python per eval [us]",
-            "Python eval/aba",
+            "Python eval/call",
         ],
     )
 
