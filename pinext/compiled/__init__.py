@@ -21,9 +21,10 @@ invalidate_stale_cache()  # before the kernels load their cached machine code
 
 from .aba import aba, aba_from_transforms, joint_transforms, minv_from_transforms, minv_solve
 from .crba import crba, crba_from_transforms, ltdl, ltdl_solve
+from .events import compiled_events
 from .model import JOINT_CODES, PackedModel, pack
 from .momentum import momentum_rhs, momentum_rhs_crba
-from .path import METHODS, compiled_events, enabled, jacobian, phase_kernel, solve
+from .path import METHODS, enabled, jacobian, phase_kernel, solve
 
 __all__ = [
     "JOINT_CODES",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: The package's sources that define no compiled kernel.
-DRIVERS = frozenset({"_cache.py", "path.py", "rows.py"})
+DRIVERS = frozenset({"_cache.py", "notice.py", "path.py", "rows.py"})
 _IMPORT = re.compile(r"^from (\.+)([\w.]*) import (.+)$", re.MULTILINE)
 
 

@@ -9,16 +9,14 @@ right-hand side is the compiled one of :mod:`pinext.compiled.phase`; the loop ne
 Python except to hand over full output buffers, to let a progress bar move, or at an event.
 
 Events are the compiled forms of :class:`pinext.simulation.component.Event`
-(:attr:`Event.compiled`): the smallest of a group of affine distances
-``min_k s_k (y[i_k] − b_k)`` (joint stops), the separation test of a stop just left, the
-reaction of a held row ``s λ + b`` (a lift-off, a friction cone's edge), or a time
-``t − t_b`` (a control breakpoint); all the reactions of a state come from one right-hand
-side (:func:`events_at`). A crossing between two accepted steps is located by Brent's method,
-to 4 ε, on the step's 7th-order dense output, as ``solve_ivp`` does (three evaluations for the
-interpolant, at most one per iteration); the state at the root is then integrated from the
-last accepted point (one DOP853 step, as :mod:`pinext.simulation.dop853` gives it). The roots
-agree with the Python path's, which integrates at every iteration, to the interpolant's error
-(1e-12 s on the Panda's joint-stop and friction events).
+(:attr:`Event.compiled`), laid out and evaluated by :mod:`pinext.compiled.events` (joint stops,
+the separation test of a stop just left, the reaction of a held row, a control breakpoint); the
+loop only watches their signs. A crossing between two accepted steps is located by Brent's
+method, to 4 ε, on the step's 7th-order dense output, as ``solve_ivp`` does (three evaluations
+for the interpolant, at most one per iteration); the state at the root is then integrated from
+the last accepted point (one DOP853 step, as :mod:`pinext.simulation.dop853` gives it). The
+roots agree with the Python path's, which integrates at every iteration, to the interpolant's
+error (1e-12 s on the Panda's joint-stop and friction events).
 
 A run that reaches ``t_end`` lands on it exactly and can be resumed from there with new inputs
 (:func:`resume`: a control sample, :mod:`pinext.compiled.sampled`); the step proposed before
@@ -31,9 +29,11 @@ import numpy as np
 from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
-from ..simulation.component import REST_SPEED, REST_TOLERANCE
+from .events import DISTANCES, LEAVING, REACTION, TIME, _event, events_at
 from .phase import rhs
 from .spatial import kernel
+
+__all__ = ["DISTANCES", "LEAVING", "REACTION", "TIME", "events_at"]
 
 A = np.ascontiguousarray(_coef.A, dtype=np.float64)
 B = np.ascontiguousarray(_coef.B, dtype=np.float64)
@@ -68,8 +68,7 @@ NSTIFF = 1000
 UROUND = 2.220446049250313e-16
 EPS = np.finfo(np.float64).eps
 
-# event kinds (pinext.compiled.path.compiled_events)
-DISTANCES, TIME, REACTION, LEAVING = 0, 1, 2, 3
+# event kinds: pinext.compiled.events (re-exported for the driver)
 # codes returned by advance()
 DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
 
@@ -224,62 +223,6 @@ def _interpolate(f, t_old, h, y_old, t, out):
             else:
                 acc *= 1.0 - x
         out[i] = acc + y_old[i]
-
-
-@kernel
-def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign, ev_bound):
-    """An event function that reads the state only: DISTANCES (the nearest stop), TIME, or
-    LEAVING (the separation test; t0 in ev_time, d0 in the bound of its second entry)."""
-    if ev_kind[e] == TIME:
-        return t - ev_time[e]
-    j0 = ev_start[e]
-    if ev_kind[e] == LEAVING:
-        if t <= ev_time[e]:
-            return 1.0
-        d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
-        if abs(d - ev_bound[j0 + 1]) <= REST_TOLERANCE:  # d − d0 is rounding: the rate judges
-            rate = ev_sign[j0] * y[ev_index[j0 + 1]]
-            if abs(rate) <= REST_SPEED:  # rests where it left
-                return 1.0
-            return rate / (t - ev_time[e])
-        return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2
-    g = np.inf
-    for j in range(j0, ev_stop[e]):
-        d = ev_sign[j] * (y[ev_index[j]] - ev_bound[j])
-        if d < g:
-            g = d
-    return g
-
-
-@kernel
-def _value(P, e, t, y, evs):
-    """Event e at (t, y), the phase's reactions ``P.lam`` already evaluated there: a REACTION
-    is sign · λ + bound; the others read the state."""
-    if evs[0][e] == REACTION:
-        j = evs[1][e]
-        return evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
-    return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
-
-
-@kernel
-def _event(P, e, t, y, evs, tmp):
-    """Event e at (t, y): a REACTION evaluates the right-hand side (into tmp) for the phase's
-    reactions first (:func:`_value`)."""
-    if evs[0][e] == REACTION:
-        rhs(P, t, y, tmp)
-    return _value(P, e, t, y, evs)
-
-
-@kernel
-def events_at(P, t, y, evs, out, tmp):
-    """Every event at (t, y) into out (:func:`_value`), with one right-hand side for all the
-    REACTIONs (a stuck joint's friction cone has two, every held row one)."""
-    for e in range(out.size):
-        if evs[0][e] == REACTION:
-            rhs(P, t, y, tmp)
-            break
-    for e in range(out.size):
-        out[e] = _value(P, e, t, y, evs)
 
 
 @kernel

@@ -23,9 +23,7 @@ and returns the same kind of result.
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -35,15 +33,11 @@ import numpy as np
 
 from ..exceptions import InvalidParameter, UnsupportedModel
 from ..simulation.caches import cache as engine_cache
-from ..simulation.chart import CHART_RADIUS, angles
+from ..simulation.chart import angles
 from ..simulation.component import (
-    Distances,
-    Event,
     FrameRows,
     JointRows,
-    Leaving,
     Phase,
-    Reaction,
     overrides,
 )
 from ..simulation.controls import Schedule
@@ -52,7 +46,9 @@ from . import dop853 as _dop
 from . import frames as _frames
 from . import radau as _rad
 from . import sampled as _sampled
+from .events import compiled_events
 from .model import pack
+from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
 from .rows import fold, phase_rows
 
@@ -64,7 +60,6 @@ if TYPE_CHECKING:
 METHODS = ("DOP853", "Radau")
 #: Seconds a first (compiling) call may take before pinext says what it is compiling.
 NOTICE_AFTER = 1.0
-_announced: set[str] = set()
 _warm: set[str] = set()  # the methods whose compiled kernels have run in this process
 _MESSAGES = {
     _dop.FAILED_SMALL: "step size becomes too small",
@@ -82,14 +77,6 @@ def enabled() -> bool:
 BAR_INTERVAL = 0.05
 
 
-def _announce(reason: str) -> None:
-    """Log once per process why a phase runs on the Python path (an implementation detail
-    that a user cannot act on: an INFO record of the ``pinext`` logger, not a warning)."""
-    if reason not in _announced:
-        _announced.add(reason)
-        logging.getLogger("pinext").info("%s; this runs on the Python path", reason)
-
-
 def _packed(system: System):
     """The System's packed model (in the engine's cache), or None with the reason announced."""
     cache = engine_cache(system, "compiled")
@@ -100,7 +87,7 @@ def _packed(system: System):
             cache["model"] = pack(system.model, angles=not system.euclidean and flat)
         except UnsupportedModel as exc:
             cache["model"] = None
-            _announce(str(exc))
+            announce(str(exc))
     return cache["model"]
 
 
@@ -140,7 +127,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         return None  # (Pinocchio's tangent chart, for planar joints, is not compiled)
     rotating = chart.angles is not None and chart.angles.rotations
     if rotating and chart.momentum:
-        _announce("the momentum form on a model with quaternions is not compiled")
+        announce("the momentum form on a model with quaternions is not compiled")
         return None
     packed = _packed(system)
     if packed is None:
@@ -149,7 +136,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     form = None if found is None else _form(system, phase, found[0])
     if found is None or form is None or (found[1:] != (None, None) and chart.momentum):
         busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
-        _announce(
+        announce(
             "phase with constraint rows or nonlinear components "
             f"({', '.join(busy) or 'constraints'}) is not compiled"
         )
@@ -172,7 +159,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         unread = (held.omega == 0.0)[np.repeat(np.arange(held.m), np.diff(held.ptr))]
         iq = np.where(unread & (iq < 0), held.iv, iq)
         if np.any(iq < 0):
-            _announce("a row on the angle of an unbounded revolute joint is not compiled")
+            announce("a row on the angle of an unbounded revolute joint is not compiled")
             return None
         held = held._replace(iq=iq)
     frames = found[2] if found[2] is not None else FrameRows.stack([])
@@ -225,111 +212,6 @@ def _rotation_chart(chart: Chart | None) -> dict[str, Any]:
         angle_v=a.angle_v, quat_q=a.quat_q, rot_v=a.rot_v, fly_v=a.fly_v, fly_quat=a.fly_quat,
         anchor=np.array(chart.anchor, dtype=float), q=np.zeros(chart.anchor.size),
     )  # fmt: skip
-
-
-def compiled_events(
-    events: list[Event],
-    breakpoint: float | None,
-    offsets: list[int] | None = None,
-    chart_index: np.ndarray | None = None,
-    recentre: np.ndarray | None = None,
-) -> tuple | None:
-    """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
-    of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
-    ``offsets[e]``: the first row of event e's owner among the phase's rows
-    (:func:`pinext.compiled.rows.row_offsets`; added to a :class:`Reaction`'s row, which is
-    the owner's own).
-    ``chart_index``: the chart's map from public to internal state indices (:attr:`Chart.index`;
-    None: the same); an event on an entry without an internal coordinate is not compiled.
-
-    Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
-    DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
-    in ``time[e]``; the
-    row of a REACTION in ``index`` (g = sign · λ + bound); a TIME event its time in ``time[e]``."""
-    kind: list[int] = []
-    start: list[int] = []
-    stop: list[int] = []
-    time: list[float] = []
-    index: list[int] = []
-    sign: list[float] = []
-    bound: list[float] = []
-    direction: list[float] = []
-    for e, event in enumerate(events):
-        form = event.compiled
-        start.append(len(index))
-        time.append(0.0)
-        if isinstance(form, (Distances, Leaving)) and chart_index is not None:
-            form = _internal(form, chart_index)
-            if form is None:
-                _announce(f"event '{event.name}' on an unbounded angle is not compiled")
-                return None
-        if isinstance(form, Distances):
-            kind.append(_dop.DISTANCES)
-            index.extend(int(i) for i in form.entry)
-            sign.extend(float(x) for x in form.sign)
-            bound.extend(float(x) for x in form.bound)
-        elif isinstance(form, Leaving):
-            kind.append(_dop.LEAVING)
-            index += [form.entry, form.rate_entry]
-            sign += [form.sign, 0.0]
-            bound += [form.bound, form.d0]
-            time[-1] = form.t0
-        elif isinstance(form, Reaction):
-            kind.append(_dop.REACTION)
-            index.append(form.row + (offsets[e] if offsets is not None else 0))
-            sign.append(form.sign)
-            bound.append(form.bound)
-        else:
-            _announce(f"event '{event.name}' has no compiled form")
-            return None
-        stop.append(len(index))
-        direction.append(float(event.direction))
-    if recentre is not None and recentre.size:  # the chart's event (after the components')
-        kind.append(_dop.DISTANCES)
-        start.append(len(index))
-        time.append(0.0)
-        for i in recentre.tolist():  # |φ_i| reaches CHART_RADIUS: R − φ_i or φ_i + R
-            index += [i, i]
-            sign += [-1.0, 1.0]
-            bound += [CHART_RADIUS, -CHART_RADIUS]
-        stop.append(len(index))
-        direction.append(-1.0)
-    if breakpoint is not None:
-        kind.append(_dop.TIME)
-        start.append(len(index))
-        stop.append(len(index))
-        time.append(breakpoint)
-        direction.append(1.0)
-    return (
-        np.array(kind, dtype=np.int64),
-        np.array(start, dtype=np.int64),
-        np.array(stop, dtype=np.int64),
-        np.array(time, dtype=float),
-        np.array(index, dtype=np.int64),
-        np.array(sign, dtype=float),
-        np.array(bound, dtype=float),
-        np.array(direction, dtype=float),
-    )
-
-
-def _internal(form: Distances | Leaving, index: np.ndarray) -> Distances | Leaving | None:
-    """The event's form on the internal state (``index``: public -> internal), or None."""
-    if isinstance(form, Distances):
-        entry = index[np.asarray(form.entry, dtype=np.int64)]
-        return None if np.any(entry < 0) else form._replace(entry=entry)
-    stop, rate = int(index[form.entry]), int(index[form.rate_entry])
-    return None if min(stop, rate) < 0 else form._replace(entry=stop, rate_entry=rate)
-
-
-def _compiling_notice() -> None:
-    if "compiling" not in _announced:
-        _announced.add("compiling")
-        print(
-            "pinext: compiling the simulation kernels (ABA, DOP853, Radau; first run only, "
-            "cached)...",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def jacobian(kernel: PhaseKernel, t: float, y: np.ndarray) -> np.ndarray:
@@ -442,7 +324,7 @@ def solve(
     # the notice thread only until the method's kernels have run once in this process
     timer: threading.Timer | None = None
     if method not in _warm:
-        timer = threading.Timer(NOTICE_AFTER, _compiling_notice)
+        timer = threading.Timer(NOTICE_AFTER, compiling_notice)
         timer.daemon = True
         timer.start()
     out_t = np.empty(capacity)

@@ -38,7 +38,7 @@ from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record
-from .dop853 import _event as _dop_event
+from .events import _event as _dop_event
 from .phase import _configuration, _inputs, _locked_rows, rhs
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
@@ -409,7 +409,7 @@ def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
 
 @njit(cache=True)
 def _event(Pk, e, t, y, evs, tmp):
-    """Event e at (t, y) (:func:`pinext.compiled.dop853._event`: a REACTION evaluates the
+    """Event e at (t, y) (:func:`pinext.compiled.events._event`: a REACTION evaluates the
     right-hand side into tmp)."""
     return _dop_event(Pk, e, t, y, evs, tmp)
 

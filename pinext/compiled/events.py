@@ -1,0 +1,182 @@
+"""The compiled events: the one place where an event kind is written for the compiled path.
+
+A component gives each event's compiled form as data (:attr:`pinext.simulation.component.
+Event.compiled`); :func:`compiled_events` lays the forms out as flat arrays, and
+:func:`_value` evaluates event e of them at (t, y): the smallest of a group of affine
+distances ``min_k s_k (y[i_k] − b_k)`` (DISTANCES: joint stops, the chart's re-centring), the
+separation test of a stop just left (LEAVING), the reaction of a held row ``s λ + b``
+(REACTION: a lift-off, a friction cone's edge; all the reactions of a state come from one
+right-hand side, :func:`events_at`), or a time ``t − t_b`` (TIME: a control breakpoint). The
+integrators (:mod:`pinext.compiled.dop853`, :mod:`pinext.compiled.radau`) locate the roots
+and never look inside an event.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..simulation.chart import CHART_RADIUS
+from ..simulation.component import (
+    REST_SPEED,
+    REST_TOLERANCE,
+    Distances,
+    Event,
+    Leaving,
+    Reaction,
+)
+from .notice import announce
+from .phase import rhs
+from .spatial import kernel
+
+#: Event kinds.
+DISTANCES, TIME, REACTION, LEAVING = 0, 1, 2, 3
+
+
+@kernel
+def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign, ev_bound):
+    """An event function that reads the state only: DISTANCES (the nearest stop), TIME, or
+    LEAVING (the separation test; t0 in ev_time, d0 in the bound of its second entry)."""
+    if ev_kind[e] == TIME:
+        return t - ev_time[e]
+    j0 = ev_start[e]
+    if ev_kind[e] == LEAVING:
+        if t <= ev_time[e]:
+            return 1.0
+        d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
+        if abs(d - ev_bound[j0 + 1]) <= REST_TOLERANCE:  # d − d0 is rounding: the rate judges
+            rate = ev_sign[j0] * y[ev_index[j0 + 1]]
+            if abs(rate) <= REST_SPEED:  # rests where it left
+                return 1.0
+            return rate / (t - ev_time[e])
+        return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2
+    g = np.inf
+    for j in range(j0, ev_stop[e]):
+        d = ev_sign[j] * (y[ev_index[j]] - ev_bound[j])
+        if d < g:
+            g = d
+    return g
+
+
+@kernel
+def _value(P, e, t, y, evs):
+    """Event e at (t, y), the phase's reactions ``P.lam`` already evaluated there: a REACTION
+    is sign · λ + bound; the others read the state."""
+    if evs[0][e] == REACTION:
+        j = evs[1][e]
+        return evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
+    return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
+
+
+@kernel
+def _event(P, e, t, y, evs, tmp):
+    """Event e at (t, y): a REACTION evaluates the right-hand side (into tmp) for the phase's
+    reactions first (:func:`_value`)."""
+    if evs[0][e] == REACTION:
+        rhs(P, t, y, tmp)
+    return _value(P, e, t, y, evs)
+
+
+@kernel
+def events_at(P, t, y, evs, out, tmp):
+    """Every event at (t, y) into out (:func:`_value`), with one right-hand side for all the
+    REACTIONs (a stuck joint's friction cone has two, every held row one)."""
+    for e in range(out.size):
+        if evs[0][e] == REACTION:
+            rhs(P, t, y, tmp)
+            break
+    for e in range(out.size):
+        out[e] = _value(P, e, t, y, evs)
+
+
+def compiled_events(
+    events: list[Event],
+    breakpoint: float | None,
+    offsets: list[int] | None = None,
+    chart_index: np.ndarray | None = None,
+    recentre: np.ndarray | None = None,
+) -> tuple | None:
+    """The events' compiled forms (:attr:`Event.compiled`, then the breakpoint) as the arrays
+    of :mod:`pinext.compiled.dop853`, or None when one has none (the reason said once).
+    ``offsets[e]``: the first row of event e's owner among the phase's rows
+    (:func:`pinext.compiled.rows.row_offsets`; added to a :class:`Reaction`'s row, which is
+    the owner's own).
+    ``chart_index``: the chart's map from public to internal state indices (:attr:`Chart.index`;
+    None: the same); an event on an entry without an internal coordinate is not compiled.
+
+    Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
+    DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
+    in ``time[e]``; the
+    row of a REACTION in ``index`` (g = sign · λ + bound); a TIME event its time in ``time[e]``."""
+    kind: list[int] = []
+    start: list[int] = []
+    stop: list[int] = []
+    time: list[float] = []
+    index: list[int] = []
+    sign: list[float] = []
+    bound: list[float] = []
+    direction: list[float] = []
+    for e, event in enumerate(events):
+        form = event.compiled
+        start.append(len(index))
+        time.append(0.0)
+        if isinstance(form, (Distances, Leaving)) and chart_index is not None:
+            form = _internal(form, chart_index)
+            if form is None:
+                announce(f"event '{event.name}' on an unbounded angle is not compiled")
+                return None
+        if isinstance(form, Distances):
+            kind.append(DISTANCES)
+            index.extend(int(i) for i in form.entry)
+            sign.extend(float(x) for x in form.sign)
+            bound.extend(float(x) for x in form.bound)
+        elif isinstance(form, Leaving):
+            kind.append(LEAVING)
+            index += [form.entry, form.rate_entry]
+            sign += [form.sign, 0.0]
+            bound += [form.bound, form.d0]
+            time[-1] = form.t0
+        elif isinstance(form, Reaction):
+            kind.append(REACTION)
+            index.append(form.row + (offsets[e] if offsets is not None else 0))
+            sign.append(form.sign)
+            bound.append(form.bound)
+        else:
+            announce(f"event '{event.name}' has no compiled form")
+            return None
+        stop.append(len(index))
+        direction.append(float(event.direction))
+    if recentre is not None and recentre.size:  # the chart's event (after the components')
+        kind.append(DISTANCES)
+        start.append(len(index))
+        time.append(0.0)
+        for i in recentre.tolist():  # |φ_i| reaches CHART_RADIUS: R − φ_i or φ_i + R
+            index += [i, i]
+            sign += [-1.0, 1.0]
+            bound += [CHART_RADIUS, -CHART_RADIUS]
+        stop.append(len(index))
+        direction.append(-1.0)
+    if breakpoint is not None:
+        kind.append(TIME)
+        start.append(len(index))
+        stop.append(len(index))
+        time.append(breakpoint)
+        direction.append(1.0)
+    return (
+        np.array(kind, dtype=np.int64),
+        np.array(start, dtype=np.int64),
+        np.array(stop, dtype=np.int64),
+        np.array(time, dtype=float),
+        np.array(index, dtype=np.int64),
+        np.array(sign, dtype=float),
+        np.array(bound, dtype=float),
+        np.array(direction, dtype=float),
+    )
+
+
+def _internal(form: Distances | Leaving, index: np.ndarray) -> Distances | Leaving | None:
+    """The event's form on the internal state (``index``: public -> internal), or None."""
+    if isinstance(form, Distances):
+        entry = index[np.asarray(form.entry, dtype=np.int64)]
+        return None if np.any(entry < 0) else form._replace(entry=entry)
+    stop, rate = int(index[form.entry]), int(index[form.rate_entry])
+    return None if min(stop, rate) < 0 else form._replace(entry=stop, rate_entry=rate)
