@@ -98,6 +98,22 @@ def two_arm_cell() -> list:
     )
 
 
+def bouncing_tool() -> list:
+    """The six-DOF arm falling limp onto a tilted table: its tool bounces (e = 0.5) until the
+    bounces are cut, then rests, slides and lifts off (contact rows and gap events)."""
+    from pinext.contact import Contact, plane
+
+    arm = px.load_robot("six_dof_arm")
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    data = arm.model.createData()
+    pin.framesForwardKinematics(arm.model, data, q0)
+    normal = pin.rpy.rpyToMatrix(0.2, -0.1, 0.0) @ np.array([0.0, 0.0, 1.0])
+    point = data.oMf[arm.model.getFrameId("tool")].translation - 0.1 * normal
+    table = Contact(plane("tool", point, normal), restitution=0.5)
+    system = px.System(arm, contacts=[table], joint_limits=False)
+    return measure("six-DOF arm's tool bouncing on a table: contact row, gap events", system, q0)
+
+
 def main() -> None:
     rows = []
     chain = stiff_chain()
@@ -113,6 +129,7 @@ def main() -> None:
         )
     )
     rows.append(two_arm_cell())
+    rows.append(bouncing_tool())
     base = robots_dir()
     if base is None:
         print("example-robot-data not installed: UR5 rows skipped (pip install '.[robots]')")

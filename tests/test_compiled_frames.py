@@ -140,10 +140,11 @@ def test_two_welds_equal_constraint_dynamics():
         assert np.abs(a - a_pin).max() < 1e-9 * (1.0 + np.abs(a_pin).max())
 
 
-def _arm_with_load(tmp_path):
+def _arm_with_load(tmp_path, table: float | None = None):
     """The six-DOF arm holding a 2 kg box (weld), with elastic DC drives on three joints,
     Coulomb friction in two joints (URDF) and the URDF's joint limits (the wrist meets one
-    from the seeded pose)."""
+    from the seeded pose); with ``table``, a corner of the box that far above a tilted table.
+    Returns (system, the arm's start pose)."""
     text = robot_path("six_dof_arm").read_text()
     text = text.replace('friction="0.0"', 'friction="0.3"', 2)
     urdf = tmp_path / "arm.urdf"
@@ -154,9 +155,16 @@ def _arm_with_load(tmp_path):
     motor = DCMotor(
         resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
     )
-    drives = {j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0)) for j in JOINTS[:3]}
-    system = px.System(robot, loops=[px.Loop("tool", "box", "weld")], drives=drives)
-    return system, q0
+    drives = {j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0)) for j in JOINTS}
+    loops = [px.Loop("tool", "box", "weld")]
+    contacts = []
+    if table is not None:  # placed from the box's pose once the weld is closed
+        q = pin.neutral(robot.model)
+        q[:6] = q0
+        q = px.close_loops(px.System(robot, loops=loops), q)[: robot.model.nq]
+        corner = pin.SE3(np.eye(3), np.array([0.1, 0.1, -0.1]))
+        contacts.append(_tilted_table(robot, "box", q, table, corner))
+    return px.System(robot, loops=loops, drives=drives, contacts=contacts), q0
 
 
 def test_a_loop_with_drives_limits_and_friction_on_both_paths(tmp_path, monkeypatch):
@@ -183,6 +191,112 @@ def test_a_loop_with_drives_limits_and_friction_on_both_paths(tmp_path, monkeypa
     assert any(n.startswith("limit:") for n in names)  # a stop is met
     assert any(n.startswith("limit-off:") for n in names)  # and left (a Reaction event)
     assert any("friction" in n for n in names)  # a joint sticks or slips
+    times = np.array([e.t for e in compiled.events])
+    assert np.abs(times - [e.t for e in python.events]).max() < 1e-8
+    assert np.abs(compiled.x[:, : system.model.nq] - python.x[:, : system.model.nq]).max() < 1e-7
+    for traj in runs.values():
+        assert traj.constraint_residual("loop:tool-box").max() < 1e-9
+        assert traj.energy_balance().max_relative() < 1e-8
+
+
+def _tilted_table(robot, frame, q, drop, tool=None):
+    """A Contact of ``frame`` (at ``tool`` in it) with a plane tilted by 0.2 rad, ``drop``
+    below the touching point at q."""
+    from pinext.contact import Contact, plane
+
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    placement = data.oMf[robot.model.getFrameId(frame)] * (tool or pin.SE3.Identity())
+    normal = pin.rpy.rpyToMatrix(0.2, -0.1, 0.0) @ np.array([0.0, 0.0, 1.0])
+    point = placement.translation - drop * normal
+    return Contact(plane(frame, point, normal, tool=tool), restitution=0.5)
+
+
+def test_contact_rows_equal_the_constraint_kinematics():
+    """A closed contact of the six-DOF arm's tool point (offset in the tool frame) on a tilted
+    plane: the compiled row J and γ against the Contact's functional coordinate z
+    (Pinocchio's frame Jacobian and classical acceleration), and its gap against
+    ``approach_gap``, on 5 seeded states. Rounding of O(1) sums: 1e-12, 1e-10 relative."""
+    from pinext.contact.component import ContactModes, ContactState
+
+    arm = px.load_robot("six_dof_arm")
+    rng = np.random.default_rng(4)
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    tool = pin.SE3(np.eye(3), np.array([0.01, -0.02, 0.05]))
+    contact = _tilted_table(arm, "tool", q0, 0.0, tool)
+    system = px.System(arm, contacts=[contact], joint_limits=False)
+    comp = next(c for c in system.components if c.name == "contact")
+    x0 = system.initial_state(q0, np.zeros(6))  # the tool on the plane, at rest: closed
+    law = px.simulation.arguments.checked_control(None, system, x0)
+    closed = system.initial_phase(0.0, x0, law)
+    assert closed.get("contact") == ContactModes((ContactState.CLOSED,))
+    free = closed.replace("contact", ContactModes((ContactState.FREE,)))
+    kernel = compiled_path.phase_kernel(system, closed, Chart(system, x0), law)
+    watching = compiled_path.phase_kernel(system, free, Chart(system, x0), law)
+    assert comp.compiled_rows(closed.get("contact")).m == 1
+    data = arm.model.createData()
+    for _ in range(5):
+        q, v = q0 + rng.normal(scale=0.05, size=6), rng.normal(size=6)
+        x = system.initial_state(q, v)
+        compiled_rhs(kernel, 0.0, x.copy(), np.empty(x.size))
+        compiled_rhs(watching, 0.0, x.copy(), np.empty(x.size))
+        pin.computeAllTerms(arm.model, data, q, v)
+        kin = contact.constraint.evaluate(arm.model, data, 0.0)
+        gamma = kin.drift - baumgarte(kin, v, contact.stabilization)
+        np.testing.assert_allclose(kernel.frames.jac, kin.jacobian, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(kernel.frames.gamma, gamma, rtol=0, atol=1e-10)
+        gap = contact.constraint.approach_gap(arm.model, data, 0.0)
+        assert abs(gap) > 1e-3 and abs(watching.frames.gap[0] - gap) < 1e-12
+
+
+def test_bouncing_tool_on_both_paths(monkeypatch):
+    """The arm falls limp onto a tilted table, its tool bouncing (e = 0.5) until the bounces
+    are cut (rest velocity) and it rests, slides and lifts off: every segment compiled (the
+    approach gap and the lift-off reaction are compiled events), the same events as the
+    Python path at the same times (1e-9 s), the same path (1e-8), the audit closed (1e-9)."""
+    arm = px.load_robot("six_dof_arm")
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    system = px.System(arm, contacts=[_tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
+    runs = {}
+    for flag in ("0", "1"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VelocityLimitWarning)
+            runs[flag] = px.simulate(system, 1.5, q0=q0, rtol=1e-10, atol=1e-12, output_dt=0.01)
+    compiled, python = runs["0"], runs["1"]
+    stats = compiled.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] > 5
+    names = [e.name for e in compiled.events]
+    assert names == [e.name for e in python.events]
+    assert names.count("contact:tool") > 5
+    times = np.array([e.t for e in compiled.events])
+    assert np.abs(times - [e.t for e in python.events]).max() < 1e-9
+    assert np.abs(compiled.q - python.q).max() < 1e-8
+    assert compiled.energy_balance().max_relative() < 1e-9
+
+
+def test_a_welded_box_on_a_table_with_drives_limits_and_friction(tmp_path, monkeypatch):
+    """Every row kind at once: the arm holding a box (weld loop), elastic DC drives, URDF
+    joint friction and joint limits, and a corner of the box falling onto a tilted table
+    (contact: impacts, rest, lift-off), 1 s on both paths: every segment compiled, the same
+    events at the same times (1e-8 s), the same path (1e-7), the weld held (1e-9) and the audit
+    closed (1e-8)."""
+    system, q_arm = _arm_with_load(tmp_path, table=0.02)
+    q = pin.neutral(system.model)
+    q[:6] = q_arm
+    x0 = px.close_loops(system, q)
+    runs = {}
+    for flag in ("0", "1"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VelocityLimitWarning)
+            runs[flag] = px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01)
+    compiled, python = runs["0"], runs["1"]
+    stats = compiled.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"]
+    names = [e.name for e in compiled.events]
+    assert names == [e.name for e in python.events]
+    assert "contact:box" in names
     times = np.array([e.t for e in compiled.events])
     assert np.abs(times - [e.t for e in python.events]).max() < 1e-8
     assert np.abs(compiled.x[:, : system.model.nq] - python.x[:, : system.model.nq]).max() < 1e-7

@@ -5,8 +5,10 @@ Event.compiled`); :func:`compiled_events` lays the forms out as flat arrays, and
 :func:`_value` evaluates event e of them at (t, y): the smallest of a group of affine
 distances ``min_k s_k (y[i_k] − b_k)`` (DISTANCES: joint stops, the chart's re-centring), the
 separation test of a stop just left (LEAVING), the reaction of a held row ``s λ + b``
-(REACTION: a lift-off, a friction cone's edge; all the reactions of a state come from one
-right-hand side, :func:`events_at`), or a time ``t − t_b`` (TIME: a control breakpoint). The
+(REACTION: a lift-off, a friction cone's edge), the gap of a point to a plane (GAP: a
+contact's approach, from the kinematics of :mod:`pinext.compiled.frames`; all the reactions
+and gaps of a state come from one right-hand side, :func:`events_at`), or a time ``t − t_b``
+(TIME: a control breakpoint). The
 integrators (:mod:`pinext.compiled.dop853`, :mod:`pinext.compiled.radau`) locate the roots
 and never look inside an event.
 """
@@ -21,6 +23,8 @@ from ..simulation.component import (
     REST_TOLERANCE,
     Distances,
     Event,
+    FrameRows,
+    Gap,
     Leaving,
     Reaction,
 )
@@ -29,7 +33,7 @@ from .phase import rhs
 from .spatial import kernel
 
 #: Event kinds.
-DISTANCES, TIME, REACTION, LEAVING = 0, 1, 2, 3
+DISTANCES, TIME, REACTION, LEAVING, GAP = 0, 1, 2, 3, 4
 
 
 @kernel
@@ -59,19 +63,27 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
 
 @kernel
 def _value(P, e, t, y, evs):
-    """Event e at (t, y), the phase's reactions ``P.lam`` already evaluated there: a REACTION
-    is sign · λ + bound; the others read the state."""
-    if evs[0][e] == REACTION:
-        j = evs[1][e]
+    """Event e at (t, y), the phase's reactions ``P.lam`` and watched gaps ``P.frames.gap``
+    already evaluated there: a REACTION is sign · λ + bound; a GAP the gap, or for a contact
+    that left its surface at t0 (in ev_time) from d0 (its bound) the separation test of
+    :func:`pinext.contact.limits.leaving_distance`; the others read the state."""
+    kind = evs[0][e]
+    j = evs[1][e]
+    if kind == REACTION:
         return evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
+    if kind == GAP:
+        gap, t0 = P.frames.gap[evs[4][j]], evs[3][e]
+        if t0 == -np.inf:
+            return gap
+        return 1.0 if t <= t0 else (gap - evs[6][j]) / (t - t0) ** 2
     return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
 
 
 @kernel
 def _event(P, e, t, y, evs, tmp):
-    """Event e at (t, y): a REACTION evaluates the right-hand side (into tmp) for the phase's
-    reactions first (:func:`_value`)."""
-    if evs[0][e] == REACTION:
+    """Event e at (t, y): a REACTION or a GAP evaluates the right-hand side (into tmp) for
+    the phase's reactions and gaps first (:func:`_value`)."""
+    if evs[0][e] == REACTION or evs[0][e] == GAP:
         rhs(P, t, y, tmp)
     return _value(P, e, t, y, evs)
 
@@ -79,9 +91,9 @@ def _event(P, e, t, y, evs, tmp):
 @kernel
 def events_at(P, t, y, evs, out, tmp):
     """Every event at (t, y) into out (:func:`_value`), with one right-hand side for all the
-    REACTIONs (a stuck joint's friction cone has two, every held row one)."""
+    REACTIONs and GAPs (a stuck joint's friction cone has two, every held row one)."""
     for e in range(out.size):
-        if evs[0][e] == REACTION:
+        if evs[0][e] == REACTION or evs[0][e] == GAP:
             rhs(P, t, y, tmp)
             break
     for e in range(out.size):
@@ -105,8 +117,9 @@ def compiled_events(
 
     Event e reads entries ``start[e]:stop[e]`` of (index, sign, bound): the stops of a
     DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
-    in ``time[e]``; the
-    row of a REACTION in ``index`` (g = sign · λ + bound); a TIME event its time in ``time[e]``."""
+    in ``time[e]``; the row of a REACTION in ``index`` (g = sign · λ + bound); the watched
+    block of a GAP in ``index`` (:func:`watched_gaps`), d0 in ``bound`` and t0 in ``time[e]``
+    (−∞: no separation test); a TIME event its time in ``time[e]``."""
     kind: list[int] = []
     start: list[int] = []
     stop: list[int] = []
@@ -140,6 +153,12 @@ def compiled_events(
             index.append(form.row + (offsets[e] if offsets is not None else 0))
             sign.append(form.sign)
             bound.append(form.bound)
+        elif isinstance(form, Gap):  # the watched blocks, in the events' order (watched_gaps)
+            kind.append(GAP)
+            index.append(kind[:-1].count(GAP))
+            sign.append(1.0)
+            bound.append(form.d0)
+            time[-1] = form.t0
         else:
             announce(f"event '{event.name}' has no compiled form")
             return None
@@ -180,3 +199,9 @@ def _internal(form: Distances | Leaving, index: np.ndarray) -> Distances | Leavi
         return None if np.any(entry < 0) else form._replace(entry=entry)
     stop, rate = int(index[form.entry]), int(index[form.rate_entry])
     return None if min(stop, rate) < 0 else form._replace(entry=stop, rate_entry=rate)
+
+
+def watched_gaps(events: list[Event]) -> FrameRows:
+    """The blocks whose gaps the events watch (:class:`Gap`), in the events' order: the
+    ``watch`` of the phase's :class:`pinext.compiled.frames.FrameWork`."""
+    return FrameRows.stack([e.compiled.block for e in events if isinstance(e.compiled, Gap)])

@@ -26,14 +26,18 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..simulation.component import FRAME_HINGE, FRAME_ROWS, FRAME_WELD, FrameRows
+from ..simulation.component import FRAME_HINGE, FRAME_NORMAL, FRAME_ROWS, FRAME_WELD, FrameRows
 from .spatial import helper, motion_to_child
 
 
 class FrameWork(NamedTuple):
-    """The frame rows of a phase and the workspace of :func:`frame_rows`."""
+    """The frame rows of a phase, the blocks its events watch (one-row blocks whose residual
+    is an approach gap, :class:`pinext.simulation.component.Gap`), and the workspace of
+    :func:`evaluate`."""
 
     rows: FrameRows
+    watch: FrameRows
+    gap: np.ndarray  # (watched blocks,) the residual φ of each watched block
     first: np.ndarray  # int64 (blocks,): each block's first row
     rotation: np.ndarray  # (nj, 3, 3) world rotation of each joint frame
     position: np.ndarray  # (nj, 3) world position of each joint frame [m]
@@ -43,15 +47,20 @@ class FrameWork(NamedTuple):
     frame: np.ndarray  # (2, 5, 3) scratch: p, v_p, ω, a_p, α of frames A and B' (world)
     orient: np.ndarray  # (3, 3, 3) scratch: R_A, R_B' (world), then R_B'ᵀ R_A or the normals
     phi: np.ndarray  # (6,) scratch: the residuals of one block
+    drift: np.ndarray  # (6,) scratch: the drifts of a watched block
 
 
-def work(rows: FrameRows, nj: int, nv: int) -> FrameWork:
-    """The workspace of ``rows`` on a model of nj joints and nv dofs."""
+def work(rows: FrameRows, nj: int, nv: int, watch: FrameRows | None = None) -> FrameWork:
+    """The workspace of ``rows`` (and the ``watch`` blocks) on a model of nj joints and nv
+    dofs."""
     sizes = [FRAME_ROWS[k] for k in rows.kind.tolist()]
     rotation = np.zeros((nj, 3, 3))
     rotation[0] = np.eye(3)
+    watch = FrameRows.stack([]) if watch is None else watch
     return FrameWork(
         rows,
+        watch,
+        np.zeros(watch.kind.size),
         np.cumsum([0] + sizes).astype(np.int64)[:-1],
         rotation,
         np.zeros((nj, 3)),
@@ -61,9 +70,12 @@ def work(rows: FrameRows, nj: int, nv: int) -> FrameWork:
         np.zeros((2, 5, 3)),
         np.zeros((3, 3, 3)),
         np.zeros(6),
+        np.zeros(6),
     )
 
 
+#: Rows of each kind (:data:`pinext.simulation.component.FRAME_ROWS`), for the kernels.
+FRAME_SIZES = np.array(FRAME_ROWS, dtype=np.int64)
 #: No frame rows (the default of :class:`pinext.compiled.phase.PhaseKernel`).
 NONE = work(FrameRows.stack([]), 1, 0)
 
@@ -123,7 +135,8 @@ def _frame(pm, fw, j, rot_l, pos_l, b, s):
 def _columns(pm, fw, j, s, sign, kind, row):
     """Add sign × the Jacobian of frame s of the joints from j to the root into fw.jac[row:]:
     the point rows, then the angular rows of the kind (world axes for a weld, the hinge's
-    world normals in the rows of fw.orient[2] for a hinge)."""
+    world normals in the rows of fw.orient[2] for a hinge); for FRAME_NORMAL the one row
+    along the normal in fw.orient[2, 0]."""
     rot_w, pos_w, jac, nrm = fw.rotation, fw.position, fw.jac, fw.orient[2]
     p0, p1, p2 = fw.frame[s, 0, 0], fw.frame[s, 0, 1], fw.frame[s, 0, 2]
     a = j
@@ -137,9 +150,13 @@ def _columns(pm, fw, j, s, sign, kind, row):
             w0 = rot_w[a, 0, 0] * sm[3] + rot_w[a, 0, 1] * sm[4] + rot_w[a, 0, 2] * sm[5]
             w1 = rot_w[a, 1, 0] * sm[3] + rot_w[a, 1, 1] * sm[4] + rot_w[a, 1, 2] * sm[5]
             w2 = rot_w[a, 2, 0] * sm[3] + rot_w[a, 2, 1] * sm[4] + rot_w[a, 2, 2] * sm[5]
-            jac[row, col] += sign * (l0 + w1 * d2 - w2 * d1)
-            jac[row + 1, col] += sign * (l1 + w2 * d0 - w0 * d2)
-            jac[row + 2, col] += sign * (l2 + w0 * d1 - w1 * d0)
+            u0, u1, u2 = l0 + w1 * d2 - w2 * d1, l1 + w2 * d0 - w0 * d2, l2 + w0 * d1 - w1 * d0
+            if kind == FRAME_NORMAL:  # n in the first row of fw.orient[2]
+                jac[row, col] += sign * (nrm[0, 0] * u0 + nrm[0, 1] * u1 + nrm[0, 2] * u2)
+                continue
+            jac[row, col] += sign * u0
+            jac[row + 1, col] += sign * u1
+            jac[row + 2, col] += sign * u2
             if kind == FRAME_WELD:
                 jac[row + 3, col] += sign * w0
                 jac[row + 4, col] += sign * w1
@@ -181,14 +198,27 @@ def _log3(m):
 
 
 @helper
-def _residual(rows, fw, b, kind, row):
-    """The residuals φ of block b into fw.phi and its drifts J̇ v into fw.gamma[row:]; for a
-    hinge, its world normals into the rows of fw.orient[2]."""
-    fr, orient, phi, gamma = fw.frame, fw.orient, fw.phi, fw.gamma
+def _residual(rows, fw, b, kind, gamma, row):
+    """The residuals φ of block b into fw.phi and its drifts J̇ v into gamma[row:]; for a
+    hinge, its world normals into the rows of fw.orient[2] (for FRAME_NORMAL its normal into
+    the first)."""
+    fr, orient, phi = fw.frame, fw.orient, fw.phi
+    ra, rb, work = orient[0], orient[1], orient[2]
+    if kind == FRAME_NORMAL:  # φ = nᵀ(p_A − p_B'), drift nᵀ(a_A − a_B') + (ω_B × n)ᵀ(v_A − v_B')
+        n0, n1, n2 = rb[0, 2], rb[1, 2], rb[2, 2]
+        work[0, 0], work[0, 1], work[0, 2] = n0, n1, n2
+        wb = fr[1, 2]
+        x0, x1, x2 = wb[1] * n2 - wb[2] * n1, wb[2] * n0 - wb[0] * n2, wb[0] * n1 - wb[1] * n0
+        phi[0] = gamma[row] = 0.0
+        for r in range(3):
+            phi[0] += work[0, r] * (fr[0, 0, r] - fr[1, 0, r])
+            gamma[row] += work[0, r] * (fr[0, 3, r] - fr[1, 3, r])
+        gamma[row] += x0 * (fr[0, 1, 0] - fr[1, 1, 0]) + x1 * (fr[0, 1, 1] - fr[1, 1, 1])
+        gamma[row] += x2 * (fr[0, 1, 2] - fr[1, 1, 2])
+        return
     for r in range(3):
         phi[r] = fr[0, 0, r] - fr[1, 0, r]
         gamma[row + r] = fr[0, 3, r] - fr[1, 3, r]
-    ra, rb, work = orient[0], orient[1], orient[2]
     if kind == FRAME_WELD:  # φ = R_B' log(R_B'ᵀ R_A), drift α_A − α_B
         for r in range(3):
             gamma[row + 3 + r] = fr[0, 4, r] - fr[1, 4, r]
@@ -227,20 +257,21 @@ def _residual(rows, fw, b, kind, row):
 
 
 @helper
-def frame_rows(pm, fw, v):
-    """fw.jac and fw.gamma (``γ = J̇ v + 2ω J v + ω² φ``) of every block, at the state of the
-    last ABA (its transforms, v_i and c_i), v the joint velocity."""
-    rows = fw.rows
-    if rows.kind.size == 0:
+def evaluate(pm, fw, v):
+    """fw.jac and fw.gamma (``γ = J̇ v + 2ω J v + ω² φ``) of every block of rows, and fw.gap
+    of every watched block, at the state of the last ABA (its transforms, v_i and c_i), v the
+    joint velocity."""
+    rows, watch = fw.rows, fw.watch
+    if rows.kind.size == 0 and watch.kind.size == 0:
         return
     _kinematics(pm, fw)
     jac, gamma = fw.jac, fw.gamma
     for b in range(rows.kind.size):
         kind, row = rows.kind[b], fw.first[b]
-        n = 6 if kind == FRAME_WELD else (5 if kind == FRAME_HINGE else 3)
+        n = FRAME_SIZES[kind]
         _frame(pm, fw, rows.joint_a[b], rows.rot_a, rows.pos_a, b, 0)
         _frame(pm, fw, rows.joint_b[b], rows.rot_b, rows.pos_b, b, 1)
-        _residual(rows, fw, b, kind, row)
+        _residual(rows, fw, b, kind, gamma, row)
         for i in range(row, row + n):
             for c in range(jac.shape[1]):
                 jac[i, c] = 0.0
@@ -252,3 +283,8 @@ def frame_rows(pm, fw, v):
             for c in range(jac.shape[1]):
                 rate += jac[row + i, c] * v[c]
             gamma[row + i] += 2.0 * w * rate + w * w * fw.phi[i]
+    for b in range(watch.kind.size):
+        _frame(pm, fw, watch.joint_a[b], watch.rot_a, watch.pos_a, b, 0)
+        _frame(pm, fw, watch.joint_b[b], watch.rot_b, watch.pos_b, b, 1)
+        _residual(watch, fw, b, watch.kind[b], fw.drift, 0)
+        fw.gap[b] = fw.phi[0]

@@ -46,7 +46,7 @@ from . import dop853 as _dop
 from . import frames as _frames
 from . import radau as _rad
 from . import sampled as _sampled
-from .events import compiled_events
+from .events import compiled_events, watched_gaps
 from .model import pack
 from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
@@ -133,6 +133,10 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     if packed is None:
         return None
     found = phase_rows(system, phase)
+    watch = watched_gaps([e for c in system.components for e in c.events(phase.get(c.name))])
+    if watch.kind.size and chart.momentum:
+        announce("gap events in the momentum form are not compiled")
+        return None
     form = None if found is None else _form(system, phase, found[0])
     if found is None or form is None or (found[1:] != (None, None) and chart.momentum):
         busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
@@ -196,7 +200,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.zeros((r, nv)),
         np.zeros((r, r)),
         **_rotation_chart(chart if rotating else None),
-        frames=_frames.work(frames, packed.parent.size, nv),
+        frames=_frames.work(frames, packed.parent.size, nv, watch),
     )
 
 

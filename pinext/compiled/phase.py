@@ -90,8 +90,9 @@ class PhaseKernel(NamedTuple):
     fly_quat: np.ndarray = np.zeros(0, dtype=np.int64)
     anchor: np.ndarray = np.zeros(0)  # (nq,) the chart's anchor configuration
     q: np.ndarray = np.zeros(0)  # (nq,) workspace: the public configuration
-    # the phase's frame rows (loop closures, :class:`pinext.simulation.component.FrameRows`),
-    # after the joint rows among the m rows above
+    # the phase's frame rows (loop closures, closed contacts: :class:`pinext.simulation.
+    # component.FrameRows`), after the joint rows among the m rows above, and the blocks whose
+    # gaps its events watch
     frames: _frames.FrameWork = _frames.NONE
 
 
@@ -128,7 +129,8 @@ def _locked_rows(P, y, a):
     acceleration step (:class:`pinext.simulation.step.AccelerationStep`) solves them
     (McClamroch (1986) (23)–(26)): first the constant-Jacobian rows (:class:`pinext.simulation.
     component.JointRows`: joints on their stops, mimic couplings), then the frame rows of the
-    loop closures (:mod:`pinext.compiled.frames`, their J and γ at this state):
+    loop closures and closed contacts (their J and γ at this state, from
+    :func:`pinext.compiled.frames.evaluate` just before):
 
     .. math::
 
@@ -155,8 +157,6 @@ def _locked_rows(P, y, a):
     n_ind = P.mu.size
     ptr, iv, coef = P.row_ptr, P.row_v, P.row_coef
     fw, z, factors = P.frames, P.cols, P.model.ws_mass_matrix
-    if m > n_joint:
-        _frames.frame_rows(P.model, fw, y[nv : 2 * nv])
     crba_from_transforms(P.model, factors)
     ltdl(P.model, factors)
     scale = P.v  # D^(-1/2), so that G₁ = Z̃ᵀ Z̃ with Z̃ = D^(-1/2) Z
@@ -288,6 +288,7 @@ def rhs(P, t, y, out):
     elif P.rotating:  # q from the chart; a free flyer's ṗ = R v_lin, each φ̇ = J_r(φ)⁻¹ ω
         _configuration(P, y)
         aba(P.model, P.q, y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
+        _frames.evaluate(P.model, P.frames, y[nv : 2 * nv])
         if P.lam.size:
             _locked_rows(P, y, out[nv : 2 * nv])
         for k in range(P.fly_v.size):
@@ -296,6 +297,7 @@ def rhs(P, t, y, out):
             _jr_inverse(y, P.rot_v[k], y, nv + P.rot_v[k], out, P.rot_v[k])
     else:
         aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
+        _frames.evaluate(P.model, P.frames, y[nv : 2 * nv])
         if P.lam.size:
             _locked_rows(P, y, out[nv : 2 * nv])
     for i in range(nv, lin.size):

@@ -40,9 +40,21 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import ConstraintError, InvalidParameter
-from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
+from ..simulation.component import (
+    FRAME_NORMAL,
+    Component,
+    ConstraintRows,
+    Event,
+    FrameRows,
+    Gap,
+    ModeState,
+    Reaction,
+    RowKind,
+    Step,
+    Trial,
+)
 from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
-from .coordinates import Constraint
+from .coordinates import Constraint, FunctionalCoordinates
 from .deformation import SeriesCompliance
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
@@ -321,6 +333,41 @@ class ContactComponent(Component):
         drift = kin.drift - reference - env.spring_force(s_e, sd_e) * env.inverse_mass
         return ConstraintRows(kin.jacobian, drift, np.array([env.inverse_mass]), kind)
 
+    def linear(self, mode: ContactModes) -> bool:
+        """With a rigid environment that stays still, the contacts add no effort, state or
+        power of their own, only rows (:meth:`compiled_rows`)."""
+        return self.environment is None and not self.layered and not self.moving
+
+    def compiled_rows(self, mode: ContactModes) -> FrameRows | None:
+        """The closed contacts' rows as compiled data when every contact is a point on a
+        fixed plane of a rigid environment (:meth:`_block`); None otherwise."""
+        blocks = [self._block(c) for i, c in enumerate(self.contacts) if mode[i] is CLOSED]
+        return None if None in blocks else FrameRows.stack(blocks)  # type: ignore[arg-type]
+
+    def _block(self, c: Contact) -> FrameRows | None:
+        """The compiled row of contact c (:data:`FRAME_NORMAL`: its tool point along the
+        normal of a fixed plane, the functional coordinate z), or None when it has none (a
+        dynamic environment, a compliant layer, another surface, a moving plane)."""
+        k = c.constraint
+        if (
+            self.environment is not None
+            or self.layered
+            or not isinstance(k, FunctionalCoordinates)
+            or k.names != ("z",)
+            or k.law is not None
+            or not c.unilateral
+        ):
+            return None
+        frame = self.model.frames[k._frame_id(self.model)]
+        return FrameRows.block(
+            FRAME_NORMAL,
+            frame.parentJoint,
+            frame.placement * k.tool,
+            0,
+            k.placement,
+            c.stabilization or 0.0,
+        )
+
     def derivative(self, t, x, q, v, u, mode, out, step):  # noqa: D102
         if self.environment is None:
             return
@@ -370,7 +417,9 @@ class ContactComponent(Component):
 
     def events(self, mode: ContactModes) -> list[Event]:  # noqa: D102
         events = []
+        closed = 0  # the closed contacts before contact i: its row among compiled_rows
         for i, c in enumerate(self.contacts):
+            block = self._block(c)
             if mode[i] is FREE:
                 start = next((e[1:] for e in mode.leaving if e[0] == i), None)
                 events.append(
@@ -379,6 +428,7 @@ class ContactComponent(Component):
                         self._gap_function(c, start),
                         -1.0,
                         self._impact_action(i),
+                        compiled=None if block is None else Gap(block, *(start or ())),
                     )
                 )
             elif mode[i] is CLOSED and c.unilateral:
@@ -389,9 +439,11 @@ class ContactComponent(Component):
                         -1.0,
                         self._lift_off_action(i),
                         dynamic=True,
+                        compiled=None if block is None else Reaction(closed),
                     )
                 )
-            elif mode[i] is SPRING:
+            closed += mode[i] is CLOSED
+            if mode[i] is SPRING:
                 events.append(
                     Event(
                         f"lift-off:{c.name}", self._layer_function(), -1.0, self._lift_off_action(i)

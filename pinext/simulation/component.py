@@ -156,8 +156,8 @@ class Event:
             may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
         compiled: Optional compiled form of ``function`` (:class:`Distances`,
-            :class:`Leaving` or :class:`Reaction`); it lets :mod:`pinext.compiled` evaluate
-            the event in its own loop.
+            :class:`Leaving`, :class:`Reaction` or :class:`Gap`); it lets
+            :mod:`pinext.compiled` evaluate the event in its own loop.
         bound: Whether ``function`` is a bound that the physics never leaves past zero (the
             distances of joints inside their ranges to their stops): when a segment starts
             with it past zero in its direction (a tie with another event within rounding),
@@ -169,7 +169,7 @@ class Event:
     direction: float = 0.0
     action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
     dynamic: bool = False
-    compiled: Distances | Leaving | Reaction | None = None
+    compiled: Distances | Leaving | Reaction | Gap | None = None
     bound: bool = False
 
 
@@ -274,9 +274,9 @@ class JointRows(NamedTuple):
 
 
 #: Kinds of :class:`FrameRows` blocks (their rows: :data:`FRAME_ROWS`).
-FRAME_POINT, FRAME_HINGE, FRAME_WELD = 0, 1, 2
+FRAME_POINT, FRAME_HINGE, FRAME_WELD, FRAME_NORMAL = 0, 1, 2, 3
 #: The number of rows of each kind of block.
-FRAME_ROWS = (3, 5, 6)
+FRAME_ROWS = (3, 5, 6, 1)
 
 
 class FrameRows(NamedTuple):
@@ -289,7 +289,9 @@ class FrameRows(NamedTuple):
     * FRAME_POINT (3 rows): ``p_A − p_B' = 0``;
     * FRAME_HINGE (5 rows): the point rows and ``n_iᵀ(ω_A − ω_B) = 0`` across the two
       directions ``normals[b]`` (in B') normal to ``axis[b]`` (in A);
-    * FRAME_WELD (6 rows): the point rows and ``ω_A − ω_B = 0``.
+    * FRAME_WELD (6 rows): the point rows and ``ω_A − ω_B = 0``;
+    * FRAME_NORMAL (1 row): ``nᵀ(p_A − p_B') = 0`` along the z axis n of B' (a point on a
+      plane, B' the plane's frame: Vukobratović & Potkonjak's functional coordinate z).
 
     The compiled kernels (:mod:`pinext.compiled.frames`) evaluate the Jacobians, the
     residuals and the drifts ``J̇ v`` from compiled kinematics, and stabilise the residuals with
@@ -352,6 +354,17 @@ class FrameRows(NamedTuple):
                 for f, shape in enumerate(shapes)
             )
         )
+
+
+class Gap(NamedTuple):
+    """``g(t, x) = φ`` with φ the residual of ``block`` (a one-row :class:`FrameRows`: the
+    approach gap of a point to a plane), or, for a row that left its surface at ``t0`` from
+    the gap ``d0``, :func:`pinext.contact.limits.leaving_distance` of it (the separation
+    test): the compiled form of a contact's approach event."""
+
+    block: FrameRows
+    t0: float = -np.inf
+    d0: float = 0.0
 
 
 class Reaction(NamedTuple):
