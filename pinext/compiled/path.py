@@ -51,6 +51,7 @@ from .model import pack
 from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
 from .rows import fold, phase_rows
+from .stepping import pd_law
 
 if TYPE_CHECKING:
     from ..simulation.chart import Chart
@@ -107,16 +108,46 @@ def _form(system: System, phase: Phase, rows: frozenset[str]) -> LinearForm | No
     return cache[key]
 
 
-def _inputs(law: Any, n_inputs: int) -> tuple[int, np.ndarray, np.ndarray] | None:
-    """The compiled form of the control law: (kind, times, values), or None."""
+def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
+    """The compiled form of the control law as :class:`PhaseKernel` fields, or None: a
+    constant or a :class:`Schedule` of the inputs, or a :class:`pinext.control.JointPD` to a
+    constant or a Schedule on one-DOF joints (joint torques, no gravity compensation:
+    :func:`pinext.compiled.stepping.pd_law`), evaluated in the right-hand side."""
+    n = system.n_inputs
     schedule = law if isinstance(law, Schedule) else getattr(law, "schedule", None)
     if isinstance(schedule, Schedule):
         kind = HOLD if schedule.kind == "zoh" else LINEAR
-        return kind, schedule.times, np.ascontiguousarray(schedule.values)
+        values = np.asarray(schedule.values, dtype=float).reshape(schedule.times.size, n)
+        return dict(u_kind=kind, u_times=schedule.times, u_values=values)
     value = getattr(law, "value", None)
     if value is not None:
-        return CONSTANT, np.zeros(1), np.asarray(value, dtype=float).reshape(1, n_inputs)
-    return None
+        values = np.asarray(value, dtype=float).reshape(1, n)
+        return dict(u_kind=CONSTANT, u_times=np.zeros(1), u_values=values)
+    model = system.model
+    if not system.torque_inputs or n != model.nv or chart.momentum:
+        return None
+    pd = pd_law(getattr(law, "controller", None), model)
+    if pd is None:
+        return None
+    reference, kp, kd = pd
+    if reference.kind == "constant":
+        kind, times, values = CONSTANT, np.zeros(1), reference.value.reshape(1, model.nq)
+    else:
+        ref = reference.schedule
+        kind, times, values = HOLD if ref.kind == "zoh" else LINEAR, ref.times, ref.values
+    pd_q = np.full(model.nv, -1, dtype=np.int64)
+    for joint in model.joints[1:]:
+        if joint.nq == 1 and joint.nv == 1 and (kp[joint.idx_v] or kd[joint.idx_v]):
+            pd_q[joint.idx_v] = joint.idx_q
+    return dict(
+        u_kind=kind,
+        u_times=times,
+        u_values=np.asarray(values, dtype=float).reshape(times.size, model.nq),
+        pd_q=pd_q,
+        pd_kp=np.ascontiguousarray(kp, dtype=float),
+        pd_kd=np.ascontiguousarray(kd, dtype=float),
+        pd_ref=np.zeros((2, model.nq)),
+    )
 
 
 def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseKernel | None:
@@ -145,13 +176,12 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
             f"({', '.join(busy) or 'constraints'}) is not compiled"
         )
         return None
-    inputs = _inputs(law, system.n_inputs)
+    inputs = _inputs(law, system, chart)
     if inputs is None:  # a control law written in Python: the Python path calls it
         return None
     a_mat = form.a + _own_part(system, form.a.shape[1])
     rows, cols = np.nonzero(a_mat)
     pairs = np.argwhere(np.abs(form.q).sum(axis=0) > 0)
-    kind, times, values = inputs
     held = found[1]
     nv = system.model.nv
     if held is None:
@@ -179,9 +209,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.ascontiguousarray(form.q[:, pairs[:, 0], pairs[:, 1]]).reshape(2, len(pairs)),
         np.ascontiguousarray(system.damping, dtype=float),
         bool(system.torque_inputs),
-        kind,
-        np.ascontiguousarray(times, dtype=float),
-        values.reshape(times.size, system.n_inputs).astype(float),
+        inputs.pop("u_kind"),
+        np.ascontiguousarray(inputs.pop("u_times"), dtype=float),
+        np.ascontiguousarray(inputs.pop("u_values")),
         np.zeros(a_mat.shape[1]),
         np.zeros(a_mat.shape[0]),
         chart.momentum,
@@ -201,6 +231,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.zeros((r, r)),
         **_rotation_chart(chart if rotating else None),
         frames=_frames.work(frames, packed.parent.size, nv, watch),
+        **inputs,  # a joint PD law's fields
     )
 
 

@@ -55,7 +55,7 @@ class PhaseKernel(NamedTuple):
     torque_inputs: bool  # the inputs are joint torques (their power is u.v)
     u_kind: int  # CONSTANT, HOLD or LINEAR
     u_times: np.ndarray  # (N,) sample times [s] (one entry for a constant)
-    u_values: np.ndarray  # (N, n_inputs)
+    u_values: np.ndarray  # (N, n_inputs), or with a joint PD law its reference (N, nq)
     z: np.ndarray  # (m,) workspace
     lin: np.ndarray  # (n_lin,) workspace
     momentum: bool = False  # y holds p = M v instead of v: Celentano (2008) Theorem 1
@@ -94,33 +94,68 @@ class PhaseKernel(NamedTuple):
     # component.FrameRows`), after the joint rows among the m rows above, and the blocks whose
     # gaps its events watch
     frames: _frames.FrameWork = _frames.NONE
+    # a joint PD law (u_values: its reference q_r, (N, nq)): each dof's q index (−1: no gain)
+    pd_q: np.ndarray = np.zeros(0, dtype=np.int64)
+    pd_kp: np.ndarray = np.zeros(0)
+    pd_kd: np.ndarray = np.zeros(0)
+    pd_ref: np.ndarray = np.zeros((2, 0))  # workspace: q_r and q̇_r (the schedule's width)
 
 
 @kernel
-def _inputs(P, t, u):
-    """u(t): constant, held (zero-order) or interpolated (np.interp's end rule)."""
+def _sample(P, t, out, rate):
+    """The schedule (P.u_times, P.u_values) at t into ``out``: constant, held (zero-order) or
+    interpolated (np.interp's end rule), and its slope into ``rate`` (zero held, constant or
+    beyond the ends; the slope of the segment that starts at t on a sample time)."""
     times, values = P.u_times, P.u_values
-    n_in = values.shape[1]
+    n = values.shape[1]
+    slope = rate.size > 0  # (an empty rate: the slope is not asked for)
+    if slope:
+        for j in range(n):
+            rate[j] = 0.0
     if P.u_kind == CONSTANT or times.size == 1:
-        for j in range(n_in):
-            u[j] = values[0, j]
+        for j in range(n):
+            out[j] = values[0, j]
         return
     i = np.searchsorted(times, t, side="right") - 1
     if P.u_kind == HOLD:
         i = max(i, 0)
-        for j in range(n_in):
-            u[j] = values[i, j]
+        for j in range(n):
+            out[j] = values[i, j]
         return
     if i < 0:
-        for j in range(n_in):
-            u[j] = values[0, j]
+        for j in range(n):
+            out[j] = values[0, j]
     elif i >= times.size - 1:
-        for j in range(n_in):
-            u[j] = values[times.size - 1, j]
+        for j in range(n):
+            out[j] = values[times.size - 1, j]
     else:
-        w = (t - times[i]) / (times[i + 1] - times[i])
-        for j in range(n_in):
-            u[j] = values[i, j] + w * (values[i + 1, j] - values[i, j])
+        span = times[i + 1] - times[i]
+        w = (t - times[i]) / span
+        for j in range(n):
+            out[j] = values[i, j] + w * (values[i + 1, j] - values[i, j])
+            if slope:
+                rate[j] = (values[i + 1, j] - values[i, j]) / span
+
+
+@kernel
+def _inputs(P, t, y, u):
+    """u(t, y): the schedule (:func:`_sample`), or with a joint PD law its torques
+    ``u_j = K_p,j (q_r − q)_j + K_d,j (q̇_r − q̇)_j`` on one-DOF joints, the reference
+    q_r(t) the schedule and q̇_r its slope (:class:`pinext.control.JointPD`, its reference a
+    constant or a :class:`pinext.Schedule`: :func:`pinext.compiled.stepping.pd_law`). A
+    one-DOF joint's coordinate is its own entry of y in every chart."""
+    if P.pd_q.size == 0:
+        _sample(P, t, u, P.pd_ref[1])
+        return
+    ref = P.pd_ref
+    _sample(P, t, ref[0], ref[1])
+    nv = P.damping.size
+    for j in range(u.size):
+        k = P.pd_q[j]
+        if k < 0:
+            u[j] = 0.0
+        else:
+            u[j] = P.pd_kp[j] * (ref[0, k] - y[j]) + P.pd_kd[j] * (ref[1, k] - y[nv + j])
 
 
 @kernel
@@ -263,8 +298,8 @@ def rhs(P, t, y, out):
     """``out = f(t, y)`` of the phase (module docstring)."""
     nv = P.damping.size
     m = P.z.size
-    n_in = P.u_values.shape[1]
-    n_core = m - n_in - 1
+    n_core = y.size - 2  # y = [core states, p_in, p_diss]
+    n_in = m - n_core - 1
     z = P.z
     for i in range(n_core):
         z[i] = y[i]
@@ -273,7 +308,7 @@ def rhs(P, t, y, out):
         minv_from_transforms(P.model, y[nv : 2 * nv], P.v)
         for i in range(nv):
             z[nv + i] = P.v[i]
-    _inputs(P, t, z[n_core : n_core + n_in])
+    _inputs(P, t, y, z[n_core : n_core + n_in])
     z[m - 1] = 1.0
     lin = P.lin
     for r in range(lin.size):

@@ -163,8 +163,8 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     n = y.size
     nv = Pk.damping.size
     m = Pk.z.size
-    n_in = Pk.u_values.shape[1]
-    n_core = m - n_in - 1
+    n_core = y.size - 2  # y = [core states, p_in, p_diss]
+    n_in = m - n_core - 1
     for i in range(n):
         y1[i] = y[i]
         for j in range(n):
@@ -206,7 +206,7 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     z = Pk.z
     for i in range(n_core):
         z[i] = y[i]
-    _inputs(Pk, t, z[n_core : n_core + n_in])
+    _inputs(Pk, t, y, z[n_core : n_core + n_in])
     z[m - 1] = 1.0
     for r in range(Pk.a_ptr.size - 1):
         for k in range(Pk.a_ptr[r], Pk.a_ptr[r + 1]):
