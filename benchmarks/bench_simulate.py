@@ -9,6 +9,7 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -39,7 +40,7 @@ def measure(
     system: px.System,
     q0: np.ndarray,
     duration: float = 2.0,
-    control: np.ndarray | None = None,
+    control: Any = None,
     x0: np.ndarray | None = None,
     reference: tuple[str, Callable[[], object]] | None = None,
 ) -> list:
@@ -138,6 +139,14 @@ def main() -> None:
         q0 = np.array([0, -1.0, 1.0, 0, 0.5, 0])
         rows.append(
             measure("UR5 under gravity, joint limits off", px.System(ur5, joint_limits=False), q0)
+        )
+        ur5_system = px.System(ur5)
+        goal = px.Schedule([0.0, 1.0, 2.0], [q0, q0 + 0.5, q0], "linear")
+        pd = px.control.JointPD(ur5_system, goal, kp=np.full(6, 200.0), kd=np.full(6, 20.0))
+        rows.append(
+            measure(
+                "UR5 under a JointPD to a Schedule (the law compiled)", ur5_system, q0, control=pd
+            )
         )
         rows.append(measure("UR5 under gravity, hitting its limits", px.System(ur5), q0))
         from bench_drives import Q0 as PANDA_Q0
