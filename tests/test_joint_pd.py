@@ -112,20 +112,20 @@ def test_positions_of_a_vectorised_and_of_a_scalar_reference_agree():
     np.testing.assert_allclose(JointReference(scalar_only, 2, 2).positions(grid), expected)
 
 
-@pytest.mark.parametrize("reference", ["constant", "linear", "zoh"])
+@pytest.mark.parametrize("reference", ["constant", "linear"])
 def test_compiled_pd_law_equals_the_python_law(reference, monkeypatch):
-    """A JointPD on the six-DOF arm to a constant, an interpolated and a held Schedule, with
-    its joint limits: evaluated inside the compiled right-hand side (every segment compiled,
+    """A continuous JointPD (``control_period=0``) on the six-DOF arm to a constant and to an
+    interpolated Schedule (its samples are breakpoints of the run), with its joint limits: evaluated inside the compiled
+    right-hand side (every segment compiled,
     no Python per evaluation), the run equals the Python path's, which calls the law at
     every evaluation (same events at the same times, 1e-9 s; paths and the inputs' work
     ∫uᵀv dt 1e-9 and 1e-8 relative; both at rtol 1e-10), and its audit closes (1e-9)."""
     arm = px.load_robot("six_dof_arm")
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
-    goal = q0 + np.array([0.8, -0.5, 0.6, -0.4, 0.9, 2.9])  # wrist_3 driven into its stop
+    goal = q0 + np.array([0.8, -0.5, 0.6, -0.4, 0.9, 3.5])  # wrist_3 driven into its stop
     target = {
         "constant": goal,
         "linear": Schedule([0.0, 0.3, 0.6], [q0, goal, q0], "linear"),
-        "zoh": Schedule([0.0, 0.3, 0.6], [q0, goal, q0], "zoh"),
     }[reference]
     system = px.System(arm)
     law = px.control.JointPD(system, target, kp=np.full(6, 40.0), kd=np.full(6, 2.0))
@@ -135,11 +135,18 @@ def test_compiled_pd_law_equals_the_python_law(reference, monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # velocity-limit reports
             runs[flag] = px.simulate(
-                system, 1.0, q0=q0, control=law, rtol=1e-10, atol=1e-12, output_dt=0.01
+                system,
+                1.0,
+                q0=q0,
+                control=law,
+                control_period=0.0,  # the continuous law
+                rtol=1e-10,
+                atol=1e-12,
+                output_dt=0.01,
             )
     compiled, python = runs["0"], runs["1"]
     stats = compiled.meta["stats"]
-    assert stats["compiled_segments"] == stats["segments"]
+    assert stats["compiled_segments"] == stats["segments"] and stats["control_period"] is None
     assert python.meta["stats"]["compiled_segments"] == 0
     names = [e.name for e in compiled.events]
     assert names == [e.name for e in python.events] and "limit:wrist_3" in names

@@ -211,7 +211,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         bool(system.torque_inputs),
         inputs.pop("u_kind"),
         np.ascontiguousarray(inputs.pop("u_times"), dtype=float),
-        np.ascontiguousarray(inputs.pop("u_values")),
+        np.array(inputs.pop("u_values"), dtype=float),  # a copy: a sampled law writes it
         np.zeros(a_mat.shape[1]),
         np.zeros(a_mat.shape[0]),
         chart.momentum,

@@ -195,3 +195,10 @@ class JointLaw(Controller):
         self.reference = JointReference(reference, model.nq, model.nv)
         self.kp = gains("kp", kp, self.actuation.size)
         self.kd = gains("kd", kd, self.actuation.size)
+
+    @property
+    def breakpoints(self) -> np.ndarray:
+        """The times [s] where the reference jumps or kinks (a Schedule's samples): a
+        continuous run stops and restarts there, as at a Schedule of inputs."""
+        ref = self.reference
+        return ref.schedule.times if ref.kind == "schedule" else np.zeros(0)

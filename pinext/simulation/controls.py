@@ -123,6 +123,7 @@ def as_state_law(controller: Any, layout: dict[str, slice]) -> Any:
         return controller(t, x[sq], x[sv], sensors)
 
     law.controller = controller  # type: ignore[attr-defined]
+    law.breakpoints = getattr(controller, "breakpoints", ())  # type: ignore[attr-defined]
     return law
 
 
