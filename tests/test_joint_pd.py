@@ -115,11 +115,11 @@ def test_positions_of_a_vectorised_and_of_a_scalar_reference_agree():
 @pytest.mark.parametrize("reference", ["constant", "linear"])
 def test_compiled_pd_law_equals_the_python_law(reference, monkeypatch):
     """A continuous JointPD (``control_period=0``) on the six-DOF arm to a constant and to an
-    interpolated Schedule (its samples are breakpoints of the run), with its joint limits: evaluated inside the compiled
-    right-hand side (every segment compiled,
-    no Python per evaluation), the run equals the Python path's, which calls the law at
-    every evaluation (same events at the same times, 1e-9 s; paths and the inputs' work
-    ∫uᵀv dt 1e-9 and 1e-8 relative; both at rtol 1e-10), and its audit closes (1e-9)."""
+    interpolated Schedule (its samples are breakpoints of the run), with its joint limits:
+    evaluated inside the compiled right-hand side (every segment compiled, no Python per
+    evaluation), the run equals the Python path's, which calls the law at every evaluation
+    (same events at the same times, 1e-9 s; paths and the inputs' work ∫uᵀv dt 1e-9 and 1e-8
+    relative; both at rtol 1e-10), and its audit closes (1e-9)."""
     arm = px.load_robot("six_dof_arm")
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
     goal = q0 + np.array([0.8, -0.5, 0.6, -0.4, 0.9, 3.5])  # wrist_3 driven into its stop
