@@ -157,3 +157,44 @@ def test_compiled_pd_law_equals_the_python_law(reference, monkeypatch):
     w, w_ref = compiled.x[:, work], python.x[:, work]
     assert np.abs(w - w_ref).max() < 1e-8 * (1.0 + np.abs(w_ref).max())
     assert compiled.energy_balance().max_relative() < 1e-9
+
+
+def test_held_pd_law_is_sampled_inside_the_compiled_loop(monkeypatch):
+    """A JointPD held at its control period (the default for a Controller, 1 ms): sampled
+    inside the compiled loop, the law is called from Python only where a run's segment starts
+    (at the start and after each event), yet the run equals the Python path's, which calls it
+    at every sample: the same number of samples, the same events, paths to 1e-9 and the same
+    recorded inputs (the held samples, 1e-9 relative)."""
+    arm = px.load_robot("six_dof_arm")
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    goal = q0 + np.array([0.8, -0.5, 0.6, -0.4, 0.9, 3.5])  # wrist_3 driven into its stop
+    system = px.System(arm)
+    law = px.control.JointPD(system, goal, kp=np.full(6, 40.0), kd=np.full(6, 0.5))
+    calls = [0]
+    call = px.control.JointPD.__call__
+
+    def counted(self, *args):
+        calls[0] += 1
+        return call(self, *args)
+
+    monkeypatch.setattr(px.control.JointPD, "__call__", counted)
+    runs, counts = {}, {}
+    for flag in ("0", "1"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
+        calls[0] = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # velocity-limit reports
+            runs[flag] = px.simulate(
+                system, 0.5, q0=q0, control=law, rtol=1e-10, atol=1e-12, output_dt=0.005
+            )
+        counts[flag] = calls[0]
+    compiled, python = runs["0"], runs["1"]
+    stats = compiled.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] and stats["control_period"] == 1e-3
+    assert stats["control_samples"] == python.meta["stats"]["control_samples"] == 500
+    assert counts["0"] <= stats["segments"] < 20 and counts["1"] >= 500
+    names = [e.name for e in compiled.events]
+    assert names == [e.name for e in python.events] and "limit:wrist_3" in names
+    assert np.abs(compiled.q - python.q).max() < 1e-9
+    u, u_ref = compiled.outputs["input"], python.outputs["input"]
+    assert np.abs(u - u_ref).max() < 1e-9 * np.abs(u_ref).max()

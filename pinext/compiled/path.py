@@ -110,24 +110,26 @@ def _form(system: System, phase: Phase, rows: frozenset[str]) -> LinearForm | No
 
 def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
     """The compiled form of the control law as :class:`PhaseKernel` fields, or None: a
-    constant or a :class:`Schedule` of the inputs, or a :class:`pinext.control.JointPD` to a
-    constant or a Schedule on one-DOF joints (joint torques, no gravity compensation:
-    :func:`pinext.compiled.stepping.pd_law`), evaluated in the right-hand side."""
-    n = system.n_inputs
-    schedule = law if isinstance(law, Schedule) else getattr(law, "schedule", None)
-    if isinstance(schedule, Schedule):
-        kind = HOLD if schedule.kind == "zoh" else LINEAR
-        values = np.asarray(schedule.values, dtype=float).reshape(schedule.times.size, n)
-        return dict(u_kind=kind, u_times=schedule.times, u_values=values)
-    value = getattr(law, "value", None)
-    if value is not None:
-        values = np.asarray(value, dtype=float).reshape(1, n)
-        return dict(u_kind=CONSTANT, u_times=np.zeros(1), u_values=values)
-    model = system.model
-    if not system.torque_inputs or n != model.nv or chart.momentum:
-        return None
-    pd = pd_law(getattr(law, "controller", None), model)
+    :class:`pinext.control.JointPD` to a constant or a Schedule on one-DOF joints (joint
+    torques, no gravity compensation: :func:`pinext.compiled.stepping.pd_law`), evaluated in
+    the right-hand side or, held at a control period, at each sample inside the compiled loop;
+    a constant or a :class:`Schedule` of the inputs (a law held at a period is a constant
+    that the loop's samples overwrite)."""
+    n, model = system.n_inputs, system.model
+    period = getattr(law, "period", None)  # a HeldControl: its law is the controller's
+    pd = None
+    if system.torque_inputs and n == model.nv and not chart.momentum:
+        pd = pd_law(getattr(law.law if period else law, "controller", None), model)
     if pd is None:
+        schedule = law if isinstance(law, Schedule) else getattr(law, "schedule", None)
+        if isinstance(schedule, Schedule):
+            kind = HOLD if schedule.kind == "zoh" else LINEAR
+            values = np.asarray(schedule.values, dtype=float).reshape(schedule.times.size, n)
+            return dict(u_kind=kind, u_times=schedule.times, u_values=values)
+        value = getattr(law, "value", None)
+        if value is not None:
+            values = np.asarray(value, dtype=float).reshape(1, n)
+            return dict(u_kind=CONSTANT, u_times=np.zeros(1), u_values=values)
         return None
     reference, kp, kd = pd
     if reference.kind == "constant":
@@ -139,7 +141,7 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
     for joint in model.joints[1:]:
         if joint.nq == 1 and joint.nv == 1 and (kp[joint.idx_v] or kd[joint.idx_v]):
             pd_q[joint.idx_v] = joint.idx_q
-    return dict(
+    fields = dict(
         u_kind=kind,
         u_times=times,
         u_values=np.asarray(values, dtype=float).reshape(times.size, model.nq),
@@ -148,6 +150,9 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
         pd_kd=np.ascontiguousarray(kd, dtype=float),
         pd_ref=np.zeros((2, model.nq)),
     )
+    if period:  # held: the torques of the last sample (taken in Python at the segment's start)
+        fields.update(pd_held=True, pd_u=np.array(law.value, dtype=float), pd_period=period)
+    return fields
 
 
 def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseKernel | None:
@@ -349,6 +354,12 @@ def solve(
     g_last = np.empty(n_events)
     _dop.events_at(kernel, t0, y, events, g_last, scratch)
     clock = np.array([t1 if sampler is None else min(sampler.next_time(t0), t1), 0.0])
+    if kernel.pd_held:  # the record of the samples the loop takes itself
+        room = int(np.ceil((t1 - t0) / kernel.pd_period)) + 2
+        kernel = kernel._replace(
+            pd_times=np.empty(room), pd_values=np.empty((room, kernel.pd_u.size))
+        )
+        kernel.pd_count[0] = 0
     if sampler is not None:
         assert to_public is not None
 
@@ -418,6 +429,9 @@ def solve(
             timer.cancel()
         if sampler is not None:
             _sampled.callback.function = None
+        if kernel.pd_held:  # the law's samples taken in the loop join the run's record
+            count = int(kernel.pd_count[0])
+            sampler.record(kernel.pd_times[:count], kernel.pd_values[:count])
     t_all = np.concatenate(ts)
     y_all = np.vstack(ys).T if ts else np.empty((n, 0))
     t_events = [np.empty(0) for _ in range(n_events)]

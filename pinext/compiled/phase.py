@@ -99,6 +99,15 @@ class PhaseKernel(NamedTuple):
     pd_kp: np.ndarray = np.zeros(0)
     pd_kd: np.ndarray = np.zeros(0)
     pd_ref: np.ndarray = np.zeros((2, 0))  # workspace: q_r and q̇_r (the schedule's width)
+    # the PD law held at a control period (sampled inside the compiled loop,
+    # :mod:`pinext.compiled.sampled`): the held torques, the period [s], and the samples taken
+    # (times, torques, their count) for the run's record
+    pd_held: bool = False
+    pd_u: np.ndarray = np.zeros(0)
+    pd_period: float = 0.0
+    pd_times: np.ndarray = np.zeros(0)
+    pd_values: np.ndarray = np.zeros((0, 0))
+    pd_count: np.ndarray = np.zeros(1, dtype=np.int64)
 
 
 @kernel
@@ -140,13 +149,22 @@ def _sample(P, t, out, rate):
 @kernel
 def _inputs(P, t, y, u):
     """u(t, y): the schedule (:func:`_sample`), or with a joint PD law its torques
-    ``u_j = K_p,j (q_r − q)_j + K_d,j (q̇_r − q̇)_j`` on one-DOF joints, the reference
-    q_r(t) the schedule and q̇_r its slope (:class:`pinext.control.JointPD`, its reference a
-    constant or a :class:`pinext.Schedule`: :func:`pinext.compiled.stepping.pd_law`). A
-    one-DOF joint's coordinate is its own entry of y in every chart."""
+    (:func:`pd_torques`), or those held since the PD law's last sample."""
     if P.pd_q.size == 0:
         _sample(P, t, u, P.pd_ref[1])
-        return
+    elif P.pd_held:
+        for j in range(u.size):
+            u[j] = P.pd_u[j]
+    else:
+        pd_torques(P, t, y, u)
+
+
+@kernel
+def pd_torques(P, t, y, u):
+    """The joint PD law ``u_j = K_p,j (q_r − q)_j + K_d,j (q̇_r − q̇)_j`` on one-DOF joints, the
+    reference q_r(t) the schedule and q̇_r its slope (:class:`pinext.control.JointPD`, its
+    reference a constant or a :class:`pinext.Schedule`: :func:`pinext.compiled.stepping.
+    pd_law`). A one-DOF joint's coordinate is its own entry of y in every chart."""
     ref = P.pd_ref
     _sample(P, t, ref[0], ref[1])
     nv = P.damping.size

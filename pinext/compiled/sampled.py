@@ -1,4 +1,5 @@
-"""Sampled control inside the compiled integrators: one Python call per control period.
+"""Sampled control inside the compiled integrators: one Python call per control period, or
+none for a built-in law the kernel evaluates itself (a :class:`pinext.control.JointPD`).
 
 A control law written in Python and held between samples (:class:`pinext.simulation.sampling.
 HeldControl`) is a constant for the compiled right-hand side between two sample times. The
@@ -21,8 +22,10 @@ import threading
 import numpy as np
 from numba import njit, objmode
 
+from ..simulation.sampling import SAME_SAMPLE
 from . import dop853 as _dop
 from . import radau as _rad
+from .phase import pd_torques
 
 #: ``callback.function(t, y) -> (u, t_next)``: the input held from t for the internal state y,
 #: and the next sample time [s]; set by :func:`pinext.compiled.path.solve` for its thread.
@@ -43,6 +46,31 @@ def _next_input(t, y):
 
 
 @njit(cache=True)
+def _held_sample(P, t, y):
+    """A PD law held in the kernel (:attr:`PhaseKernel.pd_held`): its torques at (t, y) into
+    P.pd_u and the sample's record; returns the next sample time, as
+    :meth:`pinext.simulation.sampling.HeldControl.next_time` gives it."""
+    pd_torques(P, t, y, P.pd_u)
+    k = P.pd_count[0]
+    P.pd_times[k] = t
+    for j in range(P.pd_u.size):
+        P.pd_values[k, j] = P.pd_u[j]
+    P.pd_count[0] = k + 1
+    return (np.floor(t / P.pd_period + SAME_SAMPLE) + 1.0) * P.pd_period
+
+
+@njit(cache=True)
+def _next(P, t, y):
+    """The input held from the sample at t and the next sample time: from the PD law held in
+    the kernel, or from Python (:func:`_next_input`)."""
+    if P.pd_held:
+        return _held_sample(P, t, y)
+    u, t_next = _next_input(t, y)
+    P.u_values[0, :] = u
+    return t_next
+
+
+@njit(cache=True)
 def dop853_sampled(
     P, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs, t_pause,
     stop_when_stiff,
@@ -57,8 +85,7 @@ def dop853_sampled(
         )  # fmt: skip
         if code != _dop.DONE or clock[0] >= t1:
             return code
-        u, t_next = _next_input(clock[0], y)
-        P.u_values[0, :] = u
+        t_next = _next(P, clock[0], y)
         clock[1] += 1.0
         _dop.resume(P, clock[0], y, hmax, k, st, it, g_last, evs)
         clock[0] = min(t_next, t1)
@@ -78,8 +105,7 @@ def radau_sampled(
         )  # fmt: skip
         if code != _rad.DONE or clock[0] >= t1:
             return code
-        u, t_next = _next_input(clock[0], y)
-        P.u_values[0, :] = u
+        t_next = _next(P, clock[0], y)
         clock[1] += 1.0
         _rad.resume(P, clock[0], y, hmax, f, st, it, g_last, evs)
         clock[0] = min(t_next, t1)

@@ -85,6 +85,17 @@ class HeldControl:
         self._values.append(u)
         return u
 
+    def record(self, times: np.ndarray, values: np.ndarray) -> None:
+        """Add samples taken elsewhere (a built-in law sampled inside the compiled loop,
+        :mod:`pinext.compiled.sampled`): the law's results ``values[i]`` at ``times[i]``; the
+        last one is held."""
+        for t, u in zip(times, values, strict=True):
+            self._times.append(float(t))
+            self._values.append(np.array(u, dtype=float))
+        if len(times):
+            self.value = np.array(values[-1], dtype=float)
+            self.index = self.index_at(float(times[-1]))
+
     def update(self, t: float, x: np.ndarray) -> None:
         """Sample at (t, x) when t is in a period not sampled yet (a run's segment starts
         there); otherwise keep holding (a segment that starts after an event in the period)."""
