@@ -11,7 +11,8 @@ the same way). :class:`HeldControl` is that law for :func:`pinext.simulate`
 
 Between two samples the input is a constant, so the phase runs on the compiled path
 (:func:`pinext.compiled.path.solve` lands on each ``t_k``, calls the law once, and goes on
-with the same compiled run); on the Python path each ``t_k`` is a breakpoint of the
+with the same compiled run; a :class:`pinext.control.JointPD` is sampled there by the kernel
+itself, and its samples are added to the record, :meth:`HeldControl.record`); on the Python path each ``t_k`` is a breakpoint of the
 integration. The samples are kept: after the run they are the :class:`Schedule` (``"zoh"``)
 that the trajectory's ``input`` output reads.
 """
