@@ -1,8 +1,10 @@
-"""Frame rows, compiled: the Jacobians, residuals and drifts of loop closures.
+"""Frame rows, compiled: the Jacobians, residuals and drifts of loop closures and of contacts
+with planes, and the gaps that contacts' events watch.
 
 The rows of :class:`pinext.simulation.component.FrameRows` (a point, a hinge or a weld between
-two frames of the mechanism), as :meth:`pinext.Loop.kinematics` forms them with Pinocchio's
-frame Jacobians and classical accelerations in ``LOCAL_WORLD_ALIGNED`` axes, from the
+two frames of the mechanism, a point on a plane), as :meth:`pinext.Loop.kinematics` and a
+contact's functional coordinate form them with Pinocchio's frame Jacobians and classical
+accelerations in ``LOCAL_WORLD_ALIGNED`` axes, from the
 kinematics the ABA of the same evaluation has just computed (joint transforms, body velocities
 ``v_i`` and velocity-product accelerations ``c_i``, Featherstone (2008) Table 7.1). The
 accelerations at zero joint acceleration, ``a⁰_i = ⁱX_λ a⁰_λ + c_i`` (no gravity), give the
