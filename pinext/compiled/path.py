@@ -2,15 +2,17 @@
 
 :func:`phase_kernel` decides, phase by phase, whether :func:`pinext.simulate` may hand the
 phase to compiled code: every joint of the model is among :data:`pinext.compiled.model.
-JOINT_CODES`, its integrators' chart is global (a Euclidean model, or a flat one with
-unbounded revolute joints in the angle chart of :class:`pinext.simulation.chart.Angles`; the
-state indices of rows and events are mapped to it), the phase is linear
-(:func:`pinext.simulation.linear.identify`) or has no component terms at all, its rows (if
-any) are linear in q and v with constant coefficients (:meth:`Component.compiled_rows`: joints
-on their stops, mimic couplings; several components may give rows), the inputs are a constant or
-a :class:`~pinext.simulation.controls.Schedule` or a law sampled at a control period
-(:class:`~pinext.simulation.sampling.HeldControl`: a constant between samples, see
-:mod:`pinext.compiled.sampled`), and every event of the phase has a compiled form
+JOINT_CODES`, its integrators' chart is global or anchored with rotation vectors
+(:class:`pinext.simulation.chart.Angles`; the state indices of rows and events are mapped to
+it), the phase is linear (:func:`pinext.simulation.linear.identify`) or has no component terms
+at all, its rows (if any) have a compiled form (:meth:`Component.compiled_rows`:
+:class:`JointRows` with constant coefficients — joints on their stops, mimic couplings — or
+:class:`FrameRows` — loop closures, contacts with fixed planes; several components may give
+rows, :mod:`pinext.compiled.rows`), the inputs are a constant or a
+:class:`~pinext.simulation.controls.Schedule`, a :class:`pinext.control.JointPD`, or a law
+sampled at a control period (:class:`~pinext.simulation.sampling.HeldControl`: a constant
+between samples, see :mod:`pinext.compiled.sampled`), and every event of the phase has a
+compiled form
 (:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says once
 per process why (which joint, component or event); a continuous control law written in Python
 silently takes the Python path, which calls it at every evaluation. ``PINEXT_NO_COMPILED=1``
