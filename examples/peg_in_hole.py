@@ -16,7 +16,7 @@ import pinocchio as pin
 import pinext as px
 from pinext.contact import Contact, ContactComponent, DynamicEnvironment, plane, series_stiffness
 from pinext.robots import robot_path
-from pinext.tasks import FRAME, ROTOR_INERTIA, WritingController, start_configuration
+from pinext.tasks import FRAME, ROTOR_INERTIA, start_configuration, writing_controller
 
 HOLE_TOP = 0.25  # height of the hole's mouth [m]
 DEPTH = 0.03  # the hole's depth [m]
@@ -47,7 +47,7 @@ def run(compliant_peg: bool = True, duration: float = 1.5) -> tuple[px.Trajector
     start = data.oMf[model.getFrameId(FRAME)].copy()
     bottom = HOLE_TOP - DEPTH
     # the writing task's impedance law, descending onto the bottom with no line to write
-    controller = WritingController(
+    controller = writing_controller(
         model,
         start,
         bottom,
@@ -70,7 +70,14 @@ def run(compliant_peg: bool = True, duration: float = 1.5) -> tuple[px.Trajector
     )
     system = px.System(robot, contacts=[bottom_contact], environment=PART, components=[lateral])
     traj = px.simulate(
-        system, duration, q0=q0, control=controller, output_dt=1e-3, rtol=1e-12, atol=1e-14
+        system,
+        duration,
+        q0=q0,
+        control=controller,
+        control_period=0.0,  # the continuous law
+        output_dt=1e-3,
+        rtol=1e-12,
+        atol=1e-14,
     )
     return traj, float(controller.kp[2])
 

@@ -26,6 +26,7 @@ import pinocchio as pin
 from .contact.coordinates import plane
 from .contact.environment import DynamicEnvironment
 from .contact.unilateral import Contact
+from .control.cartesian import CartesianPD, QuinticPath
 from .control.hybrid import HybridForceMotionController
 from .control.impedance import ImpedanceController
 from .drives.presets import harmonic_drives
@@ -70,17 +71,6 @@ def writing_arm(geared: bool = True) -> Robot:
     return robot
 
 
-def _quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
-    """Smooth 0 → 1 ramp (value, rate) on [t0, t1]."""
-    if t <= t0:
-        return 0.0, 0.0
-    if t >= t1:
-        return 1.0, 0.0
-    T = t1 - t0
-    s = (t - t0) / T
-    return s**3 * (10 - 15 * s + 6 * s * s), 30 * s * s * (1 - s) ** 2 / T
-
-
 def start_configuration(model: pin.Model, target: np.ndarray) -> np.ndarray:
     """Joint angles putting the pen tip at ``target`` [m] with the pen pointing down (CLIK),
     rolled about the pen so that wrist_3 starts near 0, far from its ±π stops."""
@@ -98,56 +88,29 @@ def start_configuration(model: pin.Model, target: np.ndarray) -> np.ndarray:
     return q
 
 
-class WritingController:
-    """The impedance controller of the writing task: ``u(t, x) -> tau`` [N.m]."""
-
-    def __init__(
-        self,
-        model: pin.Model,
-        start: pin.SE3,
-        table_height: float,
-        pressure: float,
-        t_approach: float,
-        t_line: tuple[float, float],
-        length: float,
-    ) -> None:
-        self.model = model
-        self.data = model.createData()
-        self.fid = model.getFrameId(FRAME)
-        self.start = start.copy()
-        self.kp = np.array([1500.0, 1500.0, 2000.0])
-        self.dp = np.array([60.0, 60.0, 60.0])
-        self.kr, self.dr, self.dq = 60.0, 2.0, 0.2
-        self.z_end = table_height - pressure / self.kp[2]
-        self.t_approach = t_approach
-        self.t_line = t_line
-        self.length = length
-
-    def reference(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """Desired tip position and velocity [m, m/s]."""
-        p = self.start.translation.copy()
-        dp = np.zeros(3)
-        s, ds = _quintic(t, 0.0, self.t_approach)
-        p[2] += s * (self.z_end - p[2])
-        dp[2] = ds * (self.z_end - self.start.translation[2])
-        s, ds = _quintic(t, *self.t_line)
-        p[1] += s * self.length
-        dp[1] = ds * self.length
-        return p, dp
-
-    def __call__(self, t: float, x: np.ndarray) -> np.ndarray:
-        model, data = self.model, self.data
-        q, v = x[: model.nq], x[model.nq : model.nq + model.nv]
-        pin.forwardKinematics(model, data, q, v)
-        pin.computeJointJacobians(model, data, q)
-        oMf = pin.updateFramePlacement(model, data, self.fid)
-        J = pin.getFrameJacobian(model, data, self.fid, pin.LOCAL_WORLD_ALIGNED)
-        vel = pin.getFrameVelocity(model, data, self.fid, pin.LOCAL_WORLD_ALIGNED)
-        p_d, dp_d = self.reference(t)
-        force = self.kp * (p_d - oMf.translation) + self.dp * (dp_d - vel.linear)
-        torque = self.kr * pin.log3(self.start.rotation @ oMf.rotation.T) - self.dr * vel.angular
-        gravity = pin.computeGeneralizedGravity(model, data, q)
-        return gravity + J[:3].T @ force + J[3:].T @ torque - self.dq * v
+def writing_controller(
+    model: pin.Model,
+    start: pin.SE3,
+    table_height: float,
+    pressure: float,
+    t_approach: float,
+    t_line: tuple[float, float],
+    length: float,
+) -> CartesianPD:
+    """The impedance controller of the writing task (module docstring): the pen tip from its
+    start placement down to ``pressure / K_z`` below the table in ``t_approach`` [s], then
+    ``length`` [m] along y over ``t_line`` [s], the orientation held. A built-in law, so
+    that the compiled path evaluates it (:mod:`pinext.compiled.laws`)."""
+    kp = np.array([1500.0, 1500.0, 2000.0])
+    z_end = table_height - pressure / kp[2]
+    p0 = start.translation
+    moves = [(0.0, t_approach, (0.0, 0.0, z_end - p0[2]))]
+    if t_line[1] > t_line[0]:  # (a run that ends before the line starts has no line)
+        moves.append((*t_line, (0.0, length, 0.0)))
+    path = QuinticPath.of(p0, moves)
+    return CartesianPD(
+        model, FRAME, path, start.rotation, kp, [60.0, 60.0, 60.0], kr=60.0, dr=2.0, dq=0.2
+    )
 
 
 def run_writing_task(
@@ -194,7 +157,7 @@ def run_writing_task(
     data = model.createData()
     pin.framesForwardKinematics(model, data, q0)
     start = data.oMf[model.getFrameId(FRAME)].copy()
-    controller = WritingController(
+    controller = writing_controller(
         model,
         start,
         table_height,
@@ -211,6 +174,7 @@ def run_writing_task(
         q0=q0,
         v0=np.zeros(model.nv),
         control=controller,
+        control_period=0.0,  # the continuous law
         rtol=rtol,
         atol=atol,
         output_dt=output_dt,

@@ -8,7 +8,7 @@ from scipy.optimize import brentq
 
 import pinext as px
 from pinext.robots import robot_path
-from pinext.tasks import FRAME, ROTOR_INERTIA, WritingController
+from pinext.tasks import FRAME, ROTOR_INERTIA, writing_controller
 
 URDF = robot_path("six_dof_arm")
 
@@ -65,10 +65,10 @@ def impact_time_reference(traj) -> float:
     data = model.createData()
     fid = model.getFrameId(FRAME)
     pin.framesForwardKinematics(model, data, traj.q[0])
-    ctrl = WritingController(model, data.oMf[fid].copy(), 0.2, 10.0, 0.6, (0.8, 2.6), 0.2)
+    ctrl = writing_controller(model, data.oMf[fid].copy(), 0.2, 10.0, 0.6, (0.8, 2.6), 0.2)
 
     def f(t, y):
-        return np.concatenate([y[6:], pin.aba(model, data, y[:6], y[6:], ctrl(t, y))])
+        return np.concatenate([y[6:], pin.aba(model, data, y[:6], y[6:], ctrl(t, y[:6], y[6:]))])
 
     t_event = traj.events[0].t
     sol = solve_ivp(

@@ -49,6 +49,7 @@ from . import frames as _frames
 from . import radau as _rad
 from . import sampled as _sampled
 from .events import compiled_events, watched_gaps
+from .laws import cartesian_law
 from .model import pack
 from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
@@ -122,6 +123,13 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
     pd = None
     if system.torque_inputs and n == model.nv and not chart.momentum:
         pd = pd_law(getattr(law.law if period else law, "controller", None), model)
+    cartesian = None
+    if system.torque_inputs and n == model.nv and system.euclidean and not period:
+        cartesian = cartesian_law(getattr(law, "controller", None), model)
+    if cartesian is not None:
+        return dict(
+            u_kind=CONSTANT, u_times=np.zeros(1), u_values=np.zeros((1, n)), cartesian=cartesian
+        )
     if pd is None:
         schedule = law if isinstance(law, Schedule) else getattr(law, "schedule", None)
         if isinstance(schedule, Schedule):

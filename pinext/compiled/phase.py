@@ -23,6 +23,7 @@ import numpy as np
 
 from ..dynamics import rotations
 from . import frames as _frames
+from . import laws as _laws
 from .aba import aba, joint_transforms, minv_from_transforms
 from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
@@ -108,6 +109,8 @@ class PhaseKernel(NamedTuple):
     pd_times: np.ndarray = np.zeros(0)
     pd_values: np.ndarray = np.zeros((0, 0))
     pd_count: np.ndarray = np.zeros(1, dtype=np.int64)
+    # a Cartesian PD law (:class:`pinext.control.cartesian.CartesianPD`) on a Euclidean model
+    cartesian: _laws.CartesianLaw = _laws.NONE
 
 
 @kernel
@@ -149,8 +152,12 @@ def _sample(P, t, out, rate):
 @kernel
 def _inputs(P, t, y, u):
     """u(t, y): the schedule (:func:`_sample`), or with a joint PD law its torques
-    (:func:`pd_torques`), or those held since the PD law's last sample."""
-    if P.pd_q.size == 0:
+    (:func:`pd_torques`), or those held since the PD law's last sample, or a Cartesian PD
+    law's (:func:`pinext.compiled.laws.cartesian_torques`)."""
+    if P.cartesian.gains.size:
+        nv = P.damping.size
+        _laws.cartesian_torques(P.model, P.cartesian, t, y[:nv], y[nv : 2 * nv], u)
+    elif P.pd_q.size == 0:
         _sample(P, t, u, P.pd_ref[1])
     elif P.pd_held:
         for j in range(u.size):

@@ -10,11 +10,11 @@ the same way). :class:`HeldControl` is that law for :func:`pinext.simulate`
     u(t) = \\mathrm{law}(t_k, x(t_k)), \\qquad t_k \\le t < t_{k+1}, \\quad t_k = k T_s.
 
 Between two samples the input is a constant, so the phase runs on the compiled path
-(:func:`pinext.compiled.path.solve` lands on each ``t_k``, calls the law once, and goes on
-with the same compiled run; a :class:`pinext.control.JointPD` is sampled there by the kernel
-itself, and its samples are added to the record, :meth:`HeldControl.record`); on the Python path each ``t_k`` is a breakpoint of the
-integration. The samples are kept: after the run they are the :class:`Schedule` (``"zoh"``)
-that the trajectory's ``input`` output reads.
+(:func:`pinext.compiled.path.solve` lands on each ``t_k``, calls the law once, and goes on with
+the same compiled run; a :class:`pinext.control.JointPD` is sampled there by the kernel itself,
+and its samples are added to the record, :meth:`HeldControl.record`); on the Python path each
+``t_k`` is a breakpoint of the integration. The samples are kept: after the run they are the
+:class:`Schedule` (``"zoh"``) that the trajectory's ``input`` output reads.
 """
 
 from __future__ import annotations

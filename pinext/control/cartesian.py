@@ -1,0 +1,119 @@
+"""CartesianPD: a frame held by Cartesian springs and dampers about a rest-to-rest path, with
+gravity compensation (the stiffness control of the writing tasks).
+
+.. math::
+
+    \\tau = g(q) + J_p^T\\,[K_p (p_d - p) + D_p (\\dot p_d - \\dot p)]
+          + J_\\omega^T\\,[K_r \\log(R_d R^T) - D_r \\omega] - D_q \\dot q
+
+with J the frame's Jacobian in Pinocchio's ``LOCAL_WORLD_ALIGNED`` axes and g(q) the gravity
+torque. The path is a start point and straight rest-to-rest moves, each timed by the quintic
+``s(τ) = 10τ³ − 15τ⁴ + 6τ⁵``: everything the law reads is data, so that the compiled path
+evaluates it in its own loop (:mod:`pinext.compiled.laws`), with no Python per evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pinocchio as pin
+
+from ..exceptions import InvalidParameter
+from ..model import resolve_frame
+from ..validation import vector
+from .base import Controller
+
+
+class QuinticPath(NamedTuple):
+    """``p_d(t) = start + Σ_k s((t − t0_k)/(t1_k − t0_k)) delta_k``, s the quintic rest-to-rest
+    ramp (0 before t0_k, 1 after t1_k)."""
+
+    start: np.ndarray  # (3,) [m]
+    t0: np.ndarray  # (moves,) [s]
+    t1: np.ndarray  # (moves,) [s]
+    delta: np.ndarray  # (moves, 3) [m]
+
+    @classmethod
+    def of(cls, start: Sequence[float], moves: Sequence[tuple[float, float, Sequence[float]]]):
+        """The path from ``start`` [m] and moves ``(t0, t1, delta)`` [s, s, m]."""
+        for t0, t1, _ in moves:
+            if not t1 > t0:
+                raise InvalidParameter(f"a move must end after it starts, got t0={t0}, t1={t1}")
+        return cls(
+            vector("start", start, 3, what="the path's start point"),
+            np.array([m[0] for m in moves], dtype=float),
+            np.array([m[1] for m in moves], dtype=float),
+            np.array([m[2] for m in moves], dtype=float).reshape(len(moves), 3),
+        )
+
+    def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(p_d, ṗ_d) at t [m, m/s]."""
+        p, dp = self.start.copy(), np.zeros(3)
+        for t0, t1, delta in zip(self.t0, self.t1, self.delta, strict=True):
+            s, ds = quintic(t, t0, t1)
+            p += s * delta
+            dp += ds * delta
+        return p, dp
+
+
+def quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
+    """The rest-to-rest ramp (value, rate) from 0 at t0 to 1 at t1."""
+    if t <= t0:
+        return 0.0, 0.0
+    if t >= t1:
+        return 1.0, 0.0
+    T = t1 - t0
+    s = (t - t0) / T
+    return s**3 * (10 - 15 * s + 6 * s * s), 30 * s * s * (1 - s) ** 2 / T
+
+
+class CartesianPD(Controller):
+    """Cartesian springs and dampers on a frame about a :class:`QuinticPath`, with gravity
+    compensation and joint damping (module docstring).
+
+    Args:
+        system: The :class:`pinext.System` (joint torques as its inputs).
+        frame: The controlled frame (name or index).
+        path: The frame's desired position, a :class:`QuinticPath`.
+        rotation: The frame's desired orientation R_d (world), shape (3, 3).
+        kp, dp: Translational stiffness [N/m] and damping [N.s/m], three each (world axes).
+        kr, dr: Rotational stiffness [N.m/rad] and damping [N.m.s/rad].
+        dq: Joint damping [N.m.s/rad].
+    """
+
+    def __init__(
+        self,
+        system: Any,
+        frame: str | int,
+        path: QuinticPath,
+        rotation: np.ndarray,
+        kp: Sequence[float] | np.ndarray,
+        dp: Sequence[float] | np.ndarray,
+        kr: float,
+        dr: float,
+        dq: float,
+    ) -> None:
+        self.model = getattr(system, "model", system)
+        self.data = self.model.createData()
+        self.frame_id = resolve_frame(self.model, frame)
+        self.path = path
+        self.rotation = np.asarray(rotation, dtype=float).reshape(3, 3)
+        self.kp = vector("kp", kp, 3, what="the translational stiffness [N/m]")
+        self.dp = vector("dp", dp, 3, what="the translational damping [N.s/m]")
+        self.kr, self.dr, self.dq = float(kr), float(dr), float(dq)
+
+    def __call__(self, t: float, q: np.ndarray, v: np.ndarray, sensors: Any = None) -> np.ndarray:
+        model, data = self.model, self.data
+        pin.forwardKinematics(model, data, q, v)
+        pin.computeJointJacobians(model, data, q)
+        placement = pin.updateFramePlacement(model, data, self.frame_id)
+        jac = pin.getFrameJacobian(model, data, self.frame_id, pin.LOCAL_WORLD_ALIGNED)
+        vel = pin.getFrameVelocity(model, data, self.frame_id, pin.LOCAL_WORLD_ALIGNED)
+        p_d, dp_d = self.path(t)
+        force = self.kp * (p_d - placement.translation) + self.dp * (dp_d - vel.linear)
+        rot = self.rotation @ placement.rotation.T
+        torque = self.kr * pin.log3(rot) - self.dr * vel.angular
+        gravity = pin.computeGeneralizedGravity(model, data, q)
+        return gravity + jac[:3].T @ force + jac[3:].T @ torque - self.dq * v
