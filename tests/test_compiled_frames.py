@@ -21,6 +21,8 @@ from pinext.drives import DCMotor, Drive, ElasticTransmission
 from pinext.robots import robot_path
 from pinext.simulation.chart import Chart
 
+from .test_assembly import _pin_two_welds
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The tests compare the paths themselves (or the compiled kernel with Pinocchio).
 BOTH_PATHS = False
@@ -110,17 +112,6 @@ def test_two_welds_equal_constraint_dynamics():
     model = system.model
     for loop in loops:
         loop.stabilization = None
-    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
-    for loop in loops:
-        tool, box = model.frames[loop.ids[0]], model.frames[loop.ids[1]]
-        cm = pin.RigidConstraintModel(
-            pin.ContactType.CONTACT_6D, model, tool.parentJoint, tool.placement,
-            box.parentJoint, box.placement * loop.placement, pin.ReferenceFrame.LOCAL,
-        )  # fmt: skip
-        models.append(cm)
-        datas.append(cm.createData())
-    data = model.createData()
-    pin.initConstraintDynamics(model, data, models, datas)
     rng = np.random.default_rng(5)
     q0, _ = system.split(x0)
     for _ in range(5):
@@ -133,18 +124,34 @@ def test_two_welds_equal_constraint_dynamics():
         y = chart.to_internal(x)
         out = np.empty_like(y)
         compiled_rhs(kernel, 0.0, y, out)
-        a_pin = pin.constraintDynamics(
-            model, data, q, v, tau, models, datas, pin.ProximalSettings(1e-14, 0.0, 1)
-        )
+        a_pin, _ = _pin_two_welds(system, loops, q, v, tau)
         a = out[model.nv : 2 * model.nv]
         assert np.abs(a - a_pin).max() < 1e-9 * (1.0 + np.abs(a_pin).max())
+
+
+def _on_both_paths(monkeypatch, run):
+    """``run()`` on the compiled path and on the Python path (velocity-limit reports
+    silenced): (compiled, python), the compiled run having compiled every segment, the Python
+    one none, and both having met the same events."""
+    runs = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VelocityLimitWarning)
+            runs.append(run())
+    compiled, python = runs
+    stats = compiled.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"]
+    assert python.meta["stats"]["compiled_segments"] == 0
+    assert [e.name for e in compiled.events] == [e.name for e in python.events]
+    return compiled, python
 
 
 def _arm_with_load(tmp_path, table: float | None = None):
     """The six-DOF arm holding a 2 kg box (weld), with elastic DC drives on three joints,
     Coulomb friction in two joints (URDF) and the URDF's joint limits (the wrist meets one
     from the seeded pose); with ``table``, a corner of the box that far above a tilted table.
-    Returns (system, the arm's start pose)."""
+    Returns (system, the start state at rest with the weld closed)."""
     text = robot_path("six_dof_arm").read_text()
     text = text.replace('friction="0.0"', 'friction="0.3"', 2)
     urdf = tmp_path / "arm.urdf"
@@ -157,14 +164,15 @@ def _arm_with_load(tmp_path, table: float | None = None):
     )
     drives = {j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0)) for j in JOINTS}
     loops = [px.Loop("tool", "box", "weld")]
+    q = pin.neutral(robot.model)
+    q[:6] = q0
     contacts = []
     if table is not None:  # placed from the box's pose once the weld is closed
-        q = pin.neutral(robot.model)
-        q[:6] = q0
-        q = px.close_loops(px.System(robot, loops=loops), q)[: robot.model.nq]
+        closed = px.close_loops(px.System(robot, loops=loops), q)[: robot.model.nq]
         corner = pin.SE3(np.eye(3), np.array([0.1, 0.1, -0.1]))
-        contacts.append(_tilted_table(robot, "box", q, table, corner))
-    return px.System(robot, loops=loops, drives=drives, contacts=contacts), q0
+        contacts.append(_tilted_table(robot, "box", closed, table, corner))
+    system = px.System(robot, loops=loops, drives=drives, contacts=contacts)
+    return system, px.close_loops(system, q)
 
 
 def test_a_loop_with_drives_limits_and_friction_on_both_paths(tmp_path, monkeypatch):
@@ -172,29 +180,19 @@ def test_a_loop_with_drives_limits_and_friction_on_both_paths(tmp_path, monkeypa
     at a seeded pose: the compiled run compiles every segment, meets the same events at the
     same times (1e-8 s) and follows the Python run to 1e-7 (both at rtol 1e-10); on each the
     weld holds (1e-9) and the energy audit closes (1e-8)."""
-    system, q_arm = _arm_with_load(tmp_path)
-    q = pin.neutral(system.model)
-    q[:6] = q_arm
-    x0 = px.close_loops(system, q)
-    runs = {}
-    for flag in ("0", "1"):
-        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VelocityLimitWarning)
-            runs[flag] = px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01)
-    compiled, python = runs["0"], runs["1"]
-    stats = compiled.meta["stats"]
-    assert stats["compiled_segments"] == stats["segments"]
-    assert python.meta["stats"]["compiled_segments"] == 0
+    system, x0 = _arm_with_load(tmp_path)
+    compiled, python = _on_both_paths(
+        monkeypatch,
+        lambda: px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01),
+    )
     names = [e.name for e in compiled.events]
-    assert names == [e.name for e in python.events]
     assert any(n.startswith("limit:") for n in names)  # a stop is met
     assert any(n.startswith("limit-off:") for n in names)  # and left (a Reaction event)
     assert any("friction" in n for n in names)  # a joint sticks or slips
     times = np.array([e.t for e in compiled.events])
     assert np.abs(times - [e.t for e in python.events]).max() < 1e-8
     assert np.abs(compiled.x[:, : system.model.nq] - python.x[:, : system.model.nq]).max() < 1e-7
-    for traj in runs.values():
+    for traj in (compiled, python):
         assert traj.constraint_residual("loop:tool-box").max() < 1e-9
         assert traj.energy_balance().max_relative() < 1e-8
 
@@ -257,17 +255,12 @@ def test_bouncing_tool_on_both_paths(monkeypatch):
     arm = px.load_robot("six_dof_arm")
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
     system = px.System(arm, contacts=[_tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
-    runs = {}
-    for flag in ("0", "1"):
-        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VelocityLimitWarning)
-            runs[flag] = px.simulate(system, 1.5, q0=q0, rtol=1e-10, atol=1e-12, output_dt=0.01)
-    compiled, python = runs["0"], runs["1"]
-    stats = compiled.meta["stats"]
-    assert stats["compiled_segments"] == stats["segments"] > 5
+    compiled, python = _on_both_paths(
+        monkeypatch,
+        lambda: px.simulate(system, 1.5, q0=q0, rtol=1e-10, atol=1e-12, output_dt=0.01),
+    )
+    assert compiled.meta["stats"]["segments"] > 5
     names = [e.name for e in compiled.events]
-    assert names == [e.name for e in python.events]
     assert names.count("contact:tool") > 5
     times = np.array([e.t for e in compiled.events])
     assert np.abs(times - [e.t for e in python.events]).max() < 1e-9
@@ -281,26 +274,17 @@ def test_a_welded_box_on_a_table_with_drives_limits_and_friction(tmp_path, monke
     (contact: impacts, rest, lift-off), 1 s on both paths: every segment compiled, the same
     events at the same times (1e-8 s), the same path (1e-7), the weld held (1e-9) and the audit
     closed (1e-8)."""
-    system, q_arm = _arm_with_load(tmp_path, table=0.02)
-    q = pin.neutral(system.model)
-    q[:6] = q_arm
-    x0 = px.close_loops(system, q)
-    runs = {}
-    for flag in ("0", "1"):
-        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", VelocityLimitWarning)
-            runs[flag] = px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01)
-    compiled, python = runs["0"], runs["1"]
-    stats = compiled.meta["stats"]
-    assert stats["compiled_segments"] == stats["segments"]
+    system, x0 = _arm_with_load(tmp_path, table=0.02)
+    compiled, python = _on_both_paths(
+        monkeypatch,
+        lambda: px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01),
+    )
     names = [e.name for e in compiled.events]
-    assert names == [e.name for e in python.events]
     assert "contact:box" in names
     times = np.array([e.t for e in compiled.events])
     assert np.abs(times - [e.t for e in python.events]).max() < 1e-8
     assert np.abs(compiled.x[:, : system.model.nq] - python.x[:, : system.model.nq]).max() < 1e-7
-    for traj in runs.values():
+    for traj in (compiled, python):
         assert traj.constraint_residual("loop:tool-box").max() < 1e-9
         assert traj.energy_balance().max_relative() < 1e-8
 
@@ -339,13 +323,9 @@ def test_writing_task_on_both_paths(monkeypatch):
     segment compiled, the impact at the Python path's time (1e-9 s), the same path (1e-8)."""
     from pinext.tasks import run_writing_task
 
-    runs = {}
-    for flag in ("0", "1"):
-        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
-        runs[flag] = run_writing_task("rigid", 3.0, output_dt=0.01)
-    compiled, python = runs["0"], runs["1"]
-    stats = compiled.meta["stats"]
-    assert stats["compiled_segments"] == stats["segments"]
-    assert [e.name for e in compiled.events] == [e.name for e in python.events] == ["contact:table"]
+    compiled, python = _on_both_paths(
+        monkeypatch, lambda: run_writing_task("rigid", 3.0, output_dt=0.01)
+    )
+    assert [e.name for e in compiled.events] == ["contact:table"]
     assert abs(compiled.events[0].t - python.events[0].t) < 1e-9
     assert np.abs(compiled.q - python.q).max() < 1e-8
