@@ -2,6 +2,7 @@
 
 import numpy as np
 import pinocchio as pin
+import pytest
 
 import pinext as px
 
@@ -32,3 +33,20 @@ def test_controller_receives_q_v_and_named_component_states():
     assert law.seen == {
         k for k in system.layout if k not in ("q", "v", "input_work", "dissipated_energy")
     }
+
+
+def test_cartesian_pd_bad_inputs_say_what_is_valid():
+    """CartesianPD and QuinticPath: an unknown frame lists the frames, gains of the wrong size
+    and a move that ends before it starts say what was expected."""
+    from pinext.control import CartesianPD, QuinticPath
+    from pinext.exceptions import InvalidParameter, NameNotFound
+
+    arm = px.load_robot("six_dof_arm")
+    path = QuinticPath.of([0.5, 0.0, 0.5], [(0.0, 1.0, (0.0, 0.0, -0.1))])
+    args = dict(rotation=np.eye(3), kp=[1.0, 1.0, 1.0], dp=[0.1] * 3, kr=1.0, dr=0.1, dq=0.0)
+    with pytest.raises(NameNotFound, match="tool"):
+        CartesianPD(arm.model, "no_such_frame", path, **args)
+    with pytest.raises(InvalidParameter, match="kp"):
+        CartesianPD(arm.model, "tool", path, **{**args, "kp": [1.0, 2.0]})
+    with pytest.raises(InvalidParameter, match="end after it starts"):
+        QuinticPath.of([0.0, 0.0, 0.0], [(1.0, 0.5, (0.0, 0.0, 1.0))])
