@@ -18,7 +18,9 @@ drift ``J̇ v`` of each row:
   angular ones.
 
 Each row reads ``J a + γ = 0`` with ``γ = J̇ v + 2 ω J v + ω² φ`` (Baumgarte's stabilisation
-of the residual φ, as :func:`pinext.contact.constrained.baumgarte`).
+of the residual φ, as :func:`pinext.contact.constrained.baumgarte`). A row on the mass of a
+dynamic environment measures its gap to the displaced surface, ``φ − s_e`` at the rate
+``J v − ṡ_e`` (the mass's acceleration enters in :func:`pinext.compiled.phase._locked_rows`).
 """
 
 from __future__ import annotations
@@ -50,11 +52,14 @@ class FrameWork(NamedTuple):
     orient: np.ndarray  # (3, 3, 3) scratch: R_A, R_B' (world), then R_B'ᵀ R_A or the normals
     phi: np.ndarray  # (6,) scratch: the residuals of one block
     drift: np.ndarray  # (6,) scratch: the drifts of a watched block
+    row_env: np.ndarray  # int64 (m,) internal state index of the s_e behind each row (−1: none)
+    row_inverse_mass: np.ndarray  # (m,) its 1/m_e
+    watch_env: np.ndarray  # int64 (watched blocks,) the same for the watched gaps
 
 
 def work(rows: FrameRows, nj: int, nv: int, watch: FrameRows | None = None) -> FrameWork:
     """The workspace of ``rows`` (and the ``watch`` blocks) on a model of nj joints and nv
-    dofs."""
+    dofs, their environment indices already internal state indices."""
     sizes = [FRAME_ROWS[k] for k in rows.kind.tolist()]
     rotation = np.zeros((nj, 3, 3))
     rotation[0] = np.eye(3)
@@ -73,6 +78,9 @@ def work(rows: FrameRows, nj: int, nv: int, watch: FrameRows | None = None) -> F
         np.zeros((3, 3, 3)),
         np.zeros(6),
         np.zeros(6),
+        np.repeat(rows.env, sizes).astype(np.int64),
+        np.repeat(rows.inverse_mass, sizes).astype(float),
+        watch.env.astype(np.int64),
     )
 
 
@@ -259,10 +267,12 @@ def _residual(rows, fw, b, kind, gamma, row):
 
 
 @helper
-def evaluate(pm, fw, v):
+def evaluate(pm, fw, y, nv):
     """fw.jac and fw.gamma (``γ = J̇ v + 2ω J v + ω² φ``) of every block of rows, and fw.gap
-    of every watched block, at the state of the last ABA (its transforms, v_i and c_i), v the
-    joint velocity."""
+    of every watched block, at the state y of the last ABA (its transforms, v_i and c_i), its
+    joint velocity ``v = y[nv:2nv]``; a row on an environment's mass measures from the
+    displaced surface (module docstring)."""
+    v = y[nv : 2 * nv]
     rows, watch = fw.rows, fw.watch
     if rows.kind.size == 0 and watch.kind.size == 0:
         return
@@ -284,9 +294,13 @@ def evaluate(pm, fw, v):
             rate = 0.0
             for c in range(jac.shape[1]):
                 rate += jac[row + i, c] * v[c]
+            e = fw.row_env[row + i]
+            if e >= 0:
+                fw.phi[i] -= y[e]
+                rate -= y[e + 1]
             gamma[row + i] += 2.0 * w * rate + w * w * fw.phi[i]
     for b in range(watch.kind.size):
         _frame(pm, fw, watch.joint_a[b], watch.rot_a, watch.pos_a, b, 0)
         _frame(pm, fw, watch.joint_b[b], watch.rot_b, watch.pos_b, b, 1)
         _residual(watch, fw, b, watch.kind[b], fw.drift, 0)
-        fw.gap[b] = fw.phi[0]
+        fw.gap[b] = fw.phi[0] - (y[fw.watch_env[b]] if fw.watch_env[b] >= 0 else 0.0)

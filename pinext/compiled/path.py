@@ -212,6 +212,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
             return None
         held = held._replace(iq=iq)
     frames = found[2] if found[2] is not None else FrameRows.stack([])
+    index = chart.index  # the environments' states in the internal state
+    assert index is not None
+    frames, watch = (f._replace(env=np.where(f.env < 0, -1, index[f.env])) for f in (frames, watch))
     basis, folded, spread = fold(held.jacobian(nv), frames.m)
     m, r = held.m + frames.m, basis.size
     return PhaseKernel(

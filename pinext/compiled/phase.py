@@ -210,7 +210,13 @@ def _locked_rows(P, y, a):
     independent rows T = I). G₁ μ = … by symmetric Gaussian elimination; a pivot that
     vanishes (frame rows that depend on others at this configuration: a planar loop's rows out
     of its plane) leaves its μ at zero, which keeps the accelerations (``Jᵀλ`` is the same for
-    every solution of a consistent system)."""
+    every solution of a consistent system).
+
+    A frame row on the mass of a dynamic environment (:class:`pinext.simulation.component.
+    FrameRows`, model (c)) holds ``J a + γ = s̈_e`` with ``s̈_e = a_e − λ / m_e``, a_e the
+    mass's own acceleration from the linear part (``P.lin``): its right-hand side gains a_e
+    and its diagonal the compliance 1/m_e, as the acceleration step's compliant rows do
+    (Vukobratović & Potkonjak (20.92)–(20.94)); :func:`_environments` then adds −λ / m_e."""
     nv = a.size
     m = P.lam.size
     n_joint = P.row_offset.size
@@ -250,6 +256,9 @@ def _locked_rows(P, y, a):
         acc = fw.gamma[i - n_joint]
         for j in range(nv):
             acc += fw.jac[i - n_joint, j] * a[j]
+        e = fw.row_env[i - n_joint]
+        if e >= 0:  # the mass's own acceleration (its linear law, in P.lin)
+            acc -= P.lin[e + 1 - nv]
         lam[i] = -acc
     g = P.delassus
     mu = P.mu
@@ -260,6 +269,9 @@ def _locked_rows(P, y, a):
                 acc += z[r, j] * z[c, j]
             g[r, c] = acc
             g[c, r] = acc
+        row = P.row_basis[r] - n_joint
+        if row >= 0 and fw.row_env[row] >= 0:  # the mass's compliance 1/m_e
+            g[r, r] += fw.row_inverse_mass[row]
         acc = 0.0
         for i in range(m):
             acc += P.row_fold[r, i] * lam[i]
@@ -302,6 +314,18 @@ def _locked_rows(P, y, a):
         for r in range(n_ind):
             acc += P.row_spread[i, r] * mu[r]
         lam[i] = acc
+
+
+@kernel
+def _environments(P, nv):
+    """The reactions of the rows on environment masses (:func:`_locked_rows`) pushing the
+    masses: ``s̈_e −= λ / m_e`` in P.lin."""
+    fw = P.frames
+    n_joint = P.row_offset.size
+    for i in range(fw.row_env.size):
+        e = fw.row_env[i]
+        if e >= 0:
+            P.lin[e + 1 - nv] -= P.lam[n_joint + i] * fw.row_inverse_mass[i]
 
 
 @kernel
@@ -348,18 +372,20 @@ def rhs(P, t, y, out):
     elif P.rotating:  # q from the chart; a free flyer's ṗ = R v_lin, each φ̇ = J_r(φ)⁻¹ ω
         _configuration(P, y)
         aba(P.model, P.q, y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
-        _frames.evaluate(P.model, P.frames, y[nv : 2 * nv])
+        _frames.evaluate(P.model, P.frames, y, nv)
         if P.lam.size:
             _locked_rows(P, y, out[nv : 2 * nv])
+            _environments(P, nv)
         for k in range(P.fly_v.size):
             _rotate(P.q, P.quat_q[P.fly_quat[k]], y, nv + P.fly_v[k], out, P.fly_v[k])
         for k in range(P.rot_v.size):
             _jr_inverse(y, P.rot_v[k], y, nv + P.rot_v[k], out, P.rot_v[k])
     else:
         aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
-        _frames.evaluate(P.model, P.frames, y[nv : 2 * nv])
+        _frames.evaluate(P.model, P.frames, y, nv)
         if P.lam.size:
             _locked_rows(P, y, out[nv : 2 * nv])
+            _environments(P, nv)
     for i in range(nv, lin.size):
         out[nv + i] = lin[i]
     p_in = 0.0

@@ -169,8 +169,12 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
         y1[i] = y[i]
         for j in range(n):
             J[i, j] = 0.0
-    # Celentano's momentum form (y = [q, p, ...]) is not affine in p: differences throughout
-    n_fd = n_core if Pk.momentum else 2 * nv
+    # Celentano's momentum form (y = [q, p, ...]) is not affine in p, and rows on an
+    # environment's mass couple its states to the reactions: differences throughout
+    coupled = False
+    for e in Pk.frames.row_env:
+        coupled = coupled or e >= 0
+    n_fd = n_core if Pk.momentum or coupled else 2 * nv
     for j in range(n_fd):
         d = (y[j] + SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
         y1[j] = y[j] + d

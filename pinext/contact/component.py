@@ -335,23 +335,26 @@ class ContactComponent(Component):
 
     def linear(self, mode: ContactModes) -> bool:
         """With a rigid environment that stays still, the contacts add no effort, state or
-        power of their own, only rows (:meth:`compiled_rows`)."""
-        return self.environment is None and not self.layered and not self.moving
+        power of their own, only rows (:meth:`compiled_rows`); the mass of a model (c)
+        environment moves by its linear spring and damper, the reaction of its row being
+        the row's (:meth:`derivative` without a step)."""
+        return not self.layered and not self.moving
 
     def compiled_rows(self, mode: ContactModes) -> FrameRows | None:
         """The closed contacts' rows as compiled data when every contact is a point on a
-        fixed plane of a rigid environment (:meth:`_block`); None otherwise."""
+        fixed plane, or on the plane of a model (c) environment's mass (:meth:`_block`);
+        None otherwise."""
         blocks = [self._block(c) for i, c in enumerate(self.contacts) if mode[i] is CLOSED]
         return None if None in blocks else FrameRows.stack(blocks)  # type: ignore[arg-type]
 
     def _block(self, c: Contact) -> FrameRows | None:
         """The compiled row of contact c (:data:`FRAME_NORMAL`: its tool point along the
-        normal of a fixed plane, the functional coordinate z), or None when it has none (a
-        dynamic environment, a compliant layer, another surface, a moving plane)."""
+        normal of a plane, the functional coordinate z, on the environment's mass when it has
+        one), or None when it has none (a compliant layer, another surface, a moving
+        plane)."""
         k = c.constraint
         if (
-            self.environment is not None
-            or self.layered
+            self.layered
             or not isinstance(k, FunctionalCoordinates)
             or k.names != ("z",)
             or k.law is not None
@@ -359,6 +362,7 @@ class ContactComponent(Component):
         ):
             return None
         frame = self.model.frames[k._frame_id(self.model)]
+        env = self.environment
         return FrameRows.block(
             FRAME_NORMAL,
             frame.parentJoint,
@@ -366,6 +370,8 @@ class ContactComponent(Component):
             0,
             k.placement,
             c.stabilization or 0.0,
+            env=-1 if env is None else self.layout.slices["environment"].start,
+            inverse_mass=0.0 if env is None else env.inverse_mass,
         )
 
     def derivative(self, t, x, q, v, u, mode, out, step):  # noqa: D102
@@ -375,8 +381,9 @@ class ContactComponent(Component):
         s_e, sd_e, w = self._env(x)
         sl = self.layout.slices["environment"]
         out[sl.start] = sd_e
-        if mode[0] is CLOSED:
-            out[sl.start + 1] = env.acceleration(s_e, sd_e, float(step.force(self.name)[0]))
+        if mode[0] is CLOSED:  # without a step: the mass's own law (the linear form's part)
+            force = 0.0 if step is None else float(step.force(self.name)[0])
+            out[sl.start + 1] = env.acceleration(s_e, sd_e, force)
             return
         force = 0.0
         if self.layered:

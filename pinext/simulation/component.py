@@ -296,6 +296,12 @@ class FrameRows(NamedTuple):
     The compiled kernels (:mod:`pinext.compiled.frames`) evaluate the Jacobians, the
     residuals and the drifts ``J̇ v`` from compiled kinematics, and stabilise the residuals with
     Baumgarte's frequency ``omega[b]`` as :class:`JointRows` do.
+
+    A FRAME_NORMAL block may sit on the mass of a dynamic environment (model (c),
+    Vukobratović & Potkonjak (20.92)–(20.94)): ``env[b]`` is the state index of its
+    displacement s_e (ṡ_e follows it; −1: a fixed plane) and ``inverse_mass[b]`` its 1/m_e.
+    The row then reads ``nᵀ(p_A − p_B') − s_e = 0`` and its reaction λ accelerates the mass
+    by ``−λ / m_e`` on top of the environment's own (linear) law.
     """
 
     kind: np.ndarray  # int64 (blocks,)
@@ -308,6 +314,8 @@ class FrameRows(NamedTuple):
     axis: np.ndarray  # (blocks, 3)
     normals: np.ndarray  # (blocks, 3, 2)
     omega: np.ndarray  # (blocks,) [1/s]
+    env: np.ndarray  # int64 (blocks,) state index of s_e (−1: none)
+    inverse_mass: np.ndarray  # (blocks,) 1/m_e [1/kg]
 
     @property
     def m(self) -> int:
@@ -325,6 +333,8 @@ class FrameRows(NamedTuple):
         omega: float = 0.0,
         axis: np.ndarray | None = None,
         normals: np.ndarray | None = None,
+        env: int = -1,
+        inverse_mass: float = 0.0,
     ) -> FrameRows:
         """One block; frames A and B' as placements in their joints."""
         return cls(
@@ -338,13 +348,15 @@ class FrameRows(NamedTuple):
             np.array([np.zeros(3) if axis is None else axis], dtype=float),
             np.array([np.zeros((3, 2)) if normals is None else normals], dtype=float),
             np.array([omega], dtype=float),
+            np.array([env], dtype=np.int64),
+            np.array([inverse_mass], dtype=float),
         )
 
     @classmethod
     def stack(cls, blocks: list[FrameRows]) -> FrameRows:
         """The blocks one after the other (none: no rows)."""
-        shapes = ((), (), (3, 3), (3,), (), (3, 3), (3,), (3,), (3, 2), ())
-        ints = (0, 1, 4)
+        shapes = ((), (), (3, 3), (3,), (), (3, 3), (3,), (3,), (3, 2), (), (), ())
+        ints = (0, 1, 4, 10)
         return cls(
             *(
                 np.concatenate(
