@@ -1,6 +1,8 @@
 """Benchmark: contact simulation.
 
-1. The writing task (3 s, event-driven): wall time, events, RHS calls, impact-time error.
+1. The writing task (3 s, event-driven) in its three environments, compiled and on the Python
+   path: wall time, real-time factor, events, RHS calls, one evaluation against ``pin.aba``
+   and ``pin.constraintDynamics``, impact-time error, energy audit.
 2. Solo12 dropped from 0.3 m, standing for 5 s under a PD posture law (four frictional foot
    contacts): real-time factor of pinext's time stepping (Moreau–Jean with Pinocchio's ADMM)
    and of MuJoCo on the same scene (the same model, built as MJCF from Pinocchio's model:
@@ -26,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pinocchio as pin  # noqa: E402
 
 import pinext as px  # noqa: E402
+from benchmarks._common import per_call  # noqa: E402
 from pinext.control import JointPD  # noqa: E402
 from pinext.tasks import run_writing_task  # noqa: E402
 from tests._contact_models import impact_time_reference  # noqa: E402
@@ -36,25 +39,57 @@ FOOT_RADIUS = 0.001
 T_FINAL, DT, DROP_HEIGHT, MU = 5.0, 1e-3, 0.3, 0.9
 
 
-def writing_task() -> None:
+def writing_task(repeats: int) -> None:
+    """The writing task in its three environments on the compiled and the Python path:
+    medians of ``repeats`` runs (after one that loads the kernels), the real-time factor, and
+    one evaluation (integrator step included) against ``pin.aba`` and against
+    ``pin.constraintDynamics`` with one 3D contact at the pen tip (the nearest Pinocchio call
+    for ABA plus a contact row), both timed at the task's start pose."""
+    from pinext.tasks import FRAME, start_configuration, writing_arm
+
+    model = writing_arm().model
+    data = model.createData()
+    q = start_configuration(model, np.array([0.55, -0.1, 0.25]))
+    v = tau = np.zeros(model.nv)
+    frame = model.frames[model.getFrameId(FRAME)]
+    contact = pin.RigidConstraintModel(
+        pin.ContactType.CONTACT_3D, model, frame.parentJoint, frame.placement, pin.LOCAL
+    )
+    c_data = contact.createData()
+    pin.initConstraintDynamics(model, data, [contact])
+    settings = pin.ProximalSettings(1e-12, 1e-12, 1)
+    aba = per_call(lambda: pin.aba(model, data, q, v, tau))
+    cd = per_call(
+        lambda: pin.constraintDynamics(model, data, q, v, tau, [contact], [c_data], settings)
+    )
+    print(f"pin.aba {aba * 1e6:.2f} us, pin.constraintDynamics (one 3D contact) {cd * 1e6:.2f} us")
     print(
-        f"{'environment':12s} {'wall [s]':>9s} {'events':>7s} {'rhs calls':>10s} "
-        f"{'rhs [us]':>9s} {'impact error [s]':>17s} {'energy residual':>16s}"
+        f"{'environment':12s} {'path':9s} {'wall [s]':>9s} {'x real time':>12s} {'events':>7s} "
+        f"{'rhs calls':>10s} {'us/eval':>8s} {'/ aba':>6s} {'/ cD':>6s} {'impact error [s]':>17s} "
+        f"{'energy residual':>16s}"
     )
     t_ref = None
     for environment in ("rigid", "compliant", "spring"):
-        start = time.perf_counter()
-        traj = run_writing_task(environment, 3.0)
-        wall = time.perf_counter() - start
-        stats = traj.meta["stats"]
-        if t_ref is None:
-            t_ref = impact_time_reference(traj)  # the approach is the same for all three
-        error = traj.events[0].t - t_ref
-        print(
-            f"{environment:12s} {wall:9.2f} {len(traj.events):7d} {stats['nfev']:10d} "
-            f"{1e6 * stats['wall_time'] / stats['nfev']:9.1f} {error:17.2e} "
-            f"{traj.energy_balance().max_relative():16.1e}"
-        )
+        for path, flag in (("compiled", "0"), ("python", "1")):
+            os.environ["PINEXT_NO_COMPILED"] = flag
+            run_writing_task(environment, 0.2)  # loads the kernels
+            runs = []
+            for _ in range(repeats if flag == "0" else 1):
+                start = time.perf_counter()
+                traj = run_writing_task(environment, 3.0)
+                runs.append((time.perf_counter() - start, traj))
+            wall, traj = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+            stats = traj.meta["stats"]
+            if t_ref is None:
+                t_ref = impact_time_reference(traj)  # the approach is the same for all three
+            per_eval = wall / stats["nfev"]
+            print(
+                f"{environment:12s} {path:9s} {wall:9.3f} {3.0 / wall:12.1f} "
+                f"{len(traj.events):7d} {stats['nfev']:10d} {per_eval * 1e6:8.2f} "
+                f"{per_eval / aba:6.2f} {per_eval / cd:6.2f} {traj.events[0].t - t_ref:17.2e} "
+                f"{traj.energy_balance().max_relative():16.1e}"
+            )
+    os.environ.pop("PINEXT_NO_COMPILED")
 
 
 # -- Solo12 in MuJoCo -------------------------------------------------------------------------
@@ -300,7 +335,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     if not args.skip_writing:
-        writing_task()
+        writing_task(args.repeats)
     solo12(args.repeats)
 
 

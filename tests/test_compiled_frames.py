@@ -318,7 +318,7 @@ def test_cartesian_law_in_the_kernel_equals_the_python_law():
         np.testing.assert_allclose(u, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
 
 
-@pytest.mark.parametrize("environment", ["rigid", "compliant"])
+@pytest.mark.parametrize("environment", ["rigid", "compliant", "spring"])
 def test_writing_task_on_both_paths(monkeypatch, environment):
     """The writing task (approach, impact, writing with its Cartesian law) on the rigid table
     and on model (c)'s table mass (its row coupled to the mass, the compliance 1/m_e in the
@@ -370,3 +370,44 @@ def test_a_flexible_arm_driven_into_a_wall_on_both_paths(monkeypatch):
     assert np.abs(compiled.x[:, :nq] - python.x[:, :nq]).max() < 1e-7
     for traj in (compiled, python):
         assert traj.energy_balance().max_relative() < 1e-9
+
+
+def test_a_layer_in_front_of_a_free_mass_on_both_paths(monkeypatch, tmp_path):
+    """A body (m = 2 kg, no gravity) meets a free mass (m_e = 3 kg) through a massless layer
+    (k_c, model (d)) with a rigid tool: the compiled layer (its force, the mass and the
+    compression) gives the closed forms of an undamped impact through a spring, the contact
+    lasting π √(m_eff / k_c) and the velocities coming out as in an elastic collision
+    (1e-9), with the approach and the lift-off located as on the Python path (1e-12 s) and
+    the energy audit closed (1e-10)."""
+    from pinext.contact import Contact, DynamicEnvironment, plane
+
+    mass, m_e, k_c = 2.0, 3.0, 6.0e4
+    urdf = tmp_path / "slider.urdf"
+    urdf.write_text(
+        '<robot name="slider"><link name="base"/><joint name="z" type="prismatic">'
+        '<parent link="base"/><child link="body"/><axis xyz="0 0 1"/>'
+        '<limit lower="-5" upper="5" effort="100" velocity="10"/></joint><link name="body">'
+        f'<inertial><mass value="{mass}"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" '
+        'iyz="0" izz="0.01"/></inertial></link><joint name="tip_joint" type="fixed">'
+        '<parent link="body"/><child link="tip"/><origin xyz="0 0 -0.1"/></joint>'
+        '<link name="tip"/></robot>'
+    )
+    robot = px.load_urdf(urdf)
+    robot.model.gravity = pin.Motion.Zero()
+    environment = DynamicEnvironment(mass=m_e, stiffness=0.0, damping=0.0, contact_stiffness=k_c)
+    system = px.System(
+        robot, contacts=[Contact(plane("tip", (0.0, 0.0, 0.0)))], environment=environment
+    )
+
+    def run():
+        return px.simulate(system, 0.1, q0=np.array([0.11]), v0=np.array([-1.0]), rtol=1e-11)
+
+    compiled, python = _on_both_paths(monkeypatch, run)
+    assert [e.name for e in compiled.events] == ["contact:tip", "lift-off:tip"]
+    for a, b in zip(compiled.events, python.events, strict=True):
+        assert abs(a.t - b.t) < 1e-12
+    reduced = mass * m_e / (mass + m_e)
+    duration = compiled.events[1].t - compiled.events[0].t
+    assert duration == pytest.approx(np.pi * np.sqrt(reduced / k_c), rel=1e-9)
+    assert compiled.v[-1, 0] == pytest.approx((mass - m_e) / (mass + m_e) * -1.0, rel=1e-9)
+    assert compiled.energy_balance().max_relative() < 1e-10

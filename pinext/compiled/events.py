@@ -6,9 +6,10 @@ Event.compiled`); :func:`compiled_events` lays the forms out as flat arrays, and
 distances ``min_k s_k (y[i_k] − b_k)`` (DISTANCES: joint stops, the chart's re-centring), the
 separation test of a stop just left (LEAVING), the reaction of a held row ``s λ + b``
 (REACTION: a lift-off, a friction cone's edge), the gap of a point to a plane (GAP: a
-contact's approach, from the kinematics of :mod:`pinext.compiled.frames`; all the reactions
-and gaps of a state come from one right-hand side, :func:`events_at`), or a time ``t − t_b``
-(TIME: a control breakpoint). The
+contact's approach, from the kinematics of :mod:`pinext.compiled.frames`), the force of a
+compliant layer (LAYER: its lift-off, :mod:`pinext.compiled.layers`; all the reactions, gaps
+and layer forces of a state come from one right-hand side, :func:`events_at`), or a time
+``t − t_b`` (TIME: a control breakpoint). The
 integrators (:mod:`pinext.compiled.dop853`, :mod:`pinext.compiled.radau`) locate the roots
 and never look inside an event.
 """
@@ -25,15 +26,16 @@ from ..simulation.component import (
     Event,
     FrameRows,
     Gap,
+    LayerForce,
     Leaving,
     Reaction,
 )
 from .notice import announce
 from .phase import rhs
-from .spatial import kernel
+from .spatial import helper, kernel
 
 #: Event kinds.
-DISTANCES, TIME, REACTION, LEAVING, GAP = 0, 1, 2, 3, 4
+DISTANCES, TIME, REACTION, LEAVING, GAP, LAYER = 0, 1, 2, 3, 4, 5
 
 
 @kernel
@@ -71,6 +73,8 @@ def _value(P, e, t, y, evs):
     j = evs[1][e]
     if kind == REACTION:
         return evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
+    if kind == LAYER:
+        return P.layer.out[0]
     if kind == GAP:
         gap, t0 = P.frames.gap[evs[4][j]], evs[3][e]
         if t0 == -np.inf:
@@ -79,11 +83,17 @@ def _value(P, e, t, y, evs):
     return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
 
 
+@helper
+def _dynamic(kind):
+    """Whether an event of this kind reads the right-hand side (reactions, gaps, forces)."""
+    return kind == REACTION or kind == GAP or kind == LAYER
+
+
 @kernel
 def _event(P, e, t, y, evs, tmp):
-    """Event e at (t, y): a REACTION or a GAP evaluates the right-hand side (into tmp) for
-    the phase's reactions and gaps first (:func:`_value`)."""
-    if evs[0][e] == REACTION or evs[0][e] == GAP:
+    """Event e at (t, y): a REACTION, a GAP or a LAYER evaluates the right-hand side (into
+    tmp) for the phase's reactions, gaps and layer force first (:func:`_value`)."""
+    if _dynamic(evs[0][e]):
         rhs(P, t, y, tmp)
     return _value(P, e, t, y, evs)
 
@@ -91,9 +101,9 @@ def _event(P, e, t, y, evs, tmp):
 @kernel
 def events_at(P, t, y, evs, out, tmp):
     """Every event at (t, y) into out (:func:`_value`), with one right-hand side for all the
-    REACTIONs and GAPs (a stuck joint's friction cone has two, every held row one)."""
+    REACTIONs, GAPs and LAYERs (a stuck joint's friction cone has two, every held row one)."""
     for e in range(out.size):
-        if evs[0][e] == REACTION or evs[0][e] == GAP:
+        if _dynamic(evs[0][e]):
             rhs(P, t, y, tmp)
             break
     for e in range(out.size):
@@ -153,6 +163,8 @@ def compiled_events(
             index.append(form.row + (offsets[e] if offsets is not None else 0))
             sign.append(form.sign)
             bound.append(form.bound)
+        elif isinstance(form, LayerForce):
+            kind.append(LAYER)
         elif isinstance(form, Gap):  # the watched blocks, in the events' order (watched_gaps)
             kind.append(GAP)
             index.append(kind[:-1].count(GAP))

@@ -20,7 +20,8 @@ drift ``J̇ v`` of each row:
 Each row reads ``J a + γ = 0`` with ``γ = J̇ v + 2 ω J v + ω² φ`` (Baumgarte's stabilisation
 of the residual φ, as :func:`pinext.contact.constrained.baumgarte`). A row on the mass of a
 dynamic environment measures its gap to the displaced surface, ``φ − s_e`` at the rate
-``J v − ṡ_e`` (the mass's acceleration enters in :func:`pinext.compiled.phase._locked_rows`).
+``J v − ṡ_e`` (the mass's acceleration enters in :func:`pinext.compiled.phase._locked_rows`);
+a watched gap in front of a layer adds its compression w.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class FrameWork(NamedTuple):
     row_env: np.ndarray  # int64 (m,) internal state index of the s_e behind each row (−1: none)
     row_inverse_mass: np.ndarray  # (m,) its 1/m_e
     watch_env: np.ndarray  # int64 (watched blocks,) the same for the watched gaps
+    watch_layer: np.ndarray  # int64 (watched blocks,) the index of a layer's w (−1: none)
 
 
 def work(rows: FrameRows, nj: int, nv: int, watch: FrameRows | None = None) -> FrameWork:
@@ -81,6 +83,7 @@ def work(rows: FrameRows, nj: int, nv: int, watch: FrameRows | None = None) -> F
         np.repeat(rows.env, sizes).astype(np.int64),
         np.repeat(rows.inverse_mass, sizes).astype(float),
         watch.env.astype(np.int64),
+        watch.layer.astype(np.int64),
     )
 
 
@@ -303,4 +306,5 @@ def evaluate(pm, fw, y, nv):
         _frame(pm, fw, watch.joint_a[b], watch.rot_a, watch.pos_a, b, 0)
         _frame(pm, fw, watch.joint_b[b], watch.rot_b, watch.pos_b, b, 1)
         _residual(watch, fw, b, watch.kind[b], fw.drift, 0)
-        fw.gap[b] = fw.phi[0] - (y[fw.watch_env[b]] if fw.watch_env[b] >= 0 else 0.0)
+        e, w = fw.watch_env[b], fw.watch_layer[b]
+        fw.gap[b] = fw.phi[0] - (y[e] if e >= 0 else 0.0) + (y[w] if w >= 0 else 0.0)

@@ -46,6 +46,7 @@ from ..simulation.controls import Schedule
 from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
 from . import frames as _frames
+from . import layers as _layers
 from . import radau as _rad
 from . import sampled as _sampled
 from .events import compiled_events, watched_gaps
@@ -95,9 +96,12 @@ def _packed(system: System):
     return cache["model"]
 
 
-def _form(system: System, phase: Phase, rows: frozenset[str]) -> LinearForm | None:
+def _form(
+    system: System, phase: Phase, rows: frozenset[str], replaced: frozenset[str] = frozenset()
+) -> LinearForm | None:
     """The components' linear form in the phase (a zero form when they add nothing), the
-    components ``rows`` (whose rows run compiled) apart."""
+    components ``rows`` (whose rows run compiled) and ``replaced`` (a compiled layer) apart
+    (:func:`pinext.simulation.linear.identify`)."""
     hooks = ("effort", "derivative", "power", "mechanism")
     if system.nx == 2 * system.model.nv + 2 and not any(
         overrides(c, h) for c in system.components for h in hooks
@@ -105,9 +109,9 @@ def _form(system: System, phase: Phase, rows: frozenset[str]) -> LinearForm | No
         m = system.nx - 2 + system.n_inputs + 1
         return LinearForm(np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1)))
     cache = engine_cache(system, "linear_forms")
-    key = (phase.modes, rows) if rows else phase.modes
+    key = (phase.modes, rows, replaced) if rows or replaced else phase.modes
     if key not in cache:
-        cache[key] = identify(system, phase, rows)
+        cache[key] = identify(system, phase, rows, replaced)
     return cache[key]
 
 
@@ -183,7 +187,15 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     if watch.kind.size and chart.momentum:
         announce("gap events in the momentum form are not compiled")
         return None
-    form = None if found is None else _form(system, phase, found[0])
+    layers = {
+        c.name: layer
+        for c in system.components
+        if (layer := c.compiled_layer(phase.get(c.name))) is not None
+    }
+    if len(layers) > 1 or (layers and chart.momentum):
+        announce("more than one compliant layer, or one in the momentum form, is not compiled")
+        return None
+    form = None if found is None else _form(system, phase, found[0], frozenset(layers))
     if found is None or form is None or (found[1:] != (None, None) and chart.momentum):
         busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
         announce(
@@ -214,7 +226,13 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     frames = found[2] if found[2] is not None else FrameRows.stack([])
     index = chart.index  # the environments' states in the internal state
     assert index is not None
-    frames, watch = (f._replace(env=np.where(f.env < 0, -1, index[f.env])) for f in (frames, watch))
+    frames, watch = (
+        f._replace(
+            env=np.where(f.env < 0, -1, index[f.env]),
+            layer=np.where(f.layer < 0, -1, index[f.layer]),
+        )
+        for f in (frames, watch)
+    )
     basis, folded, spread = fold(held.jacobian(nv), frames.m)
     m, r = held.m + frames.m, basis.size
     return PhaseKernel(
@@ -249,6 +267,7 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.zeros((r, r)),
         **_rotation_chart(chart if rotating else None),
         frames=_frames.work(frames, packed.parent.size, nv, watch),
+        layer=_layers.layer_work(next(iter(layers.values()), None), packed.parent.size, nv, index),
         **inputs,  # a joint PD law's fields
     )
 

@@ -24,6 +24,7 @@ import numpy as np
 from ..dynamics import rotations
 from . import frames as _frames
 from . import laws as _laws
+from . import layers as _layers
 from .aba import aba, joint_transforms, minv_from_transforms
 from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
@@ -111,6 +112,9 @@ class PhaseKernel(NamedTuple):
     pd_count: np.ndarray = np.zeros(1, dtype=np.int64)
     # a Cartesian PD law (:class:`pinext.control.cartesian.CartesianPD`) on a Euclidean model
     cartesian: _laws.CartesianLaw = _laws.NONE
+    # a compliant contact layer pressed in this phase (:class:`pinext.simulation.component.
+    # Layer`): its owner's effort, state derivatives and power
+    layer: _layers.LayerWork = _layers.NONE
 
 
 @kernel
@@ -371,6 +375,8 @@ def rhs(P, t, y, out):
         _momentum_from_velocity(P.model, y[nv : 2 * nv], lin[:nv], P.v, out[nv : 2 * nv])
     elif P.rotating:  # q from the chart; a free flyer's ṗ = R v_lin, each φ̇ = J_r(φ)⁻¹ ω
         _configuration(P, y)
+        if P.layer.constants.size:
+            _layers.press(P.model, P.layer, P.q, y, nv, lin)
         aba(P.model, P.q, y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
         _frames.evaluate(P.model, P.frames, y, nv)
         if P.lam.size:
@@ -381,6 +387,8 @@ def rhs(P, t, y, out):
         for k in range(P.rot_v.size):
             _jr_inverse(y, P.rot_v[k], y, nv + P.rot_v[k], out, P.rot_v[k])
     else:
+        if P.layer.constants.size:
+            _layers.press(P.model, P.layer, y[:nv], y, nv, lin)
         aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
         _frames.evaluate(P.model, P.frames, y, nv)
         if P.lam.size:
@@ -396,6 +404,8 @@ def rhs(P, t, y, out):
         p_diss += P.q_val[1, k] * zz
     for i in range(nv):
         p_diss += P.damping[i] * z[nv + i] * z[nv + i]
+    if P.layer.constants.size:
+        p_diss += P.layer.out[1]
     if P.torque_inputs:
         for i in range(nv):
             p_in += z[n_core + i] * z[nv + i]

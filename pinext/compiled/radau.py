@@ -170,8 +170,8 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
         for j in range(n):
             J[i, j] = 0.0
     # Celentano's momentum form (y = [q, p, ...]) is not affine in p, and rows on an
-    # environment's mass couple its states to the reactions: differences throughout
-    coupled = False
+    # environment's mass or a layer couple its states to the kinematics: differences throughout
+    coupled = Pk.layer.constants.size > 0
     for e in Pk.frames.row_env:
         coupled = coupled or e >= 0
     n_fd = n_core if Pk.momentum or coupled else 2 * nv

@@ -47,6 +47,8 @@ from ..simulation.component import (
     Event,
     FrameRows,
     Gap,
+    Layer,
+    LayerForce,
     ModeState,
     Reaction,
     RowKind,
@@ -337,8 +339,31 @@ class ContactComponent(Component):
         """With a rigid environment that stays still, the contacts add no effort, state or
         power of their own, only rows (:meth:`compiled_rows`); the mass of a model (c)
         environment moves by its linear spring and damper, the reaction of its row being
-        the row's (:meth:`derivative` without a step)."""
-        return not self.layered and not self.moving
+        the row's (:meth:`derivative` without a step), and so does a layer off contact
+        (it relaxes). A pressed layer is not linear (:meth:`compiled_layer`)."""
+        return not self.moving and not (self.layered and mode[0] is SPRING)
+
+    def compiled_layer(self, mode: ContactModes) -> Layer | None:
+        """The pressed layer of a model (d) environment in front of a rigid tool as compiled
+        data (the tool point's row on the plane, the mass's and the layer's constants)."""
+        block = self._block(self.contacts[0]) if self.layered and mode[0] is SPRING else None
+        if block is None:
+            return None
+        env = self.environment
+        series = self.compliance
+        assert env is not None and series.surface_stiffness is not None
+        return Layer(
+            block,
+            np.array(
+                [
+                    env.inverse_mass,
+                    env.stiffness,
+                    env.damping,
+                    series.surface_stiffness,
+                    series.surface_damping,
+                ]
+            ),
+        )
 
     def compiled_rows(self, mode: ContactModes) -> FrameRows | None:
         """The closed contacts' rows as compiled data when every contact is a point on a
@@ -349,12 +374,12 @@ class ContactComponent(Component):
 
     def _block(self, c: Contact) -> FrameRows | None:
         """The compiled row of contact c (:data:`FRAME_NORMAL`: its tool point along the
-        normal of a plane, the functional coordinate z, on the environment's mass when it has
-        one), or None when it has none (a compliant layer, another surface, a moving
-        plane)."""
+        normal of a plane, the functional coordinate z, on the environment's mass and its
+        layer when it has them), or None when it has none (a compliant tool, another surface,
+        a moving plane)."""
         k = c.constraint
         if (
-            self.layered
+            (self.layered and self.compliance.tool_stiffness is not None)
             or not isinstance(k, FunctionalCoordinates)
             or k.names != ("z",)
             or k.law is not None
@@ -363,6 +388,7 @@ class ContactComponent(Component):
             return None
         frame = self.model.frames[k._frame_id(self.model)]
         env = self.environment
+        start = -1 if env is None else self.layout.slices["environment"].start
         return FrameRows.block(
             FRAME_NORMAL,
             frame.parentJoint,
@@ -370,8 +396,9 @@ class ContactComponent(Component):
             0,
             k.placement,
             c.stabilization or 0.0,
-            env=-1 if env is None else self.layout.slices["environment"].start,
+            env=start,
             inverse_mass=0.0 if env is None else env.inverse_mass,
+            layer=start + 2 if self.layered else -1,
         )
 
     def derivative(self, t, x, q, v, u, mode, out, step):  # noqa: D102
@@ -453,7 +480,11 @@ class ContactComponent(Component):
             if mode[i] is SPRING:
                 events.append(
                     Event(
-                        f"lift-off:{c.name}", self._layer_function(), -1.0, self._lift_off_action(i)
+                        f"lift-off:{c.name}",
+                        self._layer_function(),
+                        -1.0,
+                        self._lift_off_action(i),
+                        compiled=None if self.compiled_layer(mode) is None else LayerForce(),
                     )
                 )
         return events

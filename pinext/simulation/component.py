@@ -156,7 +156,7 @@ class Event:
             may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
         compiled: Optional compiled form of ``function`` (:class:`Distances`,
-            :class:`Leaving`, :class:`Reaction` or :class:`Gap`); it lets
+            :class:`Leaving`, :class:`Reaction`, :class:`Gap` or :class:`LayerForce`); it lets
             :mod:`pinext.compiled` evaluate the event in its own loop.
         bound: Whether ``function`` is a bound that the physics never leaves past zero (the
             distances of joints inside their ranges to their stops): when a segment starts
@@ -169,7 +169,7 @@ class Event:
     direction: float = 0.0
     action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
     dynamic: bool = False
-    compiled: Distances | Leaving | Reaction | Gap | None = None
+    compiled: Distances | Leaving | Reaction | Gap | LayerForce | None = None
     bound: bool = False
 
 
@@ -301,7 +301,9 @@ class FrameRows(NamedTuple):
     Vukobratović & Potkonjak (20.92)–(20.94)): ``env[b]`` is the state index of its
     displacement s_e (ṡ_e follows it; −1: a fixed plane) and ``inverse_mass[b]`` its 1/m_e.
     The row then reads ``nᵀ(p_A − p_B') − s_e = 0`` and its reaction λ accelerates the mass
-    by ``−λ / m_e`` on top of the environment's own (linear) law.
+    by ``−λ / m_e`` on top of the environment's own (linear) law. Behind a compliant layer
+    (model (d)), ``layer[b]`` is the state index of the layer's compression w: the surface
+    then sits at ``s_e − w`` (the approach gap ``nᵀ(p_A − p_B') − s_e + w``).
     """
 
     kind: np.ndarray  # int64 (blocks,)
@@ -316,6 +318,7 @@ class FrameRows(NamedTuple):
     omega: np.ndarray  # (blocks,) [1/s]
     env: np.ndarray  # int64 (blocks,) state index of s_e (−1: none)
     inverse_mass: np.ndarray  # (blocks,) 1/m_e [1/kg]
+    layer: np.ndarray  # int64 (blocks,) state index of w (−1: none)
 
     @property
     def m(self) -> int:
@@ -335,6 +338,7 @@ class FrameRows(NamedTuple):
         normals: np.ndarray | None = None,
         env: int = -1,
         inverse_mass: float = 0.0,
+        layer: int = -1,
     ) -> FrameRows:
         """One block; frames A and B' as placements in their joints."""
         return cls(
@@ -350,13 +354,14 @@ class FrameRows(NamedTuple):
             np.array([omega], dtype=float),
             np.array([env], dtype=np.int64),
             np.array([inverse_mass], dtype=float),
+            np.array([layer], dtype=np.int64),
         )
 
     @classmethod
     def stack(cls, blocks: list[FrameRows]) -> FrameRows:
         """The blocks one after the other (none: no rows)."""
-        shapes = ((), (), (3, 3), (3,), (), (3, 3), (3,), (3,), (3, 2), (), (), ())
-        ints = (0, 1, 4, 10)
+        shapes = ((), (), (3, 3), (3,), (), (3, 3), (3,), (3,), (3, 2), (), (), (), ())
+        ints = (0, 1, 4, 10, 12)
         return cls(
             *(
                 np.concatenate(
@@ -377,6 +382,27 @@ class Gap(NamedTuple):
     block: FrameRows
     t0: float = -np.inf
     d0: float = 0.0
+
+
+class Layer(NamedTuple):
+    """A compliant contact layer pressed by a frame: the compiled form of a contact with a
+    model (d) environment while it touches (Vukobratović & Potkonjak §20.5.3).
+
+    ``block`` is the tool point on the environment's plane (:data:`FRAME_NORMAL`, its
+    ``env`` the state index of the mass's s_e, followed by ṡ_e and the layer's compression
+    w), ``constants`` are ``(1/m_e, k, b, k_c, c_c)``: the mass, its spring and damper, and
+    the layer's. The layer's force ``F = k_c w + c_c ẇ`` with ``ẇ = ṡ_e − J v`` pushes the
+    robot (``Jᵀ F``) and the mass (``m_e s̈_e = −k s_e − b ṡ_e − F``); it dissipates
+    ``b ṡ_e² + c_c ẇ²``. The compiled path evaluates the owner's whole effort, state
+    derivatives and power in the mode from it (:mod:`pinext.compiled.layers`)."""
+
+    block: FrameRows
+    constants: np.ndarray
+
+
+class LayerForce(NamedTuple):
+    """``g(t, x) = F``, the force of the phase's compliant layer (:class:`Layer`): the
+    compiled form of its lift-off event."""
 
 
 class Reaction(NamedTuple):
@@ -470,6 +496,12 @@ class Component(abc.ABC):  # noqa: B024 - every hook is optional
         its rows are linear in q and v with constant coefficients (joints held on their stops,
         mimic couplings), :class:`FrameRows` for rows between two frames (loop closures);
         None: the rows have no compiled form."""
+        return None
+
+    def compiled_layer(self, mode: Any) -> Layer | None:
+        """The compliant contact layer this component presses in this mode, as compiled data
+        (:class:`Layer`): it then stands for the component's whole effort, state derivatives
+        and power in the mode on the compiled path; None: no layer."""
         return None
 
     def impulse_rows(

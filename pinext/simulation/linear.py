@@ -46,11 +46,13 @@ class LinearForm(NamedTuple):
     q: np.ndarray  # (2, n_active, n_active): the components' [p_in, p_diss] quadratic forms
 
 
-def component_forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
+def component_forces(
+    system: System, phase: Phase, z: np.ndarray, replaced: frozenset[str] = frozenset()
+) -> np.ndarray:
     """The components' ``[tau, state derivatives, p_in, p_diss]`` at ``z = [y without the
     work accumulators, u, 1]``, y the internal state (the public one for Euclidean models; the
     angle chart's, :class:`pinext.simulation.chart.Angles`, for flat ones), without the
-    System's own springs, dampers and torque inputs."""
+    System's own springs, dampers and torque inputs, nor the components ``replaced``."""
     model = system.model
     nq, nv, nx = model.nq, model.nv, system.nx
     n_core = _core(system)
@@ -63,6 +65,8 @@ def component_forces(system: System, phase: Phase, z: np.ndarray) -> np.ndarray:
     p_in = p_diss = 0.0
     out = np.zeros(nx)
     for comp in system.components:
+        if comp.name in replaced:
+            continue
         mode = phase.get(comp.name)
         effort = comp.effort(0.0, x, q, v, u, mode)
         if effort is not None:
@@ -108,7 +112,12 @@ def _own_part(system: System, m: int) -> np.ndarray:
     return a
 
 
-def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -> LinearForm | None:
+def identify(
+    system: System,
+    phase: Phase,
+    rows: frozenset[str] = frozenset(),
+    replaced: frozenset[str] = frozenset(),
+) -> LinearForm | None:
     """The components' :class:`LinearForm` in this phase, or None when a component is not
     linear in it, the model is curved (not Euclidean nor flat: :func:`pinext.simulation.
     chart.angles`), an effort, a derivative or a power depends on the angle of an unbounded
@@ -118,13 +127,15 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     :mod:`pinext.compiled`); their rows do not count, and they add no effort, state or power,
     or are linear in the phase (joint friction: the slipping joints' constant torques beside
     the stuck joints' rows). The form identifies the efforts only, not the constrained
-    accelerations."""
+    accelerations. ``replaced``: components whose effort, state derivatives and power are
+    evaluated elsewhere (a compiled compliant layer, :class:`pinext.simulation.component.
+    Layer`); the form leaves them out."""
     hooks = ("effort", "derivative", "power")
     chart = None if system.euclidean else angles(system)
     if (not system.euclidean and chart is None) or not all(
         c.linear(phase.get(c.name))
         for c in system.components
-        if c.name not in rows or any(overrides(c, h) for h in hooks)
+        if c.name not in replaced and (c.name not in rows or any(overrides(c, h) for h in hooks))
     ):
         return None
     step = system.acceleration_step(phase)
@@ -145,7 +156,7 @@ def identify(system: System, phase: Phase, rows: frozenset[str] = frozenset()) -
     unit = np.eye(m)
 
     def f(z: np.ndarray) -> np.ndarray:
-        return component_forces(system, phase, z)
+        return component_forces(system, phase, z, replaced)
 
     f0 = f(base)
     rng = np.random.default_rng(0)

@@ -1,0 +1,86 @@
+"""A compliant contact layer, compiled: the contact with a model (d) environment while the tool
+presses its layer (:class:`pinext.simulation.component.Layer`; Vukobratović & Potkonjak
+§20.5.3).
+
+The tool point's normal row on the environment's plane (its Jacobian from
+:mod:`pinext.compiled.frames` at the configuration, before the ABA that uses the force) gives
+the layer's compression rate ``ẇ = ṡ_e − J v``; the layer pushes the robot and the mass with
+
+.. math::
+
+    F = k_c w + c_c \\dot w, \\qquad \\tau \\mathrel{+}= J^T F, \\qquad
+    m_e \\ddot s_e = -k s_e - b \\dot s_e - F,
+
+and dissipates ``b ṡ_e² + c_c ẇ²``, as :class:`pinext.contact.ContactComponent` does with
+:class:`pinext.contact.deformation.SeriesCompliance` for a rigid tool.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..simulation.component import FRAME_NORMAL, Layer
+from . import frames as _frames
+from .aba import joint_transforms
+from .spatial import helper
+
+
+class LayerWork(NamedTuple):
+    """A :class:`pinext.simulation.component.Layer` as arrays, with its workspace."""
+
+    work: _frames.FrameWork  # the tool point's row on the plane (its env: s_e's index)
+    constants: np.ndarray  # (5,) 1/m_e, k, b, k_c, c_c; empty: no layer
+    out: np.ndarray  # (2,) the layer's force F [N] and the dissipated power [W]
+
+
+def layer_work(layer: Layer | None, nj: int, nv: int, index: np.ndarray) -> LayerWork:
+    """The compiled form of ``layer`` on a model of nj joints and nv dofs, its state indices
+    taken through ``index`` (public -> internal); :data:`NONE` for None."""
+    if layer is None:
+        return NONE
+    block = layer.block._replace(env=index[layer.block.env])
+    return LayerWork(
+        _frames.work(block, nj, nv), np.array(layer.constants, dtype=float), np.zeros(2)
+    )
+
+
+#: No layer (the default of :class:`pinext.compiled.phase.PhaseKernel`).
+NONE = LayerWork(_frames.NONE, np.zeros(0), np.zeros(2))
+
+
+@helper
+def press(pm, lw, q, y, nv, lin):
+    """The layer's torques added to ``lin[:nv]``, the derivatives of its states (s_e, ṡ_e, w)
+    written into lin (the part of the linear form after the torques), its force and
+    dissipation into ``lw.out`` (module docstring)."""
+    fw = lw.work
+    rows = fw.rows
+    joint_transforms(pm, q)
+    _frames._kinematics(pm, fw)
+    _frames._frame(pm, fw, rows.joint_a[0], rows.rot_a, rows.pos_a, 0, 0)
+    _frames._frame(pm, fw, rows.joint_b[0], rows.rot_b, rows.pos_b, 0, 1)
+    _frames._residual(rows, fw, 0, FRAME_NORMAL, fw.drift, 0)  # the plane's normal
+    jac = fw.jac
+    for c in range(nv):
+        jac[0, c] = 0.0
+    _frames._columns(pm, fw, rows.joint_a[0], 0, 1.0, FRAME_NORMAL, 0)
+    _frames._columns(pm, fw, rows.joint_b[0], 1, -1.0, FRAME_NORMAL, 0)
+    rate = 0.0
+    for c in range(nv):
+        rate += jac[0, c] * y[nv + c]
+    e = rows.env[0]
+    s_e, sd_e, w = y[e], y[e + 1], y[e + 2]
+    inverse_mass, k, b, k_c, c_c = (
+        lw.constants[0], lw.constants[1], lw.constants[2], lw.constants[3], lw.constants[4]
+    )  # fmt: skip
+    wdot = sd_e - rate
+    force = k_c * w + c_c * wdot
+    for c in range(nv):
+        lin[c] += jac[0, c] * force
+    lin[e - nv] = sd_e
+    lin[e + 1 - nv] = (-k * s_e - b * sd_e - force) * inverse_mass
+    lin[e + 2 - nv] = wdot
+    lw.out[0] = force
+    lw.out[1] = b * sd_e * sd_e + c_c * wdot * wdot
