@@ -323,8 +323,8 @@ def test_writing_task_on_both_paths(monkeypatch, environment):
     """The writing task (approach, impact, writing with its Cartesian law) on the rigid table
     and on model (c)'s table mass (its row coupled to the mass, the compliance 1/m_e in the
     compiled solve): every segment compiled, the impact at the Python path's time (1e-9 s),
-    the same path and table motion (1e-8, both at rtol 1e-10) and the same normal force
-    (1e-8 of its 10 N)."""
+    the same path and table motion (1e-8, both at rtol 1e-10), the same normal force (1e-8
+    of its 10 N) and the same recorded torques (the kernel's against the law's own)."""
     from pinext.tasks import run_writing_task
 
     compiled, python = _on_both_paths(
@@ -335,6 +335,8 @@ def test_writing_task_on_both_paths(monkeypatch, environment):
     assert np.abs(compiled.x[:, :-2] - python.x[:, :-2]).max() < 1e-8
     force = compiled.outputs["contact.force"], python.outputs["contact.force"]
     assert np.abs(force[0] - force[1]).max() < 1e-8 * np.abs(force[1]).max()
+    u = compiled.outputs["input"], python.outputs["input"]  # the law's torques, recorded
+    assert np.abs(u[0] - u[1]).max() < 1e-8 * np.abs(u[1]).max()
 
 
 def test_a_flexible_arm_driven_into_a_wall_on_both_paths(monkeypatch):

@@ -23,7 +23,7 @@ from ..simulation.component import FRAME_WELD, FrameRows
 from . import frames as _frames
 from .aba import joint_transforms
 from .rnea import nonlinear_effects
-from .spatial import helper
+from .spatial import helper, kernel
 
 
 class CartesianLaw(NamedTuple):
@@ -135,3 +135,12 @@ def cartesian_torques(pm, law, t, q, v, u):
             + jac[3, c] * m0 + jac[4, c] * m1 + jac[5, c] * m2
             - g[8] * v[c]
         )  # fmt: skip
+
+
+@kernel
+def sample_torques(pm, law, t, x, out):
+    """out[k] = the law's torques at (t[k], x[k]) for every sample k (x: the public states of
+    a Euclidean model)."""
+    nv = out.shape[1]
+    for k in range(t.size):
+        cartesian_torques(pm, law, t[k], x[k, :nv], x[k, nv : 2 * nv], out[k])

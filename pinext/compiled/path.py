@@ -50,7 +50,7 @@ from . import layers as _layers
 from . import radau as _rad
 from . import sampled as _sampled
 from .events import compiled_events, watched_gaps
-from .laws import cartesian_law
+from .laws import cartesian_law, sample_torques
 from .model import pack
 from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
@@ -113,6 +113,21 @@ def _form(
     if key not in cache:
         cache[key] = identify(system, phase, rows, replaced)
     return cache[key]
+
+
+def law_inputs(system: System, law: Any, t: np.ndarray, x: np.ndarray) -> np.ndarray | None:
+    """The inputs of a built-in law that the kernels evaluate (a
+    :class:`pinext.control.cartesian.CartesianPD`) at each recorded sample, (N, n_inputs),
+    in one compiled loop; None for any other law (the recorder then calls it)."""
+    if not enabled() or not system.euclidean or not system.torque_inputs:
+        return None
+    form = cartesian_law(getattr(law, "controller", None), system.model)
+    packed = None if form is None else _packed(system)
+    if form is None or packed is None:
+        return None
+    out = np.empty((t.size, system.model.nv))
+    sample_torques(packed, form, np.ascontiguousarray(t), np.ascontiguousarray(x), out)
+    return out
 
 
 def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:

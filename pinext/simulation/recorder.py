@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
+from ..compiled.path import law_inputs
 from ..exceptions import IntegrationError
 from .chart import Chart
 from .component import Phase
@@ -101,8 +102,9 @@ class Recorder:
     def trajectory(self, law) -> Trajectory:
         """The :class:`Trajectory` of everything recorded, as pure data.
 
-        The inputs are evaluated now, once per sample (:func:`applied_inputs`), while
-        ``law`` is the run's; the other outputs are computed at their first reading
+        The inputs are evaluated now, once per sample (:func:`applied_inputs`, or in one
+        compiled loop for a law the kernels evaluate), while ``law`` is the run's; the other
+        outputs are computed at their first reading
         (:class:`~pinext.simulation.outputs.LazyOutputs`) on a private copy of the System
         taken now (:func:`frozen_copy`), so that a System changed after the run (a mass, a
         gain) does not change its trajectory, and the trajectory holds no live System, model
@@ -111,7 +113,9 @@ class Recorder:
         t = np.concatenate(self.times)
         x = np.vstack(self.states)
         phase_index = np.concatenate(self.phase_ids)
-        inputs = applied_inputs(law, t, x)
+        inputs = law_inputs(self.system, law, t, x)  # a law the kernels evaluate
+        if inputs is None:
+            inputs = applied_inputs(law, t, x)
         modes = [p.modes for p in self.phases]
         try:
             frozen = frozen_copy(self.system)
