@@ -52,16 +52,18 @@ def writing_task(repeats: int) -> None:
     q = start_configuration(model, np.array([0.55, -0.1, 0.25]))
     v = tau = np.zeros(model.nv)
     frame = model.frames[model.getFrameId(FRAME)]
-    contact = pin.RigidConstraintModel(
-        pin.ContactType.CONTACT_3D, model, frame.parentJoint, frame.placement, pin.LOCAL
+    models = pin.StdVec_RigidConstraintModel()
+    models.append(
+        pin.RigidConstraintModel(
+            pin.ContactType.CONTACT_3D, model, frame.parentJoint, frame.placement, pin.LOCAL
+        )
     )
-    c_data = contact.createData()
-    pin.initConstraintDynamics(model, data, [contact])
+    datas = pin.StdVec_RigidConstraintData()
+    datas.append(models[0].createData())
+    pin.initConstraintDynamics(model, data, models, datas)
     settings = pin.ProximalSettings(1e-12, 1e-12, 1)
     aba = per_call(lambda: pin.aba(model, data, q, v, tau))
-    cd = per_call(
-        lambda: pin.constraintDynamics(model, data, q, v, tau, [contact], [c_data], settings)
-    )
+    cd = per_call(lambda: pin.constraintDynamics(model, data, q, v, tau, models, datas, settings))
     print(f"pin.aba {aba * 1e6:.2f} us, pin.constraintDynamics (one 3D contact) {cd * 1e6:.2f} us")
     print(
         f"{'environment':12s} {'path':9s} {'wall [s]':>9s} {'x real time':>12s} {'events':>7s} "
