@@ -94,24 +94,52 @@ NONE = work(FrameRows.stack([]), 1, 0)
 
 
 @helper
-def _kinematics(pm, fw):
-    """World placements and a⁰ of every joint frame (module docstring)."""
-    rot_w, pos_w, acc = fw.rotation, fw.position, fw.acceleration
-    rot, trans = pm.ws_rotation, pm.ws_translation
-    for r in range(6):
-        acc[0, r] = 0.0
+def placements(pm, rot_w, pos_w):
+    """World placements (oMi) of the joint frames, rotations into rot_w and positions into
+    pos_w, from the parent → joint transforms of the last
+    :func:`pinext.compiled.aba.joint_transforms`."""
     for i in range(1, pm.parent.shape[0]):
         p = pm.parent[i]
         for r in range(3):
-            s = pos_w[p, r]
-            for c in range(3):
-                s += rot_w[p, r, c] * trans[i, c]
-                x = 0.0
-                for k in range(3):
-                    x += rot_w[p, r, k] * rot[i, k, c]
-                rot_w[i, r, c] = x
-            pos_w[i, r] = s
-        motion_to_child(rot, trans, i, acc, p, acc, i)
+            if p == 0:
+                for c in range(3):
+                    rot_w[i, r, c] = pm.ws_rotation[i, r, c]
+                pos_w[i, r] = pm.ws_translation[i, r]
+            else:
+                s = pos_w[p, r]
+                for c in range(3):
+                    s += rot_w[p, r, c] * pm.ws_translation[i, c]
+                    x = 0.0
+                    for k in range(3):
+                        x += rot_w[p, r, k] * pm.ws_rotation[i, k, c]
+                    rot_w[i, r, c] = x
+                pos_w[i, r] = s
+
+
+@helper
+def axis_motion(pm, rot_w, a, col, d0, d1, d2):
+    """The world motion of dof ``col`` of joint a at unit rate, seen at the point ``o_a + d``:
+    ``(s_lin + s_ω × d, s_ω)`` in world axes (a column of a point's Jacobian)."""
+    sm = pm.motion_subspace[col]
+    l0 = rot_w[a, 0, 0] * sm[0] + rot_w[a, 0, 1] * sm[1] + rot_w[a, 0, 2] * sm[2]
+    l1 = rot_w[a, 1, 0] * sm[0] + rot_w[a, 1, 1] * sm[1] + rot_w[a, 1, 2] * sm[2]
+    l2 = rot_w[a, 2, 0] * sm[0] + rot_w[a, 2, 1] * sm[1] + rot_w[a, 2, 2] * sm[2]
+    w0 = rot_w[a, 0, 0] * sm[3] + rot_w[a, 0, 1] * sm[4] + rot_w[a, 0, 2] * sm[5]
+    w1 = rot_w[a, 1, 0] * sm[3] + rot_w[a, 1, 1] * sm[4] + rot_w[a, 1, 2] * sm[5]
+    w2 = rot_w[a, 2, 0] * sm[3] + rot_w[a, 2, 1] * sm[4] + rot_w[a, 2, 2] * sm[5]
+    return l0 + w1 * d2 - w2 * d1, l1 + w2 * d0 - w0 * d2, l2 + w0 * d1 - w1 * d0, w0, w1, w2
+
+
+@helper
+def _kinematics(pm, fw):
+    """World placements and a⁰ of every joint frame (module docstring)."""
+    acc = fw.acceleration
+    rot, trans = pm.ws_rotation, pm.ws_translation
+    placements(pm, fw.rotation, fw.position)
+    for r in range(6):
+        acc[0, r] = 0.0
+    for i in range(1, pm.parent.shape[0]):
+        motion_to_child(rot, trans, i, acc, pm.parent[i], acc, i)
         for r in range(6):
             acc[i, r] += pm.ws_bias[i, r]
 
@@ -156,14 +184,7 @@ def _columns(pm, fw, j, s, sign, kind, row):
     while a > 0:
         d0, d1, d2 = p0 - pos_w[a, 0], p1 - pos_w[a, 1], p2 - pos_w[a, 2]
         for col in range(pm.idx_v[a], pm.idx_v[a] + pm.nv[a]):
-            sm = pm.motion_subspace[col]
-            l0 = rot_w[a, 0, 0] * sm[0] + rot_w[a, 0, 1] * sm[1] + rot_w[a, 0, 2] * sm[2]
-            l1 = rot_w[a, 1, 0] * sm[0] + rot_w[a, 1, 1] * sm[1] + rot_w[a, 1, 2] * sm[2]
-            l2 = rot_w[a, 2, 0] * sm[0] + rot_w[a, 2, 1] * sm[1] + rot_w[a, 2, 2] * sm[2]
-            w0 = rot_w[a, 0, 0] * sm[3] + rot_w[a, 0, 1] * sm[4] + rot_w[a, 0, 2] * sm[5]
-            w1 = rot_w[a, 1, 0] * sm[3] + rot_w[a, 1, 1] * sm[4] + rot_w[a, 1, 2] * sm[5]
-            w2 = rot_w[a, 2, 0] * sm[3] + rot_w[a, 2, 1] * sm[4] + rot_w[a, 2, 2] * sm[5]
-            u0, u1, u2 = l0 + w1 * d2 - w2 * d1, l1 + w2 * d0 - w0 * d2, l2 + w0 * d1 - w1 * d0
+            u0, u1, u2, w0, w1, w2 = axis_motion(pm, rot_w, a, col, d0, d1, d2)
             if kind == FRAME_NORMAL:  # n in the first row of fw.orient[2]
                 jac[row, col] += sign * (nrm[0, 0] * u0 + nrm[0, 1] * u1 + nrm[0, 2] * u2)
                 continue

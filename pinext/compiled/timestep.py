@@ -24,6 +24,7 @@ from ..dynamics import rotations
 from .aba import joint_transforms
 from .conic import solve as _solve
 from .crba import crba_from_transforms, ltdl, ltdl_half, ltdl_solve
+from .frames import axis_motion, placements
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, REVOLUTE_UNBOUNDED, SPHERICAL, TRANSLATION
 from .rnea import nonlinear_effects
 from .spatial import helper, kernel
@@ -32,28 +33,6 @@ _exp_at = helper(rotations.exp_at)
 
 #: Status codes of :func:`run`.
 DONE, NON_FINITE = 0, 1
-
-
-@helper
-def _world(pm, rot_w, pos_w):
-    """World placements of the joint frames (oMi) from the parent -> joint transforms of the
-    workspace (after :func:`pinext.compiled.joint_transforms`)."""
-    for i in range(1, pm.parent.shape[0]):
-        p = pm.parent[i]
-        for r in range(3):
-            if p == 0:
-                for c in range(3):
-                    rot_w[i, r, c] = pm.ws_rotation[i, r, c]
-                pos_w[i, r] = pm.ws_translation[i, r]
-            else:
-                s = pos_w[p, r]
-                for c in range(3):
-                    s += rot_w[p, r, c] * pm.ws_translation[i, c]
-                    acc = 0.0
-                    for m in range(3):
-                        acc += rot_w[p, r, m] * pm.ws_rotation[i, m, c]
-                    rot_w[i, r, c] = acc
-                pos_w[i, r] = s
 
 
 @helper
@@ -144,16 +123,7 @@ def _contact_row(pm, sc, ws, k, row):
     while a > 0:
         r0, r1, r2 = point[0] - pos_w[a, 0], point[1] - pos_w[a, 1], point[2] - pos_w[a, 2]
         for col in range(pm.idx_v[a], pm.idx_v[a] + pm.nv[a]):
-            s = pm.motion_subspace[col]
-            lin0 = rot_w[a, 0, 0] * s[0] + rot_w[a, 0, 1] * s[1] + rot_w[a, 0, 2] * s[2]
-            lin1 = rot_w[a, 1, 0] * s[0] + rot_w[a, 1, 1] * s[1] + rot_w[a, 1, 2] * s[2]
-            lin2 = rot_w[a, 2, 0] * s[0] + rot_w[a, 2, 1] * s[1] + rot_w[a, 2, 2] * s[2]
-            w0 = rot_w[a, 0, 0] * s[3] + rot_w[a, 0, 1] * s[4] + rot_w[a, 0, 2] * s[5]
-            w1 = rot_w[a, 1, 0] * s[3] + rot_w[a, 1, 1] * s[4] + rot_w[a, 1, 2] * s[5]
-            w2 = rot_w[a, 2, 0] * s[3] + rot_w[a, 2, 1] * s[4] + rot_w[a, 2, 2] * s[5]
-            c0 = lin0 + w1 * r2 - w2 * r1  # velocity of the point per unit dof rate
-            c1 = lin1 + w2 * r0 - w0 * r2
-            c2 = lin2 + w0 * r1 - w1 * r0
+            c0, c1, c2, _, _, _ = axis_motion(pm, rot_w, a, col, r0, r1, r2)
             for r in range(3):
                 ws.jac[row + r, col] = (
                     sc.plane_rotation[k, 0, r] * c0
@@ -232,7 +202,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         ltdl_solve(pm, ws.factors, ws.acc)
         for i in range(nv):
             ws.v_free[i] = v[i] + h * ws.acc[i]
-        _world(pm, ws.rotation, ws.position)
+        placements(pm, ws.rotation, ws.position)
         potential = _potential(pm, ws.rotation, ws.position)
         elastic = 0.0
         for n in range(sc.elastic_iq.shape[0]):
@@ -414,7 +384,7 @@ def close(pm, sc, ws, q, v):
     contacts' gaps at (q, v) in ws.gap."""
     joint_transforms(pm, q)
     nonlinear_effects(pm, v, ws.bias)
-    _world(pm, ws.rotation, ws.position)
+    placements(pm, ws.rotation, ws.position)
     crba_from_transforms(pm, ws.mass)
     elastic = 0.0
     for n in range(sc.elastic_iq.shape[0]):
