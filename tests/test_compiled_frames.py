@@ -451,10 +451,11 @@ def test_a_dynamic_table_with_drives_limits_and_friction_on_both_paths(
     """The six-DOF arm with elastic DC drives on three joints, URDF Coulomb friction in two
     and its limits, falling limp from a seeded pose onto a massive compliant table (model
     (c): the tool's row on the table's mass; model (d): the same behind a damped layer) 2 cm
-    below its tool, 1 s: every segment compiled, the same events at the same times (1e-8 s),
-    the same path and table motion (1e-7, both at rtol 1e-10), and each run's energy audit
-    closed (1e-8) — the environment's states, the drives' and the friction's rows in one
-    compiled phase."""
+    below its tool, 1 s: the tool bounces on the mass (c) or presses and leaves the layer
+    (d) while the joints stick and slip; every segment compiled, the same events at the same
+    times (1e-8 s), the same path and table motion (1e-7, both at rtol 1e-10), and each run's
+    energy audit closed (1e-8) — the environment's states, the drives' and the friction's
+    rows in one compiled phase."""
     from pinext.contact import Contact, DynamicEnvironment, plane
 
     text = robot_path("six_dof_arm").read_text().replace('friction="0.0"', 'friction="0.3"', 2)
@@ -482,7 +483,8 @@ def test_a_dynamic_table_with_drives_limits_and_friction_on_both_paths(
         lambda: px.simulate(system, 1.0, q0=q0, rtol=1e-10, atol=1e-12, output_dt=0.01),
     )
     names = [e.name for e in compiled.events]
-    assert "contact:tool" in names
+    assert names.count("contact:tool") >= 2 and any("friction_slips" in n for n in names)
+    assert model == "c" or "lift-off:tool" in names
     times = np.array([e.t for e in compiled.events])
     assert np.abs(times - [e.t for e in python.events]).max() < 1e-8
     assert np.abs(compiled.x[:, :-2] - python.x[:, :-2]).max() < 1e-7
