@@ -198,3 +198,40 @@ def test_held_pd_law_is_sampled_inside_the_compiled_loop(monkeypatch):
     assert np.abs(compiled.q - python.q).max() < 1e-9
     u, u_ref = compiled.outputs["input"], python.outputs["input"]
     assert np.abs(u - u_ref).max() < 1e-9 * np.abs(u_ref).max()
+
+
+@pytest.mark.parametrize("period", [0.0, 1e-3])
+def test_stop_released_where_the_laws_jump_turns_its_reaction(period, simulation_path):
+    """wrist_3 driven onto its upper stop by an interpolated reference that turns back at
+    t = 0.3 s: the stop is left at a jump of the law's input, where its reaction turns from
+    pushing to pulling without crossing zero between two instants the solver sees apart: at
+    the breakpoint itself (the reference's slope jumps; continuous law) or at the first
+    control sample that pulls (a law held every 1 ms). Oracle: at the release, ``pin.aba``
+    under the input just before the jump accelerates wrist_3 into its stop, and under the
+    input just after it away from the stop (one held row: the reaction has the sign of the
+    free acceleration into the stop)."""
+    arm = px.load_robot("six_dof_arm")
+    model, data = arm.model, arm.model.createData()
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    goal = q0 + np.array([0.8, -0.5, 0.6, -0.4, 0.9, 3.5])
+    target = Schedule([0.0, 0.3, 0.6], [q0, goal, q0], "linear")
+    system = px.System(arm)
+    kp, kd = (10.0, 0.1) if period else (40.0, 2.0)  # gains the 1 ms hold keeps stable
+    law = px.control.JointPD(system, target, kp=np.full(6, kp), kd=np.full(6, kd))
+    run = quiet(system, 0.4, q0=q0, control=law, control_period=period, output_dt=1e-3, **OPTIONS)
+    released = [e.t for e in run.events if e.name == "limit-off:wrist_3"]
+    assert released, [(e.name, e.t) for e in run.events]
+    t_b = released[0]
+    assert t_b == 0.3 if not period else abs(t_b / period - round(t_b / period)) < 1e-9
+    held = next(p for p in run.phases if p.t_end == t_b and p.t_start < t_b)
+    assert held.name == "limit:wrist_3@upper"
+    k = int(np.flatnonzero(run.t == t_b)[0])  # the state at the jump, before the release
+    if period:  # the input held before the jump: the law at the previous sample
+        j = int(np.flatnonzero(np.isclose(run.t, t_b - period, rtol=0.0, atol=1e-12))[-1])
+        u_before = law(run.t[j], run.q[j], run.v[j], {})
+    else:  # the reference's slope before the breakpoint
+        u_before = law(np.nextafter(t_b, 0.0), run.q[k], run.v[k], {})
+    u_after = law(t_b, run.q[k], run.v[k], {})
+    for u, sign in ((u_before, 1.0), (u_after, -1.0)):
+        assert sign * pin.aba(model, data, run.q[k], run.v[k], np.asarray(u))[5] > 0.0
+    assert run.q[-1, 5] < run.q[k, 5]  # it left the stop

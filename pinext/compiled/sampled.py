@@ -71,6 +71,18 @@ def _next(P, t, y):
 
 
 @njit(cache=True)
+def _turned(g_before, g_after, direction):
+    """The first event that the new sample moved past zero in its direction, or -1: the
+    input's jump turned a held row's reaction (or a stuck joint's friction) between two
+    instants no step sees apart (:func:`pinext.simulation.rhs.turned`)."""
+    for e in range(g_before.size):
+        d = direction[e]
+        if d != 0.0 and g_before[e] * d <= 0.0 < g_after[e] * d:
+            return e
+    return -1
+
+
+@njit(cache=True)
 def dop853_sampled(
     P, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs, t_pause,
     stop_when_stiff,
@@ -87,7 +99,14 @@ def dop853_sampled(
             return code
         t_next = _next(P, clock[0], y)
         clock[1] += 1.0
+        g_before = g_last.copy()
         _dop.resume(P, clock[0], y, hmax, k, st, it, g_last, evs)
+        e = _turned(g_before, g_last, evs[7])
+        if e >= 0:  # its event fires at the sample: y is the state there
+            st[_dop._TROOT] = clock[0]
+            it[_dop._EVENT] = e
+            clock[0] = min(t_next, t1)
+            return _dop.EVENT
         clock[0] = min(t_next, t1)
 
 
@@ -107,5 +126,12 @@ def radau_sampled(
             return code
         t_next = _next(P, clock[0], y)
         clock[1] += 1.0
+        g_before = g_last.copy()
         _rad.resume(P, clock[0], y, hmax, f, st, it, g_last, evs)
+        e = _turned(g_before, g_last, evs[7])
+        if e >= 0:
+            st[_rad._TROOT] = clock[0]
+            it[_rad._EVENT] = e
+            clock[0] = min(t_next, t1)
+            return _rad.EVENT
         clock[0] = min(t_next, t1)

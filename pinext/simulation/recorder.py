@@ -92,6 +92,14 @@ class Recorder:
         self.phase_ids.append(np.full(seg_t.size, len(self.phases) - 1))
         return t_end, x_end
 
+    def close(self, t: float, x: np.ndarray) -> None:
+        """End the last segment with the state (t, x) just before an event's map, unless it
+        ends there already (an event that fires where a segment starts)."""
+        if self.times and (not self.times[-1].size or self.times[-1][-1] < t):
+            self.times[-1] = np.append(self.times[-1], t)
+            self.states[-1] = np.vstack((self.states[-1], x))
+            self.phase_ids[-1] = np.append(self.phase_ids[-1], len(self.phases) - 1)
+
     def point(self, t: float, x: np.ndarray, phase: Phase) -> None:
         """Record a single state as a zero-length phase (a map at the final time)."""
         self.phases.append(PhaseRecord(t, t, phase.name, phase.modes))

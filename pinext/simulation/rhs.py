@@ -195,3 +195,17 @@ def past_bound(events: list[Event], t: float, x: np.ndarray) -> int | None:
             if g * event.direction > 0.0:
                 return i
     return None
+
+
+def turned(events: list[Event], functions: list, t: float, y: np.ndarray) -> int | None:
+    """The first dynamic event already past zero in its direction where a segment starts at a
+    control breakpoint or sample, or None. The law's input jumps there, and with it a held
+    row's reaction or a stuck joint's friction: a reaction that turns from pushing to pulling
+    at the jump crosses zero between two instants the solver never sees apart, so its event
+    (the release) fires at once. ``functions``: :func:`event_functions` of ``events``, on the
+    internal state y."""
+    for i, event in enumerate(events):
+        if event.dynamic and event.direction and functions[i](t, y) * event.direction > 0.0:
+            return i
+    return None
+

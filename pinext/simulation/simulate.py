@@ -29,7 +29,7 @@ from .component import Component, Event, Phase
 from .controls import Controller, as_state_law
 from .linear import fused_rhs
 from .recorder import Recorder
-from .rhs import event_functions, make_rhs, past_bound
+from .rhs import event_functions, make_rhs, past_bound, turned
 from .sampling import HeldControl
 from .stiffness import (
     DOP853_STABILITY_BOUND,
@@ -275,6 +275,7 @@ def simulate(
     bar.step = t_final / 200  # type: ignore[attr-defined]
     stalled = 0
     restarted = False  # the previous segment ended with a restart (chart, breakpoint): same state
+    jumped = False  # the previous segment ended at a control breakpoint or sample
     breakpoints = np.asarray(getattr(law, "breakpoints", ()), dtype=float)
     nfev = 0
     stiff_warned = False
@@ -290,11 +291,16 @@ def simulate(
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
             fired: int | None
+            functions = event_functions(evs, chart, system, phase, law)
             due = past_bound(evs, t, x)
+            if due is None and jumped:  # the law jumped here: a held row's reaction may turn
+                due = turned(evs, functions, t, chart.to_internal(x))
+                if due is not None:
+                    record.close(t, x)  # the state before the event, as a located one has
+            jumped = False
             if due is not None:  # a bound a hair past at the start: its event fires at once
-                fired, stalled = due, stalled + 1
+                fired, stalled, restarted = due, stalled + 1, False
             else:
-                functions = event_functions(evs, chart, system, phase, law)
                 if not chart.flat:  # an anchored chart re-centres
                     functions.append(chart_event(chart))
                 upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
@@ -379,6 +385,9 @@ def simulate(
                 if restarted:  # chart re-centring or control breakpoint: restart, same state
                     if t >= t_final:
                         break
+                    jumped = upcoming.size > 0 and fired == len(functions) - 1
+                    if jumped:  # the law jumps here: the next segment starts on its new piece
+                        t = max(t, float(upcoming[0]))
                     continue
             owner, event = owned[fired]
             energy_before = system.energy(x)
