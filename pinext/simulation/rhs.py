@@ -208,4 +208,3 @@ def turned(events: list[Event], functions: list, t: float, y: np.ndarray) -> int
         if event.dynamic and event.direction and functions[i](t, y) * event.direction > 0.0:
             return i
     return None
-
