@@ -25,7 +25,7 @@ from ..dynamics import rotations
 from . import frames as _frames
 from . import laws as _laws
 from . import layers as _layers
-from .aba import aba, joint_transforms, minv_from_transforms
+from .aba import aba, joint_transforms, minv_from_transforms, minv_solve
 from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
@@ -34,6 +34,10 @@ from .spatial import helper, kernel
 _exp_at = helper(rotations.exp_at)
 _rotate = helper(rotations.rotate)
 _jr_inverse = helper(rotations.jr_inverse)
+
+#: Independent rows up to which :func:`_locked_rows` solves with the ABA's factors (one
+#: ``minv_solve`` per row) instead of the joint-space inertia's LᵀDL factors.
+FEW_ROWS = 4
 
 #: u_kind codes of :class:`PhaseKernel`.
 CONSTANT, HOLD, LINEAR = 0, 1, 2
@@ -214,7 +218,10 @@ def _locked_rows(P, y, a):
     independent rows T = I). G₁ μ = … by symmetric Gaussian elimination; a pivot that
     vanishes (frame rows that depend on others at this configuration: a planar loop's rows out
     of its plane) leaves its μ at zero, which keeps the accelerations (``Jᵀλ`` is the same for
-    every solution of a consistent system).
+    every solution of a consistent system). Up to :data:`FEW_ROWS` independent rows skip the
+    factors: ``W = M⁻¹ J₁ᵀ`` comes a row at a time from the ABA's own articulated inertias
+    (:func:`pinext.compiled.aba.minv_solve`, about a tenth of a factorisation each), and
+    ``G₁ = J₁ W``, ``a += W μ``.
 
     A frame row on the mass of a dynamic environment (:class:`pinext.simulation.component.
     FrameRows`, model (c)) holds ``J a + γ = s̈_e`` with ``s̈_e = a_e − λ / m_e``, a_e the
@@ -227,12 +234,14 @@ def _locked_rows(P, y, a):
     n_ind = P.mu.size
     ptr, iv, coef = P.row_ptr, P.row_v, P.row_coef
     fw, z, factors = P.frames, P.cols, P.model.ws_mass_matrix
-    crba_from_transforms(P.model, factors)
-    ltdl(P.model, factors)
+    factored = n_ind > FEW_ROWS
     scale = P.v  # D^(-1/2), so that G₁ = Z̃ᵀ Z̃ with Z̃ = D^(-1/2) Z
-    for j in range(nv):
-        scale[j] = 1.0 / np.sqrt(factors[j, j])
-    for c in range(n_ind):  # Z̃ = D^(-1/2) L⁻ᵀ J₁ᵀ, a row at a time
+    if factored:
+        crba_from_transforms(P.model, factors)
+        ltdl(P.model, factors)
+        for j in range(nv):
+            scale[j] = 1.0 / np.sqrt(factors[j, j])
+    for c in range(n_ind):  # Z̃ = D^(-1/2) L⁻ᵀ J₁ᵀ (or W = M⁻¹ J₁ᵀ), a row at a time
         row = P.row_basis[c]
         if row < n_joint:
             for j in range(nv):
@@ -242,9 +251,14 @@ def _locked_rows(P, y, a):
         else:
             for j in range(nv):
                 z[c, j] = fw.jac[row - n_joint, j]
-        ltdl_half(P.model, factors, z[c])
-        for j in range(nv):
-            z[c, j] *= scale[j]
+        if factored:
+            ltdl_half(P.model, factors, z[c])
+            for j in range(nv):
+                z[c, j] *= scale[j]
+        else:
+            for j in range(nv):
+                scale[j] = z[c, j]
+            minv_solve(P.model, scale, z[c])
     lam = P.lam
     for i in range(n_joint):  # b = −(J a_free + γ) into lam
         acc = 0.0
@@ -266,11 +280,18 @@ def _locked_rows(P, y, a):
         lam[i] = -acc
     g = P.delassus
     mu = P.mu
-    for r in range(n_ind):  # G₁ = Z̃ᵀ Z̃ (symmetric)
+    for r in range(n_ind):  # G₁ = Z̃ᵀ Z̃, or J₁ W (symmetric)
         for c in range(r, n_ind):
             acc = 0.0
-            for j in range(nv):
-                acc += z[r, j] * z[c, j]
+            if factored:
+                for j in range(nv):
+                    acc += z[r, j] * z[c, j]
+            elif P.row_basis[r] < n_joint:
+                for k in range(ptr[P.row_basis[r]], ptr[P.row_basis[r] + 1]):
+                    acc += coef[k] * z[c, iv[k]]
+            else:
+                for j in range(nv):
+                    acc += fw.jac[P.row_basis[r] - n_joint, j] * z[c, j]
             g[r, c] = acc
             g[c, r] = acc
         row = P.row_basis[r] - n_joint
@@ -300,16 +321,16 @@ def _locked_rows(P, y, a):
         for j in range(r + 1, n_ind):
             acc -= g[r, j] * mu[j]
         mu[r] = acc / g[r, r]
-    dv = P.v  # a += L⁻¹ D^(-1/2) Z̃ μ
+    dv = P.v  # a += L⁻¹ D^(-1/2) Z̃ μ, or W μ
     for j in range(nv):
         acc = 0.0
         for r in range(n_ind):
             acc += z[r, j] * mu[r]
-        dv[j] = acc * scale[j]
+        dv[j] = acc * scale[j] if factored else acc
     lam_dof = P.model.dof_parent
     for j in range(nv):
         k = lam_dof[j]
-        while k >= 0:
+        while factored and k >= 0:
             dv[j] -= factors[j, k] * dv[k]
             k = lam_dof[k]
         a[j] += dv[j]
