@@ -1,8 +1,9 @@
 """Benchmark: contact simulation.
 
 1. The writing task (3 s, event-driven) in its three environments, compiled and on the Python
-   path: wall time, real-time factor, events, RHS calls, one evaluation against ``pin.aba``
-   and ``pin.constraintDynamics``, impact-time error, energy audit.
+   path, at rtol 1e-6, 1e-8 and 1e-10: wall time of ``simulate``, real-time factor, RHS
+   calls, one evaluation against ``pin.aba`` and ``pin.constraintDynamics``, the pen tip's
+   and the normal force's errors against rtol 1e-12, impact-time error, energy audit.
 2. Solo12 dropped from 0.3 m, standing for 5 s under a PD posture law (four frictional foot
    contacts): real-time factor of pinext's time stepping (Moreau–Jean with Pinocchio's ADMM)
    and of MuJoCo on the same scene (the same model, built as MJCF from Pinocchio's model:
@@ -30,7 +31,6 @@ import pinocchio as pin  # noqa: E402
 import pinext as px  # noqa: E402
 from benchmarks._common import per_call  # noqa: E402
 from pinext.control import JointPD  # noqa: E402
-from pinext.tasks import run_writing_task  # noqa: E402
 from tests._contact_models import impact_time_reference  # noqa: E402
 
 #: Radius of the foot balls in the MuJoCo scene [m]; its floor is lowered by it, so that the
@@ -39,19 +39,32 @@ FOOT_RADIUS = 0.001
 T_FINAL, DT, DROP_HEIGHT, MU = 5.0, 1e-3, 0.3, 0.9
 
 
+def _writing_run(scene, rtol: float, output_dt: float | None = None):
+    """One run of the writing task's scene (:func:`pinext.tasks.writing_scene`), 3 s."""
+    system, q0, law = scene
+    return px.simulate(
+        system, 3.0, q0=q0, control=law, control_period=0.0, rtol=rtol, atol=rtol * 1e-2,
+        output_dt=output_dt, progress=False,
+    )  # fmt: skip
+
+
 def writing_task(repeats: int) -> None:
-    """The writing task in its three environments on the compiled and the Python path:
-    medians of ``repeats`` runs (after one that loads the kernels), the real-time factor, and
-    one evaluation (integrator step included) against ``pin.aba`` and against
-    ``pin.constraintDynamics`` with one 3D contact at the pen tip (the nearest Pinocchio call
-    for ABA plus a contact row), both timed at the task's start pose."""
-    from pinext.tasks import FRAME, start_configuration, writing_arm
+    """The writing task in its three environments, on the compiled and the Python path, at
+    three tolerances: the wall time of ``simulate`` on the built scene (medians of
+    ``repeats`` runs after one that loads the kernels; the Python path one run), the
+    real-time factor, one evaluation (integrator step included) against ``pin.aba`` and
+    against ``pin.constraintDynamics`` with one 3D contact at the pen tip (the nearest
+    Pinocchio call for ABA plus a contact row), both timed at the task's start pose, and the
+    error that buys: the pen tip's path and the normal force against a run at rtol 1e-12
+    (sampled every 1 ms), the impact time against bisection, the energy audit."""
+    from pinext.tasks import FRAME, start_configuration, writing_arm, writing_scene
 
     model = writing_arm().model
     data = model.createData()
     q = start_configuration(model, np.array([0.55, -0.1, 0.25]))
     v = tau = np.zeros(model.nv)
-    frame = model.frames[model.getFrameId(FRAME)]
+    frame_id = model.getFrameId(FRAME)
+    frame = model.frames[frame_id]
     models = pin.StdVec_RigidConstraintModel()
     models.append(
         pin.RigidConstraintModel(
@@ -65,32 +78,48 @@ def writing_task(repeats: int) -> None:
     aba = per_call(lambda: pin.aba(model, data, q, v, tau))
     cd = per_call(lambda: pin.constraintDynamics(model, data, q, v, tau, models, datas, settings))
     print(f"pin.aba {aba * 1e6:.2f} us, pin.constraintDynamics (one 3D contact) {cd * 1e6:.2f} us")
+
+    def tips(traj):
+        out = np.empty((traj.t.size, 3))
+        for k, qk in enumerate(traj.q):
+            pin.framesForwardKinematics(model, data, qk)
+            out[k] = data.oMf[frame_id].translation
+        return out
+
     print(
-        f"{'environment':12s} {'path':9s} {'wall [s]':>9s} {'x real time':>12s} {'events':>7s} "
-        f"{'rhs calls':>10s} {'us/eval':>8s} {'/ aba':>6s} {'/ cD':>6s} {'impact error [s]':>17s} "
-        f"{'energy residual':>16s}"
+        f"{'environment':12s} {'path':9s} {'rtol':>6s} {'wall [s]':>9s} {'x real time':>12s} "
+        f"{'rhs calls':>10s} {'us/eval':>8s} {'/ aba':>6s} {'/ cD':>6s} {'tip error [m]':>14s} "
+        f"{'force error [N]':>16s} {'impact error [s]':>17s} {'energy residual':>16s}"
     )
     t_ref = None
     for environment in ("rigid", "compliant", "spring"):
+        scene = writing_scene(environment)
+        os.environ["PINEXT_NO_COMPILED"] = "0"
+        reference = _writing_run(scene, 1e-12, 1e-3)
+        tip_ref, force_ref = tips(reference), reference.outputs["contact.force"]
+        if t_ref is None:
+            t_ref = impact_time_reference(reference)  # the approach is the same for all three
         for path, flag in (("compiled", "0"), ("python", "1")):
             os.environ["PINEXT_NO_COMPILED"] = flag
-            run_writing_task(environment, 0.2)  # loads the kernels
-            runs = []
-            for _ in range(repeats if flag == "0" else 1):
-                start = time.perf_counter()
-                traj = run_writing_task(environment, 3.0)
-                runs.append((time.perf_counter() - start, traj))
-            wall, traj = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
-            stats = traj.meta["stats"]
-            if t_ref is None:
-                t_ref = impact_time_reference(traj)  # the approach is the same for all three
-            per_eval = wall / stats["nfev"]
-            print(
-                f"{environment:12s} {path:9s} {wall:9.3f} {3.0 / wall:12.1f} "
-                f"{len(traj.events):7d} {stats['nfev']:10d} {per_eval * 1e6:8.2f} "
-                f"{per_eval / aba:6.2f} {per_eval / cd:6.2f} {traj.events[0].t - t_ref:17.2e} "
-                f"{traj.energy_balance().max_relative():16.1e}"
-            )
+            _writing_run(scene, 1e-6)  # loads the kernels
+            for rtol in (1e-6, 1e-8, 1e-10):
+                walls = []
+                for _ in range(repeats if flag == "0" else 1):
+                    start = time.perf_counter()
+                    traj = _writing_run(scene, rtol)
+                    walls.append(time.perf_counter() - start)
+                wall = float(np.median(walls))
+                sampled = _writing_run(scene, rtol, 1e-3)  # the same steps, sampled
+                tip = np.abs(tips(sampled) - tip_ref).max()
+                force = np.abs(sampled.outputs["contact.force"] - force_ref).max()
+                per_eval = wall / traj.meta["stats"]["nfev"]
+                print(
+                    f"{environment:12s} {path:9s} {rtol:6.0e} {wall:9.4f} {3.0 / wall:12.1f} "
+                    f"{traj.meta['stats']['nfev']:10d} {per_eval * 1e6:8.2f} "
+                    f"{per_eval / aba:6.2f} {per_eval / cd:6.2f} {tip:14.2e} {force:16.2e} "
+                    f"{traj.events[0].t - t_ref:17.2e} "
+                    f"{traj.energy_balance().max_relative():16.1e}"
+                )
     os.environ.pop("PINEXT_NO_COMPILED")
 
 

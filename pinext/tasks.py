@@ -113,6 +113,50 @@ def writing_controller(
     )
 
 
+def _environment(environment: str | DynamicEnvironment | None) -> DynamicEnvironment | None:
+    """An environment of :data:`ENVIRONMENTS` by name, or the one given."""
+    if not isinstance(environment, str):
+        return environment
+    if environment not in ENVIRONMENTS:
+        raise InvalidParameter(
+            f"unknown environment {environment!r}; valid: {', '.join(ENVIRONMENTS)}"
+        )
+    return ENVIRONMENTS[environment]
+
+
+def writing_scene(
+    environment: str | DynamicEnvironment | None = "rigid",
+    duration: float = 3.0,
+    *,
+    table_height: float = 0.2,
+    pressure: float = 10.0,
+    height: float = 0.05,
+) -> tuple[System, np.ndarray, CartesianPD]:
+    """The writing task's scene, for :func:`pinext.simulate`: ``(system, q0, controller)``,
+    the arm at rest with its pen tip ``height`` [m] above the table (arguments as
+    :func:`run_writing_task`; the run is ``simulate(system, duration, q0=q0,
+    control=controller, control_period=0.0)``)."""
+    env = _environment(environment)
+    robot = writing_arm()
+    model = robot.model
+    target = np.array([0.55, -0.1, table_height + height])
+    q0 = start_configuration(model, target)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q0)
+    start = data.oMf[model.getFrameId(FRAME)].copy()
+    controller = writing_controller(
+        model,
+        start,
+        table_height,
+        pressure,
+        t_approach=0.6,
+        t_line=(0.8, min(2.6, duration)),
+        length=0.2,
+    )
+    contact = Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
+    return System(robot, contacts=[contact], environment=env), q0, controller
+
+
 def run_writing_task(
     environment: str | DynamicEnvironment | None = "rigid",
     duration: float = 3.0,
@@ -142,37 +186,14 @@ def run_writing_task(
         The :class:`pinext.Trajectory`; ``meta["task"]`` holds the task's parameters,
         ``outputs["contact.force"]`` the normal force.
     """
-    if isinstance(environment, str):
-        if environment not in ENVIRONMENTS:
-            raise InvalidParameter(
-                f"unknown environment {environment!r}; valid: {', '.join(ENVIRONMENTS)}"
-            )
-        env = ENVIRONMENTS[environment]
-    else:
-        env = environment
-    robot = writing_arm()
-    model = robot.model
-    target = np.array([0.55, -0.1, table_height + height])
-    q0 = start_configuration(model, target)
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, q0)
-    start = data.oMf[model.getFrameId(FRAME)].copy()
-    controller = writing_controller(
-        model,
-        start,
-        table_height,
-        pressure,
-        t_approach=0.6,
-        t_line=(0.8, min(2.6, duration)),
-        length=0.2,
+    system, q0, controller = writing_scene(
+        environment, duration, table_height=table_height, pressure=pressure, height=height
     )
-    contact = Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
-    system = System(robot, contacts=[contact], environment=env)
     traj = simulate(
         system,
         duration,
         q0=q0,
-        v0=np.zeros(model.nv),
+        v0=np.zeros(system.model.nv),
         control=controller,
         control_period=0.0,  # the continuous law
         rtol=rtol,
@@ -181,7 +202,11 @@ def run_writing_task(
     )
     traj.meta["task"] = {
         "name": "writing",
-        "environment": environment if isinstance(environment, str) or env is None else env.model,
+        "environment": (
+            environment
+            if isinstance(environment, str) or environment is None
+            else environment.model
+        ),
         "table_height": table_height,
         "pressure": pressure,
         "frame": FRAME,
@@ -291,14 +316,7 @@ def run_force_controlled_writing(
     """
     if controller not in ("hybrid", "impedance"):
         raise InvalidParameter(f"unknown controller {controller!r}; valid: 'hybrid', 'impedance'")
-    if isinstance(environment, str):
-        if environment not in ENVIRONMENTS:
-            raise InvalidParameter(
-                f"unknown environment {environment!r}; valid: {', '.join(ENVIRONMENTS)}"
-            )
-        env = ENVIRONMENTS[environment]
-    else:
-        env = environment
+    env = _environment(environment)
     robot = writing_arm(geared=not elastic)  # elastic drives carry their own rotors
     model = robot.model
     q0 = start_configuration(model, np.array([0.55, -0.1, table_height + height]))
