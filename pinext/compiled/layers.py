@@ -23,7 +23,6 @@ import numpy as np
 
 from ..simulation.component import FRAME_NORMAL, Layer
 from . import frames as _frames
-from .aba import joint_transforms
 from .spatial import helper
 
 
@@ -51,13 +50,13 @@ NONE = LayerWork(_frames.NONE, np.zeros(0), np.zeros(2))
 
 
 @helper
-def press(pm, lw, q, y, nv, lin):
+def press(pm, lw, y, nv, lin):
     """The layer's torques added to ``lin[:nv]``, the derivatives of its states (s_e, ṡ_e, w)
     written into lin (the part of the linear form after the torques), its force and
-    dissipation into ``lw.out`` (module docstring)."""
+    dissipation into ``lw.out`` (module docstring), once
+    :func:`pinext.compiled.aba.joint_transforms` has run at the state's q."""
     fw = lw.work
     rows = fw.rows
-    joint_transforms(pm, q)
     _frames._kinematics(pm, fw)
     _frames._frame(pm, fw, rows.joint_a[0], rows.rot_a, rows.pos_a, 0, 0)
     _frames._frame(pm, fw, rows.joint_b[0], rows.rot_b, rows.pos_b, 0, 1)

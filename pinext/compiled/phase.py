@@ -25,7 +25,7 @@ from ..dynamics import rotations
 from . import frames as _frames
 from . import laws as _laws
 from . import layers as _layers
-from .aba import aba, joint_transforms, minv_from_transforms, minv_solve
+from .aba import aba_from_transforms, joint_transforms, minv_from_transforms, minv_solve
 from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
@@ -367,6 +367,20 @@ def _configuration(P, y):
         _exp_at(P.anchor, P.quat_q[k], y, P.rot_v[k], q, P.quat_q[k])
 
 
+@helper
+def _forward(P, y, nv, lin, out):
+    """The layer's force, the ABA and the rows into ``out[nv:2nv]``, once
+    :func:`pinext.compiled.aba.joint_transforms` has run at the state's q: the Cartesian law,
+    the layer and the ABA share the joint transforms."""
+    if P.layer.constants.size:
+        _layers.press(P.model, P.layer, y, nv, lin)
+    aba_from_transforms(P.model, y[nv : 2 * nv], lin[:nv], P.model.gravity, out[nv : 2 * nv])
+    _frames.evaluate(P.model, P.frames, y, nv)
+    if P.lam.size:
+        _locked_rows(P, y, out[nv : 2 * nv])
+        _environments(P, nv)
+
+
 @kernel
 def rhs(P, t, y, out):
     """``out = f(t, y)`` of the phase (module docstring)."""
@@ -396,25 +410,16 @@ def rhs(P, t, y, out):
         _momentum_from_velocity(P.model, y[nv : 2 * nv], lin[:nv], P.v, out[nv : 2 * nv])
     elif P.rotating:  # q from the chart; a free flyer's ṗ = R v_lin, each φ̇ = J_r(φ)⁻¹ ω
         _configuration(P, y)
-        if P.layer.constants.size:
-            _layers.press(P.model, P.layer, P.q, y, nv, lin)
-        aba(P.model, P.q, y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
-        _frames.evaluate(P.model, P.frames, y, nv)
-        if P.lam.size:
-            _locked_rows(P, y, out[nv : 2 * nv])
-            _environments(P, nv)
+        joint_transforms(P.model, P.q)
+        _forward(P, y, nv, lin, out)
         for k in range(P.fly_v.size):
             _rotate(P.q, P.quat_q[P.fly_quat[k]], y, nv + P.fly_v[k], out, P.fly_v[k])
         for k in range(P.rot_v.size):
             _jr_inverse(y, P.rot_v[k], y, nv + P.rot_v[k], out, P.rot_v[k])
     else:
-        if P.layer.constants.size:
-            _layers.press(P.model, P.layer, y[:nv], y, nv, lin)
-        aba(P.model, y[:nv], y[nv : 2 * nv], lin[:nv], out[nv : 2 * nv])
-        _frames.evaluate(P.model, P.frames, y, nv)
-        if P.lam.size:
-            _locked_rows(P, y, out[nv : 2 * nv])
-            _environments(P, nv)
+        if not P.cartesian.gains.size:  # (a Cartesian law has run them at q: _inputs)
+            joint_transforms(P.model, y[:nv])
+        _forward(P, y, nv, lin, out)
     for i in range(nv, lin.size):
         out[nv + i] = lin[i]
     p_in = 0.0

@@ -197,6 +197,18 @@ def past_bound(events: list[Event], t: float, x: np.ndarray) -> int | None:
     return None
 
 
+def time_event(t_break: float):
+    """The event ``t − t_break`` that ends a segment at a jump of the control law (a
+    Schedule's breakpoint, a held law's next sample)."""
+
+    def g(t: float, y: np.ndarray) -> float:
+        return t - t_break
+
+    g.terminal = True  # type: ignore[attr-defined]
+    g.direction = 1  # type: ignore[attr-defined]
+    return g
+
+
 def turned(events: list[Event], functions: list, t: float, y: np.ndarray) -> int | None:
     """The first dynamic event already past zero in its direction where a segment starts at a
     control breakpoint or sample, or None. The law's input jumps there, and with it a held

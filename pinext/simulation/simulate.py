@@ -29,7 +29,7 @@ from .component import Component, Event, Phase
 from .controls import Controller, as_state_law
 from .linear import fused_rhs
 from .recorder import Recorder
-from .rhs import event_functions, make_rhs, past_bound, turned
+from .rhs import event_functions, make_rhs, past_bound, time_event, turned
 from .sampling import HeldControl
 from .stiffness import (
     DOP853_STABILITY_BOUND,
@@ -307,7 +307,7 @@ def simulate(
                 if held is not None and held.next_time(t) < t_final - 1e-12:
                     upcoming = np.array([held.next_time(t)])  # the next sample of the law
                 if upcoming.size:
-                    functions.append(_time_event(float(upcoming[0])))
+                    functions.append(time_event(float(upcoming[0])))
                 if output_dt is not None:
                     options["t_eval"] = output_times(t, t_final, output_dt)
                 # DOP853's stability-bound steps for the rest of the run, when a switch may pay
@@ -593,14 +593,3 @@ def _hold_hint(held: HeldControl | None) -> str:
         "needs k_d T_s / m < 2); shorten control_period, lower the gains, or run the law "
         "continuously with control_period=0"
     )
-
-
-def _time_event(t_break: float):
-    """Restart at a discontinuity of the control (a Schedule's sample time)."""
-
-    def g(t: float, y: np.ndarray) -> float:
-        return t - t_break
-
-    g.terminal = True  # type: ignore[attr-defined]
-    g.direction = 1  # type: ignore[attr-defined]
-    return g
