@@ -298,7 +298,7 @@ def simulate(
                 if due is not None:
                     record.close(t, x)  # the state before the event, as a located one has
             jumped = False
-            if due is not None:  # a bound a hair past at the start: its event fires at once
+            if due is not None:  # a bound a hair past, a reaction turned: it fires at once
                 fired, stalled, restarted = due, stalled + 1, False
             else:
                 if not chart.flat:  # an anchored chart re-centres
