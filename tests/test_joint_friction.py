@@ -3,6 +3,8 @@ torque stops where the energy balance of each half swing says (closed form per s
 once gravity's torque is within ±F_c; the URDF's <dynamics friction> drives it; combined with a
 joint limit and a frictional contact, the energy audit closes."""
 
+import warnings
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -244,3 +246,53 @@ def test_joint_friction_limits_and_mimic_run_compiled_as_on_the_python_path(
     )
     np.testing.assert_allclose(compiled.q[-1], python.q[-1], atol=1e-8)
     np.testing.assert_allclose(compiled.v[-1], python.v[-1], atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_held_law_with_friction_limits_and_mimic_keeps_the_coulomb_law(
+    seed, simulation_path, monkeypatch
+):
+    """The Panda with Coulomb friction (1.5 N.m) in its seven arm joints, its stops and its
+    `<mimic>` fingers, under a `JointPD` held at 1 kHz to a Schedule, from a seeded random
+    pose. A stuck joint starts slipping at the sample where the held torque jumps past its
+    cone, and a joint that sticks or slips changes the reactions of the joints stuck before
+    it, which slip in turn when they would need more than F_c. Checked: the Coulomb law
+    |τ_f| ≤ F_c holds at every sample (1e-9 relative), the one after each event's map
+    included (the samples that hold the state before it are left out); both runs are
+    sound; the compiled path meets the Python path's events at its times (1e-8 s) and ends
+    in its state (1e-8)."""
+    if simulation_path == "python":
+        pytest.skip("compares both paths itself")
+    robot = px.load_robot("panda")
+    friction = {name: 1.5 for name in list(robot.model.names)[1:8]}
+    q0 = random_pose(robot.model, np.random.default_rng(seed))
+    nv = robot.model.nv
+    runs = {}
+    for which in ("compiled", "python"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", "1" if which == "python" else "0")
+        system = px.System(robot, joint_friction=friction)
+        x0 = px.close_loops(system, q0)
+        q_start = system.split(x0)[0]
+        goal = px.Schedule([0.0, 0.5, 1.0], [q_start, q_start + 0.3, q_start], "linear")
+        law = px.control.JointPD(system, goal, kp=np.full(nv, 30.0), kd=np.full(nv, 1.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # velocity-limit reports
+            run = px.simulate(system, 1.0, x0=x0, control=law, control_period=1e-3, progress=False)
+        assert_sound_run(robot.model, run)
+        before = [int(np.flatnonzero(run.t == e.t)[0]) for e in run.events]  # pre-map states
+        torque = np.abs(np.delete(run.outputs["joint_friction.torque"], before, axis=0))
+        assert torque.max() <= 1.5 * (1.0 + 1e-9), torque.max()
+        runs[which] = run
+    compiled, python = runs["compiled"], runs["python"]
+    stats = compiled.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"]
+    assert any(".friction_slips" in e.name for e in compiled.events)
+
+    def names(traj):  # the coupled fingers reach their stops together: a tie, either first
+        return [e.name.replace("finger_joint2", "finger_joint1") for e in traj.events]
+
+    assert names(compiled) == names(python)
+    np.testing.assert_allclose(
+        [e.t for e in compiled.events], [e.t for e in python.events], rtol=0, atol=1e-8
+    )
+    np.testing.assert_allclose(compiled.x[-1], python.x[-1], atol=1e-8)

@@ -24,6 +24,7 @@ from numba import njit, objmode
 
 from ..simulation.sampling import SAME_SAMPLE
 from . import dop853 as _dop
+from . import events as _events
 from . import radau as _rad
 from .phase import pd_torques
 
@@ -71,13 +72,14 @@ def _next(P, t, y):
 
 
 @njit(cache=True)
-def _turned(g_before, g_after, direction):
-    """The first event that the new sample moved past zero in its direction, or -1: the
+def _turned(g, evs):
+    """The first reaction past zero in its direction once the new sample is held, or -1: the
     input's jump turned a held row's reaction (or a stuck joint's friction) between two
-    instants no step sees apart (:func:`pinext.simulation.rhs.turned`)."""
-    for e in range(g_before.size):
-        d = direction[e]
-        if d != 0.0 and g_before[e] * d <= 0.0 < g_after[e] * d:
+    instants no step sees apart, so its event fires at the sample
+    (:func:`pinext.simulation.rhs.turned`, the same test)."""
+    for e in range(g.size):
+        d = evs[7][e]
+        if evs[0][e] == _events.REACTION and g[e] * d > 0.0:
             return e
     return -1
 
@@ -99,9 +101,8 @@ def dop853_sampled(
             return code
         t_next = _next(P, clock[0], y)
         clock[1] += 1.0
-        g_before = g_last.copy()
         _dop.resume(P, clock[0], y, hmax, k, st, it, g_last, evs)
-        e = _turned(g_before, g_last, evs[7])
+        e = _turned(g_last, evs)
         if e >= 0:  # its event fires at the sample: y is the state there
             st[_dop._TROOT] = clock[0]
             it[_dop._EVENT] = e
@@ -126,9 +127,8 @@ def radau_sampled(
             return code
         t_next = _next(P, clock[0], y)
         clock[1] += 1.0
-        g_before = g_last.copy()
         _rad.resume(P, clock[0], y, hmax, f, st, it, g_last, evs)
-        e = _turned(g_before, g_last, evs[7])
+        e = _turned(g_last, evs)
         if e >= 0:
             st[_rad._TROOT] = clock[0]
             it[_rad._EVENT] = e

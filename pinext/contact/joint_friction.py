@@ -179,7 +179,7 @@ class JointFriction(Component):
                 mode = mode.replace(k, UP if v > 0 else DOWN)
             else:  # at rest (REST_SPEED: a plastic impact on a stop leaves a rounding-level speed)
                 mode = mode.replace(k, self._from_rest(x, mode, k, trial))
-        return mode
+        return self._unstick(x, mode, trial)
 
     def _from_rest(
         self, x: np.ndarray, mode: JointFrictionModes, k: int, trial: Trial
@@ -194,6 +194,23 @@ class JointFriction(Component):
         if abs(force) <= self.torque[k] * (1.0 + 1e-12):
             return STICK
         return DOWN if force > 0.0 else UP
+
+    def _unstick(self, x: np.ndarray, mode: JointFrictionModes, trial: Trial):
+        """The mode with no stuck joint past its cone: a joint that sticks or slips changes
+        the reactions of the joints stuck before it, which may then need more than F_c. The
+        one furthest past its cone slips, one at a time (each slip changes the others')."""
+        for _ in range(len(self.joints)):
+            stuck = [k for k, s in enumerate(mode.states) if s is STICK]
+            if not stuck:
+                break
+            force = self._reactions(mode, trial(x, mode))
+            excess = [abs(force[k]) - self.torque[k] * (1.0 + 1e-12) for k in stuck]
+            worst = int(np.argmax(excess))
+            if excess[worst] <= 0.0:
+                break
+            k = stuck[worst]
+            mode = mode.replace(k, DOWN if force[k] > 0.0 else UP)
+        return mode
 
     # -- efforts, rows, energy -------------------------------------------------------------
     def _signs(self, mode: JointFrictionModes | None) -> np.ndarray:
@@ -325,7 +342,7 @@ class JointFriction(Component):
         def action(t, x, mode, trial):
             x = x.copy()
             x[self.nq + self.iv[k]] = 0.0
-            mode = mode.replace(k, self._from_rest(x, mode, k, trial))
+            mode = self._unstick(x, mode.replace(k, self._from_rest(x, mode, k, trial)), trial)
             return x, mode, {"joint": self.joints[k], "mode": str(mode)}
 
         return action
@@ -333,8 +350,8 @@ class JointFriction(Component):
     def _slip_action(self, k: int, low: bool):
         def action(t, x, mode, trial):
             # low: λ reached −F_c, so the joint slips with σ = −sign λ = +1; high: σ = −1
-            state = UP if low else DOWN
-            return x.copy(), mode.replace(k, state), {"joint": self.joints[k]}
+            mode = self._unstick(x, mode.replace(k, UP if low else DOWN), trial)
+            return x.copy(), mode, {"joint": self.joints[k]}
 
         return action
 
