@@ -47,13 +47,15 @@ def measure(
 ) -> list:
     """One row: the run's wall time and evaluations on the compiled and the Python path, and
     the cost of one evaluation (integrator step included) against one call of the Pinocchio
-    algorithm the scene builds on: ``pin.aba``, or ``reference`` (its name and the call)."""
+    algorithm the scene builds on: ``pin.aba``, or ``reference`` (its name and the call). The
+    call is timed again before each of the 5 runs, and the ratio is the median of the 5
+    ratios, so that each is taken in one state of the machine."""
     model, data = system.model, system.model.createData()
     v, tau = np.zeros(model.nv), np.zeros(model.nv)
     if reference is None:
         reference = ("aba", lambda: pin.aba(model, data, q0, v, tau))
     row: list = [name, model.nv]
-    call = per_call(reference[1])  # once: both paths' ratios over the same unit
+    calls = []
     for flag in ("0", "1"):
         os.environ["PINEXT_NO_COMPILED"] = flag
 
@@ -71,13 +73,20 @@ def measure(
                 )
                 return traj.meta["stats"]
 
-        stats = sorted((run() for _ in range(5)), key=lambda s: s["wall_time"])[2]
-        per_eval = stats["wall_time"] / stats["nfev"]
-        row += [f"{stats['wall_time']:.3f}", f"{per_eval * 1e6:.2f}", f"{per_eval / call:.2f}"]
+        run()  # loads the kernels
+        samples = []
+        for _ in range(5):
+            call = per_call(reference[1], min_time=0.05)
+            stats = run()
+            samples.append((stats["wall_time"], stats["wall_time"] / stats["nfev"], call))
+        calls += [c for _, _, c in samples]
+        wall, per_eval, _ = np.median(np.array(samples), axis=0)
+        ratio = float(np.median([e / c for _, e, c in samples]))
+        row += [f"{wall:.3f}", f"{per_eval * 1e6:.2f}", f"{ratio:.2f}"]
     os.environ.pop("PINEXT_NO_COMPILED")
     row.insert(2, stats["nfev"])
     row.insert(3, reference[0])
-    row.insert(4, f"{call * 1e6:.2f}")
+    row.insert(4, f"{float(np.median(calls)) * 1e6:.2f}")
     return row
 
 
@@ -193,8 +202,9 @@ def main() -> None:
             )
         )
     print(
-        "simulate, 2 s, DOP853, rtol 1e-10, atol 1e-12 (median of 5 runs); one evaluation = "
-        f"wall / evaluations (the integrator's own work included); {machine_load()}"
+        "simulate, 2 s, DOP853, rtol 1e-10, atol 1e-12 (median of 5 runs, the call timed "
+        "before each; ratio: median of the 5); one evaluation = wall / evaluations (the "
+        f"integrator's own work included); {machine_load()}"
     )
     print_table(
         rows,
