@@ -113,6 +113,20 @@ def writing_controller(
     )
 
 
+def _pen_start(model: pin.Model, table_height: float, height: float) -> tuple[np.ndarray, pin.SE3]:
+    """The start of the writing tasks: the arm's configuration with the pen tip ``height`` [m]
+    above the table, pointing down (:func:`start_configuration`), and the tip's placement."""
+    q0 = start_configuration(model, np.array([0.55, -0.1, table_height + height]))
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, q0)
+    return q0, data.oMf[model.getFrameId(FRAME)].copy()
+
+
+def _table(table_height: float) -> Contact:
+    """The pen tip's frictionless contact with the table's surface at ``table_height`` [m]."""
+    return Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
+
+
 def _environment(environment: str | DynamicEnvironment | None) -> DynamicEnvironment | None:
     """An environment of :data:`ENVIRONMENTS` by name, or the one given."""
     if not isinstance(environment, str):
@@ -139,11 +153,7 @@ def writing_scene(
     env = _environment(environment)
     robot = writing_arm()
     model = robot.model
-    target = np.array([0.55, -0.1, table_height + height])
-    q0 = start_configuration(model, target)
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, q0)
-    start = data.oMf[model.getFrameId(FRAME)].copy()
+    q0, start = _pen_start(model, table_height, height)
     controller = writing_controller(
         model,
         start,
@@ -153,8 +163,7 @@ def writing_scene(
         t_line=(0.8, min(2.6, duration)),
         length=0.2,
     )
-    contact = Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
-    return System(robot, contacts=[contact], environment=env), q0, controller
+    return System(robot, contacts=[_table(table_height)], environment=env), q0, controller
 
 
 def run_writing_task(
@@ -319,13 +328,9 @@ def run_force_controlled_writing(
     env = _environment(environment)
     robot = writing_arm(geared=not elastic)  # elastic drives carry their own rotors
     model = robot.model
-    q0 = start_configuration(model, np.array([0.55, -0.1, table_height + height]))
-    data = model.createData()
-    pin.framesForwardKinematics(model, data, q0)
-    start = data.oMf[model.getFrameId(FRAME)].copy()
+    q0, start = _pen_start(model, table_height, height)
     drives = harmonic_drives(list(model.names)[1:7]) if elastic else {}
-    contact = Contact(plane(FRAME, (0.0, 0.0, table_height)), stabilization=30.0, name="table")
-    system = System(robot, contacts=[contact], environment=env, drives=drives)
+    system = System(robot, contacts=[_table(table_height)], environment=env, drives=drives)
     surface = start.copy()
     surface.translation[2] = table_height
     path, t_end = letters_target(surface, LETTERS, t_write)

@@ -191,9 +191,14 @@ class JointFriction(Component):
             return HELD
         stuck = mode.replace(k, STICK)
         force = self._reactions(stuck, trial(x, stuck))[k]
-        if abs(force) <= self.torque[k] * (1.0 + 1e-12):
+        if self._past_cone(force, k) <= 0.0:
             return STICK
         return DOWN if force > 0.0 else UP
+
+    def _past_cone(self, force: float, k: int) -> float:
+        """How far joint k's stuck friction torque lies outside its cone |τ| ≤ F_c (rounding
+        allowed): > 0 when it cannot stick [N.m or N]."""
+        return abs(force) - self.torque[k] * (1.0 + 1e-12)
 
     def _unstick(self, x: np.ndarray, mode: JointFrictionModes, trial: Trial):
         """The mode with no stuck joint past its cone: a joint that sticks or slips changes
@@ -204,7 +209,7 @@ class JointFriction(Component):
             if not stuck:
                 break
             force = self._reactions(mode, trial(x, mode))
-            excess = [abs(force[k]) - self.torque[k] * (1.0 + 1e-12) for k in stuck]
+            excess = [self._past_cone(force[k], k) for k in stuck]
             worst = int(np.argmax(excess))
             if excess[worst] <= 0.0:
                 break
