@@ -268,6 +268,65 @@ def test_bouncing_tool_on_both_paths(monkeypatch):
     assert compiled.energy_balance().max_relative() < 1e-9
 
 
+def test_bounces_share_their_kernel_without_sharing_their_state(monkeypatch):
+    """Each bounce's flight is a phase of its own (its contact carries the time it left), yet
+    the flights share one compiled kernel, taken from the engine's cache (phases of one
+    :attr:`Phase.structure`): fewer kernels than phases, and the run equals, bit for bit, the
+    run that builds a fresh kernel for every segment (no work array carries anything from one
+    segment to the next)."""
+    from pinext.simulation.caches import cache
+
+    arm = px.load_robot("six_dof_arm")
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    table = _tilted_table(arm, "tool", q0, 0.1)
+
+    def run():
+        system = px.System(arm, contacts=[table], joint_limits=False)
+        traj = px.simulate(system, 1.0, q0=q0, rtol=1e-10, atol=1e-12, output_dt=0.01)
+        return traj, len(cache(system, "phase_kernels"))
+
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        shared, kernels = run()
+        monkeypatch.setattr(
+            compiled_path,
+            "engine_cache",
+            lambda system, name: {} if name == "phase_kernels" else cache(system, name),
+        )
+        fresh, _ = run()
+    stats = shared.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"]
+    assert len({p.modes for p in shared.phases}) > kernels + 5
+    assert [e.name for e in shared.events] == [e.name for e in fresh.events]
+    np.testing.assert_array_equal(shared.t, fresh.t)
+    np.testing.assert_array_equal(shared.x, fresh.x)
+
+
+def test_a_run_of_many_segments_pauses_for_its_bar_a_few_times_in_all(monkeypatch):
+    """The pauses of the compiled loop for the progress bar keep their spacing from one
+    segment to the next: the bouncing tool's 2 s (two dozen segments) return to Python once
+    per segment and a few times besides, not a few per segment. Besides the segments' ends:
+    the spacing grows fourfold from 1/200 of the run to all of it in ⌈log₄ 200⌉ = 4 pauses,
+    and starts again once after a slow pause (the kernels' first compilation): 8."""
+    calls = []
+    advance = compiled_path._dop.advance
+
+    def counted(*args):
+        calls.append(1)
+        return advance(*args)
+
+    arm = px.load_robot("six_dof_arm")
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    system = px.System(arm, contacts=[_tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
+    monkeypatch.setattr(compiled_path._dop, "advance", counted)
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    traj = px.simulate(system, 2.0, q0=q0)
+    stats = traj.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] > 20
+    assert len(calls) <= stats["segments"] + 8
+
+
 def test_a_welded_box_on_a_table_with_drives_limits_and_friction(tmp_path, monkeypatch):
     """Every row kind at once: the arm holding a box (weld loop), elastic DC drives, URDF
     joint friction and joint limits, and a corner of the box falling onto a tilted table

@@ -109,7 +109,7 @@ def _form(
         m = system.nx - 2 + system.n_inputs + 1
         return LinearForm(np.zeros((system.model.nv, m)), np.array([m - 1]), np.zeros((2, 1, 1)))
     cache = engine_cache(system, "linear_forms")
-    key = (phase.modes, rows, replaced) if rows or replaced else phase.modes
+    key = (phase.structure, rows, replaced) if rows or replaced else phase.structure
     if key not in cache:
         cache[key] = identify(system, phase, rows, replaced)
     return cache[key]
@@ -187,13 +187,36 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
 def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseKernel | None:
     """The compiled right-hand side of the phase, or None (the reason said once). The state
     is the chart's internal one: the public state of a Euclidean model, the angle chart's of a
-    flat one (:class:`pinext.simulation.chart.Angles`); anchored charts are not compiled."""
+    flat one (:class:`pinext.simulation.chart.Angles`); anchored charts are not compiled.
+
+    The phase's part is built once per structure of its modes (:attr:`Phase.structure`) and
+    kept in the engine's cache; each segment adds the law's inputs and the chart's anchor."""
     if not enabled() or (chart.angles is None and not system.euclidean) or system.imposing:
         return None  # (Pinocchio's tangent chart, for planar joints, is not compiled)
     rotating = chart.angles is not None and chart.angles.rotations
     if rotating and chart.momentum:
         announce("the momentum form on a model with quaternions is not compiled")
         return None
+    cache = engine_cache(system, "phase_kernels")
+    key = (phase.structure, chart.momentum)
+    if key not in cache:
+        cache[key] = _phase_part(system, phase, chart)
+    kernel = cache[key]
+    inputs = None if kernel is None else _inputs(law, system, chart)
+    if kernel is None or inputs is None:  # a control law written in Python: the Python path
+        return None
+    return kernel._replace(
+        u_kind=inputs.pop("u_kind"),
+        u_times=np.ascontiguousarray(inputs.pop("u_times"), dtype=float),
+        u_values=np.array(inputs.pop("u_values"), dtype=float),  # a copy: a sampled law writes it
+        **_rotation_chart(chart if rotating else None),
+        **inputs,  # a joint PD law's fields
+    )
+
+
+def _phase_part(system: System, phase: Phase, chart: Chart) -> PhaseKernel | None:
+    """The :class:`PhaseKernel` of the phase without the law's inputs (a constant zero) and
+    the chart's anchor, or None (the reason said once)."""
     packed = _packed(system)
     if packed is None:
         return None
@@ -217,9 +240,6 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
             "phase with constraint rows or nonlinear components "
             f"({', '.join(busy) or 'constraints'}) is not compiled"
         )
-        return None
-    inputs = _inputs(law, system, chart)
-    if inputs is None:  # a control law written in Python: the Python path calls it
         return None
     a_mat = form.a + _own_part(system, form.a.shape[1])
     rows, cols = np.nonzero(a_mat)
@@ -260,9 +280,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.ascontiguousarray(form.q[:, pairs[:, 0], pairs[:, 1]]).reshape(2, len(pairs)),
         np.ascontiguousarray(system.damping, dtype=float),
         bool(system.torque_inputs),
-        inputs.pop("u_kind"),
-        np.ascontiguousarray(inputs.pop("u_times"), dtype=float),
-        np.array(inputs.pop("u_values"), dtype=float),  # a copy: a sampled law writes it
+        CONSTANT,
+        np.zeros(1),
+        np.zeros((1, system.n_inputs)),
         np.zeros(a_mat.shape[1]),
         np.zeros(a_mat.shape[0]),
         chart.momentum,
@@ -280,10 +300,8 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
         np.zeros(r),
         np.zeros((r, nv)),
         np.zeros((r, r)),
-        **_rotation_chart(chart if rotating else None),
         frames=_frames.work(frames, packed.parent.size, nv, watch),
         layer=_layers.layer_work(next(iter(layers.values()), None), packed.parent.size, nv, index),
-        **inputs,  # a joint PD law's fields
     )
 
 
@@ -427,7 +445,8 @@ def solve(
             _rad.start(kernel, t0, y, clock[0], hmax, rtol, atol, work[0], work[1], st, it)
         else:
             _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it)
-        stride = progress.step if progress is not None else np.inf
+        # the pauses' spacing carries over from the run's previous segment
+        stride = getattr(progress, "stride", progress.step) if progress is not None else np.inf
         last = time.perf_counter()
         while True:  # pauses for the bar: fewer while they come faster than BAR_INTERVAL
             pause = progress.n + stride if progress is not None else np.inf
@@ -471,6 +490,8 @@ def solve(
                 last = now
             if code != _dop.PAUSE:
                 break
+        if progress is not None:
+            progress.stride = stride
     finally:
         if timer is not None:
             timer.cancel()

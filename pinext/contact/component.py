@@ -111,6 +111,11 @@ class ContactModes:
         free = self.replace(i, ContactState.FREE)
         return ContactModes(free.states, free.leaving | {(i, float(t0), min(float(gap), 0.0))})
 
+    @property
+    def structure(self) -> tuple[ContactState, ...]:
+        """The states alone: the rows and efforts (``leaving`` is read by the events only)."""
+        return self.states
+
     def __getitem__(self, i: int) -> ContactState:
         return self.states[i]
 

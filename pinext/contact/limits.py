@@ -129,6 +129,11 @@ class LimitModes:
         mode = replace(self, outside=self.outside - {(i, side)})
         return replace(mode, leaving=mode.leaving | {(i, side, float(t0), min(float(d0), 0.0))})
 
+    @property
+    def structure(self) -> tuple[LimitState, ...]:
+        """The states alone: the rows (``leaving`` and ``outside`` are read by the events)."""
+        return self.states
+
     def __getitem__(self, i: int) -> LimitState:
         return self.states[i]
 

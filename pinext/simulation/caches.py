@@ -18,5 +18,5 @@ _CACHES: weakref.WeakKeyDictionary[Any, dict[str, dict]] = weakref.WeakKeyDictio
 
 def cache(system: Any, name: str) -> dict:
     """The engine's cache ``name`` of ``system``: a dict, empty at first, dropped with the
-    System (``"compiled"``, ``"linear_forms"``, ``"chart"``)."""
+    System (``"compiled"``, ``"linear_forms"``, ``"phase_kernels"``, ``"chart"``)."""
     return _CACHES.setdefault(system, {}).setdefault(name, {})

@@ -102,6 +102,14 @@ class Phase:
         return Phase(tuple(sorted(modes.items(), key=lambda kv: kv[0])))
 
     @property
+    def structure(self) -> tuple[tuple[str, Any], ...]:
+        """The part of the modes that decides the phase's rows, efforts and layers: each
+        mode's ``structure`` attribute where it has one (a mode that also carries what only
+        its events read, such as the time a contact left its surface), else the mode. Phases
+        of one structure share their compiled kernel (:func:`pinext.compiled.phase_kernel`)."""
+        return tuple((name, getattr(mode, "structure", mode)) for name, mode in self.modes)
+
+    @property
     def name(self) -> str:
         """A readable name: the modes joined with ``+``, or ``"free"``."""
         named = [str(m) for _, m in self.modes if m is not None and str(m)]

@@ -252,9 +252,9 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     if not system.euclidean:  # the rhs below calls pin.aba on the internal coordinates
         return None
     cache = engine_cache(system, "linear_forms")
-    if phase.modes not in cache:
-        cache[phase.modes] = identify(system, phase)
-    form = cache[phase.modes]
+    if phase.structure not in cache:
+        cache[phase.structure] = identify(system, phase)
+    form = cache[phase.structure]
     if form is None:
         return None
     a_mat = form.a + _own_part(system, form.a.shape[1])  # the System's part: never stale
