@@ -37,6 +37,7 @@ from ..exceptions import InvalidParameter, UnsupportedModel
 from ..simulation.caches import cache as engine_cache
 from ..simulation.chart import angles
 from ..simulation.component import (
+    Event,
     FrameRows,
     JointRows,
     Phase,
@@ -184,13 +185,16 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
     return fields
 
 
-def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseKernel | None:
+def phase_kernel(
+    system: System, phase: Phase, chart: Chart, law: Any, events: list[Event] | None = None
+) -> PhaseKernel | None:
     """The compiled right-hand side of the phase, or None (the reason said once). The state
     is the chart's internal one: the public state of a Euclidean model, the angle chart's of a
     flat one (:class:`pinext.simulation.chart.Angles`); anchored charts are not compiled.
 
     The phase's part is built once per structure of its modes (:attr:`Phase.structure`) and
-    kept in the engine's cache; each segment adds the law's inputs and the chart's anchor."""
+    kept in the engine's cache; each segment adds the law's inputs and the chart's anchor.
+    ``events``: the components' events in the phase, when the caller has them already."""
     if not enabled() or (chart.angles is None and not system.euclidean) or system.imposing:
         return None  # (Pinocchio's tangent chart, for planar joints, is not compiled)
     rotating = chart.angles is not None and chart.angles.rotations
@@ -200,7 +204,9 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     cache = engine_cache(system, "phase_kernels")
     key = (phase.structure, chart.momentum)
     if key not in cache:
-        cache[key] = _phase_part(system, phase, chart)
+        if events is None:
+            events = [e for c in system.components for e in c.events(phase.get(c.name))]
+        cache[key] = _phase_part(system, phase, chart, events)
     kernel = cache[key]
     inputs = None if kernel is None else _inputs(law, system, chart)
     if kernel is None or inputs is None:  # a control law written in Python: the Python path
@@ -214,14 +220,16 @@ def phase_kernel(system: System, phase: Phase, chart: Chart, law: Any) -> PhaseK
     )
 
 
-def _phase_part(system: System, phase: Phase, chart: Chart) -> PhaseKernel | None:
+def _phase_part(
+    system: System, phase: Phase, chart: Chart, events: list[Event]
+) -> PhaseKernel | None:
     """The :class:`PhaseKernel` of the phase without the law's inputs (a constant zero) and
     the chart's anchor, or None (the reason said once)."""
     packed = _packed(system)
     if packed is None:
         return None
     found = phase_rows(system, phase)
-    watch = watched_gaps([e for c in system.components for e in c.events(phase.get(c.name))])
+    watch = watched_gaps(events)
     if watch.kind.size and chart.momentum:
         announce("gap events in the momentum form are not compiled")
         return None

@@ -474,13 +474,14 @@ class JointLimits(Component):
         events = []
         held = [k for k, s in enumerate(mode.states) if s is not FREE]  # the rows' order
         approaching: list[tuple[int, LimitState]] = []  # free sides: one event for all
+        leaving = {e[:2]: e[2:] for e in mode.leaving}
         for k, lim in enumerate(self.limits):
             state = mode[k]
             if state is FREE:
                 for side, bound in ((LOWER, lim.lower), (UPPER, lim.upper)):
                     if not np.isfinite(bound) or (k, side) in mode.outside:
                         continue
-                    start = next((e[2:] for e in mode.leaving if e[:2] == (k, side)), None)
+                    start = leaving.get((k, side))
                     if start is None:
                         approaching.append((k, side))
                         continue

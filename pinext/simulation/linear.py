@@ -16,10 +16,11 @@ part of the right-hand side is
 
 where the System's springs, dampers and torque inputs enter A in closed form and the
 components' part is identified once from their own ``effort``/``derivative``/``power``: A by
-first differences at unit steps (exact for affine functions), Q by second differences over the
-few variables ``z_c`` the components' powers depend on (exact for quadratic forms; the
-products of two variables are probed only when the form without them misses a random check
-point). The result is checked at that point and evaluated as a few matrix products around one
+first differences at unit steps (exact for affine functions), Q over the few variables
+``z_c`` the components' powers depend on: by first differences when the powers are linear in
+each of them, else by second differences (exact for quadratic forms); the squares, then the
+products of two variables, are probed only when the form without them misses a random check
+point. The result is checked at that point and evaluated as a few matrix products around one
 ``pin.aba``.
 """
 
@@ -191,10 +192,6 @@ def identify(
     n_act = active.size
     q = np.zeros((2, n_act, n_act))
     q[:, -1, -1] = f0[n_lin:]
-    for i, k in enumerate(active[:-1]):
-        minus = f(base - unit[k])[n_lin:]
-        q[:, i, i] = 0.5 * (stepped(k)[n_lin:] + minus) - f0[n_lin:]
-        q[:, i, -1] = q[:, -1, i] = 0.25 * (stepped(k)[n_lin:] - minus)
 
     def fits() -> bool:  # each part on its own scale (a large state derivative hides no power)
         return all(
@@ -205,7 +202,15 @@ def identify(
             )
         )
 
-    if fits():  # no products of two variables (a Coulomb torque's F_c σ q̇): done
+    for i, k in enumerate(active[:-1]):  # powers linear in each variable (a Coulomb torque's
+        q[:, i, -1] = q[:, -1, i] = 0.5 * (stepped(k)[n_lin:] - f0[n_lin:])  # F_c σ q̇)
+    if fits():
+        return LinearForm(a, active, q)
+    for i, k in enumerate(active[:-1]):  # squares too (a resistance's R i²)
+        minus = f(base - unit[k])[n_lin:]
+        q[:, i, i] = 0.5 * (stepped(k)[n_lin:] + minus) - f0[n_lin:]
+        q[:, i, -1] = q[:, -1, i] = 0.25 * (stepped(k)[n_lin:] - minus)
+    if fits():  # no products of two variables: done
         return LinearForm(a, active, q)
     for i, k in enumerate(active[:-1]):
         for j_, j in enumerate(active[:i]):

@@ -487,7 +487,7 @@ def _segment(
 
     kernel = forms = None
     if method in compiled.METHODS:  # DOP853 (or Celentano's form), Radau
-        kernel = compiled.phase_kernel(system, phase, chart, law)
+        kernel = compiled.phase_kernel(system, phase, chart, law, [e for _, e in owned])
     sampler = law if isinstance(law, HeldControl) else None
     if kernel is not None:  # a Reaction's row is its owner's: offset by the rows before it
         offsets = compiled.rows.row_offsets(system, phase)
