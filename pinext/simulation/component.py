@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -93,7 +94,11 @@ class Phase:
 
     def get(self, component: str, default: Any = None) -> Any:
         """The mode of a component."""
-        return dict(self.modes).get(component, default)
+        return self._by_name.get(component, default)
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, Any]:
+        return dict(self.modes)
 
     def replace(self, component: str, mode: Any) -> Phase:
         """A copy with one component's mode changed."""
@@ -119,6 +124,8 @@ class Phase:
 class ModeState(enum.Enum):
     """Base of the small enums that make up components' modes: ``str`` is the value, so a
     phase reads ``constrained+D``; modes are compared as enums, never parsed back."""
+
+    __hash__ = object.__hash__  # a member is its own singleton: hashed in C, not by name
 
     def __str__(self) -> str:
         return str(self.value)
