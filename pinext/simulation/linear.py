@@ -177,9 +177,14 @@ def identify(
     zr = np.concatenate((rng.standard_normal(m - 1), [1.0]))
     exact = f(zr)
     scale = 1e-13 * (1.0 + np.abs(exact[n_lin:]).max())
-    moved = _changed(
-        f, zr, exact, groups, weights, slice(n_lin, None), scale, lambda k: f(zr + unit[k])
-    )
+    beside: dict[int, np.ndarray] = {}
+
+    def near(k: int) -> np.ndarray:  # f at the unit step of variable k from the random point
+        if k not in beside:
+            beside[k] = f(zr + unit[k])
+        return beside[k]
+
+    moved = _changed(f, zr, exact, groups, weights, slice(n_lin, None), scale, near)
     active = np.array(moved + [m - 1])
     a = np.zeros((n_lin, m))
     for k in changed:
@@ -193,18 +198,21 @@ def identify(
     q = np.zeros((2, n_act, n_act))
     q[:, -1, -1] = f0[n_lin:]
 
-    def fits() -> bool:  # each part on its own scale (a large state derivative hides no power)
+    def fits(z: np.ndarray = zr, ref: np.ndarray = exact) -> bool:
+        """Whether the form gives f(z) = ref, each part on its own scale (a large state
+        derivative hides no power)."""
         return all(
-            np.allclose(fused, ref, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(ref).max()))
-            for fused, ref in (
-                (a @ zr, exact[:n_lin]),
-                (q @ zr[active] @ zr[active], exact[n_lin:]),
+            np.allclose(fused, part, rtol=1e-9, atol=1e-9 * (1.0 + np.abs(part).max()))
+            for fused, part in (
+                (a @ z, ref[:n_lin]),
+                (q @ z[active] @ z[active], ref[n_lin:]),
             )
         )
 
     for i, k in enumerate(active[:-1]):  # powers linear in each variable (a Coulomb torque's
-        q[:, i, -1] = q[:, -1, i] = 0.5 * (stepped(k)[n_lin:] - f0[n_lin:])  # F_c σ q̇)
-    if fits():
+        q[:, i, -1] = q[:, -1, i] = 0.5 * (near(k)[n_lin:] - exact[n_lin:])  # F_c σ q̇): the
+    check = np.concatenate((rng.standard_normal(m - 1), [1.0]))  # slopes seen above, checked
+    if fits() and fits(check, f(check)):  # at the point and at another one
         return LinearForm(a, active, q)
     for i, k in enumerate(active[:-1]):  # squares too (a resistance's R i²)
         minus = f(base - unit[k])[n_lin:]
