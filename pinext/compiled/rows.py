@@ -81,6 +81,8 @@ def fold(jacobian: np.ndarray, n_frame: int = 0) -> tuple[np.ndarray, np.ndarray
         )
     m = jacobian.shape[0]
     scale = float(np.abs(jacobian).max(initial=0.0)) or 1.0
+    if np.linalg.matrix_rank(jacobian / scale, tol=1e-10) == m:  # independent: one test
+        return np.arange(m, dtype=np.int64), np.eye(m), np.eye(m)
     basis: list[int] = []
     for i in range(m):
         trial = jacobian[basis + [i]] / scale
