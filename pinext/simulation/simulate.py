@@ -291,10 +291,11 @@ def simulate(
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
             fired: int | None
-            functions = event_functions(evs, chart, system, phase, law)
+            functions: list = []  # the restarts' events, after the components' (internal y)
             due = past_bound(evs, t, x)
             if due is None and jumped:  # the law jumped here: a held row's reaction may turn
-                due = turned(evs, functions, t, chart.to_internal(x))
+                g = event_functions(evs, chart, system, phase, law)
+                due = turned(evs, g, t, chart.to_internal(x))
                 if due is not None:
                     record.close(t, x)  # the state before the event, as a located one has
             jumped = False
@@ -385,7 +386,7 @@ def simulate(
                 if restarted:  # chart re-centring or control breakpoint: restart, same state
                     if t >= t_final:
                         break
-                    jumped = upcoming.size > 0 and fired == len(functions) - 1
+                    jumped = upcoming.size > 0 and fired == len(evs) + len(functions) - 1
                     if jumped:  # the law jumps here: the next segment starts on its new piece
                         t = max(t, float(upcoming[0]))
                     continue
@@ -460,7 +461,7 @@ def _segment(
     chart: Chart,
     law: Any,
     owned: list[tuple[Component, Event]],
-    functions: list,
+    restarts: list,
     breakpoint: float | None,
     span: tuple[float, float],
     x: np.ndarray,
@@ -482,6 +483,8 @@ def _segment(
     differences and again whenever Newton stalls (an Allegro hand with its fingers stuck by
     friction: 5 980 Jacobians in 6 118 steps, 165 000 evaluations where DOP853 takes
     ~35 000), so there DOP853 keeps the run unless those steps exceed :data:`STIFF_STEPS`.
+    The Python path's event functions are the components' events, then ``restarts`` (the
+    chart's re-centring, the law's next jump), in the order of the compiled path's events.
     """
     from .. import compiled  # imported here: pinext.compiled imports this package
 
@@ -527,6 +530,7 @@ def _segment(
     # factor may overflow (a warning from scipy's num_jac a user cannot act on; a Jacobian
     # that becomes useless shows as the solver's failure, which is reported)
     finite_differences = implicit and extra.get("jac") is None
+    functions = event_functions([e for _, e in owned], chart, system, phase, law) + restarts
     with np.errstate(over="ignore") if finite_differences else contextlib.nullcontext():
         sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
     return sol, False
