@@ -209,10 +209,12 @@ def identify(
             )
         )
 
-    for i, k in enumerate(active[:-1]):  # powers linear in each variable (a Coulomb torque's
-        q[:, i, -1] = q[:, -1, i] = 0.5 * (near(k)[n_lin:] - exact[n_lin:])  # F_c σ q̇): the
-    check = np.concatenate((rng.standard_normal(m - 1), [1.0]))  # slopes seen above, checked
-    if fits() and fits(check, f(check)):  # at the point and at another one
+    # powers linear in each variable (a Coulomb torque's F_c σ q̇): the slopes the search
+    # above saw at the random point, checked there and at a second random point
+    for i, k in enumerate(active[:-1]):
+        q[:, i, -1] = q[:, -1, i] = 0.5 * (near(k)[n_lin:] - exact[n_lin:])
+    check = np.concatenate((rng.standard_normal(m - 1), [1.0]))
+    if fits() and fits(check, f(check)):
         return LinearForm(a, active, q)
     for i, k in enumerate(active[:-1]):  # squares too (a resistance's R i²)
         minus = f(base - unit[k])[n_lin:]

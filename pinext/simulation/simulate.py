@@ -291,11 +291,11 @@ def simulate(
             owned = [(c, e) for c in system.components for e in c.events(phase.get(c.name))]
             evs = [e for _, e in owned]
             fired: int | None
-            functions: list = []  # the restarts' events, after the components' (internal y)
+            restarts: list = []  # the events of a restart, after the components' (internal y)
             due = past_bound(evs, t, x)
             if due is None and jumped:  # the law jumped here: a held row's reaction may turn
-                g = event_functions(evs, chart, system, phase, law)
-                due = turned(evs, g, t, chart.to_internal(x))
+                functions = event_functions(evs, chart, system, phase, law)
+                due = turned(evs, functions, t, chart.to_internal(x))
                 if due is not None:
                     record.close(t, x)  # the state before the event, as a located one has
             jumped = False
@@ -303,12 +303,12 @@ def simulate(
                 fired, stalled, restarted = due, stalled + 1, False
             else:
                 if not chart.flat:  # an anchored chart re-centres
-                    functions.append(chart_event(chart))
+                    restarts.append(chart_event(chart))
                 upcoming = breakpoints[(breakpoints > t + 1e-12) & (breakpoints < t_final - 1e-12)]
                 if held is not None and held.next_time(t) < t_final - 1e-12:
                     upcoming = np.array([held.next_time(t)])  # the next sample of the law
                 if upcoming.size:
-                    functions.append(time_event(float(upcoming[0])))
+                    restarts.append(time_event(float(upcoming[0])))
                 if output_dt is not None:
                     options["t_eval"] = output_times(t, t_final, output_dt)
                 # DOP853's stability-bound steps for the rest of the run, when a switch may pay
@@ -321,7 +321,7 @@ def simulate(
                     chart,
                     law,
                     owned,
-                    functions,
+                    restarts,
                     float(upcoming[0]) if upcoming.size else None,
                     (t, t_final),
                     x,
@@ -386,7 +386,7 @@ def simulate(
                 if restarted:  # chart re-centring or control breakpoint: restart, same state
                     if t >= t_final:
                         break
-                    jumped = upcoming.size > 0 and fired == len(evs) + len(functions) - 1
+                    jumped = upcoming.size > 0 and fired == len(evs) + len(restarts) - 1
                     if jumped:  # the law jumps here: the next segment starts on its new piece
                         t = max(t, float(upcoming[0]))
                     continue
