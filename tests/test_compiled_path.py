@@ -959,3 +959,18 @@ def test_a_short_run_pauses_for_its_progress_bar_a_few_times(tmp_path, monkeypat
     traj = px.simulate(px.System(pendulum(tmp_path)), 2.0, q0=np.array([1.0, 0.0, 0.0]))
     assert traj.meta["stats"]["compiled_segments"] == traj.meta["stats"]["segments"] == 1
     assert len(calls) <= 10
+
+
+def test_a_run_says_how_much_of_its_time_the_compiled_loops_took(tmp_path, monkeypatch):
+    """``stats["compiled_time"]``: the part of the run's wall time inside the compiled loops
+    (the rest is Python between and around the segments): positive and within the wall time
+    on the compiled path, zero on the Python path."""
+    robot = pendulum(tmp_path)
+    q0 = np.array([1.0, 0.0, 0.0])
+    for flag in ("0", "1"):
+        monkeypatch.setenv("PINEXT_NO_COMPILED", flag)
+        stats = px.simulate(px.System(robot), 1.0, q0=q0).meta["stats"]
+        if flag == "0":
+            assert 0.0 < stats["compiled_time"] <= stats["wall_time"]
+        else:
+            assert stats["compiled_time"] == 0.0

@@ -455,7 +455,7 @@ def solve(
             _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it)
         # the pauses' spacing carries over from the run's previous segment
         stride = getattr(progress, "stride", progress.step) if progress is not None else np.inf
-        last = time.perf_counter()
+        last = began = time.perf_counter()
         while True:  # pauses for the bar: fewer while they come faster than BAR_INTERVAL
             pause = progress.n + stride if progress is not None else np.inf
             if radau and sampler is not None:
@@ -500,6 +500,7 @@ def solve(
                 break
         if progress is not None:
             progress.stride = stride
+        loop_time = time.perf_counter() - began
     finally:
         if timer is not None:
             timer.cancel()
@@ -540,4 +541,5 @@ def solve(
         t_stop=float(st[i_t]),
         y_stop=y.copy(),
         samples=int(clock[1]),
+        loop_time=loop_time,
     )

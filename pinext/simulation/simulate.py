@@ -14,7 +14,6 @@ from tqdm.auto import tqdm
 
 from ..exceptions import ConstraintError, EventError, IntegrationError, InvalidParameter
 from ..model import Robot
-from ..validation import duration_text, refuse_long_run, thousands
 from . import dop853
 from .arguments import (
     as_initial_state,
@@ -31,13 +30,7 @@ from .linear import fused_rhs
 from .recorder import Recorder
 from .rhs import event_functions, make_rhs, past_bound, time_event, turned
 from .sampling import HeldControl
-from .stiffness import (
-    DOP853_STABILITY_BOUND,
-    decaying_fast_modes,
-    excited_steps,
-    spectrum,
-    unresolvable_vibrations,
-)
+from .stiffness import DOP853_STABILITY_BOUND, decaying_fast_modes, report_vibration, spectrum
 from .system import System
 from .trajectory import EventRecord, Trajectory
 
@@ -58,11 +51,6 @@ SWITCH_STEPS = 1e3
 #: takes fewer evaluations than Radau IIA's fifth (measured on the Panda's elastic drives:
 #: Radau 0.7 × DOP853's time at rtol 1e-8, 1.2 × at 1e-9, 3 × at 1e-10).
 RADAU_RTOL = 1e-8
-#: DOP853 steps forced by a lasting vibration above which the start of a run reports it.
-VIBRATION_STEPS = 1e5
-#: Wall time [s] of one DOP853 step (12 evaluations) of a small model on the compiled path, a
-#: lower bound used to estimate how long a run forced to tiny steps takes.
-STEP_SECONDS = 2e-5
 #: Wall time [s] after which a run shows its progress bar (``progress=None``).
 PROGRESS_DELAY = 2.0
 #: Integration methods of :func:`scipy.integrate.solve_ivp` accepted by :func:`simulate`.
@@ -134,8 +122,9 @@ def simulate(
             no longer shrink with the stiffness. When DOP853's own stiffness test fires
             during a run with ``method=None``, the rest of the run continues with Radau.
             A vibration that does not die out and forces more than
-            :data:`VIBRATION_STEPS` steps is reported at the start (its frequency, the
-            steps and evaluations it costs, and what removes it), whatever the method.
+            :data:`~pinext.simulation.stiffness.VIBRATION_STEPS` steps is reported at the
+            start (its frequency, the steps and evaluations it costs, and what removes it),
+            whatever the method.
         rtol: Relative tolerance.
         atol: Absolute tolerance.
         max_step: Largest step [s] (compiled DOP853 may stretch its last step by 1 %).
@@ -168,8 +157,9 @@ def simulate(
         (the one that finished the run), ``switched_to_radau_at`` (the time DOP853's stiffness
         test handed over, or None), ``spectral_radius`` (ρ of the linearised system at the
         start [1/s], when the default or DOP853 read it), ``segments`` and
-        ``compiled_segments`` (how many ran on the compiled path), ``control_period``
-        (None when continuous) and ``control_samples`` (calls of a sampled law).
+        ``compiled_segments`` (how many ran on the compiled path), ``compiled_time`` (the
+        part of ``wall_time`` [s] in compiled loops), ``control_period`` (None when
+        continuous) and ``control_samples`` (calls of a sampled law).
 
     Raises:
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
@@ -227,7 +217,7 @@ def simulate(
         with explained_start(system, given):
             eigenvalues = spectrum(system, x)
         rho = float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
-        _report_vibration(eigenvalues, t_final, rtol, force)
+        report_vibration(eigenvalues, t_final, rtol, force)
         steps = t_final * rho / DOP853_STABILITY_BOUND
         if period is not None and steps <= t_final / period:
             pass  # a sampled law cuts the steps at its period, within DOP853's stability
@@ -277,7 +267,7 @@ def simulate(
     restarted = False  # the previous segment ended with a restart (chart, breakpoint): same state
     jumped = False  # the previous segment ended at a control breakpoint or sample
     breakpoints = np.asarray(getattr(law, "breakpoints", ()), dtype=float)
-    nfev = 0
+    nfev, looped = 0, 0.0  # evaluations; wall time in compiled loops [s]
     stiff_warned = False
     switched_at = None
     segments = compiled_segments = 0
@@ -331,9 +321,8 @@ def simulate(
                     switch,
                     None if progress is False else bar,
                 )
-                segments += 1
-                compiled_segments += on_compiled
-                nfev += sol.nfev
+                segments, compiled_segments = segments + 1, compiled_segments + on_compiled
+                nfev, looped = nfev + sol.nfev, looped + getattr(sol, "loop_time", 0.0)
                 if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
                     t, x = record.segment(
                         sol, chart, t, x, phase, None, physical=False, continuing=restarted
@@ -429,6 +418,7 @@ def simulate(
         "spectral_radius": rho,
         "segments": segments,
         "compiled_segments": compiled_segments,
+        "compiled_time": looped,
         "control_period": period,
         "control_samples": 0 if held is None else held.samples,
     }
@@ -534,41 +524,6 @@ def _segment(
     with np.errstate(over="ignore") if finite_differences else contextlib.nullcontext():
         sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
     return sol, False
-
-
-def _report_vibration(
-    eigenvalues: np.ndarray, t_final: float, rtol: float, force: bool = False
-) -> None:
-    """Warn at the start of a run about a vibration that no method can skip
-    (:func:`pinext.simulation.stiffness.unresolvable_vibrations`) when it forces more than
-    :data:`VIBRATION_STEPS` steps, with the steps its stability alone forces and those that
-    following it takes once the motion excites it (:func:`pinext.simulation.stiffness.
-    excited_steps`, ~20 × more at rtol 1e-10); refuse the run (unless ``force``) when the
-    stability's steps alone take longer than :data:`pinext.validation.LONG_RUN` at
-    :data:`STEP_SECONDS` each."""
-    frequency, steps = unresolvable_vibrations(eigenvalues, t_final)
-    remedy = (
-        "damp it (a flexible link's damping_ratio, a transmission's damping), make the gear "
-        "rigid, or use the rigid model (the limit of a very stiff spring)"
-    )
-    refuse_long_run(
-        f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it takes "
-        f"at least {thousands(steps)} steps for {t_final:g} s",
-        steps * STEP_SECONDS,
-        force=force,
-        hint=remedy,
-    )
-    if steps > VIBRATION_STEPS:
-        excited = excited_steps(frequency, t_final, rtol)
-        warnings.warn(
-            f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it "
-            f"takes at least {steps:.2g} steps ({12 * steps:.2g} evaluations) for "
-            f"{t_final:g} s with any method, and up to about {excited:.2g} steps "
-            f"({12 * excited:.2g} evaluations, ~{duration_text(excited * STEP_SECONDS)} or "
-            f"more) once the motion excites it (rtol {rtol:g}). To remove it: {remedy}",
-            RuntimeWarning,
-            stacklevel=3,
-        )
 
 
 def _raise_if_non_finite(

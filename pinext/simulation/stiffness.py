@@ -18,11 +18,13 @@ whose fast modes keep vibrating.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 
+from ..validation import duration_text, refuse_long_run, thousands
 from .chart import Chart
 from .controls import as_control
 from .rhs import make_rhs
@@ -36,6 +38,11 @@ DOP853_STABILITY_BOUND = 6.1
 FAST_STEPS = 100
 #: Decay (in e-foldings over the run) of every fast mode for a run to start with Radau [-].
 DECAY = 20.0
+#: DOP853 steps forced by a lasting vibration above which the start of a run reports it.
+VIBRATION_STEPS = 1e5
+#: Wall time [s] of one DOP853 step (12 evaluations) of a small model on the compiled path, a
+#: lower bound used to estimate how long a run forced to tiny steps takes.
+STEP_SECONDS = 2e-5
 
 
 def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np.ndarray:
@@ -206,3 +213,38 @@ def dop853_steps(system: System, t_final: float, x0: np.ndarray | None = None) -
     caller should switch to, or recommend, ``method="Radau"``.
     """
     return float(t_final) * estimate_stiffness(system, x0) / DOP853_STABILITY_BOUND
+
+
+def report_vibration(
+    eigenvalues: np.ndarray, t_final: float, rtol: float, force: bool = False
+) -> None:
+    """Warn at the start of a run about a vibration that no method can skip
+    (:func:`unresolvable_vibrations`) when it forces more than :data:`VIBRATION_STEPS` steps,
+    with the steps its stability alone forces and those that following it takes once the
+    motion excites it (:func:`excited_steps`, ~20 × more at rtol 1e-10); refuse the run
+    (unless ``force``) when the
+    stability's steps alone take longer than :data:`pinext.validation.LONG_RUN` at
+    :data:`STEP_SECONDS` each."""
+    frequency, steps = unresolvable_vibrations(eigenvalues, t_final)
+    remedy = (
+        "damp it (a flexible link's damping_ratio, a transmission's damping), make the gear "
+        "rigid, or use the rigid model (the limit of a very stiff spring)"
+    )
+    refuse_long_run(
+        f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it takes "
+        f"at least {thousands(steps)} steps for {t_final:g} s",
+        steps * STEP_SECONDS,
+        force=force,
+        hint=remedy,
+    )
+    if steps > VIBRATION_STEPS:
+        excited = excited_steps(frequency, t_final, rtol)
+        warnings.warn(
+            f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it "
+            f"takes at least {steps:.2g} steps ({12 * steps:.2g} evaluations) for "
+            f"{t_final:g} s with any method, and up to about {excited:.2g} steps "
+            f"({12 * excited:.2g} evaluations, ~{duration_text(excited * STEP_SECONDS)} or "
+            f"more) once the motion excites it (rtol {rtol:g}). To remove it: {remedy}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
