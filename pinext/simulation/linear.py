@@ -163,13 +163,19 @@ def identify(
     rng = np.random.default_rng(0)
     weights = 1.0 + rng.random(m)  # random group weights: no two columns cancel
     groups = [list(range(i, min(i + GROUP, m - 1))) for i in range(0, m - 1, GROUP)]
-    plus: dict[int, np.ndarray] = {}
 
-    def stepped(k: int) -> np.ndarray:  # f at the unit step of variable k from the base
-        if k not in plus:
-            plus[k] = f(base + unit[k])
-        return plus[k]
+    def steps_from(point: np.ndarray):
+        """f at the unit step of variable k from ``point``, each evaluated once."""
+        seen: dict[int, np.ndarray] = {}
 
+        def at(k: int) -> np.ndarray:
+            if k not in seen:
+                seen[k] = f(point + unit[k])
+            return seen[k]
+
+        return at
+
+    stepped = steps_from(base)
     # the columns of A: the variables the efforts and state derivatives depend on
     scale = 1e-13 * (1.0 + np.abs(f0).max())
     changed = _changed(f, base, f0, groups, weights, slice(0, n_lin), scale, stepped)
@@ -177,13 +183,7 @@ def identify(
     zr = np.concatenate((rng.standard_normal(m - 1), [1.0]))
     exact = f(zr)
     scale = 1e-13 * (1.0 + np.abs(exact[n_lin:]).max())
-    beside: dict[int, np.ndarray] = {}
-
-    def near(k: int) -> np.ndarray:  # f at the unit step of variable k from the random point
-        if k not in beside:
-            beside[k] = f(zr + unit[k])
-        return beside[k]
-
+    near = steps_from(zr)
     moved = _changed(f, zr, exact, groups, weights, slice(n_lin, None), scale, near)
     active = np.array(moved + [m - 1])
     a = np.zeros((n_lin, m))

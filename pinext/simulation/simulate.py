@@ -321,8 +321,10 @@ def simulate(
                     switch,
                     None if progress is False else bar,
                 )
-                segments, compiled_segments = segments + 1, compiled_segments + on_compiled
-                nfev, looped = nfev + sol.nfev, looped + getattr(sol, "loop_time", 0.0)
+                segments += 1
+                compiled_segments += on_compiled
+                nfev += sol.nfev
+                looped += getattr(sol, "loop_time", 0.0)
                 if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
                     t, x = record.segment(
                         sol, chart, t, x, phase, None, physical=False, continuing=restarted
@@ -478,14 +480,15 @@ def _segment(
     """
     from .. import compiled  # imported here: pinext.compiled imports this package
 
+    events = [e for _, e in owned]
     kernel = forms = None
     if method in compiled.METHODS:  # DOP853 (or Celentano's form), Radau
-        kernel = compiled.phase_kernel(system, phase, chart, law, [e for _, e in owned])
+        kernel = compiled.phase_kernel(system, phase, chart, law, events)
     sampler = law if isinstance(law, HeldControl) else None
     if kernel is not None:  # a Reaction's row is its owner's: offset by the rows before it
         offsets = compiled.rows.row_offsets(system, phase)
         forms = compiled.compiled_events(  # a sampled law's samples: inside compiled.solve
-            [e for _, e in owned],
+            events,
             None if sampler is not None else breakpoint,
             [offsets.get(c.name, 0) for c, _ in owned],
             None if system.euclidean else chart.index,
@@ -520,7 +523,7 @@ def _segment(
     # factor may overflow (a warning from scipy's num_jac a user cannot act on; a Jacobian
     # that becomes useless shows as the solver's failure, which is reported)
     finite_differences = implicit and extra.get("jac") is None
-    functions = event_functions([e for _, e in owned], chart, system, phase, law) + restarts
+    functions = event_functions(events, chart, system, phase, law) + restarts
     with np.errstate(over="ignore") if finite_differences else contextlib.nullcontext():
         sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
     return sol, False
