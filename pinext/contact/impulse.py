@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
 
 from ..exceptions import ConstraintError, InvalidParameter
 
@@ -93,37 +94,24 @@ def solve_lcp(
             largest products after the iterations (each row converges to its own rounding
             when it can). The message gives that velocity.
     """
-    G = np.asarray(delassus, dtype=float)
-    b = np.asarray(b, dtype=float)
+    G = np.ascontiguousarray(delassus, dtype=float)
+    b = np.ascontiguousarray(b, dtype=float)
     m = b.size
     bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
     if m == 0:
         return np.zeros(0), np.zeros(0, dtype=bool)
-    scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
-    g_scale = max(float(np.abs(np.diag(G)).max(initial=0.0)), 1e-300)
-    eps = PROXIMAL_REGULARIZATION * g_scale
-    regularized = G + eps * np.eye(m)
-    P = np.zeros(m)
-    active = bilateral.copy()
-    for _ in range(PROXIMAL_ITERATIONS):
-        P, active = _murty(regularized, b - eps * P, bilateral, active)
-        w = np.abs(G @ P + b)[active]
-        held = float(w.max(initial=0.0))
-        # each row's own rounding, of its products G_ij P_j: rows of a light finger (large G)
-        # and of a heavy torso (small G) in one problem have scales 1e6 apart
-        rounding = ROUNDING * (np.abs(G) @ np.abs(P))[active]
-        if np.all(w <= np.maximum(LCP_TOLERANCE * scale, rounding)):
-            break
-    else:
-        # what no impulse can cancel: a velocity along G's null space (dependent rows), at the
-        # rounding of the problem's largest products or below HELD_DRIFT
-        if held > max(HELD_DRIFT, ROUNDING * g_scale * np.abs(P).max(initial=0.0)):
-            raise ConstraintError(
-                f"the {m} rows of the impact problem contradict each other: the held rows keep "
-                f"a velocity of {held:.3g} (a bilateral row drives a unilateral one through its "
-                "surface)"
-            )
-    P[~bilateral] = np.maximum(P[~bilateral], 0.0)
+    P, active = np.zeros(m), np.zeros(m, dtype=bool)
+    status, held = _proximal_lcp(G, b, np.ascontiguousarray(bilateral), P, active)
+    if status == _CONTRADICTION:
+        raise ConstraintError(
+            f"the {m} rows of the impact problem contradict each other: the held rows keep "
+            f"a velocity of {held:.3g} (a bilateral row drives a unilateral one through its "
+            "surface)"
+        )
+    if status == _NO_PIVOT:  # unreachable for a positive definite G (Murty (1974))
+        raise ConstraintError(
+            f"principal pivoting found no solution of the impact problem of {m} rows"
+        )
     return P, active
 
 
@@ -142,31 +130,76 @@ ROUNDING = 1e-13
 HELD_DRIFT = 1e-10
 
 
-def _murty(
-    G: np.ndarray, b: np.ndarray, bilateral: np.ndarray, active: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The LCP of a positive definite G by Murty's (1974) least-index principal pivoting,
-    from the guess ``active`` (bilateral rows always held)."""
+#: :func:`_proximal_lcp`'s outcomes.
+_SOLVED, _CONTRADICTION, _NO_PIVOT = 0, 1, 2
+
+
+@njit(cache=True)
+def _proximal_lcp(
+    G: np.ndarray, b: np.ndarray, bilateral: np.ndarray, P: np.ndarray, active: np.ndarray
+) -> tuple[int, float]:
+    """:func:`solve_lcp`'s iterations, compiled (a problem of a few rows costs a few µs,
+    where numpy's calls on small arrays cost ~100 µs): P and active are written in place.
+    Returns (outcome, the held rows' largest velocity)."""
     m = b.size
-    active = active | bilateral
-    scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
-    g_scale = max(float(np.abs(G).max(initial=0.0)), 1e-300)
+    scale = max(np.abs(b).max(), 1e-300)
+    g_scale = max(np.abs(np.diag(G)).max(), 1e-300)
+    eps = PROXIMAL_REGULARIZATION * g_scale
+    regularized = G + eps * np.eye(m)
+    active[:] = bilateral
+    held = 0.0
+    for _ in range(PROXIMAL_ITERATIONS):
+        if not _murty(regularized, b - eps * P, bilateral, P, active):
+            return _NO_PIVOT, 0.0
+        w = np.abs(G @ P + b)
+        # each row's own rounding, of its products G_ij P_j: rows of a light finger (large G)
+        # and of a heavy torso (small G) in one problem have scales 1e6 apart
+        rounding = ROUNDING * (np.abs(G) @ np.abs(P))
+        held, converged = 0.0, True
+        for i in range(m):
+            if active[i]:
+                held = max(held, w[i])
+                if w[i] > max(LCP_TOLERANCE * scale, rounding[i]):
+                    converged = False
+        if converged:
+            break
+    else:
+        # what no impulse can cancel: a velocity along G's null space (dependent rows), at the
+        # rounding of the problem's largest products or below HELD_DRIFT
+        if held > max(HELD_DRIFT, ROUNDING * g_scale * np.abs(P).max()):
+            return _CONTRADICTION, held
+    for i in range(m):
+        if not bilateral[i]:
+            P[i] = max(P[i], 0.0)
+    return _SOLVED, held
+
+
+@njit(cache=True)
+def _murty(
+    G: np.ndarray, b: np.ndarray, bilateral: np.ndarray, P: np.ndarray, active: np.ndarray
+) -> bool:
+    """The LCP of a positive definite G by Murty's (1974) least-index principal pivoting,
+    from the guess ``active`` (bilateral rows always held); P and active are written in
+    place. False when no pivot sequence ended (unreachable for a positive definite G)."""
+    m = b.size
+    active |= bilateral
+    scale = max(np.abs(b).max(), 1e-300)
+    g_scale = max(np.abs(G).max(), 1e-300)
     for _ in range(2 ** min(m, 20) + m):
-        P = np.zeros(m)
-        if active.any():
-            P[active] = np.linalg.solve(G[np.ix_(active, active)], -b[active])
+        P[:] = 0.0
+        held = np.flatnonzero(active)
+        if held.size:
+            P[held] = np.linalg.solve(G[held][:, held], -b[held])
         w = G @ P + b
-        bad = (active & ~bilateral & (P < -TOLERANCE * scale / g_scale)) | (
-            ~active & (w < -TOLERANCE * scale)
-        )
-        if not bad.any():
-            return P, active
-        i = int(np.flatnonzero(bad)[0])
-        active = active.copy()
-        active[i] = not active[i]
-    raise ConstraintError(  # unreachable for a positive definite G (Murty (1974))
-        f"principal pivoting found no solution of the impact problem of {m} rows"
-    )
+        for i in range(m):
+            if (active[i] and not bilateral[i] and P[i] < -TOLERANCE * scale / g_scale) or (
+                not active[i] and w[i] < -TOLERANCE * scale
+            ):
+                active[i] = not active[i]
+                break
+        else:
+            return True
+    return False
 
 
 def impact_impulse(
