@@ -75,6 +75,28 @@ def test_chart_rate_moves_the_configuration_at_the_velocity():
     np.testing.assert_allclose(back, y[: model.nv], rtol=0, atol=1e-12)
 
 
+def test_a_segment_converts_its_samples_in_one_loop_as_the_chart_converts_each():
+    """The recorder's compiled conversion (:func:`pinext.compiled.charts.public_states`) of
+    seeded random samples on the chart of a free flyer (its quaternion from a rotation vector
+    at a random anchor), a continuous joint (cos θ, sin θ) and a revolute joint equals
+    ``Chart.to_public`` of each sample, to rounding (the same source, compiled)."""
+    from pinext.compiled.charts import public_states
+
+    model = pin.Model()
+    base = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
+    wheel = model.addJoint(base, pin.JointModelRUBY(), pin.SE3.Identity(), "wheel")
+    arm = model.addJoint(base, pin.JointModelRX(), pin.SE3.Identity(), "arm")
+    for j in (base, wheel, arm):
+        model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+    system = px.System(px.Robot.from_model(model))
+    rng = np.random.default_rng(5)
+    x = system.initial_state(pin.normalize(model, rng.uniform(-1, 1, model.nq)))
+    chart = Chart(system, x, False)
+    samples = rng.normal(size=(20, x.size - (model.nq - model.nv)))
+    expected = np.array([chart.to_public(y) for y in samples])
+    np.testing.assert_allclose(public_states(chart, samples), expected, rtol=0, atol=1e-15)
+
+
 MOTOR = dict(
     resistance=0.5,
     torque_constant=0.05,

@@ -101,7 +101,13 @@ def solve_lcp(
     if m == 0:
         return np.zeros(0), np.zeros(0, dtype=bool)
     P, active = np.zeros(m), np.zeros(m, dtype=bool)
-    status, held = _proximal_lcp(G, b, np.ascontiguousarray(bilateral), P, active)
+    _raise_unsolved(*_proximal_lcp(G, b, np.ascontiguousarray(bilateral), P, active), m)
+    return P, active
+
+
+def _raise_unsolved(status: int, held: float, m: int) -> None:
+    """The :class:`ConstraintError` of an impact problem of m rows :func:`_proximal_lcp`
+    did not solve."""
     if status == _CONTRADICTION:
         raise ConstraintError(
             f"the {m} rows of the impact problem contradict each other: the held rows keep "
@@ -112,7 +118,6 @@ def solve_lcp(
         raise ConstraintError(
             f"principal pivoting found no solution of the impact problem of {m} rows"
         )
-    return P, active
 
 
 #: Tikhonov's ε of :func:`solve_lcp`, relative to the Delassus matrix's largest diagonal entry.
@@ -248,34 +253,66 @@ def impact_impulse(
     Raises:
         InvalidParameter: Bad shapes or e outside [0, 1].
     """
-    J = np.atleast_2d(np.asarray(jacobian, dtype=float))
+    J = np.ascontiguousarray(np.atleast_2d(np.asarray(jacobian, dtype=float)))
     if J.shape[1] != model.nv:
         raise InvalidParameter(f"jacobian must have {model.nv} columns, got shape {J.shape}")
     m = J.shape[0]
     e = np.broadcast_to(np.asarray(restitution, dtype=float), (m,))
-    if np.any(e < 0.0) or np.any(e > 1.0):
+    if m and (e.min() < 0.0 or e.max() > 1.0):
         raise InvalidParameter(f"restitution must be in [0, 1], got {e}")
-    v = np.asarray(v, dtype=float)
+    bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
+    if m == 0:
+        return ImpulseResult(np.array(v, dtype=float), np.zeros(0), np.zeros(0, dtype=bool))
     pin.crba(model, data, q)
-    M = np.triu(data.M) + np.triu(data.M, 1).T
-    minv_jt = np.linalg.solve(M, J.T)
+    v_plus, P, active = np.array(v, dtype=float), np.zeros(m), np.zeros(m, dtype=bool)
+    outcome = _frictionless(data.M, J, e.copy(), bilateral, rest_velocity, v_plus, P, active)
+    _raise_unsolved(*outcome, m)
+    return ImpulseResult(v_plus, P, active)
+
+
+@njit(cache=True)
+def _frictionless(
+    upper: np.ndarray,
+    J: np.ndarray,
+    e: np.ndarray,
+    bilateral: np.ndarray,
+    rest_velocity: float,
+    v: np.ndarray,
+    P: np.ndarray,
+    active: np.ndarray,
+) -> tuple[int, float]:
+    """:func:`impact_impulse` after its checks, compiled: M from its upper triangle (as
+    ``crba`` fills it); v (before, then after the impact), P and active written in place.
+    Returns :func:`_proximal_lcp`'s (outcome, held velocity)."""
+    M = np.triu(upper) + np.triu(upper, 1).T
+    minv_jt = np.linalg.solve(M, np.ascontiguousarray(J.T))
     rate = J @ v
     b = rate + e * np.minimum(rate, 0.0)
-    if bilateral is not None:  # satisfied before the impact, they keep their velocity
-        b = np.where(bilateral, 0.0, b)
+    for i in range(b.size):
+        if bilateral[i]:  # satisfied before the impact, they keep their velocity
+            b[i] = 0.0
     delassus = J @ minv_jt
-    bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
-    P, active = solve_lcp(delassus, b, bilateral)
+    status, held = _proximal_lcp(delassus, b, bilateral, P, active)
+    if status != _SOLVED:
+        return status, held
     if rest_velocity > 0.0:
         w = delassus @ P + b
         slow = ~active & ~bilateral & (w < rest_velocity)
         if slow.any():
-            held = bilateral | active | slow
-            P_held, _ = solve_lcp(delassus, b, held)
-            resting = -float(np.min(rate[~bilateral], initial=0.0)) < rest_velocity
-            if resting or np.all(P_held[~bilateral] >= 0.0):
-                P, active = P_held, held
-    return ImpulseResult(v + minv_jt @ P, P, active)
+            rows = bilateral | active | slow
+            P_held, held_active = np.zeros(b.size), np.zeros(b.size, dtype=np.bool_)
+            status, held = _proximal_lcp(delassus, b, rows, P_held, held_active)
+            if status != _SOLVED:
+                return status, held
+            lowest = 0.0  # the fastest approach of a unilateral row
+            for i in range(b.size):
+                if not bilateral[i]:
+                    lowest = min(lowest, rate[i])
+            if -lowest < rest_velocity or np.all(P_held[~bilateral] >= 0.0):
+                P[:] = P_held
+                active[:] = rows
+    v += minv_jt @ P
+    return _SOLVED, 0.0
 
 
 def contact_forces(

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from ..compiled.path import law_inputs
+from ..compiled.charts import public_states
+from ..compiled.path import enabled, law_inputs
 from ..exceptions import IntegrationError
 from .chart import Chart
 from .component import Phase
@@ -68,8 +69,13 @@ class Recorder:
             seg_t = np.insert(seg_t, 0, t)  # the state at the start of the phase (after a map)
             seg_y = np.vstack((start, seg_y))
         impose = self.system.impose
+        converted = None  # the samples' public states, when no component imposes coordinates
         if chart.identity and not self.system.imposing:
-            seg_x = np.array(seg_y, dtype=float).reshape(seg_t.size, x.size)
+            converted = np.array(seg_y, dtype=float)
+        elif enabled() and not self.system.imposing:
+            converted = public_states(chart, seg_y)
+        if converted is not None:
+            seg_x = converted.reshape(seg_t.size, x.size)
         else:
             seg_x = np.array(
                 [impose(ti, chart.to_public(y)) for ti, y in zip(seg_t, seg_y, strict=True)]
