@@ -157,8 +157,10 @@ def _hinit(P, t, y, t_end, k, y1, hmax, rtol, atol):
 
 
 @njit(cache=True)
-def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it):
-    """Initialise a run at (t0, y0): f(t0, y0) in k[0], the first step in st (HINIT853)."""
+def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it, g_last, evs):
+    """Initialise a run at (t0, y0): f(t0, y0) in k[0], the first step in st (HINIT853), the
+    event functions' values in g_last."""
+    events_at(P, t0, y0, evs, g_last, np.empty(y0.size))
     y1 = np.empty_like(y0)
     rhs(P, t0, y0, k[0])
     it[_NFEV] += 2
@@ -574,7 +576,7 @@ def advance(
                 if stop_when_stiff:
                     return STIFF
                 # as the Python path does: restart DOP853 from the last accepted point
-                start(P, x, y, t_end, hmax, 0.0, rtol, atol, k, st, it)
+                start(P, x, y, t_end, hmax, 0.0, rtol, atol, k, st, it, g_last, evs)
                 h = st[_H]
                 continue
             x_old = x

@@ -423,9 +423,7 @@ def solve(
     else:
         ts.append(np.array([t0]))
         ys.append(y[None, :].copy())
-    scratch = np.empty(n)
-    g_last = np.empty(n_events)
-    _dop.events_at(kernel, t0, y, events, g_last, scratch)
+    g_last = np.empty(n_events)  # the event functions' values, from the start
     clock = np.array([t1 if sampler is None else min(sampler.next_time(t0), t1), 0.0])
     if kernel.pd_held:  # the record of the samples the loop takes itself
         room = int(np.ceil((t1 - t0) / kernel.pd_period)) + 2
@@ -450,9 +448,11 @@ def solve(
     out_y = np.empty((capacity, n))
     try:
         if radau:
-            _rad.start(kernel, t0, y, clock[0], hmax, rtol, atol, work[0], work[1], st, it)
+            _rad.start(
+                kernel, t0, y, clock[0], hmax, rtol, atol, work[0], work[1], st, it, g_last, events
+            )
         else:
-            _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it)
+            _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it, g_last, events)
         # the pauses' spacing carries over from the run's previous segment
         stride = getattr(progress, "stride", progress.step) if progress is not None else np.inf
         last = began = time.perf_counter()

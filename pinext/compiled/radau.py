@@ -380,10 +380,12 @@ def _select_initial_step(Pk, t0, y0, t_bound, max_step, f0, rtol, atol, y1, f1):
 
 
 @njit(cache=True)
-def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it):
+def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs):
     """Initialise a run at (t0, y0) as scipy's ``Radau.__init__`` does: f(t0, y0), the first
-    step, the Newton tolerance and the Jacobian at the start."""
+    step, the Newton tolerance and the Jacobian at the start; the event functions' values in
+    g_last."""
     n = y0.size
+    events_at(Pk, t0, y0, evs, g_last, np.empty(n))
     y1 = np.empty(n)
     f1 = np.empty(n)
     rhs(Pk, t0, y0, f)

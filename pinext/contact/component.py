@@ -217,6 +217,7 @@ class ContactComponent(Component):
         self.data = self.model.createData()
         for c in self.contacts:
             c.constraint.bind(self.model)
+        self._blocks: dict[int, FrameRows | None] = {}  # _block's, built at first use
 
     def initial_state(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         if self.environment is None:
@@ -351,7 +352,7 @@ class ContactComponent(Component):
     def compiled_layer(self, mode: ContactModes) -> Layer | None:
         """The pressed layer of a model (d) environment in front of a rigid tool as compiled
         data (the tool point's row on the plane, the mass's and the layer's constants)."""
-        block = self._block(self.contacts[0]) if self.layered and mode[0] is SPRING else None
+        block = self._block(0) if self.layered and mode[0] is SPRING else None
         if block is None:
             return None
         env = self.environment
@@ -374,14 +375,19 @@ class ContactComponent(Component):
         """The closed contacts' rows as compiled data when every contact is a point on a
         fixed plane, or on the plane of a model (c) environment's mass (:meth:`_block`);
         None otherwise."""
-        blocks = [self._block(c) for i, c in enumerate(self.contacts) if mode[i] is CLOSED]
+        blocks = [self._block(i) for i in range(len(self.contacts)) if mode[i] is CLOSED]
         return None if None in blocks else FrameRows.stack(blocks)  # type: ignore[arg-type]
 
-    def _block(self, c: Contact) -> FrameRows | None:
-        """The compiled row of contact c (:data:`FRAME_NORMAL`: its tool point along the
+    def _block(self, i: int) -> FrameRows | None:
+        """The compiled row of contact i (:data:`FRAME_NORMAL`: its tool point along the
         normal of a plane, the functional coordinate z, on the environment's mass and its
         layer when it has them), or None when it has none (a compliant tool, another surface,
-        a moving plane)."""
+        a moving plane). Built once: it depends on the System only."""
+        if i not in self._blocks:
+            self._blocks[i] = self._build_block(self.contacts[i])
+        return self._blocks[i]
+
+    def _build_block(self, c: Contact) -> FrameRows | None:
         k = c.constraint
         if (
             (self.layered and self.compliance.tool_stiffness is not None)
@@ -458,7 +464,7 @@ class ContactComponent(Component):
         events = []
         closed = 0  # the closed contacts before contact i: its row among compiled_rows
         for i, c in enumerate(self.contacts):
-            block = self._block(c)
+            block = self._block(i)
             if mode[i] is FREE:
                 start = next((e[1:] for e in mode.leaving if e[0] == i), None)
                 events.append(
