@@ -57,7 +57,7 @@ def measure(
     if reference is None:
         reference = ("aba", lambda: pin.aba(model, data, q0, v, tau))
     row: list = [name, model.nv]
-    calls = []
+    calls, counts = [], []
     for flag in ("0", "1"):
         os.environ["PINEXT_NO_COMPILED"] = flag
 
@@ -83,13 +83,14 @@ def measure(
             wall = stats["wall_time"]
             samples.append((wall, wall / stats["nfev"], call, stats["compiled_time"] / wall))
         calls += [c for _, _, c, _ in samples]
+        counts.append(stats["nfev"])
         wall, per_eval, _, share = np.median(np.array(samples), axis=0)
         ratio = float(np.median([e / c for _, e, c, _ in samples]))
         row += [f"{wall:.3f}", f"{per_eval * 1e6:.2f}", f"{ratio:.2f}"]
         if flag == "0":
             row.append(f"{100 * share:.0f}")
     os.environ.pop("PINEXT_NO_COMPILED")
-    row.insert(2, stats["nfev"])
+    row.insert(2, counts[0] if counts[0] == counts[1] else f"{counts[0]} / {counts[1]}")
     row.insert(3, reference[0])
     row.insert(4, f"{float(np.median(calls)) * 1e6:.2f}")
     return row
@@ -216,7 +217,7 @@ def main() -> None:
         [
             "model",
             "nv",
-            "rhs evals",
+            "rhs evals (compiled / Python)",
             "Pinocchio call",
             "call [us]",
             "compiled wall [s]",
