@@ -711,7 +711,11 @@ class ContactComponent(Component):
         contact = self.contacts[i]
         q, v = self._split(x)
         model, data = self.model, self.data
-        rate = {k: self._rate(k, t, v) for k in range(len(self.contacts))}
+        rate = {  # contact i's and those of the free contacts it may take along
+            k: self._rate(k, t, v)
+            for k, c in enumerate(self.contacts)
+            if k == i or (mode[k] is FREE and c.unilateral)
+        }
         approach_velocity = float(rate[i][0]) if contact.constraint.m == 1 else 0.0
         info: dict[str, Any] = {"contact": contact.name, "approach_velocity": approach_velocity}
         if contact.unilateral and approach_velocity >= 0.0:  # separation test: no impulse
