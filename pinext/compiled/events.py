@@ -149,9 +149,9 @@ def compiled_events(
                 return None
         if isinstance(form, Distances):
             kind.append(DISTANCES)
-            index.extend(int(i) for i in form.entry)
-            sign.extend(float(x) for x in form.sign)
-            bound.extend(float(x) for x in form.bound)
+            index += np.asarray(form.entry, dtype=np.int64).tolist()
+            sign += np.asarray(form.sign, dtype=float).tolist()
+            bound += np.asarray(form.bound, dtype=float).tolist()
         elif isinstance(form, Leaving):
             kind.append(LEAVING)
             index += [form.entry, form.rate_entry]

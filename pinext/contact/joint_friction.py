@@ -297,7 +297,7 @@ class JointFriction(Component):
         if mode is None:
             return []
         events = []
-        stuck = [k for k, s in enumerate(mode.states) if s is STICK]  # the rows' order
+        row = {k: r for r, k in enumerate(k for k, s in enumerate(mode.states) if s is STICK)}
         for k, state in enumerate(mode.states):
             joint = self.joints[k]
             if state in (UP, DOWN):
@@ -319,9 +319,7 @@ class JointFriction(Component):
                         -1.0,
                         self._slip_action(k, low),
                         dynamic=True,
-                        compiled=Reaction(
-                            stuck.index(k), 1.0 if low else -1.0, float(self.torque[k])
-                        ),
+                        compiled=Reaction(row[k], 1.0 if low else -1.0, float(self.torque[k])),
                     )
                     for low in (True, False)
                 ]

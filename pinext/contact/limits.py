@@ -28,7 +28,7 @@ With ``saturate_efforts`` the joint-torque inputs are clipped to the effort limi
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -329,6 +329,7 @@ class JointLimits(Component):
         # a prescribed joint follows its law: its limits are the law's business
         driven = {j for comp in system.components for j in comp.prescribed_joints()}
         self.limits = [lim for lim in self.limits if lim.joint not in driven]
+        self._forms: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def start_configuration(self, q: np.ndarray) -> np.ndarray:
         """The default start (``q`` is the neutral pose) moved into the joints' ranges: every
@@ -485,7 +486,7 @@ class JointLimits(Component):
                     if start is None:
                         approaching.append((k, side))
                         continue
-                    index, sign, bound = self._nearest_form([(k, side)])
+                    index, sign, bound = self._nearest_form(((k, side),))
                     events.append(
                         Event(
                             f"limit:{lim.joint}",
@@ -537,14 +538,20 @@ class JointLimits(Component):
             )
         return events
 
-    def _nearest_form(self, sides: list[tuple[int, LimitState]]):
-        """(index, sign, bound): the distance of side j is ``sign[j] (x[index[j]] − bound[j])``."""
-        index = np.array([self.limits[k].iq for k, _ in sides], dtype=int)
-        sign = np.array([1.0 if side is LOWER else -1.0 for _, side in sides])
-        bound = np.array(
-            [self.limits[k].lower if side is LOWER else self.limits[k].upper for k, side in sides]
-        )
-        return index, sign, bound
+    def _nearest_form(self, sides: Sequence[tuple[int, LimitState]]):
+        """(index, sign, bound): the distance of side j is ``sign[j] (x[index[j]] − bound[j])``
+        (built once per set of sides: every segment asks for them; read-only arrays)."""
+        key = tuple(sides)
+        if key not in self._forms:
+            index = np.array([self.limits[k].iq for k, _ in sides], dtype=int)
+            sign = np.array([1.0 if side is LOWER else -1.0 for _, side in sides])
+            bound = np.array(
+                [self.limits[k].lower if s is LOWER else self.limits[k].upper for k, s in sides]
+            )
+            for array in (index, sign, bound):
+                array.flags.writeable = False
+            self._forms[key] = index, sign, bound
+        return self._forms[key]
 
     def _nearest_distances(self, sides: list[tuple[int, LimitState]], orientation: float = 1.0):
         """``distances(x)`` of every given side at once (one numpy expression per step), times
