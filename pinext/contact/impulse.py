@@ -261,6 +261,7 @@ def impact_impulse(
     if m and (e.min() < 0.0 or e.max() > 1.0):
         raise InvalidParameter(f"restitution must be in [0, 1], got {e}")
     bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
+    bilateral = np.ascontiguousarray(bilateral)
     if m == 0:
         return ImpulseResult(np.array(v, dtype=float), np.zeros(0), np.zeros(0, dtype=bool))
     pin.crba(model, data, q)
