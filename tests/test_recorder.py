@@ -41,6 +41,17 @@ def test_a_continuing_segment_that_did_not_advance_ends_where_it_started():
     assert t_end == 0.25 and np.array_equal(x_end, x)
 
 
+def _flyer_wheel_arm() -> px.System:
+    """A free flyer carrying a continuous joint and a revolute joint (unit spheres)."""
+    model = pin.Model()
+    base = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
+    wheel = model.addJoint(base, pin.JointModelRUBY(), pin.SE3.Identity(), "wheel")
+    arm = model.addJoint(base, pin.JointModelRX(), pin.SE3.Identity(), "arm")
+    for j in (base, wheel, arm):
+        model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
+    return px.System(px.Robot.from_model(model))
+
+
 def test_chart_rate_moves_the_configuration_at_the_velocity():
     """The chart of a free flyer, a continuous joint and a revolute joint (position and
     angles as they are, the orientation as a rotation vector at the anchor): at a seeded
@@ -48,15 +59,8 @@ def test_chart_rate_moves_the_configuration_at_the_velocity():
     moves the configuration at the velocity v (Pinocchio's ``difference`` of the two
     configurations, central differences: O(ε²)); and the coordinates of a configuration
     give it back."""
-    import pinocchio as pin
-
-    model = pin.Model()
-    base = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
-    wheel = model.addJoint(base, pin.JointModelRUBY(), pin.SE3.Identity(), "wheel")
-    arm = model.addJoint(base, pin.JointModelRX(), pin.SE3.Identity(), "arm")
-    for j in (base, wheel, arm):
-        model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
-    system = px.System(px.Robot.from_model(model))
+    system = _flyer_wheel_arm()
+    model = system.model
     rng = np.random.default_rng(3)
     q_anchor = pin.normalize(model, rng.uniform(-1, 1, model.nq))
     chart = Chart(system, system.initial_state(q_anchor), False)
@@ -82,13 +86,8 @@ def test_a_segment_converts_its_samples_in_one_loop_as_the_chart_converts_each()
     ``Chart.to_public`` of each sample, to rounding (the same source, compiled)."""
     from pinext.compiled.charts import public_states
 
-    model = pin.Model()
-    base = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), "base")
-    wheel = model.addJoint(base, pin.JointModelRUBY(), pin.SE3.Identity(), "wheel")
-    arm = model.addJoint(base, pin.JointModelRX(), pin.SE3.Identity(), "arm")
-    for j in (base, wheel, arm):
-        model.appendBodyToJoint(j, pin.Inertia.FromSphere(1.0, 0.1), pin.SE3.Identity())
-    system = px.System(px.Robot.from_model(model))
+    system = _flyer_wheel_arm()
+    model = system.model
     rng = np.random.default_rng(5)
     x = system.initial_state(pin.normalize(model, rng.uniform(-1, 1, model.nq)))
     chart = Chart(system, x, False)
