@@ -942,9 +942,11 @@ def test_go1_with_friction_and_limits_runs_compiled(monkeypatch):
 
 
 def test_a_short_run_pauses_for_its_progress_bar_a_few_times(tmp_path, monkeypatch):
-    """The compiled loop returns to Python for the progress bar every 1/200 of the run at
-    first, four times less often whenever those pauses come faster than BAR_INTERVAL: a
-    bare pendulum's 2 s, which take milliseconds, pause a handful of times, not 200."""
+    """The compiled loop returns to Python for the progress bar after FIRST_PAUSE evaluations
+    at first, four times fewer whenever those pauses come faster than BAR_INTERVAL (more
+    often only after a pause that took over a second, which a run of milliseconds has not):
+    a bare pendulum's 10 s pause at least once and at most once per FIRST_PAUSE
+    evaluations."""
     from pinext.compiled import path
 
     calls = []
@@ -956,9 +958,11 @@ def test_a_short_run_pauses_for_its_progress_bar_a_few_times(tmp_path, monkeypat
 
     monkeypatch.setattr(path._dop, "advance", counted)
     monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
-    traj = px.simulate(px.System(pendulum(tmp_path)), 2.0, q0=np.array([1.0, 0.0, 0.0]))
-    assert traj.meta["stats"]["compiled_segments"] == traj.meta["stats"]["segments"] == 1
-    assert len(calls) <= 10
+    traj = px.simulate(px.System(pendulum(tmp_path)), 10.0, q0=np.array([1.0, 0.0, 0.0]))
+    stats = traj.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"] == 1
+    assert stats["nfev"] > path.FIRST_PAUSE  # long enough to pause
+    assert 2 <= len(calls) <= 1 + stats["nfev"] // path.FIRST_PAUSE
 
 
 def test_a_run_says_how_much_of_its_time_the_compiled_loops_took(tmp_path, monkeypatch):

@@ -492,16 +492,17 @@ def advance(
     out_y,
     g_last,
     evs,
-    t_pause,
+    nfev_pause,
     stop_when_stiff,
 ):
     """Step DOP853 from the run's state (st, it, y, k[0]) towards t_end.
 
     Returns a code: DONE (t_end reached), EVENT (it[_EVENT] crossed; st[_TROOT] its time, y
-    the state there), PAUSE (output buffer full or t passed t_pause: call again), STIFF (the
-    stiffness test fired 15 times and ``stop_when_stiff``), or a failure (too small a step,
-    non-finite state). Output: every accepted step, or the times t_eval[it[_NSAMPLE]:] by
-    dense output, into out_t/out_y from it[_NOUT].
+    the state there), PAUSE (output buffer full or ``nfev_pause`` evaluations counted in
+    it[_NFEV]: call again), STIFF (the stiffness test fired 15 times and
+    ``stop_when_stiff``), or a failure (too small a step, non-finite state). Output: every
+    accepted step, or the times t_eval[it[_NSAMPLE]:] by dense output, into out_t/out_y from
+    it[_NOUT].
     """
     n = y.size
     y1 = np.empty(n)
@@ -517,7 +518,7 @@ def advance(
     h = st[_H]
     overflows = 0
     while True:
-        if it[_NOUT] >= capacity - 1 or x > t_pause:
+        if it[_NOUT] >= capacity - 1 or it[_NFEV] >= nfev_pause:
             st[_T] = x
             st[_H] = h
             return PAUSE

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -79,8 +80,12 @@ def enabled() -> bool:
 
 
 #: Wall time [s] between two pauses of the compiled loop for the progress bar, below which
-#: the simulated time between pauses grows (a short run returns to Python a few times only).
+#: the evaluations between pauses grow (a short run returns to Python a few times only).
 BAR_INTERVAL = 0.05
+
+#: Evaluations before the compiled loop's first pause for the progress bar (a few
+#: milliseconds), and the fewest between two pauses.
+FIRST_PAUSE, FEWEST_PAUSE = 2000, 250
 
 
 def _packed(system: System):
@@ -116,13 +121,34 @@ def _form(
     return cache[key]
 
 
+#: Each run's compiled Cartesian law, by the run's own law object (the ``(t, x)`` wrapper
+#: :func:`~pinext.simulation.controls.checked_control` makes): built once a run, for each
+#: segment's kernel and the recorder, and gone with the run.
+_CARTESIAN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cartesian(law: Any, model: Any) -> Any:
+    """:func:`cartesian_law` of the law's controller on ``model``, once per law object."""
+    try:
+        built_on, form = _CARTESIAN[law]
+    except (KeyError, TypeError):  # (an object without weak references: built each time)
+        built_on = None
+    if built_on is not model:
+        form = cartesian_law(getattr(law, "controller", None), model)
+        try:
+            _CARTESIAN[law] = (model, form)
+        except TypeError:
+            pass
+    return form
+
+
 def law_inputs(system: System, law: Any, t: np.ndarray, x: np.ndarray) -> np.ndarray | None:
     """The inputs of a built-in law that the kernels evaluate (a
     :class:`pinext.control.cartesian.CartesianPD`) at each recorded sample, (N, n_inputs),
     in one compiled loop; None for any other law (the recorder then calls it)."""
     if not enabled() or not system.euclidean or not system.torque_inputs:
         return None
-    form = cartesian_law(getattr(law, "controller", None), system.model)
+    form = _cartesian(law, system.model)
     packed = None if form is None else _packed(system)
     if form is None or packed is None:
         return None
@@ -145,7 +171,7 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
         pd = pd_law(getattr(law.law if period else law, "controller", None), model)
     cartesian = None
     if system.torque_inputs and n == model.nv and system.euclidean and not period:
-        cartesian = cartesian_law(getattr(law, "controller", None), model)
+        cartesian = _cartesian(law, model)
     if cartesian is not None:
         return dict(
             u_kind=CONSTANT, u_times=np.zeros(1), u_values=np.zeros((1, n)), cartesian=cartesian
@@ -454,10 +480,10 @@ def solve(
         else:
             _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it, g_last, events)
         # the pauses' spacing carries over from the run's previous segment
-        stride = getattr(progress, "stride", progress.step) if progress is not None else np.inf
+        stride = getattr(progress, "stride", FIRST_PAUSE) if progress is not None else np.inf
         last = began = time.perf_counter()
-        while True:  # pauses for the bar: fewer while they come faster than BAR_INTERVAL
-            pause = progress.n + stride if progress is not None else np.inf
+        while True:  # pauses for the bar, in evaluations: fewer while they come faster than
+            pause = float(it[i_nfev]) + stride  # BAR_INTERVAL apart (inf without a bar)
             if radau and sampler is not None:
                 code = _sampled.radau_sampled(
                     kernel, y, clock, t1, hmax, rtol, atol, work[0], work[1], work[2],
@@ -494,7 +520,7 @@ def solve(
                 if now - last < BAR_INTERVAL:
                     stride *= 4.0
                 elif now - last > 20.0 * BAR_INTERVAL:  # a slower stretch: finer again
-                    stride = max(stride / 4.0, progress.step)
+                    stride = max(stride / 4.0, FEWEST_PAUSE)
                 last = now
             if code != _dop.PAUSE:
                 break

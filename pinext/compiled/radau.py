@@ -488,16 +488,16 @@ def advance(
     out_y,
     g_last,
     evs,
-    t_pause,
+    nfev_pause,
 ):
     """Step Radau IIA from the run's state (st, it, y, f, J, LU factors, dense output) towards
     t_end: scipy's ``Radau._step_impl`` in a loop, with ``solve_ivp``'s events and outputs.
 
     Returns a code: DONE (t_end reached), EVENT (it[_EVENT] crossed; st[_TROOT] its time, y
-    the state there on the collocation polynomial), PAUSE (output buffer full or t passed
-    t_pause: call again), or a failure (too small a step, non-finite state). Output: every
-    accepted step, or the times t_eval[it[_NSAMPLE]:] by dense output, into out_t/out_y from
-    it[_NOUT].
+    the state there on the collocation polynomial), PAUSE (output buffer full or
+    ``nfev_pause`` evaluations counted in it[_NFEV]: call again), or a failure (too small a
+    step, non-finite state). Output: every accepted step, or the times t_eval[it[_NSAMPLE]:]
+    by dense output, into out_t/out_y from it[_NOUT].
     """
     n = y.size
     Z = np.zeros((3, n))
@@ -519,7 +519,7 @@ def advance(
     sampled = t_eval.size > 0
     t = st[_T]
     while True:
-        if it[_NOUT] >= capacity - 1 or t > t_pause:
+        if it[_NOUT] >= capacity - 1 or it[_NFEV] >= nfev_pause:
             st[_T] = t
             return PAUSE
         if t >= t_end:

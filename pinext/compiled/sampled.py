@@ -86,8 +86,8 @@ def _turned(g, evs):
 
 @njit(cache=True)
 def dop853_sampled(
-    P, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs, t_pause,
-    stop_when_stiff,
+    P, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs,
+    nfev_pause, stop_when_stiff,
 ):  # fmt: skip
     """:func:`pinext.compiled.dop853.advance` across control samples: ``clock`` holds
     [the next sample time (or t1), the number of samples taken]. Returns advance's code when
@@ -95,7 +95,7 @@ def dop853_sampled(
     while True:
         code = _dop.advance(
             P, y, clock[0], hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs,
-            t_pause, stop_when_stiff,
+            nfev_pause, stop_when_stiff,
         )  # fmt: skip
         if code != _dop.DONE or clock[0] >= t1:
             return code
@@ -114,14 +114,14 @@ def dop853_sampled(
 @njit(cache=True)
 def radau_sampled(
     P, y, clock, t1, hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st, it,
-    t_eval, out_t, out_y, g_last, evs, t_pause,
+    t_eval, out_t, out_y, g_last, evs, nfev_pause,
 ):  # fmt: skip
     """:func:`pinext.compiled.radau.advance` across control samples (see
     :func:`dop853_sampled`)."""
     while True:
         code = _rad.advance(
             P, y, clock[0], hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st,
-            it, t_eval, out_t, out_y, g_last, evs, t_pause,
+            it, t_eval, out_t, out_y, g_last, evs, nfev_pause,
         )  # fmt: skip
         if code != _rad.DONE or clock[0] >= t1:
             return code

@@ -347,10 +347,42 @@ def contact_forces(
         [np.zeros(r.m) if r.compliance is None else r.compliance for _, r in rows]
     )
     bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
-    minv_jt = np.linalg.solve(mass, jacobian.T)
-    delassus = jacobian @ minv_jt + np.diag(compliance)
-    b = jacobian @ np.linalg.solve(mass, tau - bias) + drift
-    return solve_lcp(delassus, b, bilateral)
+    m = drift.size
+    forces, active = np.zeros(m), np.zeros(m, dtype=bool)
+    outcome = _forces(
+        np.ascontiguousarray(mass, dtype=float),
+        np.ascontiguousarray(jacobian, dtype=float),
+        np.ascontiguousarray(tau - bias, dtype=float),
+        np.ascontiguousarray(drift, dtype=float),
+        np.ascontiguousarray(compliance, dtype=float),
+        bilateral,
+        forces,
+        active,
+    )
+    _raise_unsolved(*outcome, m)
+    return forces, active
+
+
+@njit(cache=True)
+def _forces(
+    mass: np.ndarray,
+    J: np.ndarray,
+    effort: np.ndarray,
+    drift: np.ndarray,
+    compliance: np.ndarray,
+    bilateral: np.ndarray,
+    forces: np.ndarray,
+    active: np.ndarray,
+) -> tuple[int, float]:
+    """:func:`contact_forces` after stacking the rows, compiled: ``G = J M⁻¹ Jᵀ + C`` and
+    ``b = J M⁻¹ (τ − h) + γ`` (``effort`` = τ − h), then :func:`_proximal_lcp`, which writes
+    the forces and the active rows in place and returns its (outcome, held velocity)."""
+    minv_jt = np.linalg.solve(mass, np.ascontiguousarray(J.T))
+    delassus = J @ minv_jt
+    for i in range(compliance.size):
+        delassus[i, i] += compliance[i]
+    b = J @ np.linalg.solve(mass, effort) + drift
+    return _proximal_lcp(delassus, b, bilateral, forces, active)
 
 
 class FrictionalImpulseResult(NamedTuple):

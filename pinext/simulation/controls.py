@@ -193,13 +193,14 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
             raise InvalidParameter(
                 f"control has {value.size} entries, expected {n}: {_inputs_text(system)}"
             )
-    if isinstance(control, Controller):
+    ours = isinstance(control, Controller)  # its (t, x) wrapper is built here
+    if ours:
         control = as_state_law(control, system.layout)
     law = as_control(control, n)
     if control is None or not callable(control):
         return law
     try:
-        signature = inspect.signature(law)
+        signature = None if ours else inspect.signature(law)
     except (TypeError, ValueError):  # builtins without a signature: judged by the call below
         signature = None
     if signature is not None:

@@ -25,6 +25,7 @@ looking the ``package://`` URIs up in known roots. Nothing in it is an absolute 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from pathlib import Path, PurePosixPath
@@ -52,7 +53,7 @@ def robot_description(robot: Any) -> dict[str, Any] | None:
     if not getattr(robot, "path", None) or not Path(robot.path).is_file():
         return None
     path = Path(robot.path)
-    urdf, meshes = portable_urdf(path.read_text(encoding="utf-8"), path.resolve().parent)
+    urdf, meshes = _portable_file(str(path), *_stamp(path))
     sources = list(getattr(robot.extensions, "sources", []) or [])
     tomls = [Path(s) for s in sources if str(s).endswith(".toml") and Path(s).is_file()]
     support = getattr(robot, "support", None)
@@ -60,9 +61,9 @@ def robot_description(robot: Any) -> dict[str, Any] | None:
         "format": FORMAT,
         "file": path.name,
         "urdf": urdf,
-        "meshes": meshes,
+        "meshes": list(meshes),
         "extensions": bool(sources),
-        "sidecar": tomls[-1].read_text(encoding="utf-8") if tomls else None,
+        "sidecar": _text(str(tomls[-1]), *_stamp(tomls[-1])) if tomls else None,
         "sidecar_file": tomls[-1].name if tomls else None,
         "root_joint": root_joint_of(robot.rigid_model),
         "flexible": [
@@ -72,6 +73,25 @@ def robot_description(robot: Any) -> dict[str, Any] | None:
         ],
         "support": support.to_dict() if support is not None else None,
     }
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """The file's modification time [ns] and size: a file read again when either changes."""
+    stat = path.stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=64)
+def _text(path: str, mtime: int, size: int) -> str:
+    """The text of a file, read once per version (:func:`_stamp`)."""
+    return Path(path).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=64)
+def _portable_file(path: str, mtime: int, size: int) -> tuple[str, tuple[str, ...]]:
+    """:func:`portable_urdf` of a URDF file, once per version of the file (:func:`_stamp`)."""
+    urdf, meshes = portable_urdf(_text(path, mtime, size), Path(path).resolve().parent)
+    return urdf, tuple(meshes)
 
 
 def root_joint_of(rigid_model: Any) -> str | None:

@@ -112,13 +112,11 @@ def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = N
     """
     x = _initial_state(system, x0, q0, v0)
     q = x[: system.model.nq]
-    if np.all(np.isfinite(q)):
-        massless = massless_joints(system.model, q)
-        if massless:
-            raise InvalidParameter(massless_message(*massless[0]))
+    if np.all(np.isfinite(q)):  # a massless joint makes M singular: named first when so
         singular = singular_inertia(system.model, q)
         if singular is not None:
-            raise InvalidParameter(singular)
+            massless = massless_joints(system.model, q)
+            raise InvalidParameter(massless_message(*massless[0]) if massless else singular)
     return x
 
 

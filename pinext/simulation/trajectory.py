@@ -198,11 +198,10 @@ class Trajectory:
         System), and the metadata read from ``system`` now. The trajectory keeps no
         reference to ``system``."""
         robot = system.robot
-        meta = run_metadata(system)
+        meta = run_metadata(system)  # built afresh
         meta["support"] = robot.support.to_dict() if getattr(robot, "support", None) else None
-        for comp in system.components:
-            meta.update(comp.metadata())
-        meta = copy.deepcopy(meta)  # nothing shared with the components' own lists
+        for comp in system.components:  # nothing shared with the components' own lists
+            meta.update(copy.deepcopy(comp.metadata()))
         return cls(
             t=np.asarray(t, dtype=float),
             x=np.asarray(x, dtype=float),
