@@ -272,3 +272,28 @@ def test_pen_tip_bounces_once_per_impact_and_never_on_separating_motion():
         )
     assert len(traj.events) < 50
     assert np.abs(traj.energy_balance().residual).max() < 1e-9
+
+
+def test_a_first_impact_that_compiles_says_so_once(monkeypatch, capsys):
+    """The impulse kernels compile at the first impact of a fresh installation (10–20 s):
+    a first call that takes over a second prints the compiling notice, once per process;
+    later calls run the kernel directly."""
+    import time
+
+    from pinext.contact import impulse
+
+    kernel = impulse._proximal_lcp
+
+    def slow(*args):
+        time.sleep(1.3)
+        return kernel(*args)
+
+    slow.__name__ = kernel.__name__
+    monkeypatch.setattr(impulse, "_warm", set())
+    monkeypatch.setattr(impulse, "_proximal_lcp", slow)
+    delassus, b = np.array([[2.0]]), np.array([-1.0])
+    for _ in range(2):
+        np.testing.assert_allclose(solve_lcp(delassus, b)[0], [0.5])
+    err = capsys.readouterr().err
+    assert err.count("pinext: compiling the impact kernels") == 1
+    assert impulse._warm == {"_proximal_lcp", "said"}

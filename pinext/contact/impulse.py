@@ -32,8 +32,10 @@ and what is known of the existence of a solution: :func:`frictional_impulse`.
 
 from __future__ import annotations
 
+import sys
+import threading
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -101,8 +103,39 @@ def solve_lcp(
     if m == 0:
         return np.zeros(0), np.zeros(0, dtype=bool)
     P, active = np.zeros(m), np.zeros(m, dtype=bool)
-    _raise_unsolved(*_proximal_lcp(G, b, np.ascontiguousarray(bilateral), P, active), m)
+    _raise_unsolved(*_call(_proximal_lcp, G, b, np.ascontiguousarray(bilateral), P, active), m)
     return P, active
+
+
+#: The kernels below that have run in this process (compiled, or loaded from the cache), and
+#: "said" once the compiling notice is out.
+_warm: set[str] = set()
+
+
+def _compiling_notice() -> None:
+    if "said" not in _warm:
+        _warm.add("said")
+        print(
+            "pinext: compiling the impact kernels (first impact only, cached)...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _call(kernel: Any, *args: Any) -> Any:
+    """``kernel(*args)``; the first call of a kernel in a process says on stderr that the
+    impact kernels compile if it takes over a second (a fresh installation: 10–20 s, cached
+    afterwards)."""
+    if kernel.__name__ in _warm:
+        return kernel(*args)
+    timer = threading.Timer(1.0, _compiling_notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        return kernel(*args)
+    finally:
+        timer.cancel()
+        _warm.add(kernel.__name__)
 
 
 def _raise_unsolved(status: int, held: float, m: int) -> None:
@@ -266,7 +299,7 @@ def impact_impulse(
         return ImpulseResult(np.array(v, dtype=float), np.zeros(0), np.zeros(0, dtype=bool))
     pin.crba(model, data, q)
     v_plus, P, active = np.array(v, dtype=float), np.zeros(m), np.zeros(m, dtype=bool)
-    outcome = _frictionless(data.M, J, e.copy(), bilateral, rest_velocity, v_plus, P, active)
+    outcome = _call(_frictionless, data.M, J, e.copy(), bilateral, rest_velocity, v_plus, P, active)
     _raise_unsolved(*outcome, m)
     return ImpulseResult(v_plus, P, active)
 
@@ -349,7 +382,8 @@ def contact_forces(
     bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
     m = drift.size
     forces, active = np.zeros(m), np.zeros(m, dtype=bool)
-    outcome = _forces(
+    outcome = _call(
+        _forces,
         np.ascontiguousarray(mass, dtype=float),
         np.ascontiguousarray(jacobian, dtype=float),
         np.ascontiguousarray(tau - bias, dtype=float),
