@@ -304,11 +304,12 @@ def test_bounces_share_their_kernel_without_sharing_their_state(monkeypatch):
 
 
 def test_a_run_of_many_segments_pauses_for_its_bar_a_few_times_in_all(monkeypatch):
-    """The pauses of the compiled loop for the progress bar keep their spacing from one
-    segment to the next: the bouncing tool's 2 s (two dozen segments) return to Python once
-    per segment and a few times besides, not a few per segment. Besides the segments' ends:
-    the spacing grows fourfold from 1/200 of the run to all of it in ⌈log₄ 200⌉ = 4 pauses,
-    and starts again once after a slow pause (the kernels' first compilation): 8."""
+    """The pauses of the compiled loop for the progress bar are counted in evaluations
+    (FIRST_PAUSE at first, fourfold more while they come faster than BAR_INTERVAL, a fourth
+    after a pause that took over a second: the kernels' first compilation), and their spacing
+    carries over from one segment to the next: the bouncing tool's 2 s (two dozen segments of
+    a few hundred evaluations) return to Python once per segment, and besides at most once
+    per FIRST_PAUSE / 4 evaluations, not a few times per segment."""
     calls = []
     advance = compiled_path._dop.advance
 
@@ -324,7 +325,7 @@ def test_a_run_of_many_segments_pauses_for_its_bar_a_few_times_in_all(monkeypatc
     traj = px.simulate(system, 2.0, q0=q0)
     stats = traj.meta["stats"]
     assert stats["compiled_segments"] == stats["segments"] > 20
-    assert len(calls) <= stats["segments"] + 8
+    assert len(calls) <= stats["segments"] + stats["nfev"] // (compiled_path.FIRST_PAUSE // 4)
 
 
 def test_a_welded_box_on_a_table_with_drives_limits_and_friction(tmp_path, monkeypatch):
@@ -555,3 +556,25 @@ def test_a_dynamic_table_with_drives_limits_and_friction_on_both_paths(
     assert np.abs(compiled.x[:, :-2] - python.x[:, :-2]).max() < 1e-7
     for traj in (compiled, python):
         assert traj.energy_balance().max_relative() < 1e-8
+
+
+def test_a_cartesian_law_changed_between_runs_runs_as_changed():
+    """The compiled form of a CartesianPD is built once a run (for every segment's kernel
+    and for the recorded torques) and never kept across runs: a gain changed between two runs
+    of one System runs the second run with the new gain, sample for sample as a new law with
+    that gain, and differently from the first run."""
+    import copy
+
+    from pinext.tasks import writing_scene
+
+    system, q0, law = writing_scene("rigid")
+
+    def run(control):
+        return px.simulate(system, 0.5, q0=q0, control=control, rtol=1e-8, progress=False)
+
+    first = run(law)
+    law.kp = 2.0 * law.kp
+    second, fresh = run(law), run(copy.deepcopy(law))
+    np.testing.assert_array_equal(second.x, fresh.x)
+    np.testing.assert_array_equal(second.outputs["input"], fresh.outputs["input"])
+    assert np.abs(second.x[-1] - first.x[-1]).max() > 1e-6

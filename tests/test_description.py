@@ -173,6 +173,19 @@ def test_mesh_references_become_package_uris(tmp_path):
     assert portable_uri(str(elsewhere), urdf_dir) == "package://meshes/c.stl"
 
 
+def test_a_description_reads_the_urdf_as_it_is_when_the_run_ends(tmp_path):
+    """The portable URDF text is read once per version of the file (its modification time
+    and size): runs of an unchanged file share it, a file rewritten between two runs is
+    read again."""
+    path = tmp_path / "twotr.urdf"
+    shutil.copy(px.robot_path("twotr"), path)
+    robot = px.load_urdf(path)
+    first = robot_description(robot)
+    assert robot_description(robot)["urdf"] == first["urdf"]
+    path.write_text(path.read_text() + "<!-- edited -->\n")
+    assert robot_description(robot)["urdf"] == first["urdf"] + "<!-- edited -->\n"
+
+
 def test_a_robot_not_loaded_from_a_urdf_has_no_description(tmp_path):
     robot = px.load_urdf(px.robot_path("twotr"))
     assert robot_description(robot) is not None
