@@ -122,10 +122,10 @@ def _compiling_notice() -> None:
         )
 
 
-def _call(kernel: Any, *args: Any) -> Any:
-    """``kernel(*args)``; the first call of a kernel in a process says on stderr that the
-    impact kernels compile if it takes over a second (a fresh installation: 10–20 s, cached
-    afterwards)."""
+def _call(kernel: Any, *args: Any) -> tuple[int, float]:
+    """``kernel(*args)``: a kernel that returns :func:`_proximal_lcp`'s (outcome, held
+    velocity). The first call of a kernel in a process says on stderr that the impact kernels
+    compile if it takes over a second (a fresh installation: 10–20 s, cached afterwards)."""
     if kernel.__name__ in _warm:
         return kernel(*args)
     timer = threading.Timer(1.0, _compiling_notice)
