@@ -297,3 +297,40 @@ def test_a_first_impact_that_compiles_says_so_once(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("pinext: compiling the impact kernels") == 1
     assert impulse._warm == {"_proximal_lcp", "said"}
+
+
+def test_bilateral_rows_keep_their_velocity_or_come_to_rest_as_told():
+    """A bilateral row of an impact keeps its velocity (a loop, a coupling: satisfied before
+    the impact), or, told ``stopping`` (a joint that friction holds, creeping at the rounding
+    of earlier impacts), comes to rest: on 100 seeded problems of one approaching unilateral
+    row and two bilateral rows, v⁺ is the plastic impact's closed form
+    ``v⁺ = v⁻ − M⁻¹Jᵀ (J M⁻¹ Jᵀ)⁻¹ (J v⁻ − target)`` over the held rows, the unilateral row
+    held when its impulse is then ≥ 0, else free (and then not approaching)."""
+    rng = np.random.default_rng(5)
+    model = pin.buildSampleModelManipulator()
+    data = model.createData()
+
+    def plastic(mass, v, jacobian, target):
+        minv_jt = np.linalg.solve(mass, jacobian.T)
+        impulse = np.linalg.solve(jacobian @ minv_jt, target - jacobian @ v)
+        return v + minv_jt @ impulse, impulse
+
+    for _ in range(100):
+        q = pin.randomConfiguration(model)
+        v = rng.normal(size=model.nv)
+        jacobian = rng.normal(size=(3, model.nv))
+        jacobian[0] *= -np.sign(jacobian[0] @ v)  # the unilateral row approaches
+        stopping = np.array([False, rng.uniform() < 0.5, rng.uniform() < 0.5])
+        result = impact_impulse(
+            model, data, q, v, jacobian, bilateral=np.array([False, True, True]),
+            stopping=stopping,
+        )  # fmt: skip
+        mass = pin.crba(model, data, q)
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        target = np.where(stopping, 0.0, jacobian @ v)
+        target[0] = 0.0
+        expected, impulse = plastic(mass, v, jacobian, target)
+        if impulse[0] < 0.0:  # the unilateral row is free: the bilateral rows alone
+            expected, _ = plastic(mass, v, jacobian[1:], target[1:])
+            assert jacobian[0] @ expected >= 0.0
+        np.testing.assert_allclose(result.v_plus, expected, rtol=0, atol=1e-9 * np.abs(v).max())

@@ -12,6 +12,7 @@ from scipy.optimize import brentq
 
 import pinext as px
 from pinext.contact import Contact, JointFriction, plane
+from tests.conftest import pendulum_urdf
 from tests.models import assert_sound_run, random_pose
 
 G = 9.81
@@ -296,3 +297,52 @@ def test_a_held_law_with_friction_limits_and_mimic_keeps_the_coulomb_law(
         [e.t for e in compiled.events], [e.t for e in python.events], rtol=0, atol=1e-8
     )
     np.testing.assert_allclose(compiled.x[-1], python.x[-1], atol=1e-8)
+
+
+def _two_links(tmp_path, shoulder_friction):
+    """Two links of 0.4 m, 1 kg without gravity: the shoulder ``j0`` with a Coulomb friction
+    torque, the elbow ``j1`` frictionless between stops at ±0.3 rad."""
+    j0, j1 = pendulum_urdf(n=2).split('<joint name="j1"')
+    j0 = j0.replace('damping="0.0"/>', f'damping="0.0" friction="{shoulder_friction}"/>')
+    j1 = j1.replace('lower="-10" upper="10"', 'lower="-0.3" upper="0.3"')
+    urdf = j0 + '<joint name="j1"' + j1
+    path = tmp_path / "two_links.urdf"
+    path.write_text(urdf)
+    robot = px.load_urdf(path)
+    robot.model.gravity = pin.Motion.Zero()
+    return robot
+
+
+@pytest.mark.parametrize("speed", [1e-4, 1.0])
+def test_an_impact_passes_through_stuck_joints_only_when_faster_than_the_rest_velocity(
+    tmp_path, speed
+):
+    """The elbow lands on its stop while friction holds the shoulder. Faster than the stop's
+    rest velocity (1e-3 rad/s), the impact's impulse passes through the shoulder (a finite
+    friction torque transmits none): q̇⁺ is the M-orthogonal projection with the elbow's row
+    alone, the shoulder moves and slips until friction stops it. Slower, friction holds the
+    shoulder through the impact: both rows held, q̇⁺ = 0 and the shoulder never moves, where
+    it would otherwise creep at the order of the landing speed, slip and stop again at once.
+    The energy audit closes across either."""
+    robot = _two_links(tmp_path, shoulder_friction=50.0)
+    system = px.System(robot)
+    q0 = np.array([0.4, 0.3 - 1e-6])
+    traj = px.simulate(system, 0.2, q0=q0, v0=np.array([0.0, speed]))
+    first = traj.events[0]
+    assert first.name == "limit:j1"
+    after = np.flatnonzero(traj.t == first.t)[-1]
+    v_before, v_after = traj.v[after - 1], traj.v[after]
+    if speed < 1e-3:
+        np.testing.assert_allclose(v_after, 0.0, rtol=0, atol=1e-12 * speed)
+        assert "j0.friction_stops" not in [e.name for e in traj.events]
+        assert np.abs(traj.q[:, 0] - q0[0]).max() < 1e-12  # the shoulder never moves
+    else:
+        mass = pin.crba(robot.model, robot.model.createData(), traj.q[after])
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        row = np.array([[0.0, 1.0]])
+        minv_jt = np.linalg.solve(mass, row.T)
+        expected = v_before - minv_jt @ np.linalg.solve(row @ minv_jt, row @ v_before)
+        np.testing.assert_allclose(v_after, expected, rtol=0, atol=1e-12 * speed)
+        assert abs(v_after[0]) > 0.1 * speed
+        assert "j0.friction_stops" in [e.name for e in traj.events]
+    assert traj.energy_balance().max_relative() < 1e-8

@@ -249,6 +249,7 @@ def impact_impulse(
     *,
     restitution: np.ndarray | float = 0.0,
     bilateral: np.ndarray | None = None,
+    stopping: np.ndarray | None = None,
     rest_velocity: float = 0.0,
 ) -> ImpulseResult:
     """The impulses of a simultaneous impact of several rows, McClamroch (1986) (40)–(42) with
@@ -270,7 +271,11 @@ def impact_impulse(
         jacobian: J, shape (m, nv): the engaged rows (their velocity ``J q̇`` is positive
             when the row separates).
         restitution: Newton's coefficients e ∈ [0, 1], scalar or shape (m,).
-        bilateral: Shape (m,) booleans: rows held in both directions (default none).
+        bilateral: Shape (m,) booleans: rows held in both directions (default none); they
+            keep their velocity, satisfied before the impact.
+        stopping: Shape (m,) booleans: bilateral rows that the impact brings to rest
+            instead (``J q̇⁺ = 0``: the joints that friction holds, creeping at the rounding
+            of earlier impacts; default none).
         rest_velocity: The Zeno cut [m/s or rad/s]: unilateral rows that the impulses leave
             separating slower than this are held too (w = 0) when they can be with P ≥ 0,
             or whatever the sign when the impact itself is slower than this (the rows come
@@ -295,11 +300,15 @@ def impact_impulse(
         raise InvalidParameter(f"restitution must be in [0, 1], got {e}")
     bilateral = np.zeros(m, dtype=bool) if bilateral is None else np.asarray(bilateral, bool)
     bilateral = np.ascontiguousarray(bilateral)
+    stopping = np.zeros(m, dtype=bool) if stopping is None else np.asarray(stopping, bool)
+    keeping = np.ascontiguousarray(bilateral & ~stopping)
     if m == 0:
         return ImpulseResult(np.array(v, dtype=float), np.zeros(0), np.zeros(0, dtype=bool))
     pin.crba(model, data, q)
     v_plus, P, active = np.array(v, dtype=float), np.zeros(m), np.zeros(m, dtype=bool)
-    outcome = _call(_frictionless, data.M, J, e.copy(), bilateral, rest_velocity, v_plus, P, active)
+    outcome = _call(
+        _frictionless, data.M, J, e.copy(), bilateral, keeping, rest_velocity, v_plus, P, active
+    )
     _raise_unsolved(*outcome, m)
     return ImpulseResult(v_plus, P, active)
 
@@ -310,21 +319,25 @@ def _frictionless(
     J: np.ndarray,
     e: np.ndarray,
     bilateral: np.ndarray,
+    keeping: np.ndarray,
     rest_velocity: float,
     v: np.ndarray,
     P: np.ndarray,
     active: np.ndarray,
 ) -> tuple[int, float]:
     """:func:`impact_impulse` after its checks, compiled: M from its upper triangle (as
-    ``crba`` fills it); v (before, then after the impact), P and active written in place.
+    ``crba`` fills it); v (before, then after the impact), P and active written in place;
+    ``keeping``: the bilateral rows that keep their velocity (the others come to rest).
     Returns :func:`_proximal_lcp`'s (outcome, held velocity)."""
     M = np.triu(upper) + np.triu(upper, 1).T
     minv_jt = np.linalg.solve(M, np.ascontiguousarray(J.T))
     rate = J @ v
     b = rate + e * np.minimum(rate, 0.0)
     for i in range(b.size):
-        if bilateral[i]:  # satisfied before the impact, they keep their velocity
+        if keeping[i]:  # satisfied before the impact, they keep their velocity
             b[i] = 0.0
+        elif bilateral[i]:  # brought to rest, without restitution
+            b[i] = rate[i]
     delassus = J @ minv_jt
     status, held = _proximal_lcp(delassus, b, bilateral, P, active)
     if status != _SOLVED:
@@ -1262,6 +1275,27 @@ def _relaxed(problem: _Problem) -> np.ndarray:
     return P
 
 
+def impact_speed(rows: list, v: np.ndarray) -> float:
+    """How fast the rows of an impact approach [m/s or rad/s]: the largest ``−J q̇`` of the
+    unilateral rows (a frictional contact's normal row) and ``|J q̇|`` of the others, the
+    ``slow_only`` rows aside; ``rows`` as :func:`solve_impact` takes them."""
+    from ..simulation.component import RowKind
+
+    speed = 0.0
+    for _, r in rows:
+        if not r.slow_only:
+            rate = (r.jacobian[:1] if r.friction > 0.0 else r.jacobian) @ v
+            speed = max(speed, float(np.max(-rate if r.kind is RowKind.UNILATERAL else abs(rate))))
+    return speed
+
+
+def taking_part(rows: list, speed: float, rest_velocity: float) -> list:
+    """The rows that take part in an impact of that speed: all of them when it is slower
+    than ``rest_velocity``, else all but the ``slow_only`` ones (the joints that friction
+    holds: :mod:`pinext.contact.joint_friction`)."""
+    return [row for row in rows if speed < rest_velocity or not row[1].slow_only]
+
+
 def solve_impact(
     model: pin.Model,
     data: pin.Data,
@@ -1275,13 +1309,31 @@ def solve_impact(
     """The impact of every engaged row of a System: ``(name, ConstraintRows)`` pairs as
     ``trial.rows(x, mode, impulse=True)`` gives them. Frictionless rows go to
     :func:`impact_impulse`; rows with a friction coefficient (a frictional contact: its
-    normal row then its tangential rows) make it :func:`frictional_impulse`.
+    normal row then its tangential rows) make it :func:`frictional_impulse`. Rows that hold
+    through slow impacts only (``slow_only``: the joints that friction holds) take part in
+    an impact slower than ``rest_velocity`` only (:func:`impact_speed`, :func:`taking_part`).
 
     Returns:
-        The result; its ``impulse`` and ``active`` follow the stacked rows.
+        The result; its ``impulse`` and ``active`` follow the stacked rows (zero and False
+        on the rows that took no part).
     """
     from ..simulation.component import RowKind
 
+    part = taking_part(rows, impact_speed(rows, v), rest_velocity)
+    if len(part) < len(rows):  # a fast impact: the slow-only rows aside, their entries zero
+        taking = np.concatenate([np.full(r.m, not r.slow_only) for _, r in rows])
+        result = solve_impact(
+            model,
+            data,
+            q,
+            v,
+            part,
+            restitution=np.broadcast_to(np.asarray(restitution, float), taking.shape)[taking],
+            rest_velocity=rest_velocity,
+        )
+        impulse, active = np.zeros(taking.size), np.zeros(taking.size, dtype=bool)
+        impulse[taking], active[taking] = result.impulse, result.active
+        return result._replace(impulse=impulse, active=active)
     jacobian = np.vstack([r.jacobian for _, r in rows])
     bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
     cones, start = [], 0
@@ -1299,6 +1351,7 @@ def solve_impact(
             jacobian,
             restitution=restitution,
             bilateral=bilateral,
+            stopping=np.concatenate([np.full(r.m, r.slow_only) for _, r in rows]),
             rest_velocity=rest_velocity,
         )
     pin.crba(model, data, q)

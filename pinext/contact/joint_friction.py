@@ -17,15 +17,23 @@ Pinocchio reads into ``model.friction``, or the extension format's ``[joint_fric
   gear): no friction torque; it chooses again when those rows change.
 
 From rest a joint is held when, without its own row, the other rows already keep it at rest;
-else it sticks when the reaction of its row lies within ``±F_c``, else it slips. Impacts do not
-involve joint friction (a finite torque transmits no impulse).
+else it sticks when the reaction of its row lies within ``±F_c``, else it slips.
+
+An impact faster than its rest velocity (the Zeno cut of the component that hits:
+``rest_velocity`` of :class:`~pinext.contact.JointLimits` or of a contact) passes through the
+stuck joints: a finite torque transmits no impulse. A slower one leaves them stuck, at rest
+(their rows take part in the impulse problem with ``J q̇⁺ = 0``): its impulse is of the order
+of that speed, and the friction of an impact of finite duration holds it. Without this, a
+finger that settles on its stop at 1e-7 rad/s sets the stuck joints of the arm creeping at
+that order of speed, each of which slips and stops again within nanoseconds: thousands of
+events for nothing (tiago_dual from its neutral pose).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -253,8 +261,13 @@ class JointFriction(Component):
             RowKind.MODAL,
         )
 
-    def impulse_rows(self, t, x, q, v, mode, data):  # noqa: D102 - no impulse through friction
-        return None
+    def impulse_rows(self, t, x, q, v, mode, data):
+        """The stuck joints' rows, held through impacts slower than their rest velocity only
+        (the module's docstring)."""
+        if not self.is_constrained(mode):
+            return None
+        rows = self.constraint_rows(t, x, q, v, mode, data)
+        return replace(rows, slow_only=True)
 
     def _reactions(self, mode: JointFrictionModes, step: Step) -> np.ndarray:
         """The friction torque of every joint [N.m or N] in a step."""

@@ -132,14 +132,17 @@ def engagement_impulse(
         play_velocity: ψ̇⁻ [rad/s].
         restitution: e on the flank.
         rows: ``(name, ConstraintRows)`` of the other engaged rows (``trial.rows(x,
-            impulse=True)``).
+            impulse=True)``; the ``slow_only`` ones take part in an engagement slower than
+            ``rest_velocity`` only: :func:`pinext.contact.impulse.taking_part`).
         rest_velocity: Rebounds below this [rad/s or m/s] end at rest (other rows).
 
     Returns:
         (v⁺, ψ̇⁺, the flank's impulse P ≥ 0 [N.m.s]; the joint receives s P).
     """
-    from ..contact.impulse import frictional_impulse, solve_lcp
+    from ..contact.impulse import frictional_impulse, impact_speed, solve_lcp, taking_part
 
+    # the flank closes at s ψ̇⁻ (its row's rate is −s ψ̇⁻)
+    rows = taking_part(rows, max(impact_speed(rows, v), sign * play_velocity), rest_velocity)
     nv = v.size
     augmented = np.zeros((nv + 1, nv + 1))
     augmented[:nv, :nv] = mass

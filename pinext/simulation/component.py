@@ -161,6 +161,9 @@ class ConstraintRows:
         friction: Coulomb's μ of a frictional contact in an impulse problem
             (:meth:`Component.impulse_rows`): row 0 is the normal (unilateral), the others
             its tangential rows, whose impulse stays in the cone ``|P_t| ≤ μ P_n``; 0: none.
+        slow_only: In an impulse problem: rows that hold through an impact slower than the
+            impact's rest velocity only, and take no part in a faster one (the joints that
+            Coulomb friction holds: :mod:`pinext.contact.joint_friction`).
     """
 
     jacobian: np.ndarray
@@ -169,6 +172,7 @@ class ConstraintRows:
     kind: RowKind = RowKind.BILATERAL
     force_map: np.ndarray | None = None
     friction: float = 0.0
+    slow_only: bool = False
 
     @property
     def m(self) -> int:
