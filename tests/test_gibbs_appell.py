@@ -384,30 +384,28 @@ def test_chaplygin_sleigh_keeps_constraint_and_energy():
     assert res.constraint_residual() < 1e-12
 
 
-def test_first_kernel_call_announces_compilation_once(monkeypatch, capsys):
+def test_first_kernel_call_announces_compilation_once(capsys):
     """A slow first call prints one line; the kernel is then called directly (no wrapper)."""
     import threading
     import types
 
     from pinext.dynamics import gibbs_appell as ga
+    from pinext.dynamics.first_call import FirstCallNotice
 
     announced = threading.Event()
-    real_notice = ga._compiling_notice
-
-    def notice():
-        real_notice()
-        announced.set()
 
     def slow_kernel(x):  # stands for a kernel that numba is compiling
         assert announced.wait(timeout=60)  # returns once the notice has fired
         return 2 * x
 
-    fake = types.SimpleNamespace(slow_kernel=slow_kernel)
-    monkeypatch.setattr(ga, "_kernels", fake)
-    monkeypatch.setattr(ga, "_compiling_notice", notice)
-    monkeypatch.setattr(ga, "_notice_printed", False)
-    monkeypatch.setattr(ga, "NOTICE_AFTER", 0.0)
-    kernels = ga._FirstCallNotice()
+    kernels = FirstCallNotice(types.SimpleNamespace(slow_kernel=slow_kernel), ga._k._message, 0.0)
+    real_notice = kernels._notice
+
+    def notice():
+        real_notice()
+        announced.set()
+
+    kernels._notice = notice  # type: ignore[method-assign]
     assert kernels.slow_kernel(3) == 6
     assert kernels.slow_kernel is slow_kernel  # later calls go straight to the kernel
     assert kernels.slow_kernel(4) == 8

@@ -276,27 +276,27 @@ def test_pen_tip_bounces_once_per_impact_and_never_on_separating_motion():
 
 def test_a_first_impact_that_compiles_says_so_once(monkeypatch, capsys):
     """The impulse kernels compile at the first impact of a fresh installation (10–20 s):
-    a first call that takes over a second prints the compiling notice, once per process;
-    later calls run the kernel directly."""
+    they are called through a ``FirstCallNotice``, so a first call that outlasts its delay
+    prints the impact kernels' notice, once; later calls run the kernel directly."""
     import time
+    import types
 
     from pinext.contact import impulse
+    from pinext.dynamics.first_call import FirstCallNotice
 
     kernel = impulse._proximal_lcp
 
-    def slow(*args):
-        time.sleep(1.3)
+    def slow(*args):  # stands for a kernel that numba is compiling
+        time.sleep(0.3)
         return kernel(*args)
 
-    slow.__name__ = kernel.__name__
-    monkeypatch.setattr(impulse, "_warm", set())
-    monkeypatch.setattr(impulse, "_proximal_lcp", slow)
+    kernels = FirstCallNotice(types.SimpleNamespace(_proximal_lcp=slow), impulse._k._message, 0.1)
+    monkeypatch.setattr(impulse, "_k", kernels)
     delassus, b = np.array([[2.0]]), np.array([-1.0])
     for _ in range(2):
         np.testing.assert_allclose(solve_lcp(delassus, b)[0], [0.5])
-    err = capsys.readouterr().err
-    assert err.count("pinext: compiling the impact kernels") == 1
-    assert impulse._warm == {"_proximal_lcp", "said"}
+    assert capsys.readouterr().err.count("pinext: compiling the impact kernels") == 1
+    assert kernels._proximal_lcp is slow  # later calls go straight to the kernel
 
 
 def test_bilateral_rows_keep_their_velocity_or_come_to_rest_as_told():

@@ -33,14 +33,14 @@ and what is known of the existence of a solution: :func:`frictional_impulse`.
 from __future__ import annotations
 
 import sys
-import threading
 from enum import Enum
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
 from numba import njit
 
+from ..dynamics.first_call import FirstCallNotice
 from ..exceptions import ConstraintError, InvalidParameter
 
 #: Velocities [m/s or rad/s] and impulses [N.s] above ``-TOLERANCE * scale`` count as >= 0.
@@ -103,39 +103,18 @@ def solve_lcp(
     if m == 0:
         return np.zeros(0), np.zeros(0, dtype=bool)
     P, active = np.zeros(m), np.zeros(m, dtype=bool)
-    _raise_unsolved(*_call(_proximal_lcp, G, b, np.ascontiguousarray(bilateral), P, active), m)
+    status, held = _k._proximal_lcp(G, b, np.ascontiguousarray(bilateral), P, active)
+    _raise_unsolved(status, held, m)
     return P, active
 
 
-#: The kernels below that have run in this process (compiled, or loaded from the cache), and
-#: "said" once the compiling notice is out.
-_warm: set[str] = set()
-
-
-def _compiling_notice() -> None:
-    if "said" not in _warm:
-        _warm.add("said")
-        print(
-            "pinext: compiling the impact kernels (first impact only, cached)...",
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-def _call(kernel: Any, *args: Any) -> tuple[int, float]:
-    """``kernel(*args)``: a kernel that returns :func:`_proximal_lcp`'s (outcome, held
-    velocity). The first call of a kernel in a process says on stderr that the impact kernels
-    compile if it takes over a second (a fresh installation: 10–20 s, cached afterwards)."""
-    if kernel.__name__ in _warm:
-        return kernel(*args)
-    timer = threading.Timer(1.0, _compiling_notice)
-    timer.daemon = True
-    timer.start()
-    try:
-        return kernel(*args)
-    finally:
-        timer.cancel()
-        _warm.add(kernel.__name__)
+#: The compiled kernels below, each saying at its first call that it compiles (10–20 s in a
+#: fresh installation: the first impact).
+_k = FirstCallNotice(
+    sys.modules[__name__],
+    "pinext: compiling the impact kernels (first impact only, cached)...",
+    1.0,
+)
 
 
 def _raise_unsolved(status: int, held: float, m: int) -> None:
@@ -306,10 +285,10 @@ def impact_impulse(
         return ImpulseResult(np.array(v, dtype=float), np.zeros(0), np.zeros(0, dtype=bool))
     pin.crba(model, data, q)
     v_plus, P, active = np.array(v, dtype=float), np.zeros(m), np.zeros(m, dtype=bool)
-    outcome = _call(
-        _frictionless, data.M, J, e.copy(), bilateral, keeping, rest_velocity, v_plus, P, active
+    status, held = _k._frictionless(
+        data.M, J, e.copy(), bilateral, keeping, rest_velocity, v_plus, P, active
     )
-    _raise_unsolved(*outcome, m)
+    _raise_unsolved(status, held, m)
     return ImpulseResult(v_plus, P, active)
 
 
@@ -395,8 +374,7 @@ def contact_forces(
     bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
     m = drift.size
     forces, active = np.zeros(m), np.zeros(m, dtype=bool)
-    outcome = _call(
-        _forces,
+    status, held = _k._forces(
         np.ascontiguousarray(mass, dtype=float),
         np.ascontiguousarray(jacobian, dtype=float),
         np.ascontiguousarray(tau - bias, dtype=float),
@@ -406,7 +384,7 @@ def contact_forces(
         forces,
         active,
     )
-    _raise_unsolved(*outcome, m)
+    _raise_unsolved(status, held, m)
     return forces, active
 
 

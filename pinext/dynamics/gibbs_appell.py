@@ -35,8 +35,6 @@ references (:mod:`pinext.check`).
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -44,52 +42,19 @@ import numpy as np
 import pinocchio as pin
 
 from pinext.dynamics import _gibbs_kernels as _kernels
+from pinext.dynamics.first_call import FirstCallNotice
 from pinext.exceptions import InvalidParameter
 
 #: Seconds a first kernel call may take before the compilation notice is printed.
 NOTICE_AFTER = 0.5
-_notice_printed = False
 
-
-def _compiling_notice() -> None:
-    global _notice_printed
-    if not _notice_printed:
-        _notice_printed = True
-        print(
-            "pinext: compiling Gibbs-Appell kernels (first call, cached afterwards)...",
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-class _FirstCallNotice:
-    """The compiled kernels, each wrapped for its first call only.
-
-    Numba compiles a kernel at its first call (about 10 s for all of them; later runs load
-    them from numba's disk cache). A first call still running after :data:`NOTICE_AFTER`
-    seconds prints one line, once per process, so that the wait is not silent. After its first
-    call a kernel is stored on this object and called directly: no cost on later calls.
-    """
-
-    def __getattr__(self, name: str):
-        kernel = getattr(_kernels, name)
-        if not callable(kernel):
-            return kernel
-
-        def first_call(*args):
-            timer = threading.Timer(NOTICE_AFTER, _compiling_notice)
-            timer.daemon = True
-            timer.start()
-            try:
-                return kernel(*args)
-            finally:
-                timer.cancel()
-                setattr(self, name, kernel)
-
-        return first_call
-
-
-_k = _FirstCallNotice()
+#: The compiled kernels, each saying at its first call that it compiles (about 10 s for all
+#: of them in a fresh installation).
+_k = FirstCallNotice(
+    _kernels,
+    "pinext: compiling Gibbs-Appell kernels (first call, cached afterwards)...",
+    NOTICE_AFTER,
+)
 
 __all__ = [
     "AccelerationEnergyTerms",
