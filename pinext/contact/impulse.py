@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -56,6 +56,19 @@ class ImpulseResult(NamedTuple):
     """Shape (m,). Impulse P of every row [N.s or N.m.s]; >= 0 on unilateral rows."""
     active: np.ndarray
     """Shape (m,). Whether a row ends the impact on its surface (w = 0)."""
+
+
+def stacked(rows: list, flag: Any) -> np.ndarray:
+    """``flag(r)`` of each block of ``(name, ConstraintRows)`` pairs, repeated on its rows:
+    one boolean per stacked row."""
+    return np.repeat(np.array([bool(flag(r)) for _, r in rows], dtype=bool), [r.m for _, r in rows])
+
+
+def bilateral_rows(rows: list) -> np.ndarray:
+    """Which stacked rows are held in both directions (every kind but unilateral)."""
+    from ..simulation.component import RowKind
+
+    return stacked(rows, lambda r: r.kind is not RowKind.UNILATERAL)
 
 
 def solve_lcp(
@@ -364,14 +377,13 @@ def contact_forces(
     Returns:
         (λ, active): the reactions of every row in order, and whether each row holds.
     """
-    from ..simulation.component import RowKind
 
     jacobian = np.vstack([r.jacobian for _, r in rows])
     drift = np.concatenate([r.drift for _, r in rows])
     compliance = np.concatenate(
         [np.zeros(r.m) if r.compliance is None else r.compliance for _, r in rows]
     )
-    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
+    bilateral = bilateral_rows(rows)
     m = drift.size
     forces, active = np.zeros(m), np.zeros(m, dtype=bool)
     status, held = _k._forces(
@@ -1295,11 +1307,10 @@ def solve_impact(
         The result; its ``impulse`` and ``active`` follow the stacked rows (zero and False
         on the rows that took no part).
     """
-    from ..simulation.component import RowKind
 
     part = taking_part(rows, impact_speed(rows, v), rest_velocity)
     if len(part) < len(rows):  # a fast impact: the slow-only rows aside, their entries zero
-        taking = np.concatenate([np.full(r.m, not r.slow_only) for _, r in rows])
+        taking = stacked(rows, lambda r: not r.slow_only)
         result = solve_impact(
             model,
             data,
@@ -1313,7 +1324,7 @@ def solve_impact(
         impulse[taking], active[taking] = result.impulse, result.active
         return result._replace(impulse=impulse, active=active)
     jacobian = np.vstack([r.jacobian for _, r in rows])
-    bilateral = np.concatenate([np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows])
+    bilateral = bilateral_rows(rows)
     cones, start = [], 0
     for _, r in rows:
         if r.friction > 0.0:
@@ -1329,7 +1340,7 @@ def solve_impact(
             jacobian,
             restitution=restitution,
             bilateral=bilateral,
-            stopping=np.concatenate([np.full(r.m, r.slow_only) for _, r in rows]),
+            stopping=stacked(rows, lambda r: r.slow_only),
             rest_velocity=rest_velocity,
         )
     pin.crba(model, data, q)

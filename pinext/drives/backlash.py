@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from ..simulation.component import ModeState, RowKind
+from ..simulation.component import ModeState
 
 #: A gap [rad] within this of a flank counts as on the flank.
 GAP_TOLERANCE = 1e-12
@@ -139,7 +139,13 @@ def engagement_impulse(
     Returns:
         (v⁺, ψ̇⁺, the flank's impulse P ≥ 0 [N.m.s]; the joint receives s P).
     """
-    from ..contact.impulse import frictional_impulse, impact_speed, solve_lcp, taking_part
+    from ..contact.impulse import (
+        bilateral_rows,
+        frictional_impulse,
+        impact_speed,
+        solve_lcp,
+        taking_part,
+    )
 
     # the flank closes at s ψ̇⁻ (its row's rate is −s ψ̇⁻)
     rows = taking_part(rows, max(impact_speed(rows, v), sign * play_velocity), rest_velocity)
@@ -152,9 +158,7 @@ def engagement_impulse(
     flank[joint], flank[nv] = sign, -sign
     blocks = [np.hstack([r.jacobian, np.zeros((r.m, 1))]) for _, r in rows]
     jacobian = np.vstack([*blocks, flank[None, :]])
-    bilateral = np.concatenate(
-        [np.full(r.m, r.kind is not RowKind.UNILATERAL) for _, r in rows] + [np.zeros(1, bool)]
-    )
+    bilateral = np.append(bilateral_rows(rows), False)
     e = np.zeros(jacobian.shape[0])
     e[-1] = restitution
     cones, start = [], 0
