@@ -200,7 +200,9 @@ def massless_message(joint: str, link: str) -> str:
     )
 
 
-def singular_inertia(model: pin.Model, q: np.ndarray | None = None) -> str | None:
+def singular_inertia(
+    model: pin.Model, q: np.ndarray | None = None, data: pin.Data | None = None
+) -> str | None:
     """What is wrong when the mass matrix (with ``model.armature``) is singular at q although
     every joint moves mass: several joints turn links that have mass but no rotational inertia
     (a point mass that three neck joints turn about itself has two directions of motion, not
@@ -210,17 +212,21 @@ def singular_inertia(model: pin.Model, q: np.ndarray | None = None) -> str | Non
     Args:
         model: The model.
         q: Configuration, shape (nq,); default neutral.
+        data: A scratch data of the model for the mass matrix; default a new one.
 
     Returns:
         The message naming the joints of the singular direction and the links without
         rotational inertia after them, or None.
     """
     q = pin.neutral(model) if q is None else q
-    mass = pin.crba(model, model.createData(), q)
+    mass = pin.crba(model, model.createData() if data is None else data, q)
     mass = np.triu(mass) + np.triu(mass, 1).T + np.diag(np.asarray(model.armature, dtype=float))
-    values, vectors = np.linalg.eigh(mass)
-    if model.nv == 0 or values[0] > 1e-14 * max(values[-1], 1e-300):
+    if model.nv == 0:
         return None
+    values = np.linalg.eigvalsh(mass)  # the vectors only for the message
+    if values[0] > 1e-14 * max(values[-1], 1e-300):
+        return None
+    values, vectors = np.linalg.eigh(mass)
     direction = np.abs(vectors[:, 0])
     dofs = np.flatnonzero(direction > 0.1 * direction.max())
     joints = [

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
-from .events import DISTANCES, LEAVING, REACTION, TIME, _event, events_at
+from .events import DISTANCES, LEAVING, REACTION, TIME, _event, events_at, values_at
 from .phase import rhs
 from .spatial import kernel
 
@@ -160,9 +160,9 @@ def _hinit(P, t, y, t_end, k, y1, hmax, rtol, atol):
 def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it, g_last, evs):
     """Initialise a run at (t0, y0): f(t0, y0) in k[0], the first step in st (HINIT853), the
     event functions' values in g_last."""
-    events_at(P, t0, y0, evs, g_last, np.empty(y0.size))
     y1 = np.empty_like(y0)
     rhs(P, t0, y0, k[0])
+    values_at(P, t0, y0, evs, g_last)
     it[_NFEV] += 2
     st[_T] = t0
     st[_H] = first_step if first_step > 0.0 else _hinit(P, t0, y0, t_end, k, y1, hmax, rtol, atol)
@@ -181,11 +181,11 @@ def resume(P, t, y, hmax, k, st, it, g_last, evs):
     again (a reaction depends on the inputs); the step size, its controller's memory and the
     stiffness test's counters are kept, so the run goes on as if it had never stopped."""
     rhs(P, t, y, k[0])
+    values_at(P, t, y, evs, g_last)
     it[_NFEV] += 1
     st[_T] = t
     st[_H] = min(st[_H], hmax)
     it[_REJECT] = 0
-    events_at(P, t, y, evs, g_last, np.empty(y.size))
 
 
 @kernel
@@ -550,7 +550,8 @@ def advance(
         if err <= 1.0:
             st[_FACOLD] = max(err, 1.0e-4)
             it[_NACCPT] += 1
-            rhs(P, x + h, y_new, k[12])
+            x_new = t_end if last else x + h  # lands on t_end exactly (a control sample)
+            rhs(P, x_new, y_new, k[12])  # (FSAL; its reactions and gaps serve the events)
             it[_NFEV] += 1
             stiff_now = False
             if it[_NACCPT] % it[_NSTIFF] == 0 or it[_IASTI] > 0:
@@ -581,13 +582,12 @@ def advance(
                 h = st[_H]
                 continue
             x_old = x
-            x_new = t_end if last else x + h  # lands on t_end exactly (a control sample)
             # events between the accepted steps
             crossed = -1
             t_root = np.inf
             dense = False  # the step's dense output in f
             if n_events > 0:
-                events_at(P, x_new, y_new, evs, g_new, scratch)
+                values_at(P, x_new, y_new, evs, g_new)
                 for e in range(n_events):
                     if _active(g_last[e], g_new[e], evs[7][e]):
                         if not dense:

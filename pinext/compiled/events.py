@@ -106,6 +106,14 @@ def events_at(P, t, y, evs, out, tmp):
         if _dynamic(evs[0][e]):
             rhs(P, t, y, tmp)
             break
+    values_at(P, t, y, evs, out)
+
+
+@kernel
+def values_at(P, t, y, evs, out):
+    """Every event at (t, y) into out, the right-hand side having just been evaluated at
+    (t, y) (its reactions, gaps and layer force are in P): an integrator's own evaluation at
+    the end of a step, or at its start, serves the events too."""
     for e in range(out.size):
         out[e] = _value(P, e, t, y, evs)
 

@@ -37,7 +37,7 @@ from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
-from .dop853 import _active, _beyond, brent_step, events_at, record
+from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
 from .phase import _configuration, _inputs, _locked_rows, rhs
 
@@ -385,10 +385,10 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs):
     step, the Newton tolerance and the Jacobian at the start; the event functions' values in
     g_last."""
     n = y0.size
-    events_at(Pk, t0, y0, evs, g_last, np.empty(n))
     y1 = np.empty(n)
     f1 = np.empty(n)
     rhs(Pk, t0, y0, f)
+    values_at(Pk, t0, y0, evs, g_last)
     it[_NFEV] += 2
     st[_T] = t0
     st[_H] = _select_initial_step(Pk, t0, y0, t_end, hmax, f, rtol, atol, y1, f1)
@@ -408,9 +408,9 @@ def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
     f(t, y) again, the event functions again; the step size, the Jacobian, its LU factors and
     the last collocation polynomial (the Newton guess) are kept."""
     rhs(Pk, t, y, f)
+    values_at(Pk, t, y, evs, g_last)
     it[_NFEV] += 1
     st[_T] = t
-    events_at(Pk, t, y, evs, g_last, np.empty(y.size))
 
 
 @njit(cache=True)
@@ -637,6 +637,7 @@ def advance(
         else:
             has_lu = False
         rhs(Pk, t_new, y_new, f_new)
+        values_at(Pk, t_new, y_new, evs, g_new)  # (before the Jacobian's evaluations)
         it[_NFEV] += 1
         if recompute_jac:
             it[_NFEV] += _jacobian(Pk, t_new, y_new, f_new, J, y1, f1, minv)
@@ -668,7 +669,6 @@ def advance(
         crossed = -1
         t_root = np.inf
         if n_events > 0:
-            events_at(Pk, t_new, y_new, evs, g_new, f1)
             for e in range(n_events):
                 if _active(g_last[e], g_new[e], evs[7][e]):
                     ga = _event(Pk, e, t_old, y_old, evs, f1)

@@ -113,7 +113,7 @@ def as_initial_state(system: System, x0: Any = None, q0: Any = None, v0: Any = N
     x = _initial_state(system, x0, q0, v0)
     q = x[: system.model.nq]
     if np.all(np.isfinite(q)):  # a massless joint makes M singular: named first when so
-        singular = singular_inertia(system.model, q)
+        singular = singular_inertia(system.model, q, system.data)
         if singular is not None:
             massless = massless_joints(system.model, q)
             raise InvalidParameter(massless_message(*massless[0]) if massless else singular)
