@@ -54,7 +54,10 @@ def writing_task(repeats: int) -> None:
     ``repeats`` runs after one that loads the kernels; the Python path one run), the
     real-time factor, one evaluation (integrator step included) against ``pin.aba`` and
     against ``pin.constraintDynamics`` with one 3D contact at the pen tip (the nearest
-    Pinocchio call for ABA plus a contact row), both timed at the task's start pose, and the
+    Pinocchio call for ABA plus a contact row), both timed at the task's start pose; one
+    evaluation of the whole call (start-up and Trajectory included) and of the integration
+    alone (``stats["wall_time"]``: the segments and the events between them, as
+    ``bench_simulate.py`` counts one evaluation), and the
     error that buys: the pen tip's path and the normal force against a run at rtol 1e-12
     (sampled every 1 ms), the impact time against bisection, the energy audit."""
     from pinext.tasks import FRAME, start_configuration, writing_arm, writing_scene
@@ -88,7 +91,8 @@ def writing_task(repeats: int) -> None:
 
     print(
         f"{'environment':12s} {'path':9s} {'rtol':>6s} {'wall [s]':>9s} {'x real time':>12s} "
-        f"{'rhs calls':>10s} {'us/eval':>8s} {'/ aba':>6s} {'/ cD':>6s} {'tip error [m]':>14s} "
+        f"{'rhs calls':>10s} {'us/eval':>8s} {'/ aba':>6s} {'/ cD':>6s} {'run / cD':>9s} "
+        f"{'tip error [m]':>14s} "
         f"{'force error [N]':>16s} {'impact error [s]':>17s} {'energy residual':>16s}"
     )
     t_ref = None
@@ -103,12 +107,13 @@ def writing_task(repeats: int) -> None:
             os.environ["PINEXT_NO_COMPILED"] = flag
             _writing_run(scene, 1e-6)  # loads the kernels
             for rtol in (1e-6, 1e-8, 1e-10):
-                walls = []
+                walls, runs = [], []
                 for _ in range(repeats if flag == "0" else 1):
                     start = time.perf_counter()
                     traj = _writing_run(scene, rtol)
                     walls.append(time.perf_counter() - start)
-                wall = float(np.median(walls))
+                    runs.append(traj.meta["stats"]["wall_time"])
+                wall, run = float(np.median(walls)), float(np.median(runs))
                 sampled = _writing_run(scene, rtol, 1e-3)  # the same steps, sampled
                 tip = np.abs(tips(sampled) - tip_ref).max()
                 force = np.abs(sampled.outputs["contact.force"] - force_ref).max()
@@ -116,7 +121,8 @@ def writing_task(repeats: int) -> None:
                 print(
                     f"{environment:12s} {path:9s} {rtol:6.0e} {wall:9.4f} {3.0 / wall:12.1f} "
                     f"{traj.meta['stats']['nfev']:10d} {per_eval * 1e6:8.2f} "
-                    f"{per_eval / aba:6.2f} {per_eval / cd:6.2f} {tip:14.2e} {force:16.2e} "
+                    f"{per_eval / aba:6.2f} {per_eval / cd:6.2f} "
+                    f"{run / traj.meta['stats']['nfev'] / cd:9.2f} {tip:14.2e} {force:16.2e} "
                     f"{traj.events[0].t - t_ref:17.2e} "
                     f"{traj.energy_balance().max_relative():16.1e}"
                 )

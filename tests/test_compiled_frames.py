@@ -578,3 +578,41 @@ def test_a_cartesian_law_changed_between_runs_runs_as_changed():
     np.testing.assert_array_equal(second.x, fresh.x)
     np.testing.assert_array_equal(second.outputs["input"], fresh.outputs["input"])
     assert np.abs(second.x[-1] - first.x[-1]).max() > 1e-6
+
+
+@pytest.mark.parametrize("method", ["DOP853", "Radau"])
+def test_a_step_ends_with_the_events_of_its_own_state(monkeypatch, method):
+    """The compiled integrators take the events' values at the end of a step from the step's
+    own last evaluation there (DOP853's FSAL stage, Radau's f at the new point) instead of a
+    second right-hand side: after every return that is not an event, the values they hold
+    (``g_last``) equal the events evaluated afresh at the returned state (``events_at``),
+    the tool's approach gap in flight and the contact's reaction while it rests and slides
+    on the bouncing tool's table. Both are the same expressions of the same state: 1e-12 of
+    their scale."""
+    from pinext.compiled import dop853, radau
+    from pinext.compiled.events import GAP, REACTION, events_at
+
+    module = dop853 if method == "DOP853" else radau
+    advance, checked = module.advance, []
+
+    def checking(kernel, y, *args):
+        code = advance(kernel, y, *args)
+        st, g_last, evs = (args[i] for i in ((5, 10, 11) if method == "DOP853" else (12, 17, 18)))
+        if code in (dop853.DONE, dop853.PAUSE) and g_last.size:
+            fresh = np.empty(g_last.size)
+            events_at(kernel, st[module._T], y.copy(), evs, fresh, np.empty(y.size))
+            checked.append((set(evs[0].tolist()), np.abs(g_last - fresh).max()))
+            assert np.abs(g_last - fresh).max() <= 1e-12 * max(1.0, np.abs(fresh).max())
+        return code
+
+    arm = px.load_robot("six_dof_arm")
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    system = px.System(arm, contacts=[_tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
+    monkeypatch.setattr(module, "advance", checking)
+    monkeypatch.setattr(compiled_path, "FIRST_PAUSE", 50)  # returns within the segments too
+    monkeypatch.setattr(compiled_path, "BAR_INTERVAL", 0.0)
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    traj = px.simulate(system, 1.5, q0=q0, method=method, progress=True)
+    assert traj.meta["stats"]["compiled_segments"] == traj.meta["stats"]["segments"]
+    kinds = set().union(*(k for k, _ in checked))
+    assert {GAP, REACTION} <= kinds, kinds
