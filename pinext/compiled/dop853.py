@@ -73,11 +73,13 @@ EPS = np.finfo(np.float64).eps
 DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, -2, -3, -5
 
 # integer state: it[...]
-(_NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF) = (
-    range(11)
-)
+# _START: 1 until the run's first advance() has started it (st[_T] holds t0)
+(
+    _NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF,
+    _START,
+) = range(12)  # fmt: skip
 #: Length of the integer state ``it``.
-N_INT = 11
+N_INT = 12
 # float state: st[...]; _HFREE: the step proposed before the last one was cut to land on t_end
 _T, _H, _FACOLD, _HLAMB, _TROOT, _HFREE = range(6)
 #: Length of the float state ``st``.
@@ -502,8 +504,12 @@ def advance(
     it[_NFEV]: call again), STIFF (the stiffness test fired 15 times and
     ``stop_when_stiff``), or a failure (too small a step, non-finite state). Output: every
     accepted step, or the times t_eval[it[_NSAMPLE]:] by dense output, into out_t/out_y from
-    it[_NOUT].
+    it[_NOUT]. A run whose it[_START] is set is started first (:func:`start` from st[_T] and
+    y): one call into compiled code per segment, not two.
     """
+    if it[_START]:
+        it[_START] = 0
+        start(P, st[_T], y, t_end, hmax, 0.0, rtol, atol, k, st, it, g_last, evs)
     n = y.size
     y1 = np.empty(n)
     y_new = np.empty(n)

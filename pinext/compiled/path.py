@@ -472,13 +472,9 @@ def solve(
         timer.start()
     out_t = np.empty(capacity)
     out_y = np.empty((capacity, n))
+    st[i_t] = t0  # the first call into the loop starts the run there (one call, not two)
+    it[_rad._START if radau else _dop._START] = 1
     try:
-        if radau:
-            _rad.start(
-                kernel, t0, y, clock[0], hmax, rtol, atol, work[0], work[1], st, it, g_last, events
-            )
-        else:
-            _dop.start(kernel, t0, y, clock[0], hmax, 0.0, rtol, atol, k, st, it, g_last, events)
         # the pauses' spacing carries over from the run's previous segment
         stride = getattr(progress, "stride", FIRST_PAUSE) if progress is not None else np.inf
         last = began = time.perf_counter()

@@ -71,8 +71,9 @@ DONE, EVENT, PAUSE, FAILED_SMALL, FAILED_NAN = 0, 1, 2, -3, -5
     _HAS_LU,
     _HAS_SOL,
     _NREJECT,
-) = range(12)
-N_INT = 12
+    _START,  # 1 until the run's first advance() has started it (st[_T] holds t0)
+) = range(13)
+N_INT = 13
 # float state: st[...]: t, the proposed |h|, scipy's h_abs_old and error_norm_old (< 0: None),
 # the event time, the Newton tolerance, and the last accepted step (t_old, h) of the dense output
 # the step of the current LU factors, and the step proposed before the last one was cut to land
@@ -497,8 +498,12 @@ def advance(
     the state there on the collocation polynomial), PAUSE (output buffer full or
     ``nfev_pause`` evaluations counted in it[_NFEV]: call again), or a failure (too small a
     step, non-finite state). Output: every accepted step, or the times t_eval[it[_NSAMPLE]:]
-    by dense output, into out_t/out_y from it[_NOUT].
+    by dense output, into out_t/out_y from it[_NOUT]. A run whose it[_START] is set is
+    started first (:func:`start` from st[_T] and y).
     """
+    if it[_START]:
+        it[_START] = 0
+        start(Pk, st[_T], y, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs)
     n = y.size
     Z = np.zeros((3, n))
     W = np.empty((3, n))
