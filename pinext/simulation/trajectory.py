@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import pickle
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +13,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ..exceptions import FileFormatError, NameNotFound
-from .caches import cache
 from .columns import input_columns, state_columns
 from .description import robot_description
 from .outputs import Outputs, OutputTable, describe, output_info
@@ -119,38 +117,25 @@ def _jsonable(value: Any) -> Any:
 def run_metadata(system: Any) -> dict[str, Any]:
     """The metadata every run's Trajectory carries about its System: the robot (its
     description for the viewer, its sizes, joint names and flexible links), the drives and
-    their reductions, and the columns of the state, the inputs and the outputs.
-
-    All but the description (read from the URDF as it is now) come from the System's
-    assembly: they are built once per System (in the engine's cache) and each run gets its
-    own copy."""
-    assembled = cache(system, "metadata")
-    if not assembled:
-        model, robot = system.model, system.robot
-        assembled["pickled"] = pickle.dumps(
-            {
-                "robot": model.name,
-                "nq": model.nq,
-                "nv": model.nv,
-                "joint_names": list(model.names)[1:],
-                "flexible": [
-                    dataclasses.asdict(f)
-                    for f in robot.flexible
-                    if dataclasses.is_dataclass(f) and not isinstance(f, type)
-                ],
-                "drives": list(system.drives),
-                "reductions": {
-                    j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()
-                },
-                "state_columns": state_columns(system),
-                "input_columns": input_columns(system),
-                "outputs": output_info(system),
-            },
-            protocol=pickle.HIGHEST_PROTOCOL,
-        )
-    meta = pickle.loads(assembled["pickled"])  # a copy of plain data, shared with no run
-    meta["description"] = robot_description(system.robot)
-    return meta
+    their reductions, and the columns of the state, the inputs and the outputs."""
+    model, robot = system.model, system.robot
+    return {
+        "robot": model.name,
+        "description": robot_description(robot),
+        "nq": model.nq,
+        "nv": model.nv,
+        "joint_names": list(model.names)[1:],
+        "flexible": [
+            dataclasses.asdict(f)
+            for f in robot.flexible
+            if dataclasses.is_dataclass(f) and not isinstance(f, type)
+        ],
+        "drives": list(system.drives),
+        "reductions": {j: float(getattr(d, "ratio", 1.0)) for j, d in system.drives.items()},
+        "state_columns": state_columns(system),
+        "input_columns": input_columns(system),
+        "outputs": output_info(system),
+    }
 
 
 @dataclass
