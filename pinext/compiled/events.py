@@ -137,7 +137,8 @@ def compiled_events(
     DISTANCES event; the stop of a LEAVING event, then (its velocity's index, 0, d0), with t0
     in ``time[e]``; the row of a REACTION in ``index`` (g = sign · λ + bound); the watched
     block of a GAP in ``index`` (:func:`watched_gaps`), d0 in ``bound`` and t0 in ``time[e]``
-    (−∞: no separation test); a TIME event its time in ``time[e]``."""
+    (−∞: no separation test), then (1 if the loop may apply its bounce else 0, restitution,
+    rest velocity: :mod:`pinext.compiled.impacts`); a TIME event its time in ``time[e]``."""
     kind: list[int] = []
     start: list[int] = []
     stop: list[int] = []
@@ -175,9 +176,9 @@ def compiled_events(
             kind.append(LAYER)
         elif isinstance(form, Gap):  # the watched blocks, in the events' order (watched_gaps)
             kind.append(GAP)
-            index.append(kind[:-1].count(GAP))
-            sign.append(1.0)
-            bound.append(form.d0)
+            index += [kind[:-1].count(GAP), int(form.restitution > 0.0)]
+            sign += [1.0, form.restitution]
+            bound += [form.d0, form.rest_velocity]
             time[-1] = form.t0
         else:
             announce(f"event '{event.name}' has no compiled form")

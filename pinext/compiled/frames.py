@@ -173,12 +173,12 @@ def _frame(pm, fw, j, rot_l, pos_l, b, s):
 
 
 @helper
-def _columns(pm, fw, j, s, sign, kind, row):
-    """Add sign × the Jacobian of frame s of the joints from j to the root into fw.jac[row:]:
+def _columns(pm, fw, j, s, sign, kind, jac, row):
+    """Add sign × the Jacobian of frame s of the joints from j to the root into jac[row:]:
     the point rows, then the angular rows of the kind (world axes for a weld, the hinge's
     world normals in the rows of fw.orient[2] for a hinge); for FRAME_NORMAL the one row
     along the normal in fw.orient[2, 0]."""
-    rot_w, pos_w, jac, nrm = fw.rotation, fw.position, fw.jac, fw.orient[2]
+    rot_w, pos_w, nrm = fw.rotation, fw.position, fw.orient[2]
     p0, p1, p2 = fw.frame[s, 0, 0], fw.frame[s, 0, 1], fw.frame[s, 0, 2]
     a = j
     while a > 0:
@@ -291,6 +291,20 @@ def _residual(rows, fw, b, kind, gamma, row):
 
 
 @helper
+def normal_row(pm, fw, rows, b, jac, row):
+    """The row of block b of ``rows`` (a point on a plane, :data:`FRAME_NORMAL`) into
+    jac[row], its frames A and B' into fw.frame, the plane's normal into fw.orient[2, 0] and
+    its residual φ into fw.phi[0], once :func:`_kinematics` has run."""
+    _frame(pm, fw, rows.joint_a[b], rows.rot_a, rows.pos_a, b, 0)
+    _frame(pm, fw, rows.joint_b[b], rows.rot_b, rows.pos_b, b, 1)
+    _residual(rows, fw, b, FRAME_NORMAL, fw.drift, 0)
+    for c in range(jac.shape[1]):
+        jac[row, c] = 0.0
+    _columns(pm, fw, rows.joint_a[b], 0, 1.0, FRAME_NORMAL, jac, row)
+    _columns(pm, fw, rows.joint_b[b], 1, -1.0, FRAME_NORMAL, jac, row)
+
+
+@helper
 def evaluate(pm, fw, y, nv):
     """fw.jac and fw.gamma (``γ = J̇ v + 2ω J v + ω² φ``) of every block of rows, and fw.gap
     of every watched block, at the state y of the last ABA (its transforms, v_i and c_i), its
@@ -311,8 +325,8 @@ def evaluate(pm, fw, y, nv):
         for i in range(row, row + n):
             for c in range(jac.shape[1]):
                 jac[i, c] = 0.0
-        _columns(pm, fw, rows.joint_a[b], 0, 1.0, kind, row)
-        _columns(pm, fw, rows.joint_b[b], 1, -1.0, kind, row)
+        _columns(pm, fw, rows.joint_a[b], 0, 1.0, kind, jac, row)
+        _columns(pm, fw, rows.joint_b[b], 1, -1.0, kind, jac, row)
         w = rows.omega[b]
         for i in range(n):
             rate = 0.0

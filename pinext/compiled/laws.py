@@ -85,7 +85,7 @@ def cartesian_torques(pm, law, t, q, v, u):
     for i in range(6):
         for c in range(nv):
             jac[i, c] = 0.0
-    _frames._columns(pm, fw, rows.joint_a[0], 0, 1.0, FRAME_WELD, 0)
+    _frames._columns(pm, fw, rows.joint_a[0], 0, 1.0, FRAME_WELD, jac, 0)
     # the desired position and velocity on the path
     pd0, pd1, pd2 = law.start[0], law.start[1], law.start[2]
     vd0 = vd1 = vd2 = 0.0

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..simulation.component import FRAME_NORMAL, Layer
+from ..simulation.component import Layer
 from . import frames as _frames
 from .spatial import helper
 
@@ -58,14 +58,8 @@ def press(pm, lw, y, nv, lin):
     fw = lw.work
     rows = fw.rows
     _frames._kinematics(pm, fw)
-    _frames._frame(pm, fw, rows.joint_a[0], rows.rot_a, rows.pos_a, 0, 0)
-    _frames._frame(pm, fw, rows.joint_b[0], rows.rot_b, rows.pos_b, 0, 1)
-    _frames._residual(rows, fw, 0, FRAME_NORMAL, fw.drift, 0)  # the plane's normal
     jac = fw.jac
-    for c in range(nv):
-        jac[0, c] = 0.0
-    _frames._columns(pm, fw, rows.joint_a[0], 0, 1.0, FRAME_NORMAL, 0)
-    _frames._columns(pm, fw, rows.joint_b[0], 1, -1.0, FRAME_NORMAL, 0)
+    _frames.normal_row(pm, fw, rows, 0, jac, 0)
     rate = 0.0
     for c in range(nv):
         rate += jac[0, c] * y[nv + c]

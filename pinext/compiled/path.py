@@ -381,6 +381,7 @@ def solve(
     method: str = "DOP853",
     sampler: Any = None,
     to_public: Any = None,
+    bounces: int = 0,
 ) -> SimpleNamespace:
     """Integrate the phase with the compiled DOP853 or Radau IIA (see
     :func:`pinext.simulation.dop853.solve` for the arguments and the result; ``status`` 2
@@ -405,6 +406,11 @@ def solve(
         sampler: None, or an object with ``next_time(t)`` (the next sample time after t [s])
             and ``sample(t, x)`` (the input held from t, for the public state x).
         to_public: The chart's map from the internal to the public state (with a sampler).
+        bounces: How many contact bounces the loop may apply itself
+            (:func:`pinext.compiled.impacts.bounce`; not with a ``sampler``): at each, the
+            run goes on from the state after it, which the output holds after the state
+            before it (two samples at the event's time); ``maps`` in the result lists them
+            as (index of the sample after, event, the values of :data:`impacts.VALUES`).
     """
     if method not in METHODS:
         raise InvalidParameter(f"unknown compiled method '{method}'; valid: DOP853, Radau")
@@ -472,6 +478,8 @@ def solve(
         timer.start()
     out_t = np.empty(capacity)
     out_y = np.empty((capacity, n))
+    maps: list[tuple[int, int, np.ndarray]] = []
+    recorded = sum(a.size for a in ts)  # samples in ts so far
     st[i_t] = t0  # the first call into the loop starts the run there (one call, not two)
     it[_rad._START if radau else _dop._START] = 1
     try:
@@ -509,6 +517,7 @@ def solve(
             m = int(it[i_nout])
             ts.append(out_t[:m].copy())
             ys.append(out_y[:m].copy())
+            recorded += m
             it[i_nout] = 0
             if progress is not None and st[i_t] > progress.n:
                 progress.update(min(st[i_t], progress.total) - progress.n)
@@ -518,6 +527,25 @@ def solve(
                 elif now - last > 20.0 * BAR_INTERVAL:  # a slower stretch: finer again
                     stride = max(stride / 4.0, FEWEST_PAUSE)
                 last = now
+            if code == _dop.EVENT and len(maps) < bounces and sampler is None:
+                from . import impacts as _impacts  # (it imports pinext.contact, which imports us)
+
+                before = y.copy()
+                values = np.empty(_impacts.VALUES)
+                if _impacts.bounce(kernel, int(it[i_event]), st[i_troot], y, events, values):
+                    if sampled:  # (the dense output's samples hold no state at the event)
+                        ts.append(np.array([st[i_troot]]))
+                        ys.append(before[None, :])
+                        recorded += 1
+                    ts.append(np.array([st[i_troot]]))
+                    ys.append(y[None, :].copy())
+                    maps.append((recorded, int(it[i_event]), values))
+                    recorded += 1
+                    it[_rad._START if radau else _dop._START] = 1  # restart from the jump,
+                    st[i_t] = st[i_troot]  # as a new segment would start there
+                    if not radau and not max_step:
+                        hmax = t1 - st[i_t]
+                    continue
             if code != _dop.PAUSE:
                 break
         if progress is not None:
@@ -564,4 +592,5 @@ def solve(
         y_stop=y.copy(),
         samples=int(clock[1]),
         loop_time=loop_time,
+        maps=maps,
     )

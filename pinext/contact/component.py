@@ -467,13 +467,17 @@ class ContactComponent(Component):
             block = self._block(i)
             if mode[i] is FREE:
                 start = next((e[1:] for e in mode.leaving if e[0] == i), None)
+                gap = None if block is None else Gap(block, *(start or (-np.inf, 0.0)))
+                if gap is not None and self._bounces_compiled(c):
+                    gap = gap._replace(restitution=c.restitution, rest_velocity=c.rest_velocity)
                 events.append(
                     Event(
                         f"contact:{c.name}",
                         self._gap_function(c, start),
                         -1.0,
                         self._impact_action(i),
-                        compiled=None if block is None else Gap(block, *(start or ())),
+                        compiled=gap,
+                        mapped=self._bounced(i),
                     )
                 )
             elif mode[i] is CLOSED and c.unilateral:
@@ -695,6 +699,39 @@ class ContactComponent(Component):
             return x, mode, info
 
         return action
+
+    def _bounces_compiled(self, c: Contact) -> bool:
+        """Whether the compiled loop may apply contact c's bounces itself: the impact of a
+        unilateral frictionless point on a fixed plane, which :meth:`_simultaneous_impact`
+        solves with the same rule and the same impulse problem when no other row takes part
+        (:mod:`pinext.compiled.impacts` hands it back here otherwise)."""
+        return bool(
+            self.environment is None
+            and not self.moving
+            and not self.layered
+            and c.unilateral
+            and c.friction == 0.0
+            and c.restitution > 0.0
+        )
+
+    def _bounced(self, i: int):
+        """The mode and record after a bounce of contact i that the compiled loop applied
+        (``values``: approach velocity, impulse, the gap it left from), as
+        :meth:`_simultaneous_impact` records one."""
+        contact = self.contacts[i]
+
+        def mapped(t: float, x: np.ndarray, mode: ContactModes, values: np.ndarray):
+            approach, impulse, gap = (float(v) for v in values)
+            info: dict[str, Any] = {
+                "contact": contact.name,
+                "approach_velocity": approach,
+                "impulse": np.array([impulse]),
+                "bounce": True,
+                "simultaneous": [],
+            }
+            return mode.leave(i, t, gap), info
+
+        return mapped
 
     def _simultaneous_impact(
         self, t: float, x: np.ndarray, mode: ContactModes, trial: Trial, i: int

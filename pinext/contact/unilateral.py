@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
 
 from ..exceptions import InvalidParameter
 from ..validation import flag, real, stabilization
@@ -196,9 +197,17 @@ def bounces(contact: Contact, normal_velocity: float) -> bool:
     """
     return bool(
         contact.unilateral
-        and contact.restitution > 0.0
-        and contact.restitution * abs(normal_velocity) > contact.rest_velocity
+        and rebounds(
+            float(contact.restitution), float(contact.rest_velocity), float(normal_velocity)
+        )
     )
+
+
+@njit(cache=True)
+def rebounds(restitution: float, rest_velocity: float, normal_velocity: float) -> bool:
+    """:func:`bounces` of a unilateral contact from its numbers (the one rule, which the
+    compiled loop's bounces read too: :mod:`pinext.compiled.impacts`)."""
+    return restitution > 0.0 and restitution * abs(normal_velocity) > rest_velocity
 
 
 def pulls(contact: Contact, force: np.ndarray) -> bool:

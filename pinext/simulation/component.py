@@ -227,6 +227,11 @@ class Event:
             distances of joints inside their ranges to their stops): when a segment starts
             with it past zero in its direction (a tie with another event within rounding),
             the event fires at once instead of never being seen crossing.
+        mapped: ``(t, x, mode, values) -> (mode_new, info)``: the owner's mode and the record
+            after a map that the compiled loop applied itself (a contact's bounce,
+            :mod:`pinext.compiled.impacts`; ``values`` what it computed: approach velocity,
+            impulse, gap), x the state after it; needed with a :class:`Gap` whose
+            ``restitution`` is set.
     """
 
     name: str
@@ -236,6 +241,7 @@ class Event:
     dynamic: bool = False
     compiled: Distances | Leaving | Reaction | Gap | LayerForce | None = None
     bound: bool = False
+    mapped: Callable[[float, np.ndarray, Any, np.ndarray], tuple[Any, dict]] | None = None
 
 
 @dataclass

@@ -223,11 +223,18 @@ class Gap(NamedTuple):
     """``g(t, x) = φ`` with φ the residual of ``block`` (a one-row :class:`FrameRows`: the
     approach gap of a point to a plane), or, for a row that left its surface at ``t0`` from
     the gap ``d0``, :func:`pinext.contact.limits.leaving_distance` of it (the separation
-    test): the compiled form of a contact's approach event."""
+    test): the compiled form of a contact's approach event.
+
+    ``restitution`` > 0 lets the compiled loop apply the contact's bounce itself
+    (:mod:`pinext.compiled.impacts`: a unilateral frictionless point on a fixed surface, Newton's
+    coefficient and the Zeno cut ``rest_velocity`` as the component's impact uses them); 0
+    leaves every impact to the component's action."""
 
     block: FrameRows
     t0: float = -np.inf
     d0: float = 0.0
+    restitution: float = 0.0
+    rest_velocity: float = 0.0
 
 
 class Layer(NamedTuple):

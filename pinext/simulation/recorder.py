@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from functools import partial
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -97,6 +98,35 @@ class Recorder:
         self.states.append(seg_x)
         self.phase_ids.append(np.full(seg_t.size, len(self.phases) - 1))
         return t_end, x_end
+
+    def event(self, t: float, name: str, info: dict, before, after) -> None:
+        """Record an event at t that mapped the state ``before`` to ``after``, with its energy
+        loss; an action may name what it handled (``info["name"]``)."""
+        energy = self.system.energy
+        info = {**info, "energy_loss": energy(before) - energy(after)}
+        self.events.append(EventRecord(t, info.pop("name", name), info))
+
+    def mapped(self, sol, chart: Chart, owned: list, phase: Phase, t: float, x, continuing: bool):
+        """Record the bounces that the compiled loop applied itself (``sol.maps``,
+        :func:`pinext.compiled.path.solve`) as a segment ending at each: the samples up to
+        the state before it, then the owner's mode after it (:attr:`Event.mapped`) and the
+        event (``continuing``: the first continues the previous segment's phase). Returns the
+        time, state and phase after the last, and the rest of ``sol``."""
+        done = 0
+        for split, e, values in sol.maps:
+            part = SimpleNamespace(t=sol.t[done:split], y=sol.y[:, done:split])
+            t, x = self.segment(
+                part, chart, t, x, phase, None, physical=False, continuing=continuing
+            )
+            continuing = False
+            owner, event = owned[e]
+            after = chart.to_public(sol.y[:, split])
+            mode, info = event.mapped(t, after, phase.get(owner.name), values)
+            phase = phase.replace(owner.name, mode)
+            self.event(t, event.name, info, x, after)
+            x, done = after, split
+        rest = SimpleNamespace(**{**vars(sol), "t": sol.t[done:], "y": sol.y[:, done:]})
+        return t, x, phase, rest
 
     def close(self, t: float, x: np.ndarray) -> None:
         """End the last segment with the state (t, x) just before an event's map, unless it

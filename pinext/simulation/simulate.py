@@ -157,7 +157,9 @@ def simulate(
         (the one that finished the run), ``switched_to_radau_at`` (the time DOP853's stiffness
         test handed over, or None), ``spectral_radius`` (ρ of the linearised system at the
         start [1/s], when the default or DOP853 read it), ``segments`` and
-        ``compiled_segments`` (how many ran on the compiled path), ``compiled_time`` (the
+        ``compiled_segments`` (how many ran on the compiled path), ``loop_events`` (the
+        events a compiled loop applied itself: contact bounces, :mod:`pinext.compiled.
+        impacts`), ``compiled_time`` (the
         part of ``wall_time`` [s] in compiled loops), ``control_period`` (None when
         continuous) and ``control_samples`` (calls of a sampled law).
 
@@ -270,7 +272,7 @@ def simulate(
     nfev, looped = 0, 0.0  # evaluations; wall time in compiled loops [s]
     stiff_warned = False
     switched_at = None
-    segments = compiled_segments = 0
+    segments = compiled_segments = loop_events = 0
 
     started = time.perf_counter()
     try:
@@ -320,11 +322,18 @@ def simulate(
                     options,
                     switch,
                     None if progress is False else bar,
+                    max_events + 1 - len(record.events),
                 )
                 segments += 1
                 compiled_segments += on_compiled
                 nfev += sol.nfev
                 looped += getattr(sol, "loop_time", 0.0)
+                if getattr(sol, "maps", None):  # bounces the compiled loop applied itself
+                    loop_events += len(sol.maps)
+                    t, x, phase, sol = record.mapped(sol, chart, owned, phase, t, x, restarted)
+                    restarted = False
+                    if len(record.events) > max_events:
+                        raise IntegrationError(_cascade(record.events, 0, max_events), t, x)
                 if sol.status == 2:  # DOP853's stiffness test: the rest of the run with Radau
                     t, x = record.segment(
                         sol, chart, t, x, phase, None, physical=False, continuing=restarted
@@ -382,7 +391,7 @@ def simulate(
                         t = max(t, float(upcoming[0]))
                     continue
             owner, event = owned[fired]
-            energy_before = system.energy(x)
+            before = x
             info: dict[str, Any] = {}
             if event.action is not None:
                 trial = system.trial(t, phase, owner, law)
@@ -397,9 +406,7 @@ def simulate(
                     raise EventError(str(err), event.name, involved, t, x) from None
                 x = system.impose(t, x)
                 phase = system.settle(t, x, phase.replace(owner.name, mode), law, skip=owner)
-            info = {**info, "energy_loss": energy_before - system.energy(x)}
-            name = info.pop("name", event.name)  # an action may name what it handled
-            record.events.append(EventRecord(t, name, info))
+            record.event(t, event.name, info, before, x)
             if len(record.events) > max_events or stalled > 50:
                 raise IntegrationError(_cascade(record.events, stalled, max_events), t, x)
             if t >= t_final:  # an event exactly at the end: keep the state after its map
@@ -420,6 +427,7 @@ def simulate(
         "spectral_radius": rho,
         "segments": segments,
         "compiled_segments": compiled_segments,
+        "loop_events": loop_events,
         "compiled_time": looped,
         "control_period": period,
         "control_samples": 0 if held is None else held.samples,
@@ -462,6 +470,7 @@ def _segment(
     options: dict[str, Any],
     switch: float | None,
     bar: Any,
+    bounces: int,
 ) -> tuple[Any, bool]:
     """Integrate one segment of a phase: (solver result, whether it ran compiled).
 
@@ -475,6 +484,8 @@ def _segment(
     differences and again whenever Newton stalls (an Allegro hand with its fingers stuck by
     friction: 5 980 Jacobians in 6 118 steps, 165 000 evaluations where DOP853 takes
     ~35 000), so there DOP853 keeps the run unless those steps exceed :data:`STIFF_STEPS`.
+    ``bounces``: how many contact bounces the compiled loop may apply itself
+    (:mod:`pinext.compiled.impacts`; the result's ``maps``).
     The Python path's event functions are the components' events, then ``restarts`` (the
     chart's re-centring, the law's next jump), in the order of the compiled path's events.
     """
@@ -509,6 +520,7 @@ def _segment(
             method=method,
             sampler=sampler,
             to_public=chart.to_public,
+            bounces=bounces,
         ), True
     implicit = method in IMPLICIT
     rhs = make_rhs(system, phase, chart, law, bar, implicit)

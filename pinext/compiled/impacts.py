@@ -1,0 +1,96 @@
+"""A contact's bounce applied inside the compiled run, where the integrator stopped at it.
+
+A contact's approach event (:class:`pinext.simulation.forms.Gap`) whose ``restitution`` is set
+(a unilateral frictionless point on a fixed plane: :class:`pinext.contact.ContactComponent`)
+ends its segment at every impact on the Python path: the component's action solves the
+impulse problem of every engaged row (McClamroch (1986) (40)–(42)), the component and the
+others settle, and a new segment starts. When the contact bounces and nothing else takes part,
+that is one row, Newton's restitution, and the same phase structure after it: :func:`bounce`
+then applies it where the compiled integrator stopped, with the same rule
+(:func:`pinext.contact.unilateral.rebounds`) and the same impulse problem
+(:func:`pinext.contact.impulse._frictionless` on the contact's row J and the mass matrix of
+the compiled CRBA), and the run goes on (:func:`pinext.compiled.path.solve` restarts the
+integrator there, as a new segment would). Anything else goes back to the component's action:
+an approach that is not one (the separation test), a rebound under the Zeno cut (the contact
+comes to rest: a new phase), another watched contact within
+:data:`pinext.contact.component.GAP_TOLERANCE` of its surface (a simultaneous impact), any
+other event of the phase that the jump would move to zero or past it (a stop reached, a
+velocity's sign), or an impulse problem without a solution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..contact.component import GAP_TOLERANCE
+from ..contact.impulse import _frictionless
+from ..contact.unilateral import rebounds
+from .crba import crba_from_transforms
+from .events import GAP, values_at
+from .frames import normal_row
+from .phase import rhs
+
+#: The numbers :func:`bounce` writes for the record: approach velocity [m/s], impulse [N s],
+#: and the gap the contact leaves from [m].
+VALUES = 3
+
+
+@njit(cache=True)
+def bounce(P, e, t, y, evs, values):
+    """Apply contact event e's bounce at (t, y) if the compiled loop may (module docstring):
+    y's velocities become the velocities after it, event e's separation test starts at t
+    (its t0 and d0 in ``evs``), ``values`` receives the record's numbers (:data:`VALUES`);
+    returns whether it did. Otherwise y and ``evs`` are unchanged."""
+    j = evs[1][e]
+    if evs[0][e] != GAP or evs[4][j + 1] == 0 or P.momentum or P.lam.size or P.layer.constants.size:
+        return False
+    restitution, rest_velocity = evs[5][j + 1], evs[6][j + 1]
+    n, nv, n_events = y.size, P.damping.size, evs[0].size
+    f = np.empty(n)
+    before = np.empty(n_events)
+    rhs(P, t, y, f)  # the kinematics at the impact (the watched gaps, the joint transforms)
+    values_at(P, t, y, evs, before)
+    fw = P.frames
+    b = evs[4][j]
+    for k in range(fw.gap.size):  # another contact on its surface: a simultaneous impact
+        if k != b and abs(fw.gap[k]) <= GAP_TOLERANCE:
+            return False
+    gap = fw.gap[b]
+    jac = np.zeros((1, nv))
+    normal_row(P.model, fw, fw.watch, b, jac, 0)
+    approach = 0.0
+    for c in range(nv):
+        approach += jac[0, c] * y[nv + c]
+    if approach >= 0.0 or not rebounds(restitution, rest_velocity, approach):
+        return False
+    mass = np.empty((nv, nv))
+    crba_from_transforms(P.model, mass)
+    v = y[nv : 2 * nv].copy()
+    impulse = np.zeros(1)
+    status, _ = _frictionless(
+        mass,
+        jac,
+        np.full(1, restitution),
+        np.zeros(1, dtype=np.bool_),
+        np.zeros(1, dtype=np.bool_),
+        rest_velocity,
+        v,
+        impulse,
+        np.zeros(1, dtype=np.bool_),
+    )
+    if status != 0:
+        return False
+    after = y.copy()
+    after[nv : 2 * nv] = v
+    t0, d0 = evs[3][e], evs[6][j]
+    evs[3][e], evs[6][j] = t, min(gap, 0.0)
+    moved = np.empty(n_events)
+    values_at(P, t, after, evs, moved)  # (the gaps read q, which the jump keeps)
+    for k in range(n_events):  # the jump moves no other event to zero or past it
+        if k != e and (abs(moved[k]) <= GAP_TOLERANCE or moved[k] * before[k] < 0.0):
+            evs[3][e], evs[6][j] = t0, d0
+            return False
+    y[nv : 2 * nv] = v
+    values[0], values[1], values[2] = approach, impulse[0], gap
+    return True

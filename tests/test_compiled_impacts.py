@@ -1,0 +1,141 @@
+"""Contact bounces applied inside the compiled run (pinext.compiled.impacts): against the same
+bounces applied by the contact component between segments (Pinocchio's kinematics and CRBA,
+the impulse problem of pinext.contact.impulse), and against the Python path, alone and with
+joint limits, elastic drives and joint friction in the same System."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+import pinext.compiled
+from pinext.contact.limits import VelocityLimitWarning
+from pinext.drives import DCMotor, Drive, ElasticTransmission
+from pinext.robots import robot_path
+
+#: The tests compare the paths themselves.
+BOTH_PATHS = False
+Q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+
+
+def _table(robot, drop, restitution=0.5):
+    """A plane tilted by 0.2 rad, ``drop`` below the six-DOF arm's tool at Q0."""
+    from pinext.contact import Contact, plane
+
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, Q0)
+    normal = pin.rpy.rpyToMatrix(0.2, -0.1, 0.0) @ np.array([0.0, 0.0, 1.0])
+    point = data.oMf[robot.model.getFrameId("tool")].translation - drop * normal
+    return Contact(plane("tool", point, normal), restitution=restitution)
+
+
+def _run(monkeypatch, system, *, in_loop=True, compiled=True, **options):
+    """The run on the compiled path (its bounces in the loop, or each in a segment of its
+    own: ``in_loop=False``) or on the Python path."""
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0" if compiled else "1")
+    if not in_loop:
+        solve = pinext.compiled.solve
+        monkeypatch.setattr(
+            pinext.compiled, "solve", lambda *a, **k: solve(*a, **{**k, "bounces": 0})
+        )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VelocityLimitWarning)
+            return px.simulate(system, q0=Q0, rtol=1e-10, atol=1e-12, **options)
+    finally:
+        monkeypatch.undo()
+
+
+def _same_events(a, b, time_tol):
+    """The same events with the same records: times to ``time_tol``, approach velocities,
+    impulses and energy losses to 1e-9 relative to their largest."""
+    assert [(e.name, e.info.get("bounce")) for e in a.events] == [
+        (e.name, e.info.get("bounce")) for e in b.events
+    ]
+    assert np.abs([e.t for e in a.events] - np.array([e.t for e in b.events])).max() < time_tol
+    for key in ("approach_velocity", "impulse", "energy_loss"):
+        x = np.array([np.sum(e.info.get(key, 0.0)) for e in a.events])
+        y = np.array([np.sum(e.info.get(key, 0.0)) for e in b.events])
+        assert np.abs(x - y).max() <= 1e-9 * np.abs(y).max(), key
+
+
+@pytest.mark.parametrize("method", ["DOP853", "Radau"])
+def test_bounces_in_the_loop_equal_bounces_in_their_own_segments(monkeypatch, method):
+    """The six-DOF arm falling limp onto a tilted table (e = 0.5), 2 s: the compiled loop
+    applies the bounces itself (the two runs of bounces; the rests below the Zeno cut and the
+    lift-off go to the component), and the run applying each in a segment of its own meets
+    the same events with the same records, the same phases (each flight's contact leaving at
+    the same time) and the same samples to 1e-8 (rad; relative for the velocities). Both
+    start the integrator afresh from the same state after each bounce, with the same first
+    step; they differ by the rounding of the impulse (Pinocchio's kinematics and CRBA against
+    the compiled ones), which moves the steps by ~1e-7 of their size (a 1e-16 change of the
+    state is ~1e-6 of the error estimate at rtol 1e-10): the dense output's samples compare,
+    not the steps. The energy audit closes (1e-9)."""
+    arm = px.load_robot("six_dof_arm")
+    system = px.System(arm, contacts=[_table(arm, 0.1)], joint_limits=False)
+    options = {"t_final": 2.0, "method": method, "output_dt": 0.01}
+    loop = _run(monkeypatch, system, **options)
+    apart = _run(monkeypatch, system, **options, in_loop=False)
+    stats = loop.meta["stats"]
+    assert stats["loop_events"] >= 15 and stats["segments"] <= 6
+    assert stats["compiled_segments"] == stats["segments"]
+    assert apart.meta["stats"]["loop_events"] == 0
+    _same_events(loop, apart, 1e-9)
+    modes = [[dict(p.modes)["contact"] for p in run.phases] for run in (loop, apart)]
+    assert [m.structure for m in modes[0]] == [m.structure for m in modes[1]]
+    for a, b in zip(*modes, strict=True):  # each flight leaves at the bounce's time
+        pairs = zip(sorted(a.leaving), sorted(b.leaving), strict=True)
+        assert all(abs(x[1] - y[1]) < 1e-9 for x, y in pairs)
+    assert loop.t.size == apart.t.size
+    assert np.abs(loop.q - apart.q).max() < 1e-8
+    assert np.abs(loop.v - apart.v).max() < 1e-8 * np.abs(apart.v).max()
+    assert loop.energy_balance().max_relative() < 1e-9
+
+
+def test_bounces_in_the_loop_with_limits_drives_and_friction_on_both_paths(tmp_path, monkeypatch):
+    """The same fall with the URDF's joint limits, Coulomb friction (μ-free torque 0.3 N m)
+    in two joints and elastic DC drives on three, 1.5 s: the compiled loop applies bounces
+    itself while the stops and the friction's events watch (a bounce that moves one of them
+    to zero goes to the components), and the run meets the Python path's events with the
+    same records (times 1e-8 s) and follows it to 1e-7 (both at rtol 1e-10); each run's
+    energy audit closes (1e-8)."""
+    text = robot_path("six_dof_arm").read_text().replace('friction="0.0"', 'friction="0.3"', 2)
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(text)
+    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    drives = {
+        j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0))
+        for j in ["shoulder_pan", "shoulder_lift", "elbow"]
+    }
+    system = px.System(arm, drives=drives, contacts=[_table(arm, 0.1)])
+    compiled = _run(monkeypatch, system, t_final=1.5, output_dt=0.01)
+    python = _run(monkeypatch, system, t_final=1.5, output_dt=0.01, compiled=False)
+    assert compiled.meta["stats"]["loop_events"] >= 1
+    assert compiled.meta["stats"]["compiled_segments"] == compiled.meta["stats"]["segments"]
+    _same_events(compiled, python, 1e-8)
+    assert np.abs(compiled.x[:, :-2] - python.x[:, :-2]).max() < 1e-7
+    for traj in (compiled, python):
+        assert traj.energy_balance().max_relative() < 1e-8
+
+
+def test_a_simultaneous_impact_goes_to_the_component(monkeypatch):
+    """Two contacts of the tool point with one table touch together at every impact: the
+    loop hands each to the component, whose impulse problem takes both rows, and the run
+    equals, bit for bit, the run that applies every bounce in a segment of its own."""
+    arm = px.load_robot("six_dof_arm")
+    first, second = _table(arm, 0.1), _table(arm, 0.1)
+    second.name = "tool_again"
+    system = px.System(arm, contacts=[first, second], joint_limits=False)
+    loop = _run(monkeypatch, system, t_final=0.4, output_dt=0.01)
+    apart = _run(monkeypatch, system, t_final=0.4, output_dt=0.01, in_loop=False)
+    assert loop.meta["stats"]["loop_events"] == 0
+    assert sum(bool(e.info.get("simultaneous")) for e in loop.events) > 5
+    assert [(e.t, e.name) for e in loop.events] == [(e.t, e.name) for e in apart.events]
+    np.testing.assert_array_equal(loop.x, apart.x)
