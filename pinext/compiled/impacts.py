@@ -9,8 +9,10 @@ that is one row, Newton's restitution, and the same phase structure after it: :f
 then applies it where the compiled integrator stopped, with the same rule
 (:func:`pinext.contact.unilateral.rebounds`) and the same impulse problem
 (:func:`pinext.contact.impulse._frictionless` on the contact's row J and the mass matrix of
-the compiled CRBA), and the run goes on (:func:`pinext.compiled.path.solve` restarts the
-integrator there, as a new segment would). Anything else goes back to the component's action:
+the compiled CRBA), and the run goes on: :func:`dop853_bouncing` and :func:`radau_bouncing`
+restart the integrator there, as a new segment would, in the same compiled call (a call from
+Python unboxes the whole phase kernel, tens of microseconds). Anything else goes back to the
+component's action:
 an approach that is not one (the separation test), a rebound under the Zeno cut (the contact
 comes to rest: a new phase), another watched contact within
 :data:`pinext.contact.component.GAP_TOLERANCE` of its surface (a simultaneous impact), any
@@ -26,6 +28,8 @@ from numba import njit
 from ..contact.component import GAP_TOLERANCE
 from ..contact.impulse import _frictionless
 from ..contact.unilateral import rebounds
+from . import dop853 as _dop
+from . import radau as _rad
 from .crba import crba_from_transforms
 from .events import GAP, values_at
 from .frames import normal_row
@@ -34,6 +38,16 @@ from .phase import rhs
 #: The numbers :func:`bounce` writes for the record: approach velocity [m/s], impulse [N s],
 #: and the gap the contact leaves from [m].
 VALUES = 3
+#: A row of the bounces' record: the output sample of the state after it, the event, VALUES.
+ROW = 2 + VALUES
+
+
+def may_bounce(events: tuple) -> bool:
+    """Whether an event is a contact's approach whose bounce the loop may apply
+    (:func:`pinext.compiled.events.compiled_events`' flag; :func:`bounce` decides the rest at
+    each)."""
+    kinds, start, index = events[0].tolist(), events[1].tolist(), events[4]
+    return any(kind == GAP and index[j + 1] for kind, j in zip(kinds, start, strict=True))
 
 
 @njit(cache=True)
@@ -94,3 +108,76 @@ def bounce(P, e, t, y, evs, values):
     y[nv : 2 * nv] = v
     values[0], values[1], values[2] = approach, impulse[0], gap
     return True
+
+
+@njit(cache=True)
+def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, i_event, i_troot, i_nout):
+    """After the integrator stopped at an event (y the state there): its bounce applied
+    (:func:`bounce`) while ``maps`` has room, the states before (with ``t_eval``: the dense
+    output's samples hold none there) and after it appended to the output, and its row of
+    ``maps`` (:data:`ROW`) written; whether it did."""
+    e, t = it[i_event], st[i_troot]
+    if count[0] >= maps.shape[0] or evs[0][e] != GAP or evs[4][evs[1][e] + 1] == 0:
+        return False
+    before = y.copy()
+    values = np.empty(VALUES)
+    if not bounce(P, e, t, y, evs, values):
+        return False
+    if t_eval.size:
+        _dop.record(t, before, out_t, out_y, it, i_nout)
+    _dop.record(t, y, out_t, out_y, it, i_nout)
+    row = maps[count[0]]
+    row[0], row[1] = it[i_nout] - 1, e
+    for i in range(VALUES):
+        row[2 + i] = values[i]
+    count[0] += 1
+    return True
+
+
+@njit(cache=True)
+def dop853_bouncing(
+    P, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs, nfev_pause,
+    stop_when_stiff, maps, count,
+):  # fmt: skip
+    """:func:`pinext.compiled.dop853.advance` across the bounces it may apply
+    (:func:`_bounced`): after each, the run starts again from the state after it. ``hmax``:
+    [the largest step, 1 when it is the rest of the span (no ``max_step``: it shrinks to the
+    new rest, as a new segment's would) else 0]. Returns advance's code when it is not a
+    bounce applied."""
+    m = out_t.size - 2  # room for the states before and after a bounce
+    while True:
+        code = _dop.advance(
+            P, y, t1, hmax[0], rtol, atol, k, st, it, t_eval, out_t[:m], out_y[:m], g_last, evs,
+            nfev_pause, stop_when_stiff,
+        )  # fmt: skip
+        if code != _dop.EVENT or not _bounced(
+            P, y, st, it, t_eval, out_t, out_y, evs, maps, count, _dop._EVENT, _dop._TROOT,
+            _dop._NOUT,
+        ):  # fmt: skip
+            return code
+        it[_dop._START] = 1
+        st[_dop._T] = st[_dop._TROOT]
+        if hmax[1] > 0.0:
+            hmax[0] = t1 - st[_dop._T]
+
+
+@njit(cache=True)
+def radau_bouncing(
+    P, y, t1, hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st, it, t_eval,
+    out_t, out_y, g_last, evs, nfev_pause, maps, count,
+):  # fmt: skip
+    """:func:`pinext.compiled.radau.advance` across the bounces it may apply (see
+    :func:`dop853_bouncing`; Radau's largest step is ``hmax``)."""
+    m = out_t.size - 2
+    while True:
+        code = _rad.advance(
+            P, y, t1, hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st, it, t_eval,
+            out_t[:m], out_y[:m], g_last, evs, nfev_pause,
+        )  # fmt: skip
+        if code != _rad.EVENT or not _bounced(
+            P, y, st, it, t_eval, out_t, out_y, evs, maps, count, _rad._EVENT, _rad._TROOT,
+            _rad._NOUT,
+        ):  # fmt: skip
+            return code
+        it[_rad._START] = 1
+        st[_rad._T] = st[_rad._TROOT]

@@ -478,7 +478,15 @@ def solve(
         timer.start()
     out_t = np.empty(capacity)
     out_y = np.empty((capacity, n))
-    maps: list[tuple[int, int, np.ndarray]] = []
+    maps: list[tuple[int, int, np.ndarray]] = []  # the bounces the loop applied
+    bouncing = bounces > 0 and sampler is None
+    if bouncing:
+        from . import impacts as _impacts  # (it imports pinext.contact, which imports us)
+
+        bouncing = _impacts.may_bounce(events)
+        rows = np.empty((min(bounces, 256), _impacts.ROW))  # (drained at each return)
+        n_rows = np.zeros(1, dtype=np.int64)
+        limit = np.array([hmax, 0.0 if radau or max_step else 1.0])
     recorded = sum(a.size for a in ts)  # samples in ts so far
     st[i_t] = t0  # the first call into the loop starts the run there (one call, not two)
     it[_rad._START if radau else _dop._START] = 1
@@ -494,6 +502,12 @@ def solve(
                     work[3], work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y,
                     g_last, events, pause,
                 )  # fmt: skip
+            elif radau and bouncing:
+                code = _impacts.radau_bouncing(
+                    kernel, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
+                    work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y, g_last,
+                    events, pause, rows[: bounces - len(maps)], n_rows,
+                )  # fmt: skip
             elif radau:
                 code = _rad.advance(
                     kernel, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
@@ -504,6 +518,11 @@ def solve(
                 code = _sampled.dop853_sampled(
                     kernel, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y,
                     g_last, events, pause, stop_when_stiff,
+                )  # fmt: skip
+            elif bouncing:
+                code = _impacts.dop853_bouncing(
+                    kernel, y, t1, limit, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
+                    events, pause, stop_when_stiff, rows[: bounces - len(maps)], n_rows,
                 )  # fmt: skip
             else:
                 code = _dop.advance(
@@ -517,6 +536,9 @@ def solve(
             m = int(it[i_nout])
             ts.append(out_t[:m].copy())
             ys.append(out_y[:m].copy())
+            if bouncing:
+                maps += [(recorded + int(r[0]), int(r[1]), r[2:].copy()) for r in rows[: n_rows[0]]]
+                n_rows[0] = 0
             recorded += m
             it[i_nout] = 0
             if progress is not None and st[i_t] > progress.n:
@@ -527,25 +549,6 @@ def solve(
                 elif now - last > 20.0 * BAR_INTERVAL:  # a slower stretch: finer again
                     stride = max(stride / 4.0, FEWEST_PAUSE)
                 last = now
-            if code == _dop.EVENT and len(maps) < bounces and sampler is None:
-                from . import impacts as _impacts  # (it imports pinext.contact, which imports us)
-
-                before = y.copy()
-                values = np.empty(_impacts.VALUES)
-                if _impacts.bounce(kernel, int(it[i_event]), st[i_troot], y, events, values):
-                    if sampled:  # (the dense output's samples hold no state at the event)
-                        ts.append(np.array([st[i_troot]]))
-                        ys.append(before[None, :])
-                        recorded += 1
-                    ts.append(np.array([st[i_troot]]))
-                    ys.append(y[None, :].copy())
-                    maps.append((recorded, int(it[i_event]), values))
-                    recorded += 1
-                    it[_rad._START if radau else _dop._START] = 1  # restart from the jump,
-                    st[i_t] = st[i_troot]  # as a new segment would start there
-                    if not radau and not max_step:
-                        hmax = t1 - st[i_t]
-                    continue
             if code != _dop.PAUSE:
                 break
         if progress is not None:

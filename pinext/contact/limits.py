@@ -51,7 +51,7 @@ from ..simulation.component import (
     Trial,
 )
 from .impulse import contact_forces, solve_impact
-from .unilateral import REST_VELOCITY
+from .unilateral import REST_VELOCITY, rebounds
 
 if TYPE_CHECKING:
     import pinocchio as pin
@@ -690,7 +690,7 @@ class JointLimits(Component):
                 held = self._release(t, x, mode.replace(k, side), trial)
                 mode = held if held[k] is side else self._leave(mode, k, side, t, x)
                 return x, self._compact(mode), info
-            bounce = lim.restitution > 0.0 and lim.restitution * abs(rate) > self.rest_velocity
+            bounce = rebounds(float(lim.restitution), float(self.rest_velocity), float(rate))
             held = self._engaged(x, mode).replace(k, side)
             x, impulse = _impact(x, trial, held, self.name, k, self, bounce)
             if bounce:

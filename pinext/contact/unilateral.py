@@ -205,8 +205,10 @@ def bounces(contact: Contact, normal_velocity: float) -> bool:
 
 @njit(cache=True)
 def rebounds(restitution: float, rest_velocity: float, normal_velocity: float) -> bool:
-    """:func:`bounces` of a unilateral contact from its numbers (the one rule, which the
-    compiled loop's bounces read too: :mod:`pinext.compiled.impacts`)."""
+    """Whether an impact at ``normal_velocity`` rebounds, from Newton's coefficient and the
+    Zeno cut: the one rule of :func:`bounces`, a joint limit's impact
+    (:class:`pinext.contact.limits.JointLimits`) and the bounces of the compiled loop
+    (:mod:`pinext.compiled.impacts`)."""
     return restitution > 0.0 and restitution * abs(normal_velocity) > rest_velocity
 
 
