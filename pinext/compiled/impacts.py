@@ -117,7 +117,7 @@ def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, i_event, i_tr
     output's samples hold none there) and after it appended to the output, and its row of
     ``maps`` (:data:`ROW`) written; whether it did."""
     e, t = it[i_event], st[i_troot]
-    if count[0] >= maps.shape[0] or evs[0][e] != GAP or evs[4][evs[1][e] + 1] == 0:
+    if count[0] >= maps.shape[0]:
         return False
     before = y.copy()
     values = np.empty(VALUES)

@@ -467,17 +467,18 @@ class ContactComponent(Component):
             block = self._block(i)
             if mode[i] is FREE:
                 start = next((e[1:] for e in mode.leaving if e[0] == i), None)
-                gap = None if block is None else Gap(block, *(start or (-np.inf, 0.0)))
-                if gap is not None and self._bounces_compiled(c):
-                    gap = gap._replace(restitution=c.restitution, rest_velocity=c.rest_velocity)
+                looped = block is not None and self._bounces_compiled(c)
+                form: tuple = start or (-np.inf, 0.0)  # the separation test's start, or none
+                if looped:  # Newton's e and the Zeno cut: the compiled loop applies bounces
+                    form = (*form, c.restitution, c.rest_velocity)
                 events.append(
                     Event(
                         f"contact:{c.name}",
                         self._gap_function(c, start),
                         -1.0,
                         self._impact_action(i),
-                        compiled=gap,
-                        mapped=self._bounced(i),
+                        compiled=None if block is None else Gap(block, *form),
+                        mapped=self._bounced(i) if looped else None,
                     )
                 )
             elif mode[i] is CLOSED and c.unilateral:
