@@ -171,3 +171,16 @@ def test_a_free_flying_box_bouncing_on_a_corner(monkeypatch):
         assert np.abs(runs[0].q - other.q).max() < 1e-7
         assert np.abs(runs[0].v - other.v).max() < 1e-6 * np.abs(other.v).max()
     assert runs[0].energy_balance().max_relative() < 1e-9
+
+
+def test_a_bounce_in_the_loop_needs_the_record_after_it():
+    """An event whose Gap lets the loop apply its bounces, without ``mapped`` (the owner's mode
+    and record after a bounce), is refused where it is made, naming the event and what it
+    lacks; without the restitution it is an ordinary approach event."""
+    from pinext.exceptions import InvalidParameter
+    from pinext.simulation.component import Event, FrameRows, Gap
+
+    gap = Gap(FrameRows.stack([]), restitution=0.5, rest_velocity=0.01)
+    with pytest.raises(InvalidParameter, match="'contact:tool'.*`mapped`"):
+        Event("contact:tool", lambda t, x: 1.0, -1.0, compiled=gap)
+    assert Event("contact:tool", lambda t, x: 1.0, -1.0, compiled=gap._replace(restitution=0.0))

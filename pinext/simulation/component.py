@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..exceptions import InvalidParameter
 from .forms import (  # the compiled forms, importable from here as the components use them
     FRAME_HINGE,
     FRAME_NORMAL,
@@ -242,6 +243,13 @@ class Event:
     compiled: Distances | Leaving | Reaction | Gap | LayerForce | None = None
     bound: bool = False
     mapped: Callable[[float, np.ndarray, Any, np.ndarray], tuple[Any, dict]] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.compiled, Gap) and self.compiled.restitution > 0.0 and not self.mapped:
+            raise InvalidParameter(
+                f"event '{self.name}': a Gap with a restitution (a bounce that the compiled "
+                "loop applies) needs `mapped`, the owner's mode and record after the bounce"
+            )
 
 
 @dataclass
