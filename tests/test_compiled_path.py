@@ -923,6 +923,31 @@ def test_a_tumbling_free_body_runs_compiled_and_keeps_its_momentum(monkeypatch):
         assert traj.energy_balance().max_relative() < 1e-8
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_free_body_released_at_rest_takes_a_first_step_of_its_scale(monkeypatch, seed):
+    """The tumbling model released at rest from a seeded random orientation. Its chart is
+    anchored at the start, where the rotation vector is zero: ``log_at`` of a quaternion at
+    itself is exactly zero (q₀⁻¹ ⊗ q₀ = 1), not a rounding of 1e-17. Hairer's first-step
+    guess ``0.01 |y₀| / |f₀|`` (HINIT853) divides such a rounding by atol, which made the
+    first step ~1e-18 s and the run climb back by the step's sixfold growth (~12 steps);
+    with y₀ = 0 the guess rests on f₀ and f' alone, h ≈ (0.01 / |f'|)^(1/8) capped at 100 ×
+    1e-6 s. On both paths the first step is 1e-4 s."""
+    from pinext.dynamics.rotations import log_at
+
+    model = _tumbling_model()
+    rng = np.random.default_rng(seed)
+    q0 = pin.neutral(model)
+    q0[3:7] = pin.Quaternion(pin.rpy.rpyToMatrix(*rng.uniform(-3, 3, 3))).coeffs()
+    q0[7:11] = pin.Quaternion(pin.rpy.rpyToMatrix(*rng.uniform(-3, 3, 3))).coeffs()
+    out = np.ones(6)
+    log_at(q0, 3, q0, 3, out, 0)
+    log_at(q0, 7, q0, 7, out, 3)
+    assert not out.any()
+    runs = both(monkeypatch, lambda: px.System(model), 0.1, q0=q0)
+    for traj in runs:
+        assert traj.t[1] == pytest.approx(1e-4, rel=1e-12)
+
+
 def test_go1_with_friction_and_limits_runs_compiled(monkeypatch):
     """go1 (free flyer; URDF joint friction and limits, every joint sticking and slipping)
     from a seeded random pose and velocity: every segment runs compiled and equals the

@@ -45,9 +45,11 @@ def log_at(anchor, ia, quat, iq, out, io):
     angle at most π."""
     a, b, c, d = -anchor[ia], -anchor[ia + 1], -anchor[ia + 2], anchor[ia + 3]  # conjugate
     x, y, z, w = quat[iq], quat[iq + 1], quat[iq + 2], quat[iq + 3]
-    rx = d * x + a * w + b * z - c * y
-    ry = d * y - a * z + b * w + c * x
-    rz = d * z + a * y - b * x + c * w
+    # the products that cancel at the anchor summed in pairs: log of the anchor itself is
+    # exactly zero, not 1e-17 (a rounding that the first step's guess divides by atol)
+    rx = (d * x + a * w) + (b * z - c * y)
+    ry = (d * y + b * w) + (c * x - a * z)
+    rz = (d * z + c * w) + (a * y - b * x)
     rw = d * w - a * x - b * y - c * z
     if rw < 0.0:  # the same rotation, on the short side
         rx, ry, rz, rw = -rx, -ry, -rz, -rw
