@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..simulation.caches import cache as engine_cache
 from ..simulation.component import FrameRows, JointRows, Phase
 
 if TYPE_CHECKING:
@@ -51,7 +52,16 @@ def phase_rows(
 def row_offsets(system: System, phase: Phase) -> dict[str, int]:
     """The index of each constrained component's first row among the phase's compiled rows:
     after the joint rows of the components before it, or, for frame rows, after all the joint
-    rows and the frame rows before it (:class:`Reaction` rows are the component's own)."""
+    rows and the frame rows before it (:class:`Reaction` rows are the component's own).
+    Kept per structure of the phase's modes, as its kernel (the rows follow the structure)."""
+    cache = engine_cache(system, "row_offsets")
+    key = phase.structure
+    if key not in cache:
+        cache[key] = _offsets(system, phase)
+    return cache[key]
+
+
+def _offsets(system: System, phase: Phase) -> dict[str, int]:
     blocks = [
         (comp.name, comp.compiled_rows(mode))
         for comp, mode in system.acceleration_step(phase).constrained

@@ -27,6 +27,7 @@ With ``saturate_efforts`` the joint-torque inputs are clipped to the effort limi
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -330,6 +331,7 @@ class JointLimits(Component):
         driven = {j for comp in system.components for j in comp.prescribed_joints()}
         self.limits = [lim for lim in self.limits if lim.joint not in driven]
         self._forms: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._events: dict[tuple, list[Event]] = {}  # by (states, outside), when none leaves
 
     def start_configuration(self, q: np.ndarray) -> np.ndarray:
         """The default start (``q`` is the neutral pose) moved into the joints' ranges: every
@@ -472,6 +474,14 @@ class JointLimits(Component):
 
     def events(self, mode: LimitModes | None) -> list[Event]:  # noqa: D102
         mode = self._full(mode)
+        if mode.leaving:  # (their events carry the time they left)
+            return self._build_events(mode)
+        key = (mode.states, mode.outside)
+        if key not in self._events:  # every segment asks: built once per set of states
+            self._events[key] = self._build_events(mode)
+        return list(self._events[key])
+
+    def _build_events(self, mode: LimitModes) -> list[Event]:
         events = []
         held = [k for k, s in enumerate(mode.states) if s is not FREE]  # the rows' order
         approaching: list[tuple[int, LimitState]] = []  # free sides: one event for all
@@ -480,7 +490,7 @@ class JointLimits(Component):
             state = mode[k]
             if state is FREE:
                 for side, bound in ((LOWER, lim.lower), (UPPER, lim.upper)):
-                    if not np.isfinite(bound) or (k, side) in mode.outside:
+                    if not math.isfinite(bound) or (k, side) in mode.outside:
                         continue
                     start = leaving.get((k, side))
                     if start is None:
