@@ -17,8 +17,31 @@ from .exceptions import InvalidParameter, NameNotFound
 from .urdf_extensions import Extensions, TransmissionSpec
 
 
+class FreshData:
+    """Pickled and copied without its Pinocchio ``Data`` workspaces: every attribute that
+    holds a ``pin.Data`` is made anew from ``self.model`` when the object is unpickled or
+    deep-copied. A pickled ``Data`` comes back from Pinocchio (4.1) without its constraint
+    workspaces (``lambda_c`` of size 0), and ``forwardDynamics`` on it crashes the process:
+    a System sent to a Dask worker with a contact did. Its contents are scratch space
+    between calls, so a fresh one is the same object for every computation."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        fresh = [name for name, value in state.items() if isinstance(value, pin.Data)]
+        for name in fresh:
+            del state[name]
+        return {**state, "_fresh_data": fresh}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        fresh = state.pop("_fresh_data", ())
+        self.__dict__.update(state)
+        for name in fresh:
+            setattr(self, name, self.model.createData())  # type: ignore[attr-defined]
+
+
 @dataclass
-class Robot:
+class Robot(FreshData):
     """A robot as pinext sees it.
 
     Attributes:

@@ -285,3 +285,34 @@ def test_applied_inputs_equal_the_law_at_each_sample():
         np.testing.assert_array_equal(inputs, expected)
         inputs[:] = 0.0  # a copy: the law's own value is untouched
         np.testing.assert_array_equal(np.array(law(t[0], x[0]), dtype=float), expected[0])
+
+
+def test_the_private_copy_leaves_the_caches_behind_and_runs_alike(tmp_path, simulation_path):
+    """The six-DOF arm with its stops, falling onto a table: after a run its JointLimits and
+    contact component hold caches of events, forms and frame rows; the trajectory's private
+    copy of the System (:func:`frozen_copy`) and a pickled System hold none (rebuilt on
+    demand), and each runs the same scene bit for bit as the original. The pickled System's
+    Pinocchio Data are made anew (:class:`pinext.model.FreshData`): Pinocchio's own pickled
+    Data lacks its constraint workspaces, and the contact's ``forwardDynamics`` on it
+    crashed the process."""
+    import pickle
+
+    from pinext.contact import Contact, plane
+    from pinext.robots import robot_path
+    from pinext.simulation.recorder import frozen_copy
+
+    arm = px.load_urdf(robot_path("six_dof_arm"))
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    data = arm.model.createData()
+    pin.framesForwardKinematics(arm.model, data, q0)
+    height = data.oMf[arm.model.getFrameId("tool")].translation[2] - 0.05
+    system = px.System(arm, contacts=[Contact(plane("tool", (0.0, 0.0, height)), 0.5)])
+    reference = px.simulate(system, 0.5, q0=q0)
+    limits, contact = system.components
+    assert limits._events and limits._forms and contact._blocks
+    for copy in (frozen_copy(system), pickle.loads(pickle.dumps(system))):
+        limits, contact = copy.components
+        assert not (limits._events or limits._forms or contact._blocks)
+        traj = px.simulate(copy, 0.5, q0=q0)
+        np.testing.assert_array_equal(traj.x, reference.x)
+        assert [(e.t, e.name) for e in traj.events] == [(e.t, e.name) for e in reference.events]

@@ -219,6 +219,11 @@ class ContactComponent(Component):
             c.constraint.bind(self.model)
         self._blocks: dict[int, FrameRows | None] = {}  # _block's, built at first use
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copied and pickled without the cache of frame rows (rebuilt on demand): a
+        trajectory's private copy of the System is taken at the end of each run."""
+        return {**super().__getstate__(), "_blocks": {}}
+
     def initial_state(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         if self.environment is None:
             return np.zeros(0)

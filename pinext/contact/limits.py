@@ -333,6 +333,11 @@ class JointLimits(Component):
         self._forms: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._events: dict[tuple, list[Event]] = {}  # by (states, outside), when none leaves
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copied and pickled without the caches of events and their forms (rebuilt on
+        demand): a trajectory's private copy of the System is taken at the end of each run."""
+        return {**super().__getstate__(), "_forms": {}, "_events": {}}
+
     def start_configuration(self, q: np.ndarray) -> np.ndarray:
         """The default start (``q`` is the neutral pose) moved into the joints' ranges: every
         limited joint outside its range is set on its nearest limit, said once

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import InvalidParameter
+from ..model import FreshData
 from .forms import (  # the compiled forms, importable from here as the components use them
     FRAME_HINGE,
     FRAME_NORMAL,
@@ -260,7 +261,7 @@ class ComponentState:
     inputs: slice = field(default_factory=lambda: slice(0, 0))
 
 
-class Component(abc.ABC):  # noqa: B024 - every hook is optional
+class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
     """Something that adds states, efforts, inertia, constraints, inputs and events to a System.
 
     A component sees the public state ``x = [q, v, extra states..., work accumulators]`` and

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import InvalidParameter
+from ..model import FreshData
 from .initial_state import _rigid, _velocity_map
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def as_control(control: Any, n_inputs: int) -> ControlLaw:
     return constant
 
 
-class Controller:
+class Controller(FreshData):
     """Base class of control laws ``u = law(t, q, v, sensors)``.
 
     Subclasses implement :meth:`__call__`. ``q`` and ``v`` are the System's generalized

@@ -189,18 +189,17 @@ def applied_inputs(law, t: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def frozen_copy(system: System) -> System:
-    """A private deep copy of ``system`` (model, data, robot, components and their
-    parameters) for computing a trajectory's outputs after the run: none of what they read
-    is shared with the user's objects. The engine's caches are not copied (they are kept
-    beside the System, :mod:`pinext.simulation.caches`; its own cache of acceleration steps
-    starts empty), nor the robot's visual geometry (no output reads it: the copy has none);
+    """A private deep copy of ``system`` (model, robot, components and their parameters)
+    for computing a trajectory's outputs after the run: none of what they read is shared
+    with the user's objects. The engine's caches are not copied (they are kept beside the
+    System, :mod:`pinext.simulation.caches`; its own caches and its components' start empty,
+    and its Pinocchio Data are made anew: :class:`pinext.model.FreshData`), nor the robot's
+    visual geometry (no output reads it: the copy has none);
     the tables the robot was loaded from (its ``<transmission>`` elements and extension
     tables, which only the loader reads) are shared.
     """
     robot = system.robot
     memo: dict[int, Any] = {
-        id(system._steps): {},
-        id(system._inertia_models): {},
         id(robot.visual_model): pin.GeometryModel(),
         id(robot.transmissions): robot.transmissions,
         id(robot.extensions): robot.extensions,

@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..model import Robot
+from ..model import FreshData, Robot
 from .chart import Chart
 from .component import Component, Phase, Step, overrides
 from .controls import as_control
@@ -22,7 +22,7 @@ from .step import AccelerationStep, _mechanism
 Plugin = Callable[[Robot, dict[str, Any]], Any]
 
 
-class System:
+class System(FreshData):
     """A robot and the components around it, owning the state layout.
 
     The public state is ``x = [q, v, extra states..., input_work, dissipated_energy]``; the
@@ -150,6 +150,11 @@ class System:
         self.imposing = [c for c in self.components if overrides(c, "impose")]
         self._steps: dict[Phase, AccelerationStep] = {}
         self._inertia_models: dict[bytes, tuple[pin.Model, pin.Data]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied without its caches of acceleration steps and inertia models
+        (rebuilt on demand) and without Pinocchio Data (:class:`pinext.model.FreshData`)."""
+        return {**super().__getstate__(), "_steps": {}, "_inertia_models": {}}
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q: np.ndarray | None = None, v: np.ndarray | None = None) -> np.ndarray:
