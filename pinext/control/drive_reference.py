@@ -10,6 +10,7 @@ import pinocchio as pin
 
 from ..drives.feedforward import elastic_drive_feedforward
 from ..exceptions import InvalidParameter
+from ..model import FreshData
 from .base import Controller
 from .reference import JointReference, gains
 
@@ -30,7 +31,7 @@ def as_system(system_or_robot: Any) -> System:
     return system_or_robot if isinstance(system_or_robot, System) else System(system_or_robot)
 
 
-class DriveReference:
+class DriveReference(FreshData):
     """What a built-in controller commands: joint torques (a System without drives, whose
     inputs are the joint torques) or the voltages of DC motors behind elastic transmissions
     (Vukobratović & Potkonjak, (20.98)–(20.99)).
