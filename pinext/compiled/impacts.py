@@ -111,11 +111,14 @@ def bounce(P, e, t, y, evs, values):
 
 
 @njit(cache=True)
-def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, i_event, i_troot, i_nout):
+def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, index):
     """After the integrator stopped at an event (y the state there): its bounce applied
     (:func:`bounce`) while ``maps`` has room, the states before (with ``t_eval``: the dense
-    output's samples hold none there) and after it appended to the output, and its row of
-    ``maps`` (:data:`ROW`) written; whether it did."""
+    output's samples hold none there) and after it appended to the output, its row of
+    ``maps`` (:data:`ROW`) written, and the run set to start again from the state after it at
+    the event's time, as a new segment would; whether it did. ``index``: the integrator's
+    (_EVENT, _TROOT, _NOUT, _START, _T)."""
+    i_event, i_troot, i_nout, i_start, i_t = index
     e, t = it[i_event], st[i_troot]
     if count[0] >= maps.shape[0]:
         return False
@@ -131,6 +134,8 @@ def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, i_event, i_tr
     for i in range(VALUES):
         row[2 + i] = values[i]
     count[0] += 1
+    it[i_start] = 1
+    st[i_t] = t
     return True
 
 
@@ -150,13 +155,11 @@ def dop853_bouncing(
             P, y, t1, hmax[0], rtol, atol, k, st, it, t_eval, out_t[:m], out_y[:m], g_last, evs,
             nfev_pause, stop_when_stiff,
         )  # fmt: skip
+        index = (_dop._EVENT, _dop._TROOT, _dop._NOUT, _dop._START, _dop._T)
         if code != _dop.EVENT or not _bounced(
-            P, y, st, it, t_eval, out_t, out_y, evs, maps, count, _dop._EVENT, _dop._TROOT,
-            _dop._NOUT,
-        ):  # fmt: skip
+            P, y, st, it, t_eval, out_t, out_y, evs, maps, count, index
+        ):
             return code
-        it[_dop._START] = 1
-        st[_dop._T] = st[_dop._TROOT]
         if hmax[1] > 0.0:
             hmax[0] = t1 - st[_dop._T]
 
@@ -174,10 +177,8 @@ def radau_bouncing(
             P, y, t1, hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st, it, t_eval,
             out_t[:m], out_y[:m], g_last, evs, nfev_pause,
         )  # fmt: skip
+        index = (_rad._EVENT, _rad._TROOT, _rad._NOUT, _rad._START, _rad._T)
         if code != _rad.EVENT or not _bounced(
-            P, y, st, it, t_eval, out_t, out_y, evs, maps, count, _rad._EVENT, _rad._TROOT,
-            _rad._NOUT,
-        ):  # fmt: skip
+            P, y, st, it, t_eval, out_t, out_y, evs, maps, count, index
+        ):
             return code
-        it[_rad._START] = 1
-        st[_rad._T] = st[_rad._TROOT]
