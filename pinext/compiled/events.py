@@ -7,8 +7,9 @@ distances ``min_k s_k (y[i_k] − b_k)`` (DISTANCES: joint stops, the chart's re
 separation test of a stop just left (LEAVING), the reaction of a held row ``s λ + b``
 (REACTION: a lift-off, a friction cone's edge), the gap of a point to a plane (GAP: a
 contact's approach, from the kinematics of :mod:`pinext.compiled.frames`), the force of a
-compliant layer (LAYER: its lift-off, :mod:`pinext.compiled.layers`; all the reactions, gaps
-and layer forces of a state come from one right-hand side, :func:`events_at`), or a time
+compliant layer (LAYER: its lift-off, :mod:`pinext.compiled.layers`; all the reactions and
+layer forces of a state come from one right-hand side, :func:`events_at`, and the gaps from the
+positions alone when nothing else needs it, :func:`pinext.compiled.phase.gaps`), or a time
 ``t − t_b`` (TIME: a control breakpoint). The
 integrators (:mod:`pinext.compiled.dop853`, :mod:`pinext.compiled.radau`) locate the roots
 and never look inside an event.
@@ -31,7 +32,7 @@ from ..simulation.component import (
     Reaction,
 )
 from .notice import announce
-from .phase import rhs
+from .phase import gaps, rhs
 from .spatial import helper, kernel
 
 #: Event kinds.
@@ -84,28 +85,40 @@ def _value(P, e, t, y, evs):
 
 
 @helper
-def _dynamic(kind):
-    """Whether an event of this kind reads the right-hand side (reactions, gaps, forces)."""
-    return kind == REACTION or kind == GAP or kind == LAYER
+def _reads(kind):
+    """What an event of this kind reads besides the state: 2 the right-hand side (a REACTION's
+    reaction, a LAYER's force), 1 the positions (a GAP's gap), 0 nothing."""
+    if kind == REACTION or kind == LAYER:
+        return 2
+    return 1 if kind == GAP else 0
+
+
+@helper
+def _evaluate(P, t, y, reads, tmp):
+    """The right-hand side at (t, y) into tmp (``reads`` 2), or the watched gaps alone (1)."""
+    if reads == 2:
+        rhs(P, t, y, tmp)
+    elif reads == 1:
+        gaps(P, y)
 
 
 @kernel
 def _event(P, e, t, y, evs, tmp):
-    """Event e at (t, y): a REACTION, a GAP or a LAYER evaluates the right-hand side (into
-    tmp) for the phase's reactions, gaps and layer force first (:func:`_value`)."""
-    if _dynamic(evs[0][e]):
-        rhs(P, t, y, tmp)
+    """Event e at (t, y) (:func:`_value`), once what it reads is evaluated (:func:`_reads`):
+    the right-hand side (into tmp) for a REACTION or a LAYER, the positions for a GAP."""
+    _evaluate(P, t, y, _reads(evs[0][e]), tmp)
     return _value(P, e, t, y, evs)
 
 
 @kernel
 def events_at(P, t, y, evs, out, tmp):
     """Every event at (t, y) into out (:func:`_value`), with one right-hand side for all the
-    REACTIONs, GAPs and LAYERs (a stuck joint's friction cone has two, every held row one)."""
+    REACTIONs and LAYERs (a stuck joint's friction cone has two, every held row one) and the
+    GAPs with them, or the positions alone for GAPs without them."""
+    reads = 0
     for e in range(out.size):
-        if _dynamic(evs[0][e]):
-            rhs(P, t, y, tmp)
-            break
+        reads = max(reads, _reads(evs[0][e]))
+    _evaluate(P, t, y, reads, tmp)
     values_at(P, t, y, evs, out)
 
 

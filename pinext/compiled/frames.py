@@ -337,6 +337,27 @@ def evaluate(pm, fw, y, nv):
                 fw.phi[i] -= y[e]
                 rate -= y[e + 1]
             gamma[row + i] += 2.0 * w * rate + w * w * fw.phi[i]
+    _watched(pm, fw, y)
+
+
+@helper
+def gaps(pm, fw, y):
+    """fw.gap of every watched block at the transforms of the last
+    :func:`pinext.compiled.aba.joint_transforms` (at the state y's q), from the placements alone:
+    an approach event's value between the integrator's steps needs no ABA. The same operations
+    as :func:`evaluate`'s, so the same numbers (the frames' velocities and drifts it leaves in
+    the scratch are stale and unused)."""
+    if fw.watch.kind.size:
+        placements(pm, fw.rotation, fw.position)
+        _watched(pm, fw, y)
+
+
+@helper
+def _watched(pm, fw, y):
+    """fw.gap of every watched block, the joint frames' placements in fw: its residual, from
+    the displaced surface of an environment's mass, plus the compression w of a layer in
+    front of it (module docstring)."""
+    watch = fw.watch
     for b in range(watch.kind.size):
         _frame(pm, fw, watch.joint_a[b], watch.rot_a, watch.pos_a, b, 0)
         _frame(pm, fw, watch.joint_b[b], watch.rot_b, watch.pos_b, b, 1)

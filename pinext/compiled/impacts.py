@@ -33,7 +33,7 @@ from . import radau as _rad
 from .crba import crba_from_transforms
 from .events import GAP, values_at
 from .frames import normal_row
-from .phase import rhs
+from .phase import gaps
 
 #: The numbers :func:`bounce` writes for the record: approach velocity [m/s], impulse [N s],
 #: and the gap the contact leaves from [m].
@@ -60,11 +60,10 @@ def bounce(P, e, t, y, evs, values):
     if evs[0][e] != GAP or evs[4][j + 1] == 0 or P.momentum or P.lam.size or P.layer.constants.size:
         return False
     restitution, rest_velocity = evs[5][j + 1], evs[6][j + 1]
-    n, nv, n_events = y.size, P.damping.size, evs[0].size
-    f = np.empty(n)
+    nv, n_events = P.damping.size, evs[0].size
     before = np.empty(n_events)
-    rhs(P, t, y, f)  # the kinematics at the impact (the watched gaps, the joint transforms)
-    values_at(P, t, y, evs, before)
+    gaps(P, y)  # the kinematics at the impact (the joint transforms, the watched gaps)
+    values_at(P, t, y, evs, before)  # (no reaction nor layer here: the state and the gaps)
     fw = P.frames
     b = evs[4][j]
     for k in range(fw.gap.size):  # another contact on its surface: a simultaneous impact

@@ -382,6 +382,19 @@ def _forward(P, y, nv, lin, out):
 
 
 @kernel
+def gaps(P, y):
+    """``P.frames.gap`` at the state y from the positions alone (the configuration, the
+    joint transforms, the watched frames' placements: :func:`pinext.compiled.frames.gaps`),
+    the same numbers as :func:`rhs` leaves there, without its ABA and rows."""
+    if P.rotating:
+        _configuration(P, y)
+        joint_transforms(P.model, P.q)
+    else:
+        joint_transforms(P.model, y[: P.damping.size])
+    _frames.gaps(P.model, P.frames, y)
+
+
+@kernel
 def rhs(P, t, y, out):
     """``out = f(t, y)`` of the phase (module docstring)."""
     nv = P.damping.size
