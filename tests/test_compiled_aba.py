@@ -14,6 +14,7 @@ from pinext.compiled import (
     minv_solve,
     pack,
 )
+from pinext.compiled.aba import aba_held
 from pinext.exceptions import InvalidParameter, PinextError, UnsupportedModel
 from pinext.robots import load_robot, robot_names
 from tests.models import humanoid, rel, state
@@ -279,3 +280,54 @@ def test_minv_solve_reuses_the_factors_of_the_last_aba(which):
     assert rel(y, np.linalg.solve(mass, b)) < tol
     minv_solve(pm, b, x)
     np.testing.assert_allclose(x, y, rtol=0, atol=1e-13 * (1 + np.abs(y).max()))
+
+
+@pytest.mark.parametrize("which", ["tree", "humanoid", "ur5"])
+def test_hybrid_aba_holds_joints_at_their_prescribed_accelerations(which, request):
+    """aba_held (Featherstone's hybrid dynamics, the joints on their stops or stuck by
+    friction) against the partitioned equations of motion from Pinocchio's CRBA and
+    non-linear effects: with the held dofs h at q̈_h, ``M_ff q̈_f = τ_f − h_f − M_fh q̈_h``
+    and the force that holds them ``f_h = M_hf q̈_f + M_hh q̈_h + h_h − τ_h``; seeded
+    states, every one-axis joint held or free at random, armature on. The tolerance follows
+    the free block's conditioning, as for minv_solve."""
+    if which == "ur5":
+        model = pin.buildModelFromUrdf(
+            str(request.getfixturevalue("robots_dir") / "ur_description/urdf/ur5_robot.urdf")
+        )
+    else:
+        model = every_joint_tree(np.random.default_rng(17)) if which == "tree" else humanoid()
+    model.armature[:] = 0.05
+    pm = pack(model)
+    data = model.createData()
+    one_axis = [
+        model.joints[j].idx_v
+        for j in range(1, model.njoints)
+        if model.joints[j].nv == 1 and pm.dof_axis[model.joints[j].idx_v] >= 0
+    ]
+    rng = np.random.default_rng(18)
+    held_any = False
+    for _ in range(6):
+        q, v, tau = state(model, rng)
+        dofs = [k for k in one_axis if rng.random() < 0.5] or one_axis[:1]
+        held_any |= bool(dofs)
+        locked, held = np.zeros(model.nv), np.zeros(model.nv)
+        locked[dofs] = 1.0
+        qdd_h = rng.standard_normal(len(dofs))
+        held[dofs] = qdd_h
+        a = np.zeros(model.nv)
+        joint_transforms(pm, q)
+        aba_held(pm, v, tau, pm.gravity, a, locked, held)
+        mass = _mass_matrix(model, q)
+        bias = pin.nonLinearEffects(model, data, q, v)
+        free = np.setdiff1d(np.arange(model.nv), dofs)
+        a_ref = np.zeros(model.nv)
+        a_ref[dofs] = qdd_h
+        a_ref[free] = np.linalg.solve(
+            mass[np.ix_(free, free)], (tau - bias)[free] - mass[np.ix_(free, dofs)] @ qdd_h
+        )
+        force = (mass @ a_ref + bias - tau)[dofs]
+        cond = np.linalg.cond(mass[np.ix_(free, free)]) if free.size else 1.0
+        tol = max(1e-12, 50.0 * cond * np.finfo(float).eps)
+        assert rel(a, a_ref) < tol
+        assert rel(held[dofs], force) < tol
+    assert held_any

@@ -30,6 +30,7 @@ from .spatial import (
 __all__ = [
     "aba",
     "aba_from_transforms",
+    "aba_held",
     "joint_transforms",
     "minv_from_transforms",
     "minv_solve",
@@ -210,19 +211,37 @@ def aba_from_transforms(pm, v, tau, gravity, a_out):
 
     With v = 0 and a null gravity it returns M(q)⁻¹ τ.
     """
-    _aba_packed(pm, v, tau, gravity, a_out, True)
+    _aba_packed(pm, v, tau, gravity, a_out, True, pm.zeros, pm.zeros)
+
+
+@helper
+def aba_held(pm, v, tau, gravity, a_out, locked, held):
+    """:func:`aba_from_transforms` with the dofs k where ``locked[k] != 0`` held at the
+    accelerations ``held[k]`` (one-axis joints only): Featherstone's hybrid dynamics
+    (Featherstone (2008), sec. 9.3), one ABA whose held joints pass their whole articulated
+    inertia to their parents,
+
+    pass 2, held i:  u_i = τ_i − Sᵀ p^A_i,  I^a = I^A_i,  p^a = p^A_i + I^A_i (c_i + S_i q̈_i);
+    pass 3, held i:  a_i = ⁱX_λ a_λ + c_i + S_i q̈_i,
+    held[k] ← Sᵀ (I^A_i a_i + p^A_i) + armature q̈_i − τ_i,
+
+    the generalized force the dof's constraint applies (its joint row's reaction, the
+    force of :func:`pinext.compiled.phase._locked_rows` at a fraction of its cost). Leaves no
+    factors for :func:`minv_solve` at the held joints."""
+    _aba_packed(pm, v, tau, gravity, a_out, True, locked, held)
 
 
 @helper
 def minv_from_transforms(pm, b, out):
     """out = M(q)⁻¹ b once :func:`joint_transforms` has run: the ABA with v = 0 and no gravity,
     its velocity terms skipped. Leaves the factors U_i, D_i⁻¹ for :func:`minv_solve`."""
-    _aba_packed(pm, pm.zeros, b, pm.zeros, out, False)
+    _aba_packed(pm, pm.zeros, b, pm.zeros, out, False, pm.zeros, pm.zeros)
 
 
 @helper
-def _aba_packed(pm, v, tau, gravity, a_out, moving):
-    """:func:`_aba` on the packed model's arrays and workspace."""
+def _aba_packed(pm, v, tau, gravity, a_out, moving, locked, held):
+    """:func:`_aba` on the packed model's arrays and workspace (``locked``, ``held``:
+    :func:`aba_held`; ``pm.zeros``: none held)."""
     _aba(
         pm.parent,
         pm.idx_v,
@@ -248,6 +267,8 @@ def _aba_packed(pm, v, tau, gravity, a_out, moving):
         tau,
         a_out,
         moving,
+        locked,
+        held,
     )
 
 
@@ -393,9 +414,44 @@ def _axis_joint_inertia(
 
 
 @helper
+def _held_joint_inertia(i, k0, j, lam, rot, trans, bias, ia, pa, u, work, vec, qdd):
+    """Pass 2 of :func:`_aba` for a held one-axis joint (:func:`aba_held`): its whole
+    articulated inertia and the bias force of its prescribed motion go to its parent."""
+    u[k0] -= pa[i, j]
+    if lam <= 0:
+        return
+    for r in range(6):
+        vec[0, r] = bias[i, r]
+    vec[0, j] += qdd
+    inertia_times(ia, i, vec, 0, vec, 2)
+    for r in range(6):
+        vec[2, r] += pa[i, r]
+    add_inertia_to_parent(rot, trans, i, ia, i, ia, lam, work)
+    add_force_to_parent(rot, trans, i, vec, 2, pa, lam)
+
+
+@helper
+def _held_acceleration(i, k0, j, parent, armature, rot, trans, acc, ia, u, vec, held, a_out):
+    """Pass 3 of :func:`_aba` for a held one-axis joint, acc[i] holding c_i on entry: its
+    acceleration as prescribed, and into held[k0] the force that holds it."""
+    for r in range(6):
+        vec[0, r] = acc[i, r]
+    motion_to_child(rot, trans, i, acc, parent[i], acc, i)
+    qdd = held[k0]
+    for r in range(6):
+        acc[i, r] += vec[0, r]
+    acc[i, j] += qdd
+    a_out[k0] = qdd
+    s = armature[k0] * qdd - u[k0]
+    for c in range(6):
+        s += ia[i, j, c] * acc[i, c]
+    held[k0] = s
+
+
+@helper
 def _aba(
     parent, idx_v, nvs, s_rows, dof_axis, inertia, armature, gravity, rot, trans,
-    vel, bias, acc, ia, pa, u_mat, d_inv, u, work, vec, v, tau, a_out, moving,
+    vel, bias, acc, ia, pa, u_mat, d_inv, u, work, vec, v, tau, a_out, moving, locked, held,
 ):  # fmt: skip
     """The three passes of :func:`aba` over whole arrays (rows named by index).
 
@@ -442,6 +498,10 @@ def _aba(
         k0 = idx_v[i]
         n = nvs[i]
         if n == 1 and dof_axis[k0] >= 0:  # one axis: the same operations, without the loops
+            if locked[k0] != 0.0:
+                _held_joint_inertia(i, k0, dof_axis[k0], parent[i], rot, trans, bias, ia, pa,
+                                    u, work, vec, held[k0])  # fmt: skip
+                continue
             _axis_joint_inertia(i, k0, dof_axis[k0], parent[i], armature, rot, trans, bias,
                                 ia, pa, u_mat, d_inv, u, work, vec, moving)  # fmt: skip
             continue
@@ -502,6 +562,12 @@ def _aba(
     for i in range(1, nj):
         for r in range(6):
             acc[i, r] = bias[i, r]
+        k0 = idx_v[i]
+        if nvs[i] == 1 and locked[k0] != 0.0:
+            _held_acceleration(
+                i, k0, dof_axis[k0], parent, armature, rot, trans, acc, ia, u, vec, held, a_out
+            )
+            continue
         _joint_acceleration(
             i, parent, idx_v, nvs, s_rows, dof_axis, rot, trans, acc, u_mat, d_inv, u, vec, a_out
         )

@@ -56,7 +56,7 @@ from .laws import cartesian_law, sample_torques
 from .model import pack
 from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
-from .rows import fold, phase_rows
+from .rows import fold, hybrid_fields, phase_rows
 from .stepping import pd_law
 
 if TYPE_CHECKING:
@@ -334,6 +334,7 @@ def _phase_part(
         np.zeros(r),
         np.zeros((r, nv)),
         np.zeros((r, r)),
+        **hybrid_fields(packed, held, frames.m, chart.momentum),
         frames=_frames.work(frames, packed.parent.size, nv, watch),
         layer=_layers.layer_work(next(iter(layers.values()), None), packed.parent.size, nv, index),
     )

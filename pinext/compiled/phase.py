@@ -25,7 +25,13 @@ from ..dynamics import rotations
 from . import frames as _frames
 from . import laws as _laws
 from . import layers as _layers
-from .aba import aba_from_transforms, joint_transforms, minv_from_transforms, minv_solve
+from .aba import (
+    aba_from_transforms,
+    aba_held,
+    joint_transforms,
+    minv_from_transforms,
+    minv_solve,
+)
 from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
@@ -81,6 +87,13 @@ class PhaseKernel(NamedTuple):
     mu: np.ndarray = np.zeros(0)  # (r,) workspace: the reactions of the independent rows
     cols: np.ndarray = np.zeros((0, 0))  # (r, nv) workspace: D^(-1/2) L⁻ᵀ J₁ᵀ
     delassus: np.ndarray = np.zeros((0, 0))  # (r, r) workspace: J₁ M⁻¹ J₁ᵀ
+    # every row a unit row on a one-axis joint of its own and no frame rows (joints on their
+    # stops, joints stuck by friction): the hybrid ABA holds them (:func:`_held_rows`), each
+    # held dof's 1.0 in ``locked``; ``held`` the workspace of :func:`pinext.compiled.aba.
+    # aba_held` (its prescribed acceleration, then its row's force)
+    hybrid: bool = False
+    locked: np.ndarray = np.zeros(0)
+    held: np.ndarray = np.zeros(0)
     # the chart with rotation vectors (:class:`pinext.simulation.chart.Angles` of a model with
     # quaternions): y[:nv] holds the Euclidean coordinates, the angles of unbounded revolute
     # joints and the rotation vectors φ at the quaternions of ``anchor``; the packed model
@@ -368,15 +381,38 @@ def _configuration(P, y):
 
 
 @helper
+def _held_rows(P, y, nv, lin, a):
+    """The accelerations ``a`` under the phase's rows when the hybrid ABA holds them
+    (``P.hybrid``): each unit row ``c a_k + 2ω c v_k + ω² φ = 0`` (φ = c q_k − offset, as
+    :func:`_locked_rows` reads it) prescribes its dof's acceleration, one
+    :func:`pinext.compiled.aba.aba_held` gives the others and the force ``f_k`` that holds
+    it, and the row's reaction is λ = f_k / c (its force ``Jᵀλ`` on dof k)."""
+    ptr = P.row_ptr
+    for i in range(P.lam.size):
+        k = ptr[i]
+        c, iv, w = P.row_coef[k], P.row_v[k], P.row_omega[i]
+        rate = c * y[nv + iv]
+        distance = c * y[P.row_q[k]] - P.row_offset[i]
+        P.held[iv] = -(2.0 * w * rate + w * w * distance) / c
+    aba_held(P.model, y[nv : 2 * nv], lin[:nv], P.model.gravity, a, P.locked, P.held)
+    for i in range(P.lam.size):
+        k = ptr[i]
+        P.lam[i] = P.held[P.row_v[k]] / P.row_coef[k]
+
+
+@helper
 def _forward(P, y, nv, lin, out):
     """The layer's force, the ABA and the rows into ``out[nv:2nv]``, once
     :func:`pinext.compiled.aba.joint_transforms` has run at the state's q: the Cartesian law,
     the layer and the ABA share the joint transforms."""
     if P.layer.constants.size:
         _layers.press(P.model, P.layer, y, nv, lin)
-    aba_from_transforms(P.model, y[nv : 2 * nv], lin[:nv], P.model.gravity, out[nv : 2 * nv])
+    if P.hybrid:
+        _held_rows(P, y, nv, lin, out[nv : 2 * nv])
+    else:
+        aba_from_transforms(P.model, y[nv : 2 * nv], lin[:nv], P.model.gravity, out[nv : 2 * nv])
     _frames.evaluate(P.model, P.frames, y, nv)
-    if P.lam.size:
+    if P.lam.size and not P.hybrid:
         _locked_rows(P, y, out[nv : 2 * nv])
         _environments(P, nv)
 

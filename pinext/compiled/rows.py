@@ -5,7 +5,9 @@ Each constrained component of the phase gives its rows' compiled form
 Jacobians: joints on their stops, mimic couplings, stuck joints) or :class:`FrameRows`
 (between two frames: loop closures). :func:`pinext.compiled.phase._locked_rows` solves the
 joint rows first, then the frame rows; :func:`row_offsets` says where each component's rows
-sit among them, and :func:`fold` prepares the constant rows that depend on one another.
+sit among them, :func:`fold` prepares the constant rows that depend on one another, and
+:func:`hybrid_fields` says when the hybrid ABA holds the rows instead
+(:func:`pinext.compiled.phase._held_rows`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..simulation.component import FrameRows, JointRows, Phase
 
 if TYPE_CHECKING:
     from ..simulation.system import System
+    from .model import PackedModel
 
 
 def phase_rows(
@@ -104,3 +107,26 @@ def fold(jacobian: np.ndarray, n_frame: int = 0) -> tuple[np.ndarray, np.ndarray
     t = jacobian @ j1.T @ np.linalg.inv(j1 @ j1.T)
     gram = np.linalg.inv(t.T @ t)
     return np.array(basis, dtype=np.int64), gram @ t.T, t @ gram
+
+
+def hybrid_fields(packed: PackedModel, held: JointRows, n_frame: int, momentum: bool) -> dict:
+    """The :class:`pinext.compiled.phase.PhaseKernel` fields of the hybrid ABA
+    (:func:`pinext.compiled.phase._held_rows`): ``hybrid`` when it holds the joint rows (each
+    one entry, on a one-axis joint, a unit column of S, of its own; no frame rows; not the
+    momentum form), ``locked`` (then 1.0 at each row's dof) and its workspace ``held``."""
+    nv = packed.dof_axis.size
+    one_axis = np.zeros(nv, dtype=bool)
+    for j in range(1, packed.parent.size):
+        if packed.nv[j] == 1:
+            one_axis[packed.idx_v[j]] = packed.dof_axis[packed.idx_v[j]] >= 0
+    hybrid = (
+        held.m > 0
+        and not n_frame
+        and not momentum
+        and bool(np.all(np.diff(held.ptr) == 1) and np.all(held.coef != 0.0))
+        and np.unique(held.iv).size == held.m
+        and bool(np.all(one_axis[held.iv]))
+    )
+    locked = np.zeros(nv)
+    locked[held.iv] = float(hybrid)
+    return {"hybrid": hybrid, "locked": locked, "held": np.zeros(nv)}
