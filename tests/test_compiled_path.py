@@ -1003,3 +1003,50 @@ def test_a_run_says_how_much_of_its_time_the_compiled_loops_took(tmp_path, monke
             assert 0.0 < stats["compiled_time"] <= stats["wall_time"]
         else:
             assert stats["compiled_time"] == 0.0
+
+
+def test_held_joints_by_the_hybrid_aba_equal_the_rows_solve(tmp_path, monkeypatch):
+    """The six-DOF arm with the URDF's stops, Coulomb friction in two joints and elastic DC
+    drives on three, falling 1.5 s: in every phase whose rows the hybrid ABA holds (a joint
+    stuck by friction, a wrist on its stop, both), the compiled right-hand side and the
+    rows' reactions at the segment's start equal those of the same kernel solving its rows
+    with one M⁻¹ solve per row (:func:`pinext.compiled.phase._locked_rows`, which the
+    acceleration step's tests hold to Pinocchio), to the mass matrix's conditioning."""
+    from pinext.compiled.phase import rhs
+    from pinext.robots import robot_path
+
+    text = robot_path("six_dof_arm").read_text().replace('friction="0.0"', 'friction="0.3"', 2)
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(text)
+    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    drives = {
+        j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0))
+        for j in ["shoulder_pan", "shoulder_lift", "elbow"]
+    }
+    system = px.System(arm, drives=drives)
+    solve, starts = compiled_path.solve, []
+
+    def spy(kernel, t_span, y0, **options):
+        starts.append((kernel, np.array(y0, dtype=float)))
+        return solve(kernel, t_span, y0, **options)
+
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
+    monkeypatch.setattr(px.compiled, "solve", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        px.simulate(system, 1.5, q0=np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0]))
+    held = [(kernel, y) for kernel, y in starts if kernel.hybrid]
+    assert {kernel.lam.size for kernel, _ in held} == {1, 2}  # stuck, on a stop, both
+    data = arm.model.createData()
+    for kernel, y in held:
+        hybrid, rows = np.empty_like(y), np.empty_like(y)
+        rhs(kernel, 0.0, y, hybrid)
+        reactions = kernel.lam.copy()
+        rhs(kernel._replace(hybrid=False), 0.0, y, rows)
+        mass = pin.crba(arm.model, data, y[: arm.model.nv])
+        tol = 50.0 * np.linalg.cond(np.triu(mass) + np.triu(mass, 1).T) * np.finfo(float).eps
+        assert np.abs(hybrid - rows).max() < tol * (1.0 + np.abs(rows).max())
+        assert np.abs(reactions - kernel.lam).max() < tol * (1.0 + np.abs(kernel.lam).max())
