@@ -101,3 +101,23 @@ def assert_sound_run(model: pin.Model, traj) -> None:
         empty = not np.any(e.info["impulse"]) and abs(e.info["approach_velocity"]) <= REST_TOLERANCE
         assert not (empty and empty_before.get(e.name, False)), f"repeated empty {e.name} at {e.t}"
         empty_before[e.name] = empty
+
+
+def arm_with_friction_and_drives(tmp_path: Path):
+    """The six-DOF arm with Coulomb friction (0.3 N.m) in its first two joints and elastic DC
+    drives on three: (the robot, the drives), for a System with its URDF's stops."""
+    import pinext as px
+    from pinext.drives import DCMotor, Drive, ElasticTransmission
+
+    text = robot_path("six_dof_arm").read_text().replace('friction="0.0"', 'friction="0.3"', 2)
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(text)
+    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    drives = {
+        j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0))
+        for j in ["shoulder_pan", "shoulder_lift", "elbow"]
+    }
+    return arm, drives

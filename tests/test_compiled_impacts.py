@@ -14,8 +14,7 @@ import pytest
 import pinext as px
 import pinext.compiled
 from pinext.contact.limits import VelocityLimitWarning
-from pinext.drives import DCMotor, Drive, ElasticTransmission
-from pinext.robots import robot_path
+from tests.models import arm_with_friction_and_drives
 
 #: The tests compare the paths themselves.
 BOTH_PATHS = False
@@ -103,17 +102,7 @@ def test_bounces_in_the_loop_with_limits_drives_and_friction_on_both_paths(tmp_p
     to zero goes to the components), and the run meets the Python path's events with the
     same records (times 1e-8 s) and follows it to 1e-7 (both at rtol 1e-10); each run's
     energy audit closes (1e-8)."""
-    text = robot_path("six_dof_arm").read_text().replace('friction="0.0"', 'friction="0.3"', 2)
-    urdf = tmp_path / "arm.urdf"
-    urdf.write_text(text)
-    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
-    motor = DCMotor(
-        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
-    )
-    drives = {
-        j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0))
-        for j in ["shoulder_pan", "shoulder_lift", "elbow"]
-    }
+    arm, drives = arm_with_friction_and_drives(tmp_path)
     system = px.System(arm, drives=drives, contacts=[_table(arm, 0.1)])
     compiled = _run(monkeypatch, system, t_final=1.5, output_dt=0.01)
     python = _run(monkeypatch, system, t_final=1.5, output_dt=0.01, compiled=False)

@@ -1013,19 +1013,9 @@ def test_held_joints_by_the_hybrid_aba_equal_the_rows_solve(tmp_path, monkeypatc
     with one M⁻¹ solve per row (:func:`pinext.compiled.phase._locked_rows`, which the
     acceleration step's tests hold to Pinocchio), to the mass matrix's conditioning."""
     from pinext.compiled.phase import rhs
-    from pinext.robots import robot_path
+    from tests.models import arm_with_friction_and_drives
 
-    text = robot_path("six_dof_arm").read_text().replace('friction="0.0"', 'friction="0.3"', 2)
-    urdf = tmp_path / "arm.urdf"
-    urdf.write_text(text)
-    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
-    motor = DCMotor(
-        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
-    )
-    drives = {
-        j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0))
-        for j in ["shoulder_pan", "shoulder_lift", "elbow"]
-    }
+    arm, drives = arm_with_friction_and_drives(tmp_path)
     system = px.System(arm, drives=drives)
     solve, starts = compiled_path.solve, []
 
