@@ -275,12 +275,9 @@ def _locked_rows(P, y, a):
     lam = P.lam
     for i in range(n_joint):  # b = −(J a_free + γ) into lam
         acc = 0.0
-        rate = 0.0
-        distance = -P.row_offset[i]
         for k in range(ptr[i], ptr[i + 1]):
             acc += coef[k] * a[iv[k]]
-            rate += coef[k] * y[nv + iv[k]]
-            distance += coef[k] * y[P.row_q[k]]
+        rate, distance = _joint_row(P, y, nv, i)
         w = P.row_omega[i]
         lam[i] = -(acc + 2.0 * w * rate + w * w * distance)
     for i in range(n_joint, m):
@@ -381,6 +378,18 @@ def _configuration(P, y):
 
 
 @helper
+def _joint_row(P, y, nv, i):
+    """(J_i v, φ_i) of joint row i at the state y: its rate and its residual
+    ``Σ_k c_k q[iq_k] − offset_i`` (the terms of γ_i = 2ω J_i v + ω² φ_i)."""
+    rate = 0.0
+    distance = -P.row_offset[i]
+    for k in range(P.row_ptr[i], P.row_ptr[i + 1]):
+        rate += P.row_coef[k] * y[nv + P.row_v[k]]
+        distance += P.row_coef[k] * y[P.row_q[k]]
+    return rate, distance
+
+
+@helper
 def _held_rows(P, y, nv, lin, a):
     """The accelerations ``a`` under the phase's rows when the hybrid ABA holds them
     (``P.hybrid``): each unit row ``c a_k + 2ω c v_k + ω² φ = 0`` (φ = c q_k − offset, as
@@ -390,10 +399,9 @@ def _held_rows(P, y, nv, lin, a):
     ptr = P.row_ptr
     for i in range(P.lam.size):
         k = ptr[i]
-        c, iv, w = P.row_coef[k], P.row_v[k], P.row_omega[i]
-        rate = c * y[nv + iv]
-        distance = c * y[P.row_q[k]] - P.row_offset[i]
-        P.held[iv] = -(2.0 * w * rate + w * w * distance) / c
+        rate, distance = _joint_row(P, y, nv, i)
+        w = P.row_omega[i]
+        P.held[P.row_v[k]] = -(2.0 * w * rate + w * w * distance) / P.row_coef[k]
     aba_held(P.model, y[nv : 2 * nv], lin[:nv], P.model.gravity, a, P.locked, P.held)
     for i in range(P.lam.size):
         k = ptr[i]
