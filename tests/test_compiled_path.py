@@ -185,8 +185,11 @@ def test_compiled_kernel_equals_fused_rhs(tmp_path):
 
 
 def test_one_step_equals_the_python_step(tmp_path):
-    """From the same state with the same step size: the same state to 1e-12."""
-    from pinext.compiled.dop853 import _state_at
+    """From the same state with the same step size: the same state to 1e-12, its evaluations
+    counted (a step's 11 stages at least; no more than the Python path's, which evaluates f at
+    the start and the last FSAL again)."""
+    from pinext.compiled.dop853 import _NFEV, N_INT, Locator, _state_at
+    from pinext.compiled.phase import rhs as compiled_rhs
     from pinext.simulation import dop853 as python_dop853
     from pinext.simulation.chart import Chart
     from pinext.simulation.rhs import make_rhs
@@ -205,9 +208,13 @@ def test_one_step_equals_the_python_step(tmp_path):
         y[:6] = rng.uniform(-1.0, 1.0, 6)
         run = python_dop853._Run(rhs, y.size, 1e-6, 1e-8, 1.0)
         expected = run.state_at(0.2, y, 0.2 + h)
-        got = np.empty_like(y)
-        _state_at(kernel, 0.2, y, 0.2 + h, 1e-6, 1e-8, 1.0, got)
+        got, f0 = np.empty_like(y), np.empty_like(y)
+        compiled_rhs(kernel, 0.2, y, f0)
+        it = np.zeros(N_INT, dtype=np.int64)
+        loc = Locator(f0, np.empty((16, y.size)), it, np.empty(8), np.empty(0), np.empty(y.size))
+        _state_at(kernel, 0.2, y, 0.2 + h, 1e-6, 1e-8, 1.0, got, loc)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+        assert 11 <= it[_NFEV] <= run.nfev - 2
 
 
 def test_blow_up_raises_with_time_and_state(tmp_path, monkeypatch):

@@ -25,13 +25,15 @@ the last step was cut to land on ``t_end`` is kept for the next one.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
 from .events import DISTANCES, LEAVING, REACTION, TIME, _event, events_at, values_at
 from .phase import rhs
-from .spatial import kernel
+from .spatial import helper, kernel
 
 __all__ = ["DISTANCES", "LEAVING", "REACTION", "TIME", "events_at"]
 
@@ -86,6 +88,19 @@ _T, _H, _FACOLD, _HLAMB, _TROOT, _HFREE = range(6)
 N_FLOAT = 6
 
 
+class Locator(NamedTuple):
+    """The workspace of an event's location, made once per :func:`advance` call, so that
+    the location's functions allocate nothing and run without Numba's reference counting (a
+    call with NRT counts every array of the phase kernel in and out, about 2 µs)."""
+
+    f0: np.ndarray  # (n,) f at the step's start (advance's k[0])
+    work: np.ndarray  # (16, n) _state_at's stages (0..12), y1, y_new and y
+    it: np.ndarray  # advance's integer state: _state_at counts its evaluations in it[_NFEV]
+    s: np.ndarray  # (8,) brent_step's state
+    values: np.ndarray  # (events,) the events at a root
+    out: np.ndarray  # (n,) an integrated state at a trial root
+
+
 @kernel
 def _stages(P, t, y, h, k, y1, n_stages):
     """Stages 2..n_stages of a step of size h from (t, y), k[0] = f(t, y) given."""
@@ -127,7 +142,7 @@ def _step(P, t, y, h, k, y1, y_new, rtol, atol):
     return abs(h) * err * np.sqrt(1.0 / (n * deno))
 
 
-@njit(cache=True)
+@kernel
 def _hinit(P, t, y, t_end, k, y1, hmax, rtol, atol):
     """HINIT853: the initial step guess; k[0] = f(t, y) given, k[1] is overwritten."""
     n = y.size
@@ -158,11 +173,11 @@ def _hinit(P, t, y, t_end, k, y1, hmax, rtol, atol):
     return min(100 * abs(h), h1, hmax)
 
 
-@njit(cache=True)
+@kernel
 def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it, g_last, evs):
     """Initialise a run at (t0, y0): f(t0, y0) in k[0], the first step in st (HINIT853), the
-    event functions' values in g_last."""
-    y1 = np.empty_like(y0)
+    event functions' values in g_last (k[1] and k[13] are overwritten)."""
+    y1 = k[13]
     rhs(P, t0, y0, k[0])
     values_at(P, t0, y0, evs, g_last)
     it[_NFEV] += 2
@@ -176,7 +191,7 @@ def start(P, t0, y0, t_end, hmax, first_step, rtol, atol, k, st, it, g_last, evs
     it[_NACCPT] = 0
 
 
-@njit(cache=True)
+@kernel
 def resume(P, t, y, hmax, k, st, it, g_last, evs):
     """Continue a run at (t, y) after its inputs changed (a new control sample held from t):
     f(t, y) again in k[0] (the FSAL stage belongs to the old inputs), the event functions
@@ -261,17 +276,24 @@ def _beyond(g_old, g, direction):
     return g_old * g < 0.0
 
 
-@njit(cache=True)
-def _state_at(P, ta, ya, t, rtol, atol, hmax, out):
+@helper
+def _copy(dst, src):
+    """dst[:] = src, element by element (a slice assignment needs Numba's runtime)."""
+    for i in range(src.size):
+        dst[i] = src[i]
+
+
+@kernel
+def _state_at(P, ta, ya, t, rtol, atol, hmax, out, loc):
     """The state at t from (ta, ya), ta < t inside one accepted step: DOP853 from ta with the
-    first step t − ta (a rejected trial step shrinks as in the main loop)."""
-    n = ya.size
-    k = np.empty((16, n))
-    y1 = np.empty(n)
-    y_new = np.empty(n)
-    y = ya.copy()
+    first step t − ta (a rejected trial step shrinks as in the main loop), f(ta, ya) given in
+    ``loc.f0``; its evaluations are counted in ``loc.it[_NFEV]``."""
+    work = loc.work
+    k = work[:13]
+    y1, y_new, y = work[13], work[14], work[15]
+    _copy(k[0], loc.f0)
+    _copy(y, ya)
     x = ta
-    rhs(P, x, y, k[0])
     h = t - ta
     while True:
         last = False
@@ -279,28 +301,30 @@ def _state_at(P, ta, ya, t, rtol, atol, hmax, out):
             h = t - x
             last = True
         err = _step(P, x, y, h, k, y1, y_new, rtol, atol)
+        loc.it[_NFEV] += 11
         fac11 = err**EXPO1
         fac = max(1.0 / FAC2, min(1.0 / FAC1, fac11 / SAFE))
         if err <= 1.0:
-            rhs(P, x + h, y_new, k[0])
-            y[:] = y_new
-            x = x + h
             if last:
                 break
+            rhs(P, x + h, y_new, k[0])
+            loc.it[_NFEV] += 1
+            _copy(y, y_new)
+            x = x + h
             h = min(h / fac, hmax)
         else:
             h = h / min(1.0 / FAC1, 1.0 / FAC1 / SAFE)
-    out[:] = y
+    _copy(out, y_new)
 
 
-@njit(cache=True)
+@kernel
 def _dense_residual(P, e, t, ta, h, ya, f, tmp, scratch, evs):
     """Event e at t on the accepted step's dense output (ta, h, ya, f)."""
     _interpolate(f, ta, h, ya, t, tmp)
     return _event(P, e, t, tmp, evs, scratch)
 
 
-@njit(cache=True)
+@kernel
 def brent_step(s):
     """One iteration of scipy's brentq (its C code; xtol = rtol = 4 ε) in reverse
     communication, so that each integrator evaluates its own residual. ``s`` holds
@@ -353,18 +377,18 @@ def brent_step(s):
     return False, xcur
 
 
-@njit(cache=True)
-def _brentq(P, e, xa, xb, ta, h, ya, f, tmp, scratch, evs):
+@kernel
+def _brentq(P, e, xa, xb, ta, h, ya, f, tmp, scratch, evs, loc):
     """The event's root in [xa, xb] (:func:`brent_step`) on the dense output of the accepted
     step from (ta, ya) (7th order, as solve_ivp locates events; the state at the root is then
     integrated from ta, :func:`_state_at`)."""
     fa = _dense_residual(P, e, xa, ta, h, ya, f, tmp, scratch, evs)
     fb = _dense_residual(P, e, xb, ta, h, ya, f, tmp, scratch, evs)
-    return _root(P, e, xa, xb, fa, fb, ta, h, ya, f, False, 0.0, 0.0, 0.0, tmp, scratch, evs)
+    return _root(P, e, xa, xb, fa, fb, ta, h, ya, f, False, 0.0, 0.0, 0.0, tmp, scratch, evs, loc)
 
 
-@njit(cache=True)
-def _root(P, e, xa, xb, fa, fb, ta, h, ya, f, exact, rtol, atol, hmax, out, scratch, evs):
+@kernel
+def _root(P, e, xa, xb, fa, fb, ta, h, ya, f, exact, rtol, atol, hmax, out, scratch, evs, loc):
     """Brent's iterations (:func:`brent_step`) for the event's root in [xa, xb] from the
     residuals fa, fb at its ends, on the step's dense output or, ``exact``, on the states
     integrated from (ta, ya) (:func:`_exact`). No bracket left (a residual at rounding level,
@@ -373,26 +397,27 @@ def _root(P, e, xa, xb, fa, fb, ta, h, ya, f, exact, rtol, atol, hmax, out, scra
         return xa
     if fb == 0 or (fa > 0) == (fb > 0):
         return xb
-    s = np.array([xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0])
+    s = loc.s
+    s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7] = xa, xb, 0.0, fa, fb, 0.0, 0.0, 0.0
     x = xb
     for _ in range(100):
         done, x = brent_step(s)
         if done:
             return x
         if exact:
-            s[4] = _exact(P, e, ta, ya, x, rtol, atol, hmax, out, scratch, evs)
+            s[4] = _exact(P, e, ta, ya, x, rtol, atol, hmax, out, scratch, evs, loc)
         else:
             s[4] = _dense_residual(P, e, x, ta, h, ya, f, out, scratch, evs)
     return x
 
 
-@njit(cache=True)
-def _earliest(P, ta, h, ya, f, t_root, crossed, g_last, tmp, evs, scratch):
+@kernel
+def _earliest(P, ta, h, ya, f, t_root, crossed, g_last, tmp, evs, scratch, loc):
     """The first root of all events in the step from (ta, ya): an event that went through
     zero and back within the step (no sign change at the step's ends) is past zero at the
     root found, and its own root, earlier, is the event (a joint that touched its stop while
     another row's event ended the step would otherwise start the next segment beyond it)."""
-    values = np.empty(g_last.size)
+    values = loc.values
     again = True
     while again:
         again = False
@@ -400,7 +425,7 @@ def _earliest(P, ta, h, ya, f, t_root, crossed, g_last, tmp, evs, scratch):
         events_at(P, t_root, tmp, evs, values, scratch)
         for e in range(g_last.size):
             if e != crossed and _beyond(g_last[e], values[e], evs[7][e]):
-                tr = _brentq(P, e, ta, t_root, ta, h, ya, f, tmp, scratch, evs)
+                tr = _brentq(P, e, ta, t_root, ta, h, ya, f, tmp, scratch, evs, loc)
                 if tr < t_root:
                     t_root = tr
                     crossed = e
@@ -409,45 +434,46 @@ def _earliest(P, ta, h, ya, f, t_root, crossed, g_last, tmp, evs, scratch):
     return t_root, crossed
 
 
-@njit(cache=True)
-def _exact(P, e, ta, ya, t, rtol, atol, hmax, out, scratch, evs):
+@kernel
+def _exact(P, e, ta, ya, t, rtol, atol, hmax, out, scratch, evs, loc):
     """Event e at t on the state integrated from (ta, ya) (:func:`_state_at`), in ``out``."""
     if t > ta:
-        _state_at(P, ta, ya, t, rtol, atol, hmax, out)
+        _state_at(P, ta, ya, t, rtol, atol, hmax, out, loc)
     else:
-        out[:] = ya
+        _copy(out, ya)
     return _event(P, e, t, out, evs, scratch)
 
 
-@njit(cache=True)
-def _exact_root(P, e, ta, ya, end, h, f, rtol, atol, hmax, out, tmp, scratch, evs):
+@kernel
+def _exact_root(P, e, ta, ya, end, h, f, rtol, atol, hmax, out, tmp, scratch, evs, loc):
     """Event e's root in (ta, end] on the integrated states, bracketed first on the step's
     dense output (:func:`pinext.simulation.dop853.solve`'s ``root``: a few integrations
     instead of one per iterate over the whole step); ``end`` when the integrated states
     show no sign change."""
-    t_d = _brentq(P, e, ta, end, ta, h, ya, f, tmp, scratch, evs)
+    t_d = _brentq(P, e, ta, end, ta, h, ya, f, tmp, scratch, evs, loc)
     width = 1e-6 * (end - ta)
     for _ in range(2):
         lo, hi = max(ta, t_d - width), min(end, t_d + width)
-        g_lo = _exact(P, e, ta, ya, lo, rtol, atol, hmax, out, scratch, evs)
-        g_hi = _exact(P, e, ta, ya, hi, rtol, atol, hmax, out, scratch, evs)
+        g_lo = _exact(P, e, ta, ya, lo, rtol, atol, hmax, out, scratch, evs, loc)
+        g_hi = _exact(P, e, ta, ya, hi, rtol, atol, hmax, out, scratch, evs, loc)
         if np.sign(g_lo) * np.sign(g_hi) < 0:
             return _root(
-                P, e, lo, hi, g_lo, g_hi, ta, h, ya, f, True, rtol, atol, hmax, out, scratch, evs
-            )
+                P, e, lo, hi, g_lo, g_hi, ta, h, ya, f, True, rtol, atol, hmax, out, scratch,
+                evs, loc,
+            )  # fmt: skip
         width *= 1e3
-    g_a = _exact(P, e, ta, ya, ta, rtol, atol, hmax, out, scratch, evs)
-    g_b = _exact(P, e, ta, ya, end, rtol, atol, hmax, out, scratch, evs)
+    g_a = _exact(P, e, ta, ya, ta, rtol, atol, hmax, out, scratch, evs, loc)
+    g_b = _exact(P, e, ta, ya, end, rtol, atol, hmax, out, scratch, evs, loc)
     if np.sign(g_a) * np.sign(g_b) < 0:
         return _root(
-            P, e, ta, end, g_a, g_b, ta, h, ya, f, True, rtol, atol, hmax, out, scratch, evs
+            P, e, ta, end, g_a, g_b, ta, h, ya, f, True, rtol, atol, hmax, out, scratch, evs, loc
         )
     return end
 
 
-@njit(cache=True)
+@kernel
 def _integrated_ties(
-    P, ta, ya, h, f, t_root, crossed, g_last, y_root, tmp, scratch, evs, rtol, atol, hmax
+    P, ta, ya, h, f, t_root, crossed, g_last, y_root, tmp, scratch, evs, rtol, atol, hmax, loc
 ):
     """The event's root checked on the integrated state ``y_root`` at ``t_root`` (updated in
     place): another event a hair past zero there (a tie within the rounding of the dense
@@ -455,8 +481,7 @@ def _integrated_ties(
     has its own root on the integrated states, earlier, and is the event; otherwise the next
     segment would start beyond it and never see it cross (pr2 from seeded poses: the torso
     8 cm past its stop)."""
-    values = np.empty(g_last.size)
-    out = np.empty(ya.size)
+    values, out = loc.values, loc.out
     again = True
     while again:
         again = False
@@ -464,16 +489,16 @@ def _integrated_ties(
         for e in range(g_last.size):
             if e != crossed and _beyond(g_last[e], values[e], evs[7][e]):
                 tr = _exact_root(
-                    P, e, ta, ya, t_root, h, f, rtol, atol, hmax, out, tmp, scratch, evs
+                    P, e, ta, ya, t_root, h, f, rtol, atol, hmax, out, tmp, scratch, evs, loc
                 )
                 if tr < t_root:
                     t_root = tr
                     crossed = e
                     again = True
                     if t_root > ta:
-                        _state_at(P, ta, ya, t_root, rtol, atol, hmax, y_root)
+                        _state_at(P, ta, ya, t_root, rtol, atol, hmax, y_root, loc)
                     else:
-                        y_root[:] = ya
+                        _copy(y_root, ya)
                     break
     return t_root, crossed
 
@@ -518,6 +543,7 @@ def advance(
     scratch = np.empty(n)
     n_events = g_last.size
     g_new = np.empty(n_events)
+    loc = Locator(k[0], np.empty((16, n)), it, np.empty(8), np.empty(n_events), np.empty(n))
     capacity = out_t.size
     sampled = t_eval.size > 0
     x = st[_T]
@@ -602,7 +628,7 @@ def advance(
                             dense = True
                         ga = _event(P, e, x_old, y, evs, scratch)
                         if np.sign(ga) * np.sign(g_new[e]) < 0:
-                            tr = _brentq(P, e, x_old, x_new, x_old, h, y, f, tmp, scratch, evs)
+                            tr = _brentq(P, e, x_old, x_new, x_old, h, y, f, tmp, scratch, evs, loc)
                         else:
                             tr = x_new
                         if tr < t_root:
@@ -610,7 +636,7 @@ def advance(
                             crossed = e
                 if crossed >= 0 and n_events > 1:
                     t_root, crossed = _earliest(
-                        P, x_old, h, y, f, t_root, crossed, g_last, tmp, evs, scratch
+                        P, x_old, h, y, f, t_root, crossed, g_last, tmp, evs, scratch, loc
                     )
             until = x_new if crossed < 0 else t_root
             if sampled:
@@ -634,7 +660,7 @@ def advance(
             if crossed >= 0:
                 y_root = np.empty(y.size)
                 if t_root > x_old:
-                    _state_at(P, x_old, y, t_root, rtol, atol, hmax, y_root)
+                    _state_at(P, x_old, y, t_root, rtol, atol, hmax, y_root, loc)
                 else:
                     y_root[:] = y
                 if n_events > 1:
@@ -654,6 +680,7 @@ def advance(
                         rtol,
                         atol,
                         hmax,
+                        loc,
                     )
                 y[:] = y_root
                 st[_TROOT] = t_root

@@ -27,6 +27,7 @@ from . import dop853 as _dop
 from . import events as _events
 from . import radau as _rad
 from .phase import pd_torques
+from .spatial import kernel
 
 #: ``callback.function(t, y) -> (u, t_next)``: the input held from t for the internal state y,
 #: and the next sample time [s]; set by :func:`pinext.compiled.path.solve` for its thread.
@@ -39,14 +40,16 @@ def _sample(t: float, y: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 @njit(cache=True)
-def _next_input(t, y):
-    """The Python callback from compiled code: (u, t_next)."""
-    with objmode(u="float64[::1]", t_next="float64"):
+def _python_sample(u_values, t, y):
+    """The input held from the sample at t, from Python (one object-mode call: the law and
+    the next sample time), into ``u_values[0]``; returns the next sample time."""
+    with objmode(t_next="float64"):
         u, t_next = _sample(t, y.copy())
-    return u, t_next
+        u_values[0, :] = u
+    return t_next
 
 
-@njit(cache=True)
+@kernel
 def _held_sample(P, t, y):
     """A PD law held in the kernel (:attr:`PhaseKernel.pd_held`): its torques at (t, y) into
     P.pd_u and the sample's record; returns the next sample time, as
@@ -58,17 +61,6 @@ def _held_sample(P, t, y):
         P.pd_values[k, j] = P.pd_u[j]
     P.pd_count[0] = k + 1
     return (np.floor(t / P.pd_period + SAME_SAMPLE) + 1.0) * P.pd_period
-
-
-@njit(cache=True)
-def _next(P, t, y):
-    """The input held from the sample at t and the next sample time: from the PD law held in
-    the kernel, or from Python (:func:`_next_input`)."""
-    if P.pd_held:
-        return _held_sample(P, t, y)
-    u, t_next = _next_input(t, y)
-    P.u_values[0, :] = u
-    return t_next
 
 
 @njit(cache=True)
@@ -99,7 +91,10 @@ def dop853_sampled(
         )  # fmt: skip
         if code != _dop.DONE or clock[0] >= t1:
             return code
-        t_next = _next(P, clock[0], y)
+        if P.pd_held:  # the law's input and the next sample time
+            t_next = _held_sample(P, clock[0], y)
+        else:
+            t_next = _python_sample(P.u_values, clock[0], y)
         clock[1] += 1.0
         _dop.resume(P, clock[0], y, hmax, k, st, it, g_last, evs)
         e = _turned(g_last, evs)
@@ -125,7 +120,10 @@ def radau_sampled(
         )  # fmt: skip
         if code != _rad.DONE or clock[0] >= t1:
             return code
-        t_next = _next(P, clock[0], y)
+        if P.pd_held:  # the law's input and the next sample time
+            t_next = _held_sample(P, clock[0], y)
+        else:
+            t_next = _python_sample(P.u_values, clock[0], y)
         clock[1] += 1.0
         _rad.resume(P, clock[0], y, hmax, f, st, it, g_last, evs)
         e = _turned(g_last, evs)

@@ -55,9 +55,9 @@ class Recorder:
     ):
         """Record one solve_ivp segment; return (end time, public state at the end)."""
         seg_t = np.atleast_1d(np.asarray(sol.t, dtype=float))
-        start = chart.to_internal(x)
+        width = chart.nv + x.size - chart.model.nq  # the internal state's size
         # (samples, internal state); a solver may give a flat empty array for no samples
-        seg_y = np.asarray(sol.y, dtype=float).reshape(start.size, seg_t.size).T
+        seg_y = np.asarray(sol.y, dtype=float).reshape(width, seg_t.size).T
         if fired is not None:
             t_end, y_end = float(sol.t_events[fired][0]), sol.y_events[fired][0]
             if physical and (not seg_t.size or seg_t[-1] < t_end):
@@ -68,7 +68,7 @@ class Recorder:
                 seg_t, seg_y = seg_t[1:], seg_y[1:]
         elif not seg_t.size or seg_t[0] > t:
             seg_t = np.insert(seg_t, 0, t)  # the state at the start of the phase (after a map)
-            seg_y = np.vstack((start, seg_y))
+            seg_y = np.vstack((chart.to_internal(x), seg_y))
         impose = self.system.impose
         converted = None  # the samples' public states, when no component imposes coordinates
         if chart.identity and not self.system.imposing:
