@@ -40,6 +40,7 @@ from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
 from .phase import _configuration, _inputs, _locked_rows, rhs
+from .spatial import kernel
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
 TI = np.ascontiguousarray(_sr.TI, dtype=np.float64)
@@ -149,7 +150,7 @@ def _lu_solve(a, piv, b):
         b[i] = acc / a[i, i]
 
 
-@njit(cache=True)
+@kernel
 def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     """∂f/∂y of the phase's right-hand side (:func:`pinext.compiled.phase.rhs`).
 
@@ -260,7 +261,7 @@ def _rms(x, scale):
     return np.sqrt(acc / x.size)
 
 
-@njit(cache=True)
+@kernel
 def _collocation(Pk, t, y, h, Z, scale, tol, lu_r, piv_r, lu_c, piv_c, W, F, dwr, dwc, y1, it):
     """scipy's ``solve_collocation_system``: Z (3, n) from the guess in Z, in place.
 
@@ -414,7 +415,7 @@ def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
     st[_T] = t
 
 
-@njit(cache=True)
+@kernel
 def _event(Pk, e, t, y, evs, tmp):
     """Event e at (t, y) (:func:`pinext.compiled.events._event`: a REACTION evaluates the
     right-hand side into tmp)."""
