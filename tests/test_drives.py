@@ -121,6 +121,27 @@ def test_linear_actuator_path_equals_dc_motor_path(pendulum):
         assert np.allclose(fa[:-2], fb[:-2], rtol=1e-11, atol=1e-11 * np.abs(fa).max())
 
 
+def test_a_deep_copy_shares_frozen_values_and_copies_the_rest():
+    """A run's private copy of its System (``copy.deepcopy``) shares a drive whose parts are
+    frozen values (a DC motor, a gear, an elastic transmission: they cannot change), and copies
+    one with a mutable part (a LinearActuator's matrices): the copy's actuator is a new object
+    with equal, unshared arrays."""
+    import copy
+
+    for transmission in (Gear(40.0, efficiency=0.9), ElasticTransmission(80.0, 3000.0, 0.5)):
+        drive = Drive(motor(), transmission)
+        assert copy.deepcopy(drive) is drive
+        assert copy.deepcopy({"j": drive})["j"] is drive
+    linear = Drive(motor().linear_model(), Gear(40.0))
+    copied = copy.deepcopy(linear)
+    assert copied is not linear and copied.transmission is linear.transmission
+    assert copied.actuator is not linear.actuator
+    for name, value in vars(linear.actuator).items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(getattr(copied.actuator, name), value)
+            assert not np.shares_memory(getattr(copied.actuator, name), value)
+
+
 def test_linear_actuator_with_output_torque_in_other_states():
     """f_o != 0: the stored state z = x_o - (f_o/f_k) x_k has an acceleration-free derivative."""
     C = np.array([[0, 1, 0], [0, -0.5, 2.0], [0, -1.0, -3.0]])

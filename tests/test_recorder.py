@@ -4,6 +4,7 @@ them, and a save/load keeps every output bit for bit."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import threading
 import types
@@ -190,10 +191,15 @@ def test_a_trajectory_references_no_live_object(scene, simulation_path):
     system, law, _ = scene
     traj = _run(system, law)
     live = [system, system.robot, system.model, system.data, system.robot.model, law]
-    live += list(system.components) + list(system.drives.values())
+    live += list(system.components)
     assert isinstance(traj.outputs, LazyOutputs)  # the outputs are not read yet
     reachable = {id(obj) for obj in _reachable(traj)}
     assert not [obj for obj in live if id(obj) in reachable]
+    for drive in system.drives.values():  # shared only as frozen values, which cannot change
+        if id(drive) in reachable:
+            for part in (drive, drive.actuator, drive.transmission):
+                with pytest.raises(dataclasses.FrozenInstanceError):
+                    part.__setattr__("backlash" if part is drive.transmission else "x", 1.0)
 
     traj.outputs["input"]  # once read, no System, Robot, model or data at all
     found = [

@@ -20,6 +20,13 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 
+def shared_copy(self: Any, memo: dict) -> Any:
+    """``__deepcopy__`` of a frozen value object whose fields are numbers (a motor, a gear):
+    the object itself, as a copy would equal it and neither can change (a run's private copy
+    of its System, :func:`pinext.simulation.recorder.frozen_copy`, then shares it)."""
+    return self
+
+
 class ActuatorPower(NamedTuple):
     """Where an actuator's power goes at one instant [W]."""
 

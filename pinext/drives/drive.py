@@ -3,6 +3,7 @@ of Vukobratović & Potkonjak (20.78)–(20.82) and (20.98)–(20.99) around Pino
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -37,6 +38,15 @@ class Drive:
 
     actuator: Actuator | None = None
     transmission: Transmission | None = None
+
+    def __deepcopy__(self, memo: dict) -> Drive:
+        """Itself when its parts copy to themselves (frozen values: a motor, a gear), else
+        a drive of the parts' copies."""
+        actuator = copy.deepcopy(self.actuator, memo)
+        transmission = copy.deepcopy(self.transmission, memo)
+        if actuator is self.actuator and transmission is self.transmission:
+            return self
+        return Drive(actuator, transmission)
 
     def __post_init__(self) -> None:
         if self.actuator is not None and not isinstance(self.actuator, Actuator):

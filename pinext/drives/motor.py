@@ -9,7 +9,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameter
 from .actuator import LinearActuator
-from .base import Actuator, ActuatorPower
+from .base import Actuator, ActuatorPower, shared_copy
 
 
 def _check(name: str, value: float, *, positive: bool = False) -> float:
@@ -74,6 +74,8 @@ class DCMotor(Actuator):
         current_limit: Amplifier current limit I_max [A], > 0, or None (none). Needs the
             second-order model (``inductance == 0``).
     """
+
+    __deepcopy__ = shared_copy
 
     resistance: float
     torque_constant: float

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from ..exceptions import InvalidParameter
+from .base import shared_copy
 
 
 def _finite(name: str, value: float, *, low: float = 0.0, strict: bool = False) -> float:
@@ -93,6 +94,8 @@ class Gear(Transmission):
         restitution: Newton's coefficient e in [0, 1] of the flanks' impact (0: plastic).
     """
 
+    __deepcopy__ = shared_copy
+
     ratio: float
     efficiency: float = 1.0
     backdrive_efficiency: float | None = None
@@ -163,6 +166,8 @@ class ElasticTransmission(Transmission):
         output_inertia: I'' [kg.m^2].
         backlash: Total free play b at the joint [rad], >= 0.
     """
+
+    __deepcopy__ = shared_copy
 
     ratio: float
     stiffness: float
