@@ -237,20 +237,65 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     return 2 * nv
 
 
-@njit(cache=True)
-def _factor(J, h, lu_r, piv_r, lu_c, piv_c):
-    """The real and complex iteration matrices μ/h I − J, factored."""
+@kernel
+def _factor(J, h, nq, lu_r, piv_r, lu_c, piv_c):
+    """The real and complex iteration matrices c I − J (c = μ/h), factored.
+
+    With ``nq`` > 0 the first nq rows are q̇ = v (J's rows there are [0 I 0]) and the last two
+    columns, the power integrals', are zero: the q rows and the two power rows are eliminated
+    and only the reduced matrix of the velocity and component-state rows is factored, in the
+    leading block, R = c I − J_xx − J_xq P / c (P picks the velocity columns; :func:`_solve`),
+    21 × 21 instead of 30 × 30 for the Panda with elastic drives."""
     n = J.shape[0]
     mr = MU_REAL / h
     mc = MU_COMPLEX / h
-    for i in range(n):
-        for j in range(n):
-            lu_r[i, j] = -J[i, j]
-            lu_c[i, j] = -J[i, j]
-        lu_r[i, i] += mr
-        lu_c[i, i] += mc
-    _lu_factor(lu_r, piv_r)
-    _lu_factor(lu_c, piv_c)
+    if nq == 0:
+        for i in range(n):
+            for j in range(n):
+                lu_r[i, j] = -J[i, j]
+                lu_c[i, j] = -J[i, j]
+            lu_r[i, i] += mr
+            lu_c[i, i] += mc
+        _lu_factor(lu_r, piv_r)
+        _lu_factor(lu_c, piv_c)
+        return
+    r = n - 2 - nq
+    for a in range(r):
+        for b in range(r):
+            lu_r[a, b] = -J[nq + a, nq + b]
+            lu_c[a, b] = -J[nq + a, nq + b]
+            if b < nq:  # a velocity column: its q row gives q = (b_q + v) / c
+                lu_r[a, b] -= J[nq + a, b] / mr
+                lu_c[a, b] -= J[nq + a, b] / mc
+        lu_r[a, a] += mr
+        lu_c[a, a] += mc
+    _lu_factor(lu_r[:r, :r], piv_r[:r])
+    _lu_factor(lu_c[:r, :r], piv_c[:r])
+
+
+@kernel
+def _solve(lu, piv, b, J, c, nq):
+    """Solve (c I − J) x = b in place in b from :func:`_factor`'s factors (lu, piv: the real
+    or the complex ones, c the matching μ/h): with ``nq`` > 0 the reduced system, then the q
+    rows (q = (b_q + v) / c) and the two power rows (whose columns in J are zero)."""
+    if nq == 0:
+        _lu_solve(lu, piv, b)
+        return
+    n = b.size
+    m = n - 2
+    for i in range(nq, m):
+        acc = b[i]
+        for j in range(nq):
+            acc += J[i, j] * b[j] / c
+        b[i] = acc
+    _lu_solve(lu[: m - nq, : m - nq], piv[: m - nq], b[nq:m])
+    for j in range(nq):
+        b[j] = (b[j] + b[nq + j]) / c
+    for i in range(m, n):
+        acc = b[i]
+        for j in range(m):
+            acc += J[i, j] * b[j]
+        b[i] = acc / c
 
 
 @njit(cache=True)
@@ -262,7 +307,9 @@ def _rms(x, scale):
 
 
 @kernel
-def _collocation(Pk, t, y, h, Z, scale, tol, lu_r, piv_r, lu_c, piv_c, W, F, dwr, dwc, y1, it):
+def _collocation(
+    Pk, t, y, h, Z, scale, tol, J, nq, lu_r, piv_r, lu_c, piv_c, W, F, dwr, dwc, y1, it
+):
     """scipy's ``solve_collocation_system``: Z (3, n) from the guess in Z, in place.
 
     Returns (converged, n_iter, rate); rate < 0 stands for scipy's None.
@@ -295,8 +342,8 @@ def _collocation(Pk, t, y, h, Z, scale, tol, lu_r, piv_r, lu_c, piv_c, W, F, dwr
             f2 = TI[2, 0] * F[0, i] + TI[2, 1] * F[1, i] + TI[2, 2] * F[2, i]
             dwr[i] = fr - mr * W[0, i]
             dwc[i] = complex(f1, f2) - mc * complex(W[1, i], W[2, i])
-        _lu_solve(lu_r, piv_r, dwr)
-        _lu_solve(lu_c, piv_c, dwc)
+        _solve(lu_r, piv_r, dwr, J, mr, nq)
+        _solve(lu_c, piv_c, dwc, J, mc, nq)
         acc = 0.0
         for i in range(n):
             acc += (dwr[i] / scale[i]) ** 2
@@ -519,6 +566,7 @@ def advance(
     scale = np.empty(n)
     tmp = np.empty(n)
     minv = np.empty((Pk.damping.size, Pk.damping.size))
+    nq = 0 if Pk.momentum or Pk.rotating else Pk.damping.size  # q̇ = v rows: _factor
     n_events = g_last.size
     g_new = np.empty(n_events)
     capacity = out_t.size
@@ -576,7 +624,7 @@ def advance(
             converged = False
             while not converged:
                 if not has_lu:
-                    _factor(J, h, lu_r, piv_r, lu_c, piv_c)
+                    _factor(J, h, nq, lu_r, piv_r, lu_c, piv_c)
                     st[_H_LU] = h
                     it[_NLU] += 2
                     has_lu = True
@@ -591,7 +639,7 @@ def advance(
                         for i in range(n):
                             Z[r, i] = y1[i] - y[i]
                 converged, n_iter, rate = _collocation(
-                    Pk, t, y, h, Z, scale, st[_NEWTON_TOL], lu_r, piv_r, lu_c, piv_c,
+                    Pk, t, y, h, Z, scale, st[_NEWTON_TOL], J, nq, lu_r, piv_r, lu_c, piv_c,
                     W, F, dwr, dwc, y1, it,
                 )  # fmt: skip
                 if not converged:
@@ -609,7 +657,7 @@ def advance(
                 y_new[i] = y[i] + Z[2, i]
                 err[i] = f[i] + (Z[0, i] * E[0] + Z[1, i] * E[1] + Z[2, i] * E[2]) / h
                 f1[i] = err[i] - f[i]  # ZE, kept for a second estimate
-            _lu_solve(lu_r, piv_r, err)
+            _solve(lu_r, piv_r, err, J, MU_REAL / h, nq)
             for i in range(n):
                 scale[i] = atol + max(abs(y[i]), abs(y_new[i])) * rtol
             error_norm = _rms(err, scale)
@@ -621,7 +669,7 @@ def advance(
                 it[_NFEV] += 1
                 for i in range(n):
                     err[i] += f1[i]
-                _lu_solve(lu_r, piv_r, err)
+                _solve(lu_r, piv_r, err, J, MU_REAL / h, nq)
                 error_norm = _rms(err, scale)
             if not np.isfinite(error_norm):
                 st[_T] = t
