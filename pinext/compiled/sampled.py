@@ -63,6 +63,15 @@ def _held_sample(P, t, y):
     return (np.floor(t / P.pd_period + SAME_SAMPLE) + 1.0) * P.pd_period
 
 
+@kernel
+def _next(P, t, y):
+    """The input held from the sample at t and the next sample time: from the PD law held in
+    the kernel (:func:`_held_sample`), or from Python (:func:`_python_sample`)."""
+    if P.pd_held:
+        return _held_sample(P, t, y)
+    return _python_sample(P.u_values, t, y)
+
+
 @njit(cache=True)
 def _turned(g, evs):
     """The first reaction past zero in its direction once the new sample is held, or -1: the
@@ -91,10 +100,7 @@ def dop853_sampled(
         )  # fmt: skip
         if code != _dop.DONE or clock[0] >= t1:
             return code
-        if P.pd_held:  # the law's input and the next sample time
-            t_next = _held_sample(P, clock[0], y)
-        else:
-            t_next = _python_sample(P.u_values, clock[0], y)
+        t_next = _next(P, clock[0], y)
         clock[1] += 1.0
         _dop.resume(P, clock[0], y, hmax, k, st, it, g_last, evs)
         e = _turned(g_last, evs)
@@ -120,10 +126,7 @@ def radau_sampled(
         )  # fmt: skip
         if code != _rad.DONE or clock[0] >= t1:
             return code
-        if P.pd_held:  # the law's input and the next sample time
-            t_next = _held_sample(P, clock[0], y)
-        else:
-            t_next = _python_sample(P.u_values, clock[0], y)
+        t_next = _next(P, clock[0], y)
         clock[1] += 1.0
         _rad.resume(P, clock[0], y, hmax, f, st, it, g_last, evs)
         e = _turned(g_last, evs)
