@@ -32,7 +32,7 @@ from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
 from .events import DISTANCES, LEAVING, REACTION, TIME, _event, events_at, values_at
-from .phase import rhs
+from .phase import evaluate, rhs
 from .spatial import helper, kernel
 
 __all__ = ["DISTANCES", "LEAVING", "REACTION", "TIME", "events_at"]
@@ -114,7 +114,7 @@ def _stages(P, t, y, h, k, y1, n_stages):
             for j in range(s):
                 acc += A[s, j] * k[j, i]
             y1[i] = y[i] + h * acc
-        rhs(P, t + C[s] * h, y1, k[s])
+        evaluate(P, t + C[s] * h, y1, k[s])
 
 
 @kernel

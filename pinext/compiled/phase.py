@@ -438,9 +438,13 @@ def gaps(P, y):
     _frames.gaps(P.model, P.frames, y)
 
 
-@kernel
-def rhs(P, t, y, out):
-    """``out = f(t, y)`` of the phase (module docstring)."""
+@helper
+def evaluate(P, t, y, out):
+    """``out = f(t, y)`` of the phase (module docstring), inlined into its caller: the
+    integrators' loops of evaluations (DOP853's stages, Radau's collocation and Jacobian)
+    call it, so that LLVM optimises the right-hand side in place. With Numba ≥ 0.62 (LLVM's
+    new pass manager) the stages calling :func:`rhs` as a function of its own cost 2.5 × as
+    much: the flexible arm's DOP853 run measured 4.7 µs an evaluation, 1.89 µs inlined."""
     nv = P.damping.size
     m = P.z.size
     n_core = y.size - 2  # y = [core states, p_in, p_diss]
@@ -494,3 +498,10 @@ def rhs(P, t, y, out):
             p_in += z[n_core + i] * z[nv + i]
     out[n_core] = p_in
     out[n_core + 1] = p_diss
+
+
+@kernel
+def rhs(P, t, y, out):
+    """``out = f(t, y)`` of the phase: :func:`evaluate` as a function of its own, for the
+    callers that evaluate it once at a time (a step's last stage, events, starts)."""
+    evaluate(P, t, y, out)

@@ -39,7 +39,7 @@ from scipy.integrate._ivp import radau as _sr
 from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
-from .phase import _configuration, _inputs, _locked_rows, rhs
+from .phase import _configuration, _inputs, _locked_rows, evaluate, rhs
 from .spatial import kernel
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
@@ -180,7 +180,7 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     for j in range(n_fd):
         d = (y[j] + SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
         y1[j] = y[j] + d
-        rhs(Pk, t, y1, f1)
+        evaluate(Pk, t, y1, f1)
         y1[j] = y[j]
         for i in range(n):
             J[i, j] = (f1[i] - f[i]) / d
@@ -329,7 +329,7 @@ def _collocation(
         for s in range(3):
             for i in range(n):
                 y1[i] = y[i] + Z[s, i]
-            rhs(Pk, t + h * C[s], y1, F[s])
+            evaluate(Pk, t + h * C[s], y1, F[s])
             it[_NFEV] += 1
             for i in range(n):
                 if not np.isfinite(F[s, i]):
