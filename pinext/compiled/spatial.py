@@ -23,8 +23,9 @@ from numba import njit
 kernel = njit(cache=True, _nrt=False)  # type: ignore[call-overload]
 #: The same, and inlined by LLVM into every caller (``forceinline``): the ABA, CRBA and momentum
 #: kernels and their helpers. It spares copying the packed model's ~30 array structures on each
-#: call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5. Large functions called from
-#: many places (an integrator's stages calling a right-hand side) should stay ``kernel``.
+#: call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5. A large function called from
+#: many places stays a ``kernel`` and is inlined only into its hot loops: the right-hand side
+#: (:func:`pinext.compiled.phase.evaluate`) into the integrators' loops of evaluations.
 helper = njit(cache=True, _nrt=False, forceinline=True)  # type: ignore[call-overload]
 
 
