@@ -8,7 +8,7 @@ from a URDF and its extensions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
@@ -19,25 +19,33 @@ from .urdf_extensions import Extensions, TransmissionSpec
 
 class FreshData:
     """Pickled and copied without its Pinocchio ``Data`` workspaces: every attribute that
-    holds a ``pin.Data`` is made anew from ``self.model`` when the object is unpickled or
-    deep-copied. A pickled ``Data`` comes back from Pinocchio (4.1) without its constraint
-    workspaces (``lambda_c`` of size 0), and ``forwardDynamics`` on it crashes the process:
-    a System sent to a Dask worker with a contact did. Its contents are scratch space
-    between calls, so a fresh one is the same object for every computation."""
+    holds a ``pin.Data`` is made anew from ``self.model`` on its first use after the object
+    is unpickled or deep-copied. A pickled ``Data`` comes back from Pinocchio (4.1) without
+    its constraint workspaces (``lambda_c`` of size 0), and ``forwardDynamics`` on it
+    crashes the process: a System sent to a Dask worker with a contact did. Its contents
+    are scratch space between calls, so a fresh one is the same object for every
+    computation, and a copy that never uses one never pays for it."""
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        fresh = [name for name, value in state.items() if isinstance(value, pin.Data)]
+        fresh = dict.fromkeys(state.pop("_fresh_data", ()))
+        fresh.update((name, None) for name, value in state.items() if isinstance(value, pin.Data))
         for name in fresh:
-            del state[name]
-        return {**state, "_fresh_data": fresh}
+            state.pop(name, None)
+        return {**state, "_fresh_data": tuple(fresh)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        fresh = state.pop("_fresh_data", ())
         self.__dict__.update(state)
-        for name in fresh:
-            setattr(self, name, self.model.createData())  # type: ignore[attr-defined]
+
+    if not TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any:
+            # Called only when ``name`` is not an attribute: a Data left behind by a copy.
+            if name in self.__dict__.get("_fresh_data", ()):
+                data = self.model.createData()
+                setattr(self, name, data)
+                return data
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 @dataclass

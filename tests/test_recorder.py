@@ -297,10 +297,10 @@ def test_the_private_copy_leaves_the_caches_behind_and_runs_alike(tmp_path, simu
     """The six-DOF arm with its stops, falling onto a table: after a run its JointLimits and
     contact component hold caches of events, forms and frame rows; the trajectory's private
     copy of the System (:func:`frozen_copy`) and a pickled System hold none (rebuilt on
-    demand), and each runs the same scene bit for bit as the original. The pickled System's
-    Pinocchio Data are made anew (:class:`pinext.model.FreshData`): Pinocchio's own pickled
-    Data lacks its constraint workspaces, and the contact's ``forwardDynamics`` on it
-    crashed the process."""
+    demand), and each runs the same scene bit for bit as the original. The copies hold no
+    Pinocchio Data until they run, then their own (:class:`pinext.model.FreshData`):
+    Pinocchio's own pickled Data lacks its constraint workspaces, and the contact's
+    ``forwardDynamics`` on it crashed the process."""
     import pickle
 
     from pinext.contact import Contact, plane
@@ -316,9 +316,19 @@ def test_the_private_copy_leaves_the_caches_behind_and_runs_alike(tmp_path, simu
     reference = px.simulate(system, 0.5, q0=q0)
     limits, contact = system.components
     assert limits._events and limits._forms and contact._blocks
-    for copy in (frozen_copy(system), pickle.loads(pickle.dumps(system))):
+
+    def made(s):
+        """The Pinocchio Data held by the System, its robot and its components."""
+        holders = [s, s.robot, *s.components]
+        return [v for h in holders for v in vars(h).values() if isinstance(v, pin.Data)]
+
+    assert made(system)
+    unused = pickle.loads(pickle.dumps(frozen_copy(system)))
+    for copy in (frozen_copy(system), pickle.loads(pickle.dumps(system)), unused):
         limits, contact = copy.components
         assert not (limits._events or limits._forms or contact._blocks)
+        assert not made(copy)
         traj = px.simulate(copy, 0.5, q0=q0)
         np.testing.assert_array_equal(traj.x, reference.x)
         assert [(e.t, e.name) for e in traj.events] == [(e.t, e.name) for e in reference.events]
+        assert made(copy) and not {id(d) for d in made(copy)} & {id(d) for d in made(system)}

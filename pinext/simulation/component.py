@@ -116,10 +116,10 @@ class Phase:
         of one structure share their compiled kernel (:func:`pinext.compiled.phase_kernel`)."""
         return tuple((name, getattr(mode, "structure", mode)) for name, mode in self.modes)
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         """A readable name: the modes joined with ``+``, or ``"free"``."""
-        named = [str(m) for _, m in self.modes if m is not None and str(m)]
+        named = [text for _, m in self.modes if m is not None and (text := str(m))]
         return "+".join(named) if named else "free"
 
 
