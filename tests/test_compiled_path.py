@@ -415,7 +415,7 @@ def test_switch_to_radau_stays_compiled(tmp_path, monkeypatch, caplog):
     (scipy's solve_ivp is never called) and stays within the tolerance of a tight run."""
     import importlib
 
-    simulate_module = importlib.import_module("pinext.simulation.simulate")
+    run_module = importlib.import_module("pinext.simulation.run")
 
     robot = pendulum(tmp_path, n=2, damping=0.02)
     kwargs = dict(q0=np.array([0.4, -0.3]), control=np.array([80.0, -80.0]), output_dt=0.01)
@@ -431,10 +431,10 @@ def test_switch_to_radau_stays_compiled(tmp_path, monkeypatch, caplog):
     def refuse(*args, **kwargs):
         raise AssertionError("scipy's solve_ivp called")
 
-    monkeypatch.setattr(simulate_module, "solve_ivp", refuse)
+    monkeypatch.setattr(run_module, "solve_ivp", refuse)
     # the mechanism of the switch: this short scene's rest needs fewer stability-bound steps
     # than SWITCH_STEPS, below which the default keeps DOP853
-    monkeypatch.setattr(simulate_module, "SWITCH_STEPS", 0.0)
+    monkeypatch.setattr(run_module, "SWITCH_STEPS", 0.0)
     rtol = 1e-4
     with caplog.at_level("INFO", logger="pinext"):
         run = px.simulate(ringing(), 2.0, rtol=rtol, atol=1e-6, **kwargs)
