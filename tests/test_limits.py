@@ -128,6 +128,7 @@ def test_effort_saturation_and_velocity_report(tmp_path):
         traj = px.simulate(system, 0.5, control=u, output_dt=1e-3)
     warned = [w for w in record if issubclass(w.category, VelocityLimitWarning)]
     assert len(warned) == 1
+    assert warned[0].filename == __file__  # it points at the caller's simulate(...) line
     when = float(str(warned[0].message).split("t = ")[1].split(" s")[0])
     assert when == pytest.approx(inertia * 1.0 / 2.0, rel=1e-5)  # v = (2 / I) t reaches 1
     assert not traj.events
@@ -227,3 +228,56 @@ def test_a_loop_that_drives_a_joint_through_its_stop_is_named(tmp_path):
     assert {"prescribed:crank_joint", "joint_limits", "pivot"} <= set(err.components)  # the loop
     assert err.state[2] == pytest.approx(4.3, abs=1e-9)  # the rocker on its stop
     assert "rocker_joint" in str(err) and "t = " in str(err) and "state = " in str(err)
+
+
+def test_held_joints_follow_baumgartes_rows_at_random_states(panda):
+    """The rows of joints held on their stops (``JointLimits.compiled_rows``, the one
+    statement both paths evaluate) at seeded random Panda states: ``J = ±e_iv`` and
+    ``γ = 2ω φ̇ + ω² φ`` with φ the distance to the stop, written out here; the acceleration
+    step then gives the accelerations of the KKT system built from Pinocchio's ``crba`` and
+    ``rnea`` with those rows, so each held joint reads ``φ̈ = −2ω φ̇ − ω² φ`` (Baumgarte)."""
+    from pinext.contact.limits import FREE, LOWER, UPPER, LimitModes
+    from pinext.simulation.component import Phase
+
+    system = px.System(panda, mimic=False)  # the Panda's only component: its limits
+    model = system.model
+    limits = next(c for c in system.components if isinstance(c, JointLimits))
+    omega = limits.omega
+    assert omega > 0.0
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        states = list(rng.choice([FREE, LOWER, UPPER], size=len(limits.limits)))
+        states[0] = LOWER  # at least one row
+        mode = LimitModes(tuple(states), tuple(limits.joints))
+        phase = Phase().replace(limits.name, mode)
+        q = pin.randomConfiguration(model)
+        v = rng.normal(size=model.nv)
+        x = system.initial_state(q, v)
+        rows = limits.constraint_rows(0.0, x, q, v, mode, None)
+        jacobian, drift = [], []
+        for lim, state in zip(limits.limits, states, strict=True):
+            if state is FREE:
+                continue
+            sign = 1.0 if state is LOWER else -1.0
+            phi = sign * (q[lim.iq] - (lim.lower if state is LOWER else lim.upper))
+            row = np.zeros(model.nv)
+            row[lim.iv] = sign
+            jacobian.append(row)
+            drift.append(2.0 * omega * sign * v[lim.iv] + omega**2 * phi)
+        jacobian, drift = np.array(jacobian), np.array(drift)
+        np.testing.assert_array_equal(rows.jacobian, jacobian)
+        np.testing.assert_allclose(rows.drift, drift, rtol=1e-14, atol=1e-12)
+        # the step's accelerations: [M Jᵀ; J 0] [a; −λ] = [τ − h; −γ] (τ: inputs and damping)
+        u = rng.normal(size=model.nv)
+        data = model.createData()
+        mass = pin.crba(model, data, q)
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        bias = pin.rnea(model, data, q, v, np.zeros(model.nv))
+        step = system.acceleration_step(phase)(0.0, x, u)
+        np.testing.assert_allclose(step.tau, u - model.damping * v, rtol=1e-14, atol=1e-14)
+        m = len(drift)
+        kkt = np.block([[mass, jacobian.T], [jacobian, np.zeros((m, m))]])
+        expected = np.linalg.solve(kkt, np.r_[step.tau - bias, -drift])[: model.nv]
+        a = step.a
+        scale = np.abs(expected).max()
+        assert np.abs(a - expected).max() <= 1e-9 * scale

@@ -253,13 +253,10 @@ class JointFriction(Component):
             [0.0] * len(stuck),
         )
 
-    def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
-        return ConstraintRows(
-            self.compiled_rows(mode).jacobian(self.nv),
-            np.zeros(sum(s is STICK for s in mode.states)),
-            None,
-            RowKind.MODAL,
-        )
+    def constraint_rows(self, t, x, q, v, mode, data):
+        """The rows of :meth:`compiled_rows`, evaluated at (q, v) (γ = 0: ω = 0)."""
+        rows = self.compiled_rows(mode)
+        return ConstraintRows(rows.jacobian(self.nv), rows.drift(q, v), None, RowKind.MODAL)
 
     def impulse_rows(self, t, x, q, v, mode, data):
         """The stuck joints' rows, held through impacts slower than their rest velocity only

@@ -316,11 +316,6 @@ class JointLimits(Component):
             return 1.0, q - lim.lower, v
         return -1.0, lim.upper - q, -v
 
-    def _row(self, k: int, state: LimitState) -> np.ndarray:
-        row = np.zeros(self._nv)
-        row[self.limits[k].iv] = 1.0 if state is LOWER else -1.0
-        return row
-
     # -- Component interface -------------------------------------------------------------------
     def bind(self, system: System) -> None:
         self.model = system.model
@@ -332,11 +327,12 @@ class JointLimits(Component):
         self.limits = [lim for lim in self.limits if lim.joint not in driven]
         self._forms: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._events: dict[tuple, list[Event]] = {}  # by (states, outside), when none leaves
+        self._rows: dict[tuple, JointRows] = {}  # by states
 
     def __getstate__(self) -> dict[str, Any]:
-        """Copied and pickled without the caches of events and their forms (rebuilt on
-        demand): a trajectory's private copy of the System is taken at the end of each run."""
-        return {**super().__getstate__(), "_forms": {}, "_events": {}}
+        """Copied and pickled without the caches of events, their forms and the rows (rebuilt
+        on demand): a trajectory's private copy of the System is taken at the end of each run."""
+        return {**super().__getstate__(), "_forms": {}, "_events": {}, "_rows": {}}
 
     def start_configuration(self, q: np.ndarray) -> np.ndarray:
         """The default start (``q`` is the neutral pose) moved into the joints' ranges: every
@@ -458,24 +454,23 @@ class JointLimits(Component):
     def compiled_rows(self, mode: LimitModes | None) -> JointRows | None:
         """The held joints' unit rows ``sign · a[iv] + 2ω sign v[iv] + ω² φ = 0`` with
         ``φ = sign (q[iq] − bound)`` (sign +1 on a lower stop, −1 on an upper one), in the
-        order of :meth:`constraint_rows`."""
-        mode = self._full(mode)
-        held = [(k, s) for k, s in enumerate(mode.states) if s is not FREE]
-        rows, offsets = [], []
-        for k, s in held:
-            lim, sign = self.limits[k], 1.0 if s is LOWER else -1.0
-            rows.append([(lim.iq, lim.iv, sign)])
-            offsets.append(sign * (lim.lower if s is LOWER else lim.upper))
-        return JointRows.build(rows, offsets, [self.omega] * len(held))
+        order of the joints: the one statement of the rows, which :meth:`constraint_rows`
+        evaluates on the Python path."""
+        states = self._full(mode).states
+        if states not in self._rows:  # each evaluation on the Python path asks
+            held = [(k, s) for k, s in enumerate(states) if s is not FREE]
+            rows, offsets = [], []
+            for k, s in held:
+                lim, sign = self.limits[k], 1.0 if s is LOWER else -1.0
+                rows.append([(lim.iq, lim.iv, sign)])
+                offsets.append(sign * (lim.lower if s is LOWER else lim.upper))
+            self._rows[states] = JointRows.build(rows, offsets, [self.omega] * len(held))
+        return self._rows[states]
 
-    def constraint_rows(self, t, x, q, v, mode, data):  # noqa: D102
-        held = [(k, s) for k, s in enumerate(mode.states) if s is not FREE]
-        jacobian = np.array([self._row(k, s) for k, s in held])
-        drift = np.empty(len(held))
-        for r, (k, s) in enumerate(held):
-            _, distance, rate = self._side(k, s, x)
-            drift[r] = 2.0 * self.omega * rate + self.omega**2 * distance
-        return ConstraintRows(jacobian, drift, None, RowKind.UNILATERAL)
+    def constraint_rows(self, t, x, q, v, mode, data):
+        """The rows of :meth:`compiled_rows`, evaluated at (q, v)."""
+        rows = self.compiled_rows(mode)
+        return ConstraintRows(rows.jacobian(self._nv), rows.drift(q, v), None, RowKind.UNILATERAL)
 
     def events(self, mode: LimitModes | None) -> list[Event]:  # noqa: D102
         mode = self._full(mode)

@@ -118,6 +118,14 @@ class JointRows(NamedTuple):
                 out[r, self.iv[k]] += self.coef[k]
         return out
 
+    def drift(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """γ at (q, v), shape (m,): ``2 ω_r J_r v + ω_r² φ_r`` (the Python path's evaluation
+        of the rows the compiled kernels read)."""
+        row = np.repeat(np.arange(self.m), np.diff(self.ptr))
+        phi = np.bincount(row, self.coef * q[self.iq], self.m) - self.offset
+        rate = np.bincount(row, self.coef * v[self.iv], self.m)
+        return 2.0 * self.omega * rate + self.omega**2 * phi
+
 
 #: Kinds of :class:`FrameRows` blocks (their rows: :data:`FRAME_ROWS`).
 FRAME_POINT, FRAME_HINGE, FRAME_WELD, FRAME_NORMAL = 0, 1, 2, 3

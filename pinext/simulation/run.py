@@ -100,7 +100,8 @@ class Run:
         self.switched_at: float | None = None
 
     def go(self) -> Trajectory:
-        """Integrate to ``t_final``; the :class:`Trajectory` with its ``meta["stats"]``."""
+        """Integrate to ``t_final``; the :class:`Trajectory` with its ``meta["stats"]`` (the
+        components' reports on it are :func:`simulate`'s, whose caller their warnings name)."""
         self.bar = tqdm(
             total=float(self.t_final),
             unit="s",
@@ -131,8 +132,6 @@ class Run:
         wall = time.perf_counter() - started
         held = self.held
         traj = self.record.trajectory(self.law if held is None else held.applied())
-        for comp in self.system.components:
-            comp.report(traj)
         traj.meta["stats"] = {
             "nfev": int(self.nfev),
             "wall_time": wall,

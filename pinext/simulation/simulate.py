@@ -220,7 +220,7 @@ def simulate(
         options["max_step"] = max_step
     if method != "DOP853":  # DOP853: Hairer's, stepped in compiled code (dop853.solve)
         options["method"] = method
-    return Run(
+    traj = Run(
         system,
         x,
         given,
@@ -235,3 +235,6 @@ def simulate(
         progress=progress,
         max_events=max_events,
     ).go()
+    for comp in system.components:  # their warnings (stacklevel 3) name simulate's caller
+        comp.report(traj)
+    return traj
