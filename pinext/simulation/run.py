@@ -80,7 +80,6 @@ class Run:
         self.method, self.options, self.momentum = method, options, momentum
         self.chosen, self.rho = chosen, rho  # the method asked for; ρ of the start's spectrum
         self.output_dt, self.progress, self.max_events = output_dt, progress, max_events
-        self.solver: Any = dop853.solve if method == "DOP853" else solve_ivp
         self.t = 0.0
         self.x = system.impose(self.t, x)
         self.held = law if isinstance(law, HeldControl) else None
@@ -98,6 +97,11 @@ class Run:
         self.segments = self.compiled_segments = self.loop_events = 0
         self.stiff_warned = False
         self.switched_at: float | None = None
+
+    @property
+    def solver(self) -> Any:
+        """The Python path's integrator of :attr:`method`: the DOP853 driver or solve_ivp."""
+        return dop853.solve if self.method == "DOP853" else solve_ivp
 
     def go(self) -> Trajectory:
         """Integrate to ``t_final``; the :class:`Trajectory` with its ``meta["stats"]`` (the
@@ -226,7 +230,7 @@ class Run:
                 float(np.atleast_1d(sol.t)[-1]),
             )
             self.stiff_warned = True
-            self.method, self.solver = "Radau", solve_ivp
+            self.method = "Radau"
             options["method"] = self.method
             self.switched_at = self.t
             return None
