@@ -355,15 +355,22 @@ def _rotation_chart(chart: Chart | None) -> dict[str, Any]:
 
 
 def jacobian(kernel: PhaseKernel, t: float, y: np.ndarray) -> np.ndarray:
-    """∂f/∂y of a compiled phase at (t, y), as the compiled Radau forms it
-    (:func:`pinext.compiled.radau._jacobian`: forward differences in q and v, exact in the
-    components' states)."""
+    """∂f/∂y of a compiled phase at (t, y): forward differences of :func:`rhs` with Radau's
+    steps ``δ_j = √ε max(|y_j|, 1)`` in every state but the two power integrals (read by
+    nothing: their columns are zero). It calls the right-hand side's kernel only, so a
+    process's first run does not also load Radau's Jacobian kernel (a few tenths of a second)
+    to choose its method."""
     y = np.ascontiguousarray(y, dtype=float)
-    n, nv = y.size, kernel.damping.size
-    f = np.empty(n)
+    n = y.size
+    f, f1, y1 = np.empty(n), np.empty(n), y.copy()
     rhs(kernel, t, y, f)
-    matrix = np.empty((n, n))
-    _rad._jacobian(kernel, t, y, f, matrix, y.copy(), np.empty(n), np.empty((nv, nv)))
+    matrix = np.zeros((n, n))
+    for j in range(n - 2):
+        step = (y[j] + _rad.SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
+        y1[j] = y[j] + step
+        rhs(kernel, t, y1, f1)
+        y1[j] = y[j]
+        matrix[:, j] = (f1 - f) / step
     return matrix
 
 

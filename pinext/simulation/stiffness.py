@@ -96,7 +96,7 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
 
 def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (held inputs zero;
-    forward differences in q and v, :func:`pinext.compiled.jacobian`), or None when the phase
+    forward differences, :func:`pinext.compiled.jacobian`), or None when the phase
     is not compiled. On a chart (angles, rotation vectors anchored at ``x0``) y's coordinates
     are tangent ones at x0, so the spectrum is :func:`linearised_matrix`'s. The power
     integrals (the last two states, read by nothing) are left out, as
