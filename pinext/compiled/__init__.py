@@ -24,7 +24,7 @@ from .crba import crba, crba_from_transforms, ltdl, ltdl_solve
 from .events import compiled_events
 from .model import JOINT_CODES, PackedModel, pack
 from .momentum import momentum_rhs, momentum_rhs_crba
-from .path import METHODS, enabled, jacobian, phase_kernel, solve
+from .path import METHODS, enabled, phase_kernel, solve
 
 __all__ = [
     "JOINT_CODES",
@@ -36,7 +36,6 @@ __all__ = [
     "crba",
     "crba_from_transforms",
     "enabled",
-    "jacobian",
     "joint_transforms",
     "ltdl",
     "ltdl_solve",

@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 from scipy.integrate._ivp import dop853_coefficients as _coef
 
 from .events import DISTANCES, LEAVING, REACTION, TIME, _event, events_at, values_at
+from .jit import cached
 from .phase import evaluate, rhs
 from .spatial import helper, kernel
 
@@ -503,7 +503,7 @@ def _integrated_ties(
     return t_root, crossed
 
 
-@njit(cache=True)
+@cached()
 def advance(
     P,
     y,

@@ -23,7 +23,6 @@ velocity's sign), or an impulse problem without a solution.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..contact.component import GAP_TOLERANCE
 from ..contact.impulse import _frictionless
@@ -33,6 +32,7 @@ from . import radau as _rad
 from .crba import crba_from_transforms
 from .events import GAP, values_at
 from .frames import normal_row
+from .jit import cached
 from .phase import gaps
 
 #: The numbers :func:`bounce` writes for the record: approach velocity [m/s], impulse [N s],
@@ -50,7 +50,7 @@ def may_bounce(events: tuple) -> bool:
     return any(kind == GAP and index[j + 1] for kind, j in zip(kinds, start, strict=True))
 
 
-@njit(cache=True)
+@cached()
 def bounce(P, e, t, y, evs, values):
     """Apply contact event e's bounce at (t, y) if the compiled loop may (module docstring):
     y's velocities become the velocities after it, event e's separation test starts at t
@@ -109,7 +109,7 @@ def bounce(P, e, t, y, evs, values):
     return True
 
 
-@njit(cache=True)
+@cached()
 def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, index):
     """After the integrator stopped at an event (y the state there): its bounce applied
     (:func:`bounce`) while ``maps`` has room, the states before (with ``t_eval``: the dense
@@ -138,7 +138,7 @@ def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, index):
     return True
 
 
-@njit(cache=True)
+@cached()
 def dop853_bouncing(
     P, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs, nfev_pause,
     stop_when_stiff, maps, count,
@@ -163,7 +163,7 @@ def dop853_bouncing(
             hmax[0] = t1 - st[_dop._T]
 
 
-@njit(cache=True)
+@cached()
 def radau_bouncing(
     P, y, t1, hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st, it, t_eval,
     out_t, out_y, g_last, evs, nfev_pause, maps, count,

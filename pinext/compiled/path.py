@@ -55,7 +55,7 @@ from .events import compiled_events, watched_gaps
 from .laws import cartesian_law, sample_torques
 from .model import pack
 from .notice import announce, compiling_notice
-from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel, rhs
+from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel
 from .rows import fold, hybrid_fields, phase_rows
 from .stepping import pd_law
 
@@ -352,26 +352,6 @@ def _rotation_chart(chart: Chart | None) -> dict[str, Any]:
         angle_v=a.angle_v, quat_q=a.quat_q, rot_v=a.rot_v, fly_v=a.fly_v, fly_quat=a.fly_quat,
         anchor=np.array(chart.anchor, dtype=float), q=np.zeros(chart.anchor.size),
     )  # fmt: skip
-
-
-def jacobian(kernel: PhaseKernel, t: float, y: np.ndarray) -> np.ndarray:
-    """∂f/∂y of a compiled phase at (t, y): forward differences of :func:`rhs` with Radau's
-    steps ``δ_j = √ε max(|y_j|, 1)`` in every state but the two power integrals (read by
-    nothing: their columns are zero). It calls the right-hand side's kernel only, so a
-    process's first run does not also load Radau's Jacobian kernel (a few tenths of a second)
-    to choose its method."""
-    y = np.ascontiguousarray(y, dtype=float)
-    n = y.size
-    f, f1, y1 = np.empty(n), np.empty(n), y.copy()
-    rhs(kernel, t, y, f)
-    matrix = np.zeros((n, n))
-    for j in range(n - 2):
-        step = (y[j] + _rad.SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
-        y1[j] = y[j] + step
-        rhs(kernel, t, y1, f1)
-        y1[j] = y[j]
-        matrix[:, j] = (f1 - f) / step
-    return matrix
 
 
 def solve(

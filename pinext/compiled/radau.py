@@ -33,12 +33,12 @@ a crossing is located by Brent's method (4 ε) on the collocation polynomial, as
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from scipy.integrate._ivp import radau as _sr
 
 from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
+from .jit import cached
 from .phase import _configuration, _inputs, _locked_rows, evaluate, rhs
 from .spatial import kernel
 
@@ -98,7 +98,7 @@ def workspace(n: int) -> tuple:
     )
 
 
-@njit(cache=True)
+@cached()
 def _lu_factor(a, piv):
     """In-place LU factorisation with partial pivoting (LAPACK getrf's algorithm), real or
     complex: P a = L U, L unit lower (below the diagonal of a), U upper."""
@@ -128,7 +128,7 @@ def _lu_factor(a, piv):
                         a[i, j] -= lik * a[k, j]
 
 
-@njit(cache=True)
+@cached()
 def _lu_solve(a, piv, b):
     """Solve (the factored) a x = b in place in b."""
     n = a.shape[0]
@@ -298,7 +298,7 @@ def _solve(lu, piv, b, J, c, nq):
         b[i] = acc / c
 
 
-@njit(cache=True)
+@cached()
 def _rms(x, scale):
     acc = 0.0
     for i in range(x.size):
@@ -370,7 +370,7 @@ def _collocation(
     return converged, k + 1, rate
 
 
-@njit(cache=True)
+@cached()
 def _predict_factor(h_abs, h_abs_old, error_norm, error_norm_old):
     """scipy's ``predict_factor`` (Hairer & Wanner 1996, §IV.8); negative olds mean None."""
     if error_norm_old < 0.0 or h_abs_old < 0.0 or error_norm == 0.0:
@@ -382,7 +382,7 @@ def _predict_factor(h_abs, h_abs_old, error_norm, error_norm_old):
     return min(1.0, multiplier) * error_norm**-0.25
 
 
-@njit(cache=True)
+@cached()
 def _interpolate(Q, t_old, h, y_old, t, out):
     """The collocation polynomial: y_old + Q·[x, x², x³], x = (t − t_old)/h (scipy's
     ``RadauDenseOutput``; Q already carries the factor h)."""
@@ -393,7 +393,7 @@ def _interpolate(Q, t_old, h, y_old, t, out):
         out[i] = y_old[i] + Q[0, i] * x + Q[1, i] * x2 + Q[2, i] * x3
 
 
-@njit(cache=True)
+@cached()
 def _select_initial_step(Pk, t0, y0, t_bound, max_step, f0, rtol, atol, y1, f1):
     """scipy's ``select_initial_step`` with order 3 (Hairer, Nørsett & Wanner 1993, §II.4)."""
     n = y0.size
@@ -428,7 +428,7 @@ def _select_initial_step(Pk, t0, y0, t_bound, max_step, f0, rtol, atol, y1, f1):
     return min(100 * h0, h1, interval, max_step)
 
 
-@njit(cache=True)
+@cached()
 def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs):
     """Initialise a run at (t0, y0) as scipy's ``Radau.__init__`` does: f(t0, y0), the first
     step, the Newton tolerance and the Jacobian at the start; the event functions' values in
@@ -451,7 +451,7 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs):
     it[_HAS_SOL] = 0
 
 
-@njit(cache=True)
+@cached()
 def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
     """Continue a run at (t, y) after its inputs changed (a new control sample held from t):
     f(t, y) again, the event functions again; the step size, the Jacobian, its LU factors and
@@ -469,7 +469,7 @@ def _event(Pk, e, t, y, evs, tmp):
     return _dop_event(Pk, e, t, y, evs, tmp)
 
 
-@njit(cache=True)
+@cached()
 def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
     """The event's root in [xa, xb] (:func:`pinext.compiled.dop853.brent_step`, scipy's
     brentq) along the collocation polynomial of the step."""
@@ -492,7 +492,7 @@ def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
     return x
 
 
-@njit(cache=True)
+@cached()
 def _earliest(Pk, t_root, crossed, g_last, Q, t_old, h, y_old, tmp, scratch, evs):
     """The first root of all events in the step (:func:`pinext.compiled.dop853._earliest`:
     an event that went through zero and back within the step is past zero at the root found,
@@ -514,7 +514,7 @@ def _earliest(Pk, t_root, crossed, g_last, Q, t_old, h, y_old, tmp, scratch, evs
     return t_root, crossed
 
 
-@njit(cache=True)
+@cached()
 def advance(
     Pk,
     y,

@@ -20,12 +20,13 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import njit, objmode
+from numba import objmode
 
 from ..simulation.sampling import SAME_SAMPLE
 from . import dop853 as _dop
 from . import events as _events
 from . import radau as _rad
+from .jit import cached
 from .phase import pd_torques
 from .spatial import kernel
 
@@ -39,7 +40,7 @@ def _sample(t: float, y: np.ndarray) -> tuple[np.ndarray, float]:
     return np.ascontiguousarray(u, dtype=np.float64), float(t_next)
 
 
-@njit(cache=True)
+@cached()
 def _python_sample(u_values, t, y):
     """The input held from the sample at t, from Python (one object-mode call: the law and
     the next sample time), into ``u_values[0]``; returns the next sample time."""
@@ -72,7 +73,7 @@ def _next(P, t, y):
     return _python_sample(P.u_values, t, y)
 
 
-@njit(cache=True)
+@cached()
 def _turned(g, evs):
     """The first reaction past zero in its direction once the new sample is held, or -1: the
     input's jump turned a held row's reaction (or a stuck joint's friction) between two
@@ -85,7 +86,7 @@ def _turned(g, evs):
     return -1
 
 
-@njit(cache=True)
+@cached()
 def dop853_sampled(
     P, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last, evs,
     nfev_pause, stop_when_stiff,
@@ -112,7 +113,7 @@ def dop853_sampled(
         clock[0] = min(t_next, t1)
 
 
-@njit(cache=True)
+@cached()
 def radau_sampled(
     P, y, clock, t1, hmax, rtol, atol, f, J, lu_r, piv_r, lu_c, piv_c, Q, y_old, st, it,
     t_eval, out_t, out_y, g_last, evs, nfev_pause,

@@ -19,6 +19,7 @@ whose fast modes keep vibrating.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,7 +87,17 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
             x[nq - nv + k] += step
         return x
 
-    scale = np.concatenate([np.zeros(nv), x0[nq : system.nx - 2]])
+    return central_differences(rhs, moved, np.r_[np.zeros(nv), x0[nq : system.nx - 2]])
+
+
+def central_differences(
+    rhs: Callable[[np.ndarray], np.ndarray],
+    moved: Callable[[int, float], np.ndarray],
+    scale: np.ndarray,
+) -> np.ndarray:
+    """The matrix whose column k is ``(rhs(moved(k, δ_k)) − rhs(moved(k, −δ_k))) / 2δ_k``
+    with ``δ_k = √ε max(1, |scale_k|)``."""
+    n = scale.size
     matrix = np.empty((n, n))
     for k in range(n):
         step = np.sqrt(np.finfo(float).eps) * max(1.0, abs(scale[k]))
@@ -96,12 +107,13 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
 
 def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (held inputs zero;
-    forward differences, :func:`pinext.compiled.jacobian`), or None when the phase
-    is not compiled. On a chart (angles, rotation vectors anchored at ``x0``) y's coordinates
-    are tangent ones at x0, so the spectrum is :func:`linearised_matrix`'s. The power
-    integrals (the last two states, read by nothing) are left out, as
-    :func:`linearised_matrix` leaves them out."""
+    :func:`central_differences` of :func:`pinext.compiled.phase.rhs`, the only kernel it
+    loads), or None when the phase is not compiled. On a chart (angles, rotation vectors
+    anchored at ``x0``) y's coordinates are tangent ones at x0, so the spectrum is
+    :func:`linearised_matrix`'s. The power integrals (the last two states, read by nothing)
+    are left out, as :func:`linearised_matrix` leaves them out."""
     from .. import compiled  # imported here: pinext.compiled imports this package
+    from ..compiled.phase import rhs as compiled_rhs
 
     if not compiled.enabled():
         return None
@@ -110,7 +122,20 @@ def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     kernel = compiled.phase_kernel(system, phase, chart, as_control(None, system.n_inputs))
     if kernel is None:
         return None
-    return compiled.jacobian(kernel, 0.0, chart.to_internal(x0))[:-2, :-2]
+    y0 = chart.to_internal(x0)
+    n, nv = y0.size - 2, system.model.nv
+    f = np.empty(y0.size)
+
+    def rhs(y: np.ndarray) -> np.ndarray:
+        compiled_rhs(kernel, 0.0, y, f)
+        return f[:n].copy()
+
+    def moved(k: int, step: float) -> np.ndarray:
+        y = y0.copy()
+        y[k] += step
+        return y
+
+    return central_differences(rhs, moved, np.r_[np.zeros(nv), y0[nv:n]])
 
 
 def spectrum(system: System, x0: np.ndarray | None = None) -> np.ndarray:

@@ -1,0 +1,104 @@
+"""The kernels' disk cache (:mod:`pinext.compiled.jit`): a new process loads the cached machine
+code without parsing its bitcode, computes what the compiling process computed bit for bit, and
+still links a loaded kernel into a kernel it compiles later."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext import compiled
+
+from .conftest import pendulum_urdf
+
+pytestmark = pytest.mark.skipif(not compiled.enabled(), reason="the compiled path is off")
+BOTH_PATHS = False  # about the compiled kernels: the Python path has none
+
+#: Run in a new process: a pendulum on the compiled path, its final state (hex) and whether
+#: DOP853's kernel came from the cache with its bitcode left unparsed.
+SIMULATION = """
+import json, sys
+import numpy as np
+import pinext as px
+from pinext.compiled import dop853
+
+robot = px.load_urdf(sys.argv[1])
+system = px.System(robot)
+x0 = system.initial_state(q=np.array([0.3, -0.2, 0.1]))
+traj = px.simulate(system, 0.5, x0=x0, method="DOP853", progress=False)
+libraries = [o.library for o in dop853.advance.overloads.values()]
+print(json.dumps({
+    "x": [float(v).hex() for v in traj.x[-1]],
+    "lazy": [type(lib).__name__ == "_Library" and lib._bitcode is not None for lib in libraries],
+}))
+"""
+
+#: Run twice in new processes sharing a cache folder: a helper called from Python (compiled
+#: and cached by the first, loaded by the second), then inlined into a new uncached kernel.
+LINKING = """
+import json
+import numba
+import numpy as np
+from pinext.compiled.spatial import motion_cross
+
+v, m, out = np.arange(6.0).reshape(1, 6), np.arange(6.0, 12.0).reshape(1, 6), np.zeros((1, 6))
+motion_cross(v, 0, m, 0, out, 0)
+library = next(iter(motion_cross.overloads.values())).library
+lazy = type(library).__name__ == "_Library" and library._bitcode is not None
+
+@numba.njit
+def twice(v, m, out):
+    motion_cross(v, 0, m, 0, out, 0)
+    out[0] *= 2.0
+
+doubled = np.zeros((1, 6))
+twice(v, m, doubled)
+print(json.dumps({"out": out[0].tolist(), "doubled": doubled[0].tolist(), "lazy": lazy}))
+"""
+
+
+def _run(script: str, *args: str, env: dict | None = None) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_new_process_runs_the_cached_kernels_bit_for_bit_without_parsing_their_bitcode(
+    tmp_path,
+):
+    urdf = tmp_path / "pendulum.urdf"
+    urdf.write_text(pendulum_urdf())
+    robot = px.load_urdf(urdf)
+    system = px.System(robot)
+    x0 = system.initial_state(q=np.array([0.3, -0.2, 0.1]))
+    here = px.simulate(system, 0.5, x0=x0, method="DOP853", progress=False).x[-1]
+    there = _run(SIMULATION, str(urdf))  # the cache now holds every kernel this run needs
+    assert there["lazy"] and all(there["lazy"])
+    assert [float.fromhex(v) for v in there["x"]] == here.tolist()
+
+
+def test_a_kernel_loaded_without_its_bitcode_still_links_into_a_new_kernel(tmp_path):
+    """The first process compiles and caches the helper; the second loads it lazily and
+    inlines it into a kernel it compiles (the bitcode parsed then)."""
+    env = {"NUMBA_CACHE_DIR": str(tmp_path)}
+    first, second = _run(LINKING, env=env), _run(LINKING, env=env)
+    assert not first["lazy"] and second["lazy"]
+    v, m = np.arange(6.0), np.arange(6.0, 12.0)
+    expected = (pin.Motion(v[:3], v[3:]).cross(pin.Motion(m[:3], m[3:]))).vector
+    for result in (first, second):
+        np.testing.assert_allclose(result["out"], expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(result["doubled"], 2.0 * expected, rtol=0, atol=1e-12)
