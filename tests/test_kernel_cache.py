@@ -51,7 +51,8 @@ from pinext.compiled.spatial import motion_cross
 
 v, m, out = np.arange(6.0).reshape(1, 6), np.arange(6.0, 12.0).reshape(1, 6), np.zeros((1, 6))
 motion_cross(v, 0, m, 0, out, 0)
-library = next(iter(motion_cross.overloads.values())).library
+result = next(iter(motion_cross.overloads.values()))
+library = result.library
 lazy = type(library).__name__ == "_Library" and library._bitcode is not None
 
 @numba.njit
@@ -61,7 +62,9 @@ def twice(v, m, out):
 
 doubled = np.zeros((1, 6))
 twice(v, m, doubled)
-print(json.dumps({"out": out[0].tolist(), "doubled": doubled[0].tolist(), "lazy": lazy}))
+found = library.get_pointer_to_function(result.fndesc.llvm_cpython_wrapper_name) != 0
+print(json.dumps({"out": out[0].tolist(), "doubled": doubled[0].tolist(), "lazy": lazy,
+                  "found": found}))
 """
 
 
@@ -93,10 +96,12 @@ def test_a_new_process_runs_the_cached_kernels_bit_for_bit_without_parsing_their
 
 def test_a_kernel_loaded_without_its_bitcode_still_links_into_a_new_kernel(tmp_path):
     """The first process compiles and caches the helper; the second loads it lazily and
-    inlines it into a kernel it compiles (the bitcode parsed then)."""
+    inlines it into a kernel it compiles (the bitcode parsed then), and still finds the
+    helper's own entry by name afterwards."""
     env = {"NUMBA_CACHE_DIR": str(tmp_path)}
     first, second = _run(LINKING, env=env), _run(LINKING, env=env)
     assert not first["lazy"] and second["lazy"]
+    assert first["found"] and second["found"]  # its symbols, once linked, as Numba's own
     v, m = np.arange(6.0), np.arange(6.0, 12.0)
     expected = (pin.Motion(v[:3], v[3:]).cross(pin.Motion(m[:3], m[3:]))).vector
     for result in (first, second):

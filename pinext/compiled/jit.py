@@ -22,17 +22,19 @@ from numba.core.codegen import JITCodeLibrary
 
 
 class _Library(JITCodeLibrary):
-    """A library loaded from the cache whose bitcode is parsed on first use: when a new
-    compilation links it (``_shared_module``), or when a symbol is looked up by name after
-    that. Until then its symbols are found in the loaded machine code."""
+    """A library loaded from the cache whose bitcode is parsed on first use, when a new
+    compilation links it (``_shared_module``); its symbols are then registered with the
+    engine as Numba registers them at load. Until then they are found in the loaded machine
+    code."""
 
     _bitcode: bytes | None = None
 
     @property
     def _shared_module(self) -> Any:
         if self._bitcode is not None:
-            self.__dict__["_shared"] = ll.parse_bitcode(self._bitcode)
+            module = self.__dict__["_shared"] = ll.parse_bitcode(self._bitcode)
             self._bitcode = None
+            self._codegen._engine._load_defined_symbols(module)
         return self.__dict__.get("_shared")
 
     @_shared_module.setter
