@@ -12,7 +12,7 @@ import pinocchio as pin
 
 from ..contact.coordinates import ConstraintKinematics
 from ..exceptions import InvalidParameter, NameNotFound
-from ..simulation.component import JointRows
+from ..simulation.component import ConstraintRows, JointRows, RowKind
 from .closure import Closure
 
 if TYPE_CHECKING:
@@ -80,16 +80,26 @@ class Mimic(Closure):
             raise InvalidParameter(f"joint '{self.joint}' cannot mimic itself")
         (self.iq, iv), (self.iq_leader, iv_leader) = index
         self.iv, self.iv_leader = iv, iv_leader
-        self.row = np.zeros((1, model.nv))
-        self.row[0, iv] = 1.0
-        self.row[0, iv_leader] -= self.multiplier
+        self._rows = JointRows.build(
+            [[(self.iq, self.iv, 1.0), (self.iq_leader, self.iv_leader, -self.multiplier)]],
+            [self.offset],
+            [float(self.stabilization or 0.0)],
+        )
+        self._jacobian = self._rows.jacobian(model.nv)
         super().bind(system)
 
     def kinematics(
         self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
     ) -> ConstraintKinematics:
-        residual = q[self.iq] - self.multiplier * q[self.iq_leader] - self.offset
-        return ConstraintKinematics(np.array([residual]), self.row, np.zeros(1), np.zeros(1))
+        """φ = q_m − k q_l − c, its row and no drift, from the row's data
+        (:meth:`compiled_rows`)."""
+        residual = self._rows.coef @ q[self._rows.iq] - self._rows.offset
+        return ConstraintKinematics(residual, self._jacobian, np.zeros(1), np.zeros(1))
+
+    def constraint_rows(self, t, x, q, v, mode, data) -> ConstraintRows:
+        """The row the compiled kernels read, evaluated (``JointRows.drift``: Baumgarte's
+        ``2ω J v + ω² φ``, as :meth:`Closure.constraint_rows` forms it)."""
+        return ConstraintRows(self._jacobian, self._rows.drift(q, v), None, RowKind.BILATERAL)
 
     def planar_rank(self, normal: np.ndarray) -> int:
         """One row, independent in any mechanism (:meth:`Closure.planar_rank`)."""
@@ -97,12 +107,9 @@ class Mimic(Closure):
 
     def compiled_rows(self, mode: Any) -> JointRows:
         """The coupling row ``a_m − k a_l + 2ω (v_m − k v_l) + ω² (q_m − k q_l − c) = 0``
-        (ω = :attr:`stabilization`, 0 when None), the row of :meth:`constraint_rows`."""
-        return JointRows.build(
-            [[(self.iq, self.iv, 1.0), (self.iq_leader, self.iv_leader, -self.multiplier)]],
-            [self.offset],
-            [float(self.stabilization or 0.0)],
-        )
+        (ω = :attr:`stabilization`, 0 when None), stated once when the System is assembled:
+        :meth:`kinematics` and :meth:`constraint_rows` evaluate it."""
+        return self._rows
 
     def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
         out = super().outputs(t, x, q, v, u, mode, step)
