@@ -86,3 +86,36 @@ def impact_time_reference(traj) -> float:
         return data.oMf[fid].translation[2] - 0.2
 
     return brentq(gap, t_event - 0.01, t_event + 0.01, xtol=1e-15, rtol=1e-15)
+
+
+def pinocchio_loop_rows(loop, model, data):
+    """(φ, J, J̇ v) of a :class:`pinext.Loop`, independently of pinext's frame rows: Pinocchio's
+    frame Jacobians, velocities and classical accelerations in LOCAL_WORLD_ALIGNED at the two
+    frames, carried by hand to the joint point B' = B·placement, and ``pin.log3`` for a weld's
+    residual (data after ``computeAllTerms``)."""
+    lwa = pin.LOCAL_WORLD_ALIGNED
+    ia, ib = model.getFrameId(loop.frame_a), model.getFrameId(loop.frame_b)
+    oMa = pin.updateFramePlacement(model, data, ia)
+    oMf = pin.updateFramePlacement(model, data, ib)
+    ja, jb = pin.getFrameJacobian(model, data, ia, lwa), pin.getFrameJacobian(model, data, ib, lwa)
+    va, vb = pin.getFrameVelocity(model, data, ia, lwa), pin.getFrameVelocity(model, data, ib, lwa)
+    aa = pin.getFrameClassicalAcceleration(model, data, ia, lwa)
+    ab = pin.getFrameClassicalAcceleration(model, data, ib, lwa)
+    oMb = oMf * loop.placement
+    r = oMb.translation - oMf.translation  # the lever from B to B' (world axes)
+    w_b, alpha_b = vb.angular, ab.angular
+    rows = [ja[:3] - (jb[:3] - pin.skew(r) @ jb[3:])]
+    residual = [oMa.translation - oMb.translation]
+    drift = [aa.linear - (ab.linear + np.cross(alpha_b, r) + np.cross(w_b, np.cross(w_b, r)))]
+    if loop.kind == "weld":
+        rows.append(ja[3:] - jb[3:])
+        residual.append(oMb.rotation @ pin.log3(oMb.rotation.T @ oMa.rotation))
+        drift.append(aa.angular - alpha_b)
+    elif loop.kind == "hinge":
+        normals = oMb.rotation @ loop.normals  # world, (3, 2)
+        rows.append(normals.T @ (ja[3:] - jb[3:]))
+        e_a, e_b = oMa.rotation @ loop.axis, oMb.rotation @ loop.axis
+        residual.append(normals.T @ np.cross(e_b, e_a))
+        turning = np.cross(w_b, normals.T)  # (2, 3): the normals' rates ω_B × n_k
+        drift.append(normals.T @ (aa.angular - alpha_b) + turning @ (va.angular - w_b))
+    return np.concatenate(residual), np.vstack(rows), np.concatenate(drift)

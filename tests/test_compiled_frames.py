@@ -21,6 +21,7 @@ from pinext.drives import DCMotor, Drive, ElasticTransmission
 from pinext.robots import robot_path
 from pinext.simulation.chart import Chart
 
+from ._contact_models import pinocchio_loop_rows
 from .test_assembly import _pin_two_welds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,9 +58,10 @@ def _states(system, rng, q_arm=None):
 
 @pytest.mark.parametrize("kind", ["point", "hinge", "weld"])
 @pytest.mark.parametrize("load", ["mass", "body", "world"])
-def test_frame_rows_equal_the_loop_kinematics(kind, load):
-    """J and γ = J̇v + 2ω Jv + ω² φ of the compiled rows against Loop.kinematics (Pinocchio's
-    LOCAL_WORLD_ALIGNED frame Jacobians and classical accelerations, log3), 5 seeded open
+def test_frame_rows_equal_pinocchios_frame_kinematics(kind, load):
+    """J and γ = J̇v + 2ω Jv + ω² φ of the compiled rows against Pinocchio's
+    LOCAL_WORLD_ALIGNED frame Jacobians and classical accelerations and pin.log3
+    (``_contact_models.pinocchio_loop_rows``), 5 seeded open
     states: the arm's tool joined to a point mass (three translations), to a rigid body (free
     flyer, chart with rotation vectors), or to a frame fixed in the world. Tolerances are
     rounding of O(1) sums: 1e-12 on J, 1e-10 relative on γ."""
@@ -87,10 +89,13 @@ def test_frame_rows_equal_the_loop_kinematics(kind, load):
         y = chart.to_internal(x)
         compiled_rhs(kernel, 0.0, y, np.empty(y.size))
         q, v = chart.configuration(y), x[nq : nq + system.model.nv]
-        kin = loop.state_kinematics(q, v)
-        gamma = kin.drift - baumgarte(kin, v, loop.stabilization)
-        assert np.abs(kin.residual).max() > 1e-4  # the loop is open: φ matters
-        np.testing.assert_allclose(kernel.frames.jac, kin.jacobian, rtol=0, atol=1e-12)
+        data = system.model.createData()
+        pin.computeAllTerms(system.model, data, q, v)
+        residual, jacobian, drift = pinocchio_loop_rows(loop, system.model, data)
+        w = loop.stabilization
+        gamma = drift + 2 * w * jacobian @ v + w**2 * residual
+        assert np.abs(residual).max() > 1e-4  # the loop is open: φ matters
+        np.testing.assert_allclose(kernel.frames.jac, jacobian, rtol=0, atol=1e-12)
         scale = 1.0 + np.abs(gamma).max()
         np.testing.assert_allclose(kernel.frames.gamma, gamma, rtol=0, atol=1e-10 * scale)
 
@@ -212,9 +217,10 @@ def _tilted_table(robot, frame, q, drop, tool=None):
 
 def test_contact_rows_equal_the_constraint_kinematics():
     """A closed contact of the six-DOF arm's tool point (offset in the tool frame) on a tilted
-    plane: the compiled row J and γ against the Contact's functional coordinate z
-    (Pinocchio's frame Jacobian and classical acceleration), and its gap against
-    ``approach_gap``, on 5 seeded states. Rounding of O(1) sums: 1e-12, 1e-10 relative."""
+    plane: the compiled row J and γ, and the Python path's (the same FrameRows block through
+    Pinocchio's joint motions), against the Contact's functional coordinate z (Pinocchio's
+    frame Jacobian and classical acceleration), and its gap against ``approach_gap``, on 5
+    seeded states. Rounding of O(1) sums: 1e-12, 1e-10 relative."""
     from pinext.contact.component import ContactModes, ContactState
 
     arm = px.load_robot("six_dof_arm")
@@ -243,6 +249,9 @@ def test_contact_rows_equal_the_constraint_kinematics():
         gamma = kin.drift - baumgarte(kin, v, contact.stabilization)
         np.testing.assert_allclose(kernel.frames.jac, kin.jacobian, rtol=0, atol=1e-12)
         np.testing.assert_allclose(kernel.frames.gamma, gamma, rtol=0, atol=1e-10)
+        python = comp._row_kinematics(0, data, 0.0)  # the Python path's row: the same block
+        for got, want in zip(python, kin, strict=True):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
         gap = contact.constraint.approach_gap(arm.model, data, 0.0)
         assert abs(gap) > 1e-3 and abs(watching.frames.gap[0] - gap) < 1e-12
 

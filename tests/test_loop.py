@@ -22,6 +22,8 @@ from pinext.exceptions import (
 )
 from pinext.simulation.controls import as_control
 
+from ._contact_models import pinocchio_loop_rows
+
 ROOT = Path(__file__).resolve().parents[1]
 LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 LOAD = 2.0  # [kg]
@@ -226,6 +228,40 @@ def test_drift_is_the_time_derivative_of_the_rows(kind):
     rate = (residual(eps) - residual(-eps)) / (2 * eps)
     assert np.abs(residual(0.0)).max() < 1e-12
     assert np.abs(rate).max() < 1e-8  # J v = 0 on the closure, and so is the residual's rate
+
+
+@pytest.mark.parametrize("kind", ["point", "hinge", "weld"])
+def test_python_rows_equal_pinocchios_frame_kinematics(kind):
+    """The Python path's rows (Loop.kinematics: the loop's FrameRows evaluated on Pinocchio's
+    joint motions through forms.frame_block, the function the compiled kernels call) against
+    Pinocchio's frame Jacobians, velocities and classical accelerations and pin.log3
+    (``pinocchio_loop_rows``), and the reported wrench against λ applied along those rows
+    (Jᵀλ = J_Aᵀ [f; τ] on A's own columns): 10 seeded random frames, placements, axes and
+    states of Pinocchio's sample humanoid (a free flyer, 28 joints). Rounding of O(1)
+    sums: 1e-12."""
+    model = pin.buildSampleModelHumanoidRandom()
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        a, b = (int(i) for i in rng.choice(np.arange(1, model.nframes), 2, replace=False))
+        axis = rng.normal(size=3) if kind == "hinge" else None
+        placement = pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(scale=0.1, size=3))
+        loop = px.Loop(model.frames[a].name, model.frames[b].name, kind, placement, axis)
+        px.System(px.Robot(model, model), loops=[loop], joint_limits=False)
+        q = pin.integrate(model, pin.neutral(model), rng.normal(size=model.nv))
+        v = rng.normal(size=model.nv)
+        kin = loop.state_kinematics(q, v)
+        residual, jacobian, drift = pinocchio_loop_rows(loop, model, loop.data)
+        for got, want in ((kin.residual, residual), (kin.jacobian, jacobian), (kin.drift, drift)):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * (1 + np.abs(want).max()))
+        # the wrench on A at its origin, and the opposite on B' at its point, do J^T lam
+        lam = rng.normal(size=loop.m)
+        wrench = np.concatenate(loop.wrench(lam))
+        fb = model.frames[b]
+        ja = pin.getFrameJacobian(model, loop.data, int(a), LWA)
+        jb = pin.getFrameJacobian(
+            model, loop.data, fb.parentJoint, fb.placement * loop.placement, LWA
+        )
+        np.testing.assert_allclose((ja - jb).T @ wrench, jacobian.T @ lam, rtol=0, atol=1e-11)
 
 
 # -- the four-bar linkage -----------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The compiled events: the one place where an event kind is written for the compiled path.
+"""The compiled events: the event kinds evaluated in the compiled loop.
 
 A component gives each event's compiled form as data (:attr:`pinext.simulation.component.
 Event.compiled`); :func:`compiled_events` lays the forms out as flat arrays, and
@@ -10,9 +10,14 @@ contact's approach, from the kinematics of :mod:`pinext.compiled.frames`), the f
 compliant layer (LAYER: its lift-off, :mod:`pinext.compiled.layers`; all the reactions and
 layer forces of a state come from one right-hand side, :func:`events_at`, and the gaps from the
 positions alone when nothing else needs it, :func:`pinext.compiled.phase.gaps`), or a time
-``t − t_b`` (TIME: a control breakpoint). The
-integrators (:mod:`pinext.compiled.dop853`, :mod:`pinext.compiled.radau`) locate the roots
-and never look inside an event.
+``t − t_b`` (TIME: a control breakpoint). What a distance, the separation test and a
+reaction's crossing are is written once, in :func:`pinext.simulation.forms.nearest`,
+:func:`~pinext.simulation.forms.leaving_distance` and
+:func:`~pinext.simulation.forms.reaction`, which the forms' Python functions call too
+(:meth:`~pinext.simulation.forms.Distances.value`,
+:meth:`~pinext.simulation.forms.Reaction.function`): the Python path evaluates the same
+statements. The integrators (:mod:`pinext.compiled.dop853`, :mod:`pinext.compiled.radau`)
+locate the roots and never look inside an event.
 """
 
 from __future__ import annotations
@@ -21,8 +26,6 @@ import numpy as np
 
 from ..simulation.chart import CHART_RADIUS
 from ..simulation.component import (
-    REST_SPEED,
-    REST_TOLERANCE,
     Distances,
     Event,
     FrameRows,
@@ -31,6 +34,7 @@ from ..simulation.component import (
     Leaving,
     Reaction,
 )
+from ..simulation.forms import leaving_distance, nearest, reaction
 from .notice import announce
 from .phase import gaps, rhs
 from .spatial import helper, kernel
@@ -47,21 +51,10 @@ def _event_value(e, t, y, ev_kind, ev_start, ev_stop, ev_time, ev_index, ev_sign
         return t - ev_time[e]
     j0 = ev_start[e]
     if ev_kind[e] == LEAVING:
-        if t <= ev_time[e]:
-            return 1.0
         d = ev_sign[j0] * (y[ev_index[j0]] - ev_bound[j0])
-        if abs(d - ev_bound[j0 + 1]) <= REST_TOLERANCE:  # d − d0 is rounding: the rate judges
-            rate = ev_sign[j0] * y[ev_index[j0 + 1]]
-            if abs(rate) <= REST_SPEED:  # rests where it left
-                return 1.0
-            return rate / (t - ev_time[e])
-        return (d - ev_bound[j0 + 1]) / (t - ev_time[e]) ** 2
-    g = np.inf
-    for j in range(j0, ev_stop[e]):
-        d = ev_sign[j] * (y[ev_index[j]] - ev_bound[j])
-        if d < g:
-            g = d
-    return g
+        rate = ev_sign[j0] * y[ev_index[j0 + 1]]
+        return leaving_distance(d, t, ev_time[e], ev_bound[j0 + 1], rate)
+    return nearest(y, ev_index, ev_sign, ev_bound, j0, ev_stop[e])
 
 
 @kernel
@@ -69,18 +62,18 @@ def _value(P, e, t, y, evs):
     """Event e at (t, y), the phase's reactions ``P.lam`` and watched gaps ``P.frames.gap``
     already evaluated there: a REACTION is sign · λ + bound; a GAP the gap, or for a contact
     that left its surface at t0 (in ev_time) from d0 (its bound) the separation test of
-    :func:`pinext.contact.limits.leaving_distance`; the others read the state."""
+    :func:`pinext.simulation.forms.leaving_distance`; the others read the state."""
     kind = evs[0][e]
     j = evs[1][e]
     if kind == REACTION:
-        return evs[5][j] * P.lam[evs[4][j]] + evs[6][j]
+        return reaction(P.lam, evs[4][j], evs[5][j], evs[6][j])
     if kind == LAYER:
         return P.layer.out[0]
     if kind == GAP:
         gap, t0 = P.frames.gap[evs[4][j]], evs[3][e]
         if t0 == -np.inf:
             return gap
-        return 1.0 if t <= t0 else (gap - evs[6][j]) / (t - t0) ** 2
+        return leaving_distance(gap, t, t0, evs[6][j], np.nan)
     return _event_value(e, t, y, evs[0], evs[1], evs[2], evs[3], evs[4], evs[5], evs[6])
 
 

@@ -2,20 +2,20 @@
 with planes, and the gaps that contacts' events watch.
 
 The rows of :class:`pinext.simulation.component.FrameRows` (a point, a hinge or a weld between
-two frames of the mechanism, a point on a plane), as :meth:`pinext.Loop.kinematics` and a
-contact's functional coordinate form them with Pinocchio's frame Jacobians and classical
-accelerations in ``LOCAL_WORLD_ALIGNED`` axes, from the
-kinematics the ABA of the same evaluation has just computed (joint transforms, body velocities
-``v_i`` and velocity-product accelerations ``c_i``, Featherstone (2008) Table 7.1). The
-accelerations at zero joint acceleration, ``a⁰_i = ⁱX_λ a⁰_λ + c_i`` (no gravity), give the
-drift ``J̇ v`` of each row:
+two frames of the mechanism, a point on a plane) from the kinematics the ABA of the same
+evaluation has just computed (joint transforms, body velocities ``v_i`` and velocity-product
+accelerations ``c_i``, Featherstone (2008) Table 7.1). This module computes the motions of
+the two frames of each block; what the block's rows measure of them (their directions, the
+residuals, the drift ``J̇ v``) is :func:`pinext.simulation.forms.frame_block`, the function
+the Python path calls on Pinocchio's frame motions (:meth:`FrameRows.kinematics`). The
+accelerations at zero joint acceleration, ``a⁰_i = ⁱX_λ a⁰_λ + c_i`` (no gravity), give:
 
 * a point p on body i (at r in its joint frame) moves at ``v_p = v_i + ω_i × r`` and its
   classical acceleration is ``a⁰_i + α⁰_i × r + ω_i × v_p`` (all in the joint's axes, then
   turned into world axes);
-* a row's Jacobian column for dof k of an ancestor joint a is the world motion of the dof's
-  axis carried to the point: ``s_lin + s_ω × (p − o_a)`` for the linear rows, ``s_ω`` for the
-  angular ones.
+* a frame's Jacobian column for dof k of an ancestor joint a is the world motion of the dof's
+  axis carried to the point, ``(s_lin + s_ω × (p − o_a), s_ω)``, and a row's column is its
+  direction (``forms.frame_selection``) applied to it.
 
 Each row reads ``J a + γ = 0`` with ``γ = J̇ v + 2 ω J v + ω² φ`` (Baumgarte's stabilisation
 of the residual φ, as :func:`pinext.contact.constrained.baumgarte`). A row on the mass of a
@@ -26,12 +26,12 @@ a watched gap in front of a layer adds its compression w.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ..simulation.component import FRAME_HINGE, FRAME_NORMAL, FRAME_ROWS, FRAME_WELD, FrameRows
+from ..simulation.component import FRAME_NORMAL, FRAME_ROWS, FrameRows
+from ..simulation.forms import frame_block, stabilisation
 from .spatial import helper, motion_to_child
 
 
@@ -50,7 +50,9 @@ class FrameWork(NamedTuple):
     jac: np.ndarray  # (m, nv) the rows' Jacobian
     gamma: np.ndarray  # (m,) γ of each row
     frame: np.ndarray  # (2, 5, 3) scratch: p, v_p, ω, a_p, α of frames A and B' (world)
-    orient: np.ndarray  # (3, 3, 3) scratch: R_A, R_B' (world), then R_B'ᵀ R_A or the normals
+    orient: np.ndarray  # (3, 3, 3) scratch: R_A, R_B' (world), and a third for a weld
+    select: np.ndarray  # (6, 6) scratch: the rows' directions (forms.frame_selection)
+    rate: np.ndarray  # (6, 6) scratch: their rates
     phi: np.ndarray  # (6,) scratch: the residuals of one block
     drift: np.ndarray  # (6,) scratch: the drifts of a watched block
     row_env: np.ndarray  # int64 (m,) internal state index of the s_e behind each row (−1: none)
@@ -78,6 +80,8 @@ def work(rows: FrameRows, nj: int, nv: int, watch: FrameRows | None = None) -> F
         np.zeros(sum(sizes)),
         np.zeros((2, 5, 3)),
         np.zeros((3, 3, 3)),
+        np.zeros((6, 6)),
+        np.zeros((6, 6)),
         np.zeros(6),
         np.zeros(6),
         np.repeat(rows.env, sizes).astype(np.int64),
@@ -173,135 +177,48 @@ def _frame(pm, fw, j, rot_l, pos_l, b, s):
 
 
 @helper
-def _columns(pm, fw, j, s, sign, kind, jac, row):
-    """Add sign × the Jacobian of frame s of the joints from j to the root into jac[row:]:
-    the point rows, then the angular rows of the kind (world axes for a weld, the hinge's
-    world normals in the rows of fw.orient[2] for a hinge); for FRAME_NORMAL the one row
-    along the normal in fw.orient[2, 0]."""
-    rot_w, pos_w, nrm = fw.rotation, fw.position, fw.orient[2]
+def _columns(pm, fw, j, s, sign, n, jac, row):
+    """Add sign × the Jacobian of frame s of the joints from j to the root, seen through
+    the block's n rows fw.select (:func:`pinext.simulation.forms.frame_selection`), into
+    jac[row : row + n]."""
+    rot_w, pos_w, sel = fw.rotation, fw.position, fw.select
     p0, p1, p2 = fw.frame[s, 0, 0], fw.frame[s, 0, 1], fw.frame[s, 0, 2]
     a = j
     while a > 0:
         d0, d1, d2 = p0 - pos_w[a, 0], p1 - pos_w[a, 1], p2 - pos_w[a, 2]
         for col in range(pm.idx_v[a], pm.idx_v[a] + pm.nv[a]):
             u0, u1, u2, w0, w1, w2 = axis_motion(pm, rot_w, a, col, d0, d1, d2)
-            if kind == FRAME_NORMAL:  # n in the first row of fw.orient[2]
-                jac[row, col] += sign * (nrm[0, 0] * u0 + nrm[0, 1] * u1 + nrm[0, 2] * u2)
-                continue
-            jac[row, col] += sign * u0
-            jac[row + 1, col] += sign * u1
-            jac[row + 2, col] += sign * u2
-            if kind == FRAME_WELD:
-                jac[row + 3, col] += sign * w0
-                jac[row + 4, col] += sign * w1
-                jac[row + 5, col] += sign * w2
-            elif kind == FRAME_HINGE:
-                for k in range(2):
-                    jac[row + 3 + k, col] += sign * (
-                        nrm[k, 0] * w0 + nrm[k, 1] * w1 + nrm[k, 2] * w2
-                    )
+            for i in range(n):
+                jac[row + i, col] += sign * (
+                    sel[i, 0] * u0 + sel[i, 1] * u1 + sel[i, 2] * u2
+                    + sel[i, 3] * w0 + sel[i, 4] * w1 + sel[i, 5] * w2
+                )  # fmt: skip
         a = pm.parent[a]
 
 
 @helper
-def _log3(m):
-    """The rotation vector of the rotation matrix m (angle in [0, π]), through its unit
-    quaternion (Shepperd's choice of the largest component)."""
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr >= m[0, 0] and tr >= m[1, 1] and tr >= m[2, 2]:
-        w = 0.5 * math.sqrt(1.0 + tr)
-        f = 0.25 / w
-        x, y, z = (m[2, 1] - m[1, 2]) * f, (m[0, 2] - m[2, 0]) * f, (m[1, 0] - m[0, 1]) * f
-    elif m[0, 0] >= m[1, 1] and m[0, 0] >= m[2, 2]:
-        x = 0.5 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
-        f = 0.25 / x
-        w, y, z = (m[2, 1] - m[1, 2]) * f, (m[0, 1] + m[1, 0]) * f, (m[0, 2] + m[2, 0]) * f
-    elif m[1, 1] >= m[2, 2]:
-        y = 0.5 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
-        f = 0.25 / y
-        w, x, z = (m[0, 2] - m[2, 0]) * f, (m[0, 1] + m[1, 0]) * f, (m[1, 2] + m[2, 1]) * f
-    else:
-        z = 0.5 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
-        f = 0.25 / z
-        w, x, y = (m[1, 0] - m[0, 1]) * f, (m[0, 2] + m[2, 0]) * f, (m[1, 2] + m[2, 1]) * f
-    if w < 0.0:
-        w, x, y, z = -w, -x, -y, -z
-    s = math.sqrt(x * x + y * y + z * z)
-    k = 2.0 / w * (1.0 - s * s / (3.0 * w * w)) if s < 1e-6 else 2.0 * math.atan2(s, w) / s
-    return k * x, k * y, k * z
-
-
-@helper
-def _residual(rows, fw, b, kind, gamma, row):
-    """The residuals φ of block b into fw.phi and its drifts J̇ v into gamma[row:]; for a
-    hinge, its world normals into the rows of fw.orient[2] (for FRAME_NORMAL its normal into
-    the first)."""
-    fr, orient, phi = fw.frame, fw.orient, fw.phi
-    ra, rb, work = orient[0], orient[1], orient[2]
-    if kind == FRAME_NORMAL:  # φ = nᵀ(p_A − p_B'), drift nᵀ(a_A − a_B') + (ω_B × n)ᵀ(v_A − v_B')
-        n0, n1, n2 = rb[0, 2], rb[1, 2], rb[2, 2]
-        work[0, 0], work[0, 1], work[0, 2] = n0, n1, n2
-        wb = fr[1, 2]
-        x0, x1, x2 = wb[1] * n2 - wb[2] * n1, wb[2] * n0 - wb[0] * n2, wb[0] * n1 - wb[1] * n0
-        phi[0] = gamma[row] = 0.0
-        for r in range(3):
-            phi[0] += work[0, r] * (fr[0, 0, r] - fr[1, 0, r])
-            gamma[row] += work[0, r] * (fr[0, 3, r] - fr[1, 3, r])
-        gamma[row] += x0 * (fr[0, 1, 0] - fr[1, 1, 0]) + x1 * (fr[0, 1, 1] - fr[1, 1, 1])
-        gamma[row] += x2 * (fr[0, 1, 2] - fr[1, 1, 2])
-        return
-    for r in range(3):
-        phi[r] = fr[0, 0, r] - fr[1, 0, r]
-        gamma[row + r] = fr[0, 3, r] - fr[1, 3, r]
-    if kind == FRAME_WELD:  # φ = R_B' log(R_B'ᵀ R_A), drift α_A − α_B
-        for r in range(3):
-            gamma[row + 3 + r] = fr[0, 4, r] - fr[1, 4, r]
-            for c in range(3):
-                work[r, c] = rb[0, r] * ra[0, c] + rb[1, r] * ra[1, c] + rb[2, r] * ra[2, c]
-        l0, l1, l2 = _log3(work)
-        for r in range(3):
-            phi[3 + r] = rb[r, 0] * l0 + rb[r, 1] * l1 + rb[r, 2] * l2
-    elif kind == FRAME_HINGE:  # φ_k = n_kᵀ (e_B' × e_A), e = R axis, n_k = R_B' normal_k
-        ax = rows.axis[b]
-        a0 = ra[0, 0] * ax[0] + ra[0, 1] * ax[1] + ra[0, 2] * ax[2]
-        a1 = ra[1, 0] * ax[0] + ra[1, 1] * ax[1] + ra[1, 2] * ax[2]
-        a2 = ra[2, 0] * ax[0] + ra[2, 1] * ax[1] + ra[2, 2] * ax[2]
-        b0 = rb[0, 0] * ax[0] + rb[0, 1] * ax[1] + rb[0, 2] * ax[2]
-        b1 = rb[1, 0] * ax[0] + rb[1, 1] * ax[1] + rb[1, 2] * ax[2]
-        b2 = rb[2, 0] * ax[0] + rb[2, 1] * ax[1] + rb[2, 2] * ax[2]
-        c0, c1, c2 = b1 * a2 - b2 * a1, b2 * a0 - b0 * a2, b0 * a1 - b1 * a0
-        wa, wb, al = fr[0, 2], fr[1, 2], fr[0, 4]
-        for k in range(2):
-            for r in range(3):
-                work[k, r] = (
-                    rb[r, 0] * rows.normals[b, 0, k]
-                    + rb[r, 1] * rows.normals[b, 1, k]
-                    + rb[r, 2] * rows.normals[b, 2, k]
-                )
-            n0, n1, n2 = work[k, 0], work[k, 1], work[k, 2]
-            phi[3 + k] = n0 * c0 + n1 * c1 + n2 * c2
-            # n_kᵀ (α_A − α_B) + (ω_B × n_k)ᵀ (ω_A − ω_B)
-            x0 = wb[1] * n2 - wb[2] * n1
-            x1 = wb[2] * n0 - wb[0] * n2
-            x2 = wb[0] * n1 - wb[1] * n0
-            gamma[row + 3 + k] = (
-                n0 * (al[0] - fr[1, 4, 0]) + n1 * (al[1] - fr[1, 4, 1]) + n2 * (al[2] - fr[1, 4, 2])
-                + x0 * (wa[0] - wb[0]) + x1 * (wa[1] - wb[1]) + x2 * (wa[2] - wb[2])
-            )  # fmt: skip
+def _block(pm, fw, rows, b, kind, gamma, row):
+    """Frames A and B' of block b of rows into fw.frame and fw.orient, then its directions
+    into fw.select, its residuals into fw.phi and its drift into gamma[row:]
+    (:func:`pinext.simulation.forms.frame_block`)."""
+    _frame(pm, fw, rows.joint_a[b], rows.rot_a, rows.pos_a, b, 0)
+    _frame(pm, fw, rows.joint_b[b], rows.rot_b, rows.pos_b, b, 1)
+    frame_block(
+        kind, fw.frame, fw.orient, rows.axis[b], rows.normals[b], fw.select, fw.rate, fw.phi,
+        gamma, row,
+    )  # fmt: skip
 
 
 @helper
 def normal_row(pm, fw, rows, b, jac, row):
     """The row of block b of ``rows`` (a point on a plane, :data:`FRAME_NORMAL`) into
-    jac[row], its frames A and B' into fw.frame, the plane's normal into fw.orient[2, 0] and
+    jac[row], its frames A and B' into fw.frame, the plane's normal into fw.select[0, :3] and
     its residual φ into fw.phi[0], once :func:`_kinematics` has run."""
-    _frame(pm, fw, rows.joint_a[b], rows.rot_a, rows.pos_a, b, 0)
-    _frame(pm, fw, rows.joint_b[b], rows.rot_b, rows.pos_b, b, 1)
-    _residual(rows, fw, b, FRAME_NORMAL, fw.drift, 0)
+    _block(pm, fw, rows, b, FRAME_NORMAL, fw.drift, 0)
     for c in range(jac.shape[1]):
         jac[row, c] = 0.0
-    _columns(pm, fw, rows.joint_a[b], 0, 1.0, FRAME_NORMAL, jac, row)
-    _columns(pm, fw, rows.joint_b[b], 1, -1.0, FRAME_NORMAL, jac, row)
+    _columns(pm, fw, rows.joint_a[b], 0, 1.0, 1, jac, row)
+    _columns(pm, fw, rows.joint_b[b], 1, -1.0, 1, jac, row)
 
 
 @helper
@@ -319,14 +236,12 @@ def evaluate(pm, fw, y, nv):
     for b in range(rows.kind.size):
         kind, row = rows.kind[b], fw.first[b]
         n = FRAME_SIZES[kind]
-        _frame(pm, fw, rows.joint_a[b], rows.rot_a, rows.pos_a, b, 0)
-        _frame(pm, fw, rows.joint_b[b], rows.rot_b, rows.pos_b, b, 1)
-        _residual(rows, fw, b, kind, gamma, row)
+        _block(pm, fw, rows, b, kind, gamma, row)
         for i in range(row, row + n):
             for c in range(jac.shape[1]):
                 jac[i, c] = 0.0
-        _columns(pm, fw, rows.joint_a[b], 0, 1.0, kind, jac, row)
-        _columns(pm, fw, rows.joint_b[b], 1, -1.0, kind, jac, row)
+        _columns(pm, fw, rows.joint_a[b], 0, 1.0, n, jac, row)
+        _columns(pm, fw, rows.joint_b[b], 1, -1.0, n, jac, row)
         w = rows.omega[b]
         for i in range(n):
             rate = 0.0
@@ -336,7 +251,7 @@ def evaluate(pm, fw, y, nv):
             if e >= 0:
                 fw.phi[i] -= y[e]
                 rate -= y[e + 1]
-            gamma[row + i] += 2.0 * w * rate + w * w * fw.phi[i]
+            gamma[row + i] += stabilisation(w, rate, fw.phi[i])
     _watched(pm, fw, y)
 
 
@@ -359,8 +274,6 @@ def _watched(pm, fw, y):
     front of it (module docstring)."""
     watch = fw.watch
     for b in range(watch.kind.size):
-        _frame(pm, fw, watch.joint_a[b], watch.rot_a, watch.pos_a, b, 0)
-        _frame(pm, fw, watch.joint_b[b], watch.rot_b, watch.pos_b, b, 1)
-        _residual(watch, fw, b, watch.kind[b], fw.drift, 0)
+        _block(pm, fw, watch, b, watch.kind[b], fw.drift, 0)
         e, w = fw.watch_env[b], fw.watch_layer[b]
         fw.gap[b] = fw.phi[0] - (y[e] if e >= 0 else 0.0) + (y[w] if w >= 0 else 0.0)

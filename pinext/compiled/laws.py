@@ -4,7 +4,7 @@
 placement and its Jacobian in world axes from :mod:`pinext.compiled.frames` (a weld block to
 the world, :func:`pinext.compiled.frames._columns`), the gravity torque from the RNEA at zero
 velocity (:func:`pinext.compiled.rnea.nonlinear_effects`), the rotation error through
-:func:`pinext.compiled.frames._log3`:
+:func:`pinext.simulation.forms.log3`:
 
 .. math::
 
@@ -20,6 +20,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..simulation.component import FRAME_WELD, FrameRows
+from ..simulation.forms import frame_selection, log3
 from . import frames as _frames
 from .aba import joint_transforms
 from .rnea import nonlinear_effects
@@ -85,7 +86,8 @@ def cartesian_torques(pm, law, t, q, v, u):
     for i in range(6):
         for c in range(nv):
             jac[i, c] = 0.0
-    _frames._columns(pm, fw, rows.joint_a[0], 0, 1.0, FRAME_WELD, jac, 0)
+    frame_selection(FRAME_WELD, fw.orient[1], rows.normals[0], fw.frame[1, 2], fw.select, fw.rate)
+    _frames._columns(pm, fw, rows.joint_a[0], 0, 1.0, 6, jac, 0)
     # the desired position and velocity on the path
     pd0, pd1, pd2 = law.start[0], law.start[1], law.start[2]
     vd0 = vd1 = vd2 = 0.0
@@ -124,7 +126,7 @@ def cartesian_torques(pm, law, t, q, v, u):
                 + law.rotation[r, 1] * rot[c, 1]
                 + law.rotation[r, 2] * rot[c, 2]
             )
-    e0, e1, e2 = _frames._log3(m)
+    e0, e1, e2 = log3(m)
     m0 = g[6] * e0 - g[7] * rate[3]
     m1 = g[6] * e1 - g[7] * rate[4]
     m2 = g[6] * e2 - g[7] * rate[5]

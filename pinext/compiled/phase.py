@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..dynamics import rotations
+from ..simulation.forms import joint_row, stabilisation
 from . import frames as _frames
 from . import laws as _laws
 from . import layers as _layers
@@ -277,9 +278,7 @@ def _locked_rows(P, y, a):
         acc = 0.0
         for k in range(ptr[i], ptr[i + 1]):
             acc += coef[k] * a[iv[k]]
-        rate, distance = _joint_row(P, y, nv, i)
-        w = P.row_omega[i]
-        lam[i] = -(acc + 2.0 * w * rate + w * w * distance)
+        lam[i] = -(acc + _joint_gamma(P, y, nv, i))
     for i in range(n_joint, m):
         acc = fw.gamma[i - n_joint]
         for j in range(nv):
@@ -378,15 +377,13 @@ def _configuration(P, y):
 
 
 @helper
-def _joint_row(P, y, nv, i):
-    """(J_i v, φ_i) of joint row i at the state y: its rate and its residual
-    ``Σ_k c_k q[iq_k] − offset_i`` (the terms of γ_i = 2ω J_i v + ω² φ_i)."""
-    rate = 0.0
-    distance = -P.row_offset[i]
-    for k in range(P.row_ptr[i], P.row_ptr[i + 1]):
-        rate += P.row_coef[k] * y[nv + P.row_v[k]]
-        distance += P.row_coef[k] * y[P.row_q[k]]
-    return rate, distance
+def _joint_gamma(P, y, nv, i):
+    """γ_i = 2ω J_i v + ω² φ_i of joint row i at the state y (:func:`pinext.simulation.forms.
+    joint_row` and :func:`~pinext.simulation.forms.stabilisation`)."""
+    rate, residual = joint_row(
+        P.row_ptr, P.row_q, P.row_v, P.row_coef, P.row_offset, i, y, nv
+    )  # fmt: skip
+    return stabilisation(P.row_omega[i], rate, residual)
 
 
 @helper
@@ -399,9 +396,7 @@ def _held_rows(P, y, nv, lin, a):
     ptr = P.row_ptr
     for i in range(P.lam.size):
         k = ptr[i]
-        rate, distance = _joint_row(P, y, nv, i)
-        w = P.row_omega[i]
-        P.held[P.row_v[k]] = -(2.0 * w * rate + w * w * distance) / P.row_coef[k]
+        P.held[P.row_v[k]] = -_joint_gamma(P, y, nv, i) / P.row_coef[k]
     aba_held(P.model, y[nv : 2 * nv], lin[:nv], P.model.gravity, a, P.locked, P.held)
     for i in range(P.lam.size):
         k = ptr[i]

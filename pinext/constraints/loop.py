@@ -12,6 +12,7 @@ import pinocchio as pin
 from ..contact.coordinates import ConstraintKinematics, resolve_frame
 from ..exceptions import InvalidParameter
 from ..simulation.component import FRAME_HINGE, FRAME_POINT, FRAME_WELD, FrameRows
+from ..simulation.forms import frame_selection
 from ..validation import as_placement, vector
 from ..validation import stabilization as checked_stabilization
 from .closure import Closure
@@ -19,9 +20,9 @@ from .closure import Closure
 if TYPE_CHECKING:
     from ..simulation.system import System
 
-_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 #: Rows of each kind of loop.
 KINDS = {"point": 3, "hinge": 5, "weld": 6}
+_KIND = {"point": FRAME_POINT, "hinge": FRAME_HINGE, "weld": FRAME_WELD}
 
 
 class Loop(Closure):
@@ -127,53 +128,9 @@ class Loop(Closure):
             resolve_frame(system.model, self.frame_b),
         )
         super().bind(system)
-
-    def kinematics(
-        self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
-    ) -> ConstraintKinematics:
-        ia, ib = self.ids
-        oMa = pin.updateFramePlacement(model, data, ia)
-        oMf = pin.updateFramePlacement(model, data, ib)
-        ja = pin.getFrameJacobian(model, data, ia, _LWA)
-        jb = pin.getFrameJacobian(model, data, ib, _LWA)
-        va = pin.getFrameVelocity(model, data, ia, _LWA)
-        vb = pin.getFrameVelocity(model, data, ib, _LWA)
-        aa = pin.getFrameClassicalAcceleration(model, data, ia, _LWA)
-        ab = pin.getFrameClassicalAcceleration(model, data, ib, _LWA)
-        w_b, alpha_b = vb.angular, ab.angular
-        # the joint point B' = B * placement: a lever r (world axes) on frame B
-        oMb = oMf * self.placement
-        r = oMb.translation - oMf.translation
-        jb_lin = jb[:3] - pin.skew(r) @ jb[3:]
-        skew_w = pin.skew(w_b)  # ω_B × (3-vector products: pin.skew, not np.cross, for speed)
-        acc_b = ab.linear + pin.skew(alpha_b) @ r + skew_w @ (skew_w @ r)
-        rows = [ja[:3] - jb_lin]
-        residual = [oMa.translation - oMb.translation]
-        drift = [aa.linear - acc_b]
-        if self.kind == "weld":
-            rows.append(ja[3:] - jb[3:])
-            residual.append(oMb.rotation @ pin.log3(oMb.rotation.T @ oMa.rotation))
-            drift.append(aa.angular - alpha_b)
-        elif self.kind == "hinge":
-            normals = oMb.rotation @ self.normals  # world, (3, 2)
-            w_rel = va.angular - w_b
-            rows.append(normals.T @ (ja[3:] - jb[3:]))
-            e_a, e_b = oMa.rotation @ self.axis, oMb.rotation @ self.axis
-            residual.append(normals.T @ (pin.skew(e_b) @ e_a))
-            drift.append(normals.T @ (aa.angular - alpha_b) + (skew_w @ normals).T @ w_rel)
-        m = self.m
-        return ConstraintKinematics(
-            np.concatenate(residual), np.vstack(rows), np.concatenate(drift), np.zeros(m)
-        )
-
-    def compiled_rows(self, mode: Any) -> FrameRows:
-        """The rows of :meth:`kinematics` as compiled data (:class:`FrameRows`: frames A and B'
-        in their joints)."""
-        model = self.model
-        fa, fb = model.frames[self.ids[0]], model.frames[self.ids[1]]
-        kind = {"point": FRAME_POINT, "hinge": FRAME_HINGE, "weld": FRAME_WELD}[self.kind]
-        return FrameRows.block(
-            kind,
+        fa, fb = self.model.frames[self.ids[0]], self.model.frames[self.ids[1]]
+        self._rows = FrameRows.block(
+            _KIND[self.kind],
             fa.parentJoint,
             fa.placement,
             fb.parentJoint,
@@ -182,6 +139,27 @@ class Loop(Closure):
             self.axis,
             self.normals,
         )
+
+    def kinematics(
+        self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float
+    ) -> ConstraintKinematics:
+        """The loop's rows (:meth:`FrameRows.kinematics` of :meth:`compiled_rows`)."""
+        residual, jacobian, drift = self._rows.kinematics(model, data)
+        return ConstraintKinematics(residual, jacobian, drift, np.zeros(self.m))
+
+    def compiled_rows(self, mode: Any) -> FrameRows:
+        """The loop's rows as compiled data (:class:`FrameRows`: frames A and B' in their
+        joints), built once when the System is assembled."""
+        return self._rows
+
+    def _selection(self) -> np.ndarray:
+        """The rows' directions (m, 6) over the relative motion (linear, angular) of A to B'
+        at the joint placements of the loop's data (its last :meth:`state_kinematics`;
+        :func:`pinext.simulation.forms.frame_selection`)."""
+        select, rate = np.zeros((6, 6)), np.zeros((6, 6))
+        rot_b = self.data.oMi[int(self._rows.joint_b[0])].rotation @ self._rows.rot_b[0]
+        frame_selection(self._rows.kind[0], rot_b, self.normals, np.zeros(3), select, rate)
+        return select[: self.m]
 
     def planar_rank(self, normal: np.ndarray) -> int:
         """The rank of the rows for a mechanism moving in planes normal to ``normal``: the
@@ -192,24 +170,14 @@ class Loop(Closure):
         planar = np.zeros((6, 3))  # relative (linear, angular) motions of the plane
         planar[:3, :2] = plane.T
         planar[3:, 2] = normal
-        selection = np.zeros((self.m, 6))
-        selection[:3, :3] = np.eye(3)
-        if self.kind == "weld":
-            selection[3:, 3:] = np.eye(3)
-        elif self.kind == "hinge":
-            oMb = self.data.oMf[self.ids[1]] * self.placement
-            selection[3:, 3:] = (oMb.rotation @ self.normals).T
-        return int(np.linalg.matrix_rank(selection @ planar, tol=1e-9))
+        return int(np.linalg.matrix_rank(self._selection() @ planar, tol=1e-9))
 
     def wrench(self, forces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(force [N], torque [N.m]) on frame A, world axes, from the loop's multipliers."""
-        force = np.array(forces[:3], dtype=float)
-        if self.kind == "weld":
-            return force, np.array(forces[3:6], dtype=float)
-        if self.kind == "hinge":
-            oMb = self.data.oMf[self.ids[1]] * self.placement
-            return force, oMb.rotation @ self.normals @ np.asarray(forces[3:5])
-        return force, np.zeros(3)
+        """(force [N], torque [N.m]) on frame A, world axes, from the loop's multipliers:
+        the rows' directions applied to them."""
+        select = self._selection()
+        lam = np.asarray(forces[: self.m], dtype=float)
+        return select[:, :3].T @ lam, select[:, 3:].T @ lam
 
     def outputs(self, t, x, q, v, u, mode, step) -> dict[str, np.ndarray]:
         out = super().outputs(t, x, q, v, u, mode, step)  # placements of self.data at q

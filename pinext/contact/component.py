@@ -11,7 +11,7 @@ contact, shown joined by ``","``):
   contacts touching at the same instant, closed contacts, held joint limits; McClamroch (1986)
   (40)–(42), :func:`pinext.contact.impulse.impact_impulse`): no row pulls, none leaves below
   its Newton target. A contact that left its surface on it (bounce, separation, lift-off)
-  has :func:`pinext.contact.limits.leaving_distance` as its event, so a flight never ends at
+  has :func:`pinext.simulation.forms.leaving_distance` as its event, so a flight never ends at
   its own start and an impact needs an approaching tip. A bounce keeps ``"free"``, otherwise
 * ``"constrained"`` — (20.88)–(20.89), or the coupled motion (20.92)–(20.94) with a dynamic
   environment of model (c); the event ``lift-off:<name>`` is the reaction crossing zero;
@@ -31,6 +31,7 @@ with a compliant tool also ``tool_deformation`` (w_t) and ``surface_deformation`
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,13 +56,13 @@ from ..simulation.component import (
     Step,
     Trial,
 )
+from ..simulation.forms import leaving_distance, stabilisation
 from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
-from .coordinates import Constraint, FunctionalCoordinates
+from .coordinates import Constraint, ConstraintKinematics, FunctionalCoordinates
 from .deformation import SeriesCompliance
 from .environment import DynamicEnvironment
 from .impact import plastic_impact
 from .impulse import solve_impact
-from .limits import leaving_distance
 from .unilateral import Contact, bounces, pulls
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class ContactModes:
         states: One :class:`ContactState` per contact.
         leaving: (index, t0 [s], gap at t0 [m]) of the free contacts that left their surface
             on it (bounce, separation, lift-off): their impact event is
-            :func:`pinext.contact.limits.leaving_distance` of the gap (the separation test).
+            :func:`pinext.simulation.forms.leaving_distance` of the gap (the separation test).
     """
 
     states: tuple[ContactState, ...]
@@ -107,7 +108,7 @@ class ContactModes:
     def leave(self, i: int, t0: float, gap: float) -> ContactModes:
         """A copy with contact i free and leaving its surface at time t0 [s] from ``gap`` [m]
         (a bounce, a separation, a lift-off: its next impact event carries the separation
-        test, :func:`pinext.contact.limits.leaving_distance`)."""
+        test, :func:`pinext.simulation.forms.leaving_distance`)."""
         free = self.replace(i, ContactState.FREE)
         return ContactModes(free.states, free.leaving | {(i, float(t0), min(float(gap), 0.0))})
 
@@ -259,8 +260,8 @@ class ContactComponent(Component):
         q, v = self._split(x)
         pin.computeAllTerms(self.model, self.data, q, v)
         states = []
-        for c in self.contacts:
-            gap = self._gap(c, t, x)
+        for i, c in enumerate(self.contacts):
+            gap = self._gap(i, t, x)
             if gap > GAP_TOLERANCE:
                 states.append(FREE)
                 continue
@@ -327,7 +328,7 @@ class ContactComponent(Component):
         kins, drifts = [], []
         for i in closed:
             c = self.contacts[i]
-            kin = c.constraint.evaluate(self.model, data, t)
+            kin = self._row_kinematics(i, data, t)
             kins.append(kin)
             drifts.append(kin.drift - baumgarte(kin, v, c.stabilization))
         kin = stack(kins)
@@ -342,9 +343,19 @@ class ContactComponent(Component):
         gap = kin.residual[0] - s_e
         gap_rate = kin.rate(v)[0] - sd_e
         omega = c.stabilization or 0.0
-        reference = -2.0 * omega * gap_rate - omega * omega * gap
+        reference = -stabilisation(omega, gap_rate, gap)
         drift = kin.drift - reference - env.spring_force(s_e, sd_e) * env.inverse_mass
         return ConstraintRows(kin.jacobian, drift, np.array([env.inverse_mass]), kind)
+
+    def _row_kinematics(self, i: int, data: pin.Data, t: float) -> ConstraintKinematics:
+        """Contact i's rows at the state of data (``computeAllTerms``): its compiled block's
+        (:meth:`FrameRows.kinematics`, the rows the compiled path evaluates) when it has one,
+        else its constraint's."""
+        block = self._block(i)
+        if block is None:
+            return self.contacts[i].constraint.evaluate(self.model, data, t)
+        residual, jacobian, drift = block.kinematics(self.model, data)
+        return ConstraintKinematics(residual, jacobian, drift, np.zeros(1))
 
     def linear(self, mode: ContactModes) -> bool:
         """With a rigid environment that stays still, the contacts add no effort, state or
@@ -467,7 +478,7 @@ class ContactComponent(Component):
 
     def events(self, mode: ContactModes) -> list[Event]:  # noqa: D102
         events = []
-        closed = 0  # the closed contacts before contact i: its row among compiled_rows
+        closed = 0  # the rows of the closed contacts before contact i: its first row
         for i, c in enumerate(self.contacts):
             block = self._block(i)
             if mode[i] is FREE:
@@ -479,7 +490,7 @@ class ContactComponent(Component):
                 events.append(
                     Event(
                         f"contact:{c.name}",
-                        self._gap_function(c, start),
+                        self._gap_function(i, start),
                         -1.0,
                         self._impact_action(i),
                         compiled=None if block is None else Gap(block, *form),
@@ -487,17 +498,18 @@ class ContactComponent(Component):
                     )
                 )
             elif mode[i] is CLOSED and c.unilateral:
+                lift = Reaction(closed)  # its normal reaction falls through zero
                 events.append(
                     Event(
                         f"lift-off:{c.name}",
-                        self._force_function(i, mode),
+                        self._force_function(i, mode) if self.layered else lift.function(self.name),
                         -1.0,
                         self._lift_off_action(i),
                         dynamic=True,
-                        compiled=None if block is None else Reaction(closed),
+                        compiled=None if block is None else lift,
                     )
                 )
-            closed += mode[i] is CLOSED
+            closed += c.constraint.m if mode[i] is CLOSED else 0
             if mode[i] is SPRING:
                 events.append(
                     Event(
@@ -551,7 +563,7 @@ class ContactComponent(Component):
             residual = residual - self._env(x)[0]  # model (c): the tip moves with the mass
         out = {
             "force": force,
-            "gap": np.array([self._gap(c, t, x) for c in self.contacts]),
+            "gap": np.array([self._gap(i, t, x) for i in range(len(self.contacts))]),
             "residual": residual,
             "closed": np.array([float(state is CLOSED) for state in mode.states]),
         }
@@ -577,9 +589,15 @@ class ContactComponent(Component):
         nq, nv = self.model.nq, self.model.nv
         return x[:nq], x[nq : nq + nv]
 
-    def _gap(self, c: Contact, t: float, x: np.ndarray) -> float:
-        """Approach gap (data must hold the placements)."""
-        gap = c.constraint.approach_gap(self.model, self.data, t)
+    def _gap(self, i: int, t: float, x: np.ndarray) -> float:
+        """Contact i's approach gap (data must hold the placements): its compiled block's
+        residual (:meth:`FrameRows.kinematics`, the gap the compiled path watches) when it
+        has one, else its constraint's."""
+        block = self._block(i)
+        if block is None:
+            gap = self.contacts[i].constraint.approach_gap(self.model, self.data, t)
+        else:
+            gap = float(block.kinematics(self.model, self.data, motion=False)[0][0])
         if self.environment is not None:
             s_e, _, w = self._env(x)
             gap = gap - s_e + w
@@ -624,18 +642,18 @@ class ContactComponent(Component):
         return 0.0, float(sum(series.rates(w, w_t, 0.0, False)))
 
     # -- events ------------------------------------------------------------------------------
-    def _gap_function(self, c: Contact, start: tuple | None = None):
+    def _gap_function(self, i: int, start: tuple | None = None):
         def g(t: float, x: np.ndarray) -> float:
             pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-            gap = self._gap(c, t, x)
-            return gap if start is None else leaving_distance(gap, t, *start)
+            gap = self._gap(i, t, x)
+            return gap if start is None else leaving_distance(gap, t, start[0], start[1], math.nan)
 
         return g
 
     def _leave(self, mode: ContactModes, i: int, t: float, x: np.ndarray) -> ContactModes:
         """``mode.leave`` from the state x at time t."""
         pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-        return mode.leave(i, t, self._gap(self.contacts[i], t, x))
+        return mode.leave(i, t, self._gap(i, t, x))
 
     def _force_function(self, i: int, mode: ContactModes):
         def g(t: float, x: np.ndarray, step: Step) -> float:
@@ -769,7 +787,7 @@ class ContactComponent(Component):
         candidate = mode.replace(i, CLOSED)
         for k, c in enumerate(self.contacts):
             if mode[k] is FREE and k != i and c.unilateral and float(rate[k][0]) < 0.0:
-                if abs(self._gap(c, t, x)) <= GAP_TOLERANCE:
+                if abs(self._gap(k, t, x)) <= GAP_TOLERANCE:
                     candidate = candidate.replace(k, CLOSED)
         hitting = [k for k in range(len(self.contacts)) if candidate[k] is CLOSED]
         hitting = [k for k in hitting if mode[k] is not CLOSED]

@@ -32,6 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import ConstraintError
+from ..simulation.forms import stabilisation
 from .coordinates import Constraint, ConstraintKinematics
 
 #: Relative singular value of J_c below which constraints are taken as redundant.
@@ -117,10 +118,11 @@ def solve_constrained(
 
 
 def baumgarte(kin: ConstraintKinematics, v: np.ndarray, omega: float | None) -> np.ndarray:
-    """The stabilising reference ``-2 ω ṡ^c - ω² s^c`` (zero when ω is None or 0)."""
+    """The stabilising reference ``-2 ω ṡ^c - ω² s^c`` (zero when ω is None or 0;
+    :func:`pinext.simulation.forms.stabilisation`)."""
     if not omega:
         return np.zeros_like(kin.residual)
-    return -2.0 * omega * kin.rate(v) - omega * omega * kin.residual
+    return -stabilisation(omega, kin.rate(v), kin.residual)
 
 
 def constrained_dynamics(

@@ -5,7 +5,7 @@ A :class:`pinext.contact.Contact` with ``friction = μ > 0`` on a plane becomes 
 its modes are
 
 * ``free`` — the impact event is the gap crossing zero (the separation test of
-  :func:`pinext.contact.limits.leaving_distance` after a lift-off);
+  :func:`pinext.simulation.forms.leaving_distance` after a lift-off);
 * ``stick`` — three rows: the normal (Baumgarte stabilised) and the two tangential velocities
   (``ẋ = ẏ = 0`` at the acceleration level, Vukobratović & Potkonjak (20.88)–(20.89) with
   s^c = [x, y, z]); it ends when the tangential reaction leaves the cone,
@@ -34,6 +34,7 @@ with its own modes and events.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,11 +43,11 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
+from ..simulation.forms import leaving_distance
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
 from .coordinates import FunctionalCoordinates
 from .impulse import FrictionalImpulseResult, solve_impact
-from .limits import leaving_distance
 from .unilateral import Contact, bounces
 
 if TYPE_CHECKING:
@@ -305,7 +306,9 @@ class FrictionalContact(Component):
         def g(t: float, x: np.ndarray) -> float:
             pin.framesForwardKinematics(self.model, self.data, x[: self.nq])
             gap = self.normal.approach_gap(self.model, self.data, t)
-            return gap if mode.leaving is None else leaving_distance(gap, t, *mode.leaving)
+            return (
+                gap if mode.leaving is None else leaving_distance(gap, t, *mode.leaving, math.nan)
+            )
 
         return g
 

@@ -310,46 +310,32 @@ class JointFriction(Component):
         row = {k: r for r, k in enumerate(k for k, s in enumerate(mode.states) if s is STICK)}
         for k, state in enumerate(mode.states):
             joint = self.joints[k]
-            if state in (UP, DOWN):
+            if state in (UP, DOWN):  # σ q̇ falls through zero where the slipping joint stops
                 index = self.nq + int(self.iv[k])
+                stops = Distances(np.array([index]), np.array([state.sign]), np.zeros(1))
                 events.append(
                     Event(
                         f"{joint}.friction_stops",
-                        self._velocity_function(index, state.sign),
+                        stops.value,
                         -1.0,
                         self._stop_action(k),
-                        compiled=Distances(np.array([index]), np.array([state.sign]), np.zeros(1)),
+                        compiled=stops,
                     )
                 )
-            elif state is STICK:
-                events += [
-                    Event(
-                        f"{joint}.friction_slips_{'low' if low else 'high'}",
-                        self._cone_function(k, low, mode),
-                        -1.0,
-                        self._slip_action(k, low),
-                        dynamic=True,
-                        compiled=Reaction(row[k], 1.0 if low else -1.0, float(self.torque[k])),
+            elif state is STICK:  # the cone's edges: F_c ± λ falls through zero
+                for low in (True, False):
+                    edge = Reaction(row[k], 1.0 if low else -1.0, float(self.torque[k]))
+                    events.append(
+                        Event(
+                            f"{joint}.friction_slips_{'low' if low else 'high'}",
+                            edge.function(self.name),
+                            -1.0,
+                            self._slip_action(k, low),
+                            dynamic=True,
+                            compiled=edge,
+                        )
                     )
-                    for low in (True, False)
-                ]
         return events
-
-    @staticmethod
-    def _velocity_function(index: int, sign: float):
-        """σ q̇: falls through zero where the slipping joint stops."""
-
-        def g(t: float, x: np.ndarray) -> float:
-            return sign * float(x[index])
-
-        return g
-
-    def _cone_function(self, k: int, low: bool, mode: JointFrictionModes):
-        def g(t: float, x: np.ndarray, step: Step) -> float:
-            force = float(self._reactions(mode, step)[k])
-            return force + self.torque[k] if low else self.torque[k] - force
-
-        return g
 
     def _stop_action(self, k: int):
         def action(t, x, mode, trial):

@@ -7,8 +7,8 @@ A limited joint (one position coordinate, one velocity: revolute, prismatic) wit
 
 * **free** while the joint is inside its range; the event ``limit:<joint>`` is the downward
   zero crossing of φ, or after the joint left the limit on its surface (bounce, separation,
-  lift-off) of :func:`leaving_distance` (the separation test: no event at the start of a
-  flight, and an impact only with an approaching joint);
+  lift-off) of :func:`~pinext.simulation.forms.leaving_distance` (the separation test: no
+  event at the start of a flight, and an impact only with an approaching joint);
 * the event's map is the impact on the unit row ``±e_i`` (restitution e, 0 by default:
   the plastic impact (20.90)–(20.91)), solved together with every other engaged row
   (:func:`pinext.contact.impulse.impact_impulse`); the joint then rests at the limit, or
@@ -37,8 +37,6 @@ import numpy as np
 
 from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
 from ..simulation.component import (
-    REST_SPEED,
-    REST_TOLERANCE,
     Component,
     ConstraintRows,
     Distances,
@@ -98,7 +96,7 @@ class LimitModes:
         names: The joints' names (for ``str``; not compared).
         leaving: (index, side, t0 [s], d0 [rad or m]) of the free joints that left their
             limit on its surface (bounce, separation, lift-off): their impact event is
-            :func:`leaving_distance` (the separation test).
+            :func:`~pinext.simulation.forms.leaving_distance` (the separation test).
         outside: (index, side) of the joints beyond that side of their range since the start
             of the run: that side is excused (no impact, no row) until the joint is back
             inside (the event ``limit-inside:<joint>``); their other side and every other
@@ -120,7 +118,7 @@ class LimitModes:
     def leave(self, i: int, side: LimitState, t0: float, d0: float) -> LimitModes:
         """A copy with joint i free and leaving its limit ``side`` at time t0 [s] from the
         distance d0 [rad or m] (a bounce, a separation, a lift-off: that side's next impact
-        event carries the separation test, :func:`leaving_distance`)."""
+        event carries the separation test, :func:`~pinext.simulation.forms.leaving_distance`)."""
         free = self.replace(i, LimitState.FREE)
         return replace(free, leaving=free.leaving | {(i, side, float(t0), min(float(d0), 0.0))})
 
@@ -225,42 +223,6 @@ def joint_limits(
             )
         )
     return limits
-
-
-def leaving_distance(
-    distance: float, t: float, t0: float, d0: float, rate: float | None = None
-) -> float:
-    """The impact event function of a row that left its surface at t0 from the distance d0
-    (≤ 0: zero, or the rounding error of the located impact below the surface).
-
-    .. math::
-
-        g(t) = \\frac{\\phi(t) - d_0}{(t - t_0)^2}, \\qquad g(t_0) = 1
-
-    A row that leaves its surface (bounce, separation after another row's impact, lift-off)
-    starts with φ = d0 and φ̇ ≥ 0: ``g = φ`` would start at zero (or a rounding error on
-    either side), and the root finder takes ``g(t₀) = 0`` for a root when a short flight
-    ends within the first step, or misses the return when ``g(t₀)`` is a hair below zero.
-    Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
-    positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
-    zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
-    A row that stays where it left, at rest (``rate`` φ̇ given; within :data:`REST_TOLERANCE`
-    and :data:`REST_SPEED`: held there by other rows, as a joint stopped on its
-    limit by a sticking contact, by its stuck joint friction or by the other finger's stop
-    through a ``<mimic>`` coupling), has not come back either: ``g = 1`` there too. Within
-    that band φ − d0 is rounding (a row that left 1e-11 s ago at 4e-8 m/s has moved 4e-19
-    m), so a moving row there is judged by its rate, ``g = φ̇/(t − t₀)``: positive while it
-    leaves, negative as soon as it turns back into its surface, where the event fires (an
-    impact at the band's speed); a row that turned back unseen inside the band would start
-    its next segment below zero and never fire.
-    """
-    if t <= t0:
-        return 1.0
-    if rate is not None and abs(distance - d0) <= REST_TOLERANCE:
-        if abs(rate) <= REST_SPEED:  # held where it left by other rows
-            return 1.0
-        return rate / (t - t0)
-    return (distance - d0) / (t - t0) ** 2
 
 
 class JointLimits(Component):
@@ -497,53 +459,53 @@ class JointLimits(Component):
                         approaching.append((k, side))
                         continue
                     index, sign, bound = self._nearest_form(((k, side),))
+                    test = Leaving(
+                        int(index[0]), float(sign[0]), float(bound[0]), *start, self.nq + lim.iv
+                    )
                     events.append(
                         Event(
                             f"limit:{lim.joint}",
-                            self._distance_function(k, side, start),
+                            test.value,
                             -1.0,
                             self._impact_action(k, side),
-                            compiled=Leaving(
-                                int(index[0]),
-                                float(sign[0]),
-                                float(bound[0]),
-                                *start,
-                                self.nq + lim.iv,
-                            ),
+                            compiled=test,
                         )
                     )
             else:
+                lift = Reaction(held.index(k))
                 events.append(
                     Event(
                         f"limit-off:{lim.joint}",
-                        self._force_function(k, mode),
+                        lift.function(self.name),
                         -1.0,
                         self._lift_off_action(k),
                         dynamic=True,
-                        compiled=Reaction(held.index(k)),
+                        compiled=lift,
                     )
                 )
         if approaching:
+            nearest = Distances(*self._nearest_form(approaching))
             events.append(
                 Event(
                     "limit",
-                    self._nearest_function(approaching),
+                    nearest.value,
                     -1.0,
                     self._nearest_action(approaching),
-                    compiled=Distances(*self._nearest_form(approaching)),
+                    compiled=nearest,
                     bound=True,
                 )
             )
         if mode.outside:  # back inside: -distance falls through zero (one event for all)
             outside = sorted(mode.outside, key=lambda item: (item[0], item[1].value))
             index, sign, bound = self._nearest_form(outside)
+            beyond = Distances(index, -sign, bound)
             events.append(
                 Event(
                     "limit-inside",
-                    self._nearest_function(outside, -1.0),
+                    beyond.value,
                     -1.0,
                     self._inside_action(outside),
-                    compiled=Distances(index, -sign, bound),
+                    compiled=beyond,
                 )
             )
         return events
@@ -573,16 +535,6 @@ class JointLimits(Component):
             return sign * (x[index] - bound)
 
         return distances
-
-    def _nearest_function(self, sides: list[tuple[int, LimitState]], orientation: float = 1.0):
-        """The distance to the nearest limit: one event function for every approaching side
-        (with ``orientation`` -1: for every side beyond which a joint started)."""
-        distances = self._nearest_distances(sides, orientation)
-
-        def g(t: float, x: np.ndarray) -> float:
-            return float(distances(x).min())
-
-        return g
 
     def _inside_action(self, sides: list[tuple[int, LimitState]]):
         """A joint that started outside its range is back inside: its limit acts from now on
@@ -665,27 +617,6 @@ class JointLimits(Component):
         }
 
     # -- events ----------------------------------------------------------------------------------
-    def _distance_function(self, k: int, side: LimitState, start: tuple | None):
-        if start is None:
-
-            def g(t: float, x: np.ndarray) -> float:
-                return self._side(k, side, x)[1]
-
-        else:
-            t0, d0 = start
-
-            def g(t: float, x: np.ndarray) -> float:
-                _, distance, rate = self._side(k, side, x)
-                return leaving_distance(distance, t, t0, d0, rate)
-
-        return g
-
-    def _force_function(self, k: int, mode: LimitModes):
-        def g(t: float, x: np.ndarray, step: Step) -> float:
-            return float(self._forces(mode, step)[k])
-
-        return g
-
     def _impact_action(self, k: int, side: LimitState):
         lim = self.limits[k]
 

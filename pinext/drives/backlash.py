@@ -87,7 +87,7 @@ class Play:
     Attributes:
         flank: Where it is.
         left: ``(s, t0, d0)`` when it left flank s at t0 with the gap d0 (the separation test
-            of its next impact on that flank, :func:`pinext.contact.limits.leaving_distance`),
+            of its next impact on that flank, :func:`pinext.simulation.forms.leaving_distance`),
             or None.
     """
 
@@ -402,8 +402,8 @@ class PlayHooks:
         return mode.replace_play(k, Play(Flank.FREE, (sign, t, gap(self.play_half[k], sign, psi))))
 
     def _play_events(self, mode: Any) -> list:
-        from ..contact.limits import leaving_distance
         from ..simulation.component import Event
+        from ..simulation.forms import leaving_distance
 
         events = []
         for k, play in enumerate(mode.play):

@@ -1,5 +1,6 @@
-"""The compiled forms of a component's rows and events: plain data that the compiled path
-(:mod:`pinext.compiled`) evaluates without calling back into Python.
+"""The forms of a component's rows and events: plain data that the compiled path
+(:mod:`pinext.compiled`) evaluates without calling back into Python, and what each kind
+means, written once for both paths.
 
 A component gives them beside its Python functions (:meth:`pinext.simulation.component.
 Component.compiled_rows`, :meth:`~pinext.simulation.component.Component.compiled_layer`,
@@ -7,25 +8,41 @@ Component.compiled_rows`, :meth:`~pinext.simulation.component.Component.compiled
 (:class:`JointRows`), rows between two frames (:class:`FrameRows`), a compliant contact layer
 (:class:`Layer`), and the events' forms (:class:`Distances`, :class:`Leaving`,
 :class:`Reaction`, :class:`Gap`, :class:`LayerForce`).
+
+The functions that say what a kind is (:func:`joint_row`, :func:`frame_block`,
+:func:`stabilisation`, :func:`nearest`, :func:`leaving_distance`, :func:`reaction`) are
+plain Python that Numba also compiles where a kernel calls them
+(``numba.extending.register_jitable``): the kernels inline them, and the Python path calls
+them (:meth:`JointRows.drift`, :meth:`FrameRows.kinematics`, :meth:`Distances.value`,
+:meth:`Leaving.value`, :meth:`Reaction.function`; :func:`frame_block` through one compiled
+entry, its scalar loops being slow in Python), so the two paths evaluate one statement of
+each row and event.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import pinocchio as pin
+import pinocchio as pin
+from numba import njit
+from numba.extending import register_jitable
 
 
 class Distances(NamedTuple):
     """``g(t, x) = min_k sign[k] (x[entry[k]] − bound[k])``: the nearest of several joint
-    stops (``entry``: indices into the public state)."""
+    stops (``entry``: indices into the public state). :meth:`value` is the event's function
+    on the Python path (:func:`nearest`, as the compiled events evaluate it)."""
 
     entry: np.ndarray
     sign: np.ndarray
     bound: np.ndarray
+
+    def value(self, t: float, x: np.ndarray) -> float:
+        """g(t, x)."""
+        return float(nearest(x, self.entry, self.sign, self.bound, 0, self.entry.size))
 
 
 #: A row that left its surface and stays within this distance [rad or m] of where it left,
@@ -41,7 +58,7 @@ class Leaving(NamedTuple):
     """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0, and where the
     row rests where it left within :data:`REST_TOLERANCE` and :data:`REST_SPEED`
     ``x[rate_entry]``): the separation test of a row that left its stop at t0
-    (:func:`pinext.contact.limits.leaving_distance`)."""
+    (:func:`leaving_distance`); :meth:`value` is the event's function on the Python path."""
 
     entry: int
     sign: float
@@ -49,6 +66,81 @@ class Leaving(NamedTuple):
     t0: float
     d0: float
     rate_entry: int
+
+    def value(self, t: float, x: np.ndarray) -> float:
+        """g(t, x)."""
+        distance = self.sign * (x[self.entry] - self.bound)
+        return leaving_distance(distance, t, self.t0, self.d0, self.sign * x[self.rate_entry])
+
+
+@register_jitable
+def nearest(y, index, sign, bound, start, stop):
+    """``min_k sign[k] (y[index[k]] − bound[k])`` over k in [start, stop): the distance to
+    the nearest of several stops (:class:`Distances`)."""
+    g = np.inf
+    for k in range(start, stop):
+        d = sign[k] * (y[index[k]] - bound[k])
+        if d < g:
+            g = d
+    return g
+
+
+@register_jitable
+def leaving_distance(distance, t, t0, d0, rate):
+    """The impact event function of a row that left its surface at t0 from the distance d0
+    (≤ 0: zero, or the rounding error of the located impact below the surface); ``rate`` its
+    φ̇, or NaN when the caller has none.
+
+    .. math::
+
+        g(t) = \\frac{\\phi(t) - d_0}{(t - t_0)^2}, \\qquad g(t_0) = 1
+
+    A row that leaves its surface (bounce, separation after another row's impact, lift-off)
+    starts with φ = d0 and φ̇ ≥ 0: ``g = φ`` would start at zero (or a rounding error on
+    either side), and the root finder takes ``g(t₀) = 0`` for a root when a short flight
+    ends within the first step, or misses the return when ``g(t₀)`` is a hair below zero.
+    Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
+    positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
+    zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
+    A row that stays where it left, at rest (``rate`` given; within :data:`REST_TOLERANCE`
+    and :data:`REST_SPEED`: held there by other rows, as a joint stopped on its
+    limit by a sticking contact, by its stuck joint friction or by the other finger's stop
+    through a ``<mimic>`` coupling), has not come back either: ``g = 1`` there too. Within
+    that band φ − d0 is rounding (a row that left 1e-11 s ago at 4e-8 m/s has moved 4e-19
+    m), so a moving row there is judged by its rate, ``g = φ̇/(t − t₀)``: positive while it
+    leaves, negative as soon as it turns back into its surface, where the event fires (an
+    impact at the band's speed); a row that turned back unseen inside the band would start
+    its next segment below zero and never fire. The one statement of the separation test,
+    for the Python path's events and the compiled ones (:mod:`pinext.compiled.events`).
+    """
+    if t <= t0:
+        return 1.0
+    if not math.isnan(rate) and abs(distance - d0) <= REST_TOLERANCE:
+        if abs(rate) <= REST_SPEED:  # held where it left by other rows
+            return 1.0
+        return rate / (t - t0)
+    return (distance - d0) / (t - t0) ** 2
+
+
+@register_jitable
+def stabilisation(omega, rate, residual):
+    """Baumgarte's terms ``2 ω ṡ + ω² s`` of a row's γ (its rate ṡ = J v, its residual s):
+    the row ``J a + J̇ v + 2 ω ṡ + ω² s = 0`` brings a residual back at the frequency ω
+    (critically damped). The one statement of the stabilisation, for every kind of row on
+    both paths (:func:`pinext.contact.constrained.baumgarte`)."""
+    return 2.0 * omega * rate + omega * omega * residual
+
+
+@register_jitable
+def joint_row(ptr, iq, iv, coef, offset, r, y, v0):
+    """(J_r v, φ_r) of row r of :class:`JointRows` arrays at the state y (q at ``y[iq]``, v
+    at ``y[v0 + iv]``): the row's rate and residual ``Σ_k c_k q[iq_k] − offset_r``."""
+    rate = 0.0
+    residual = -offset[r]
+    for k in range(ptr[r], ptr[r + 1]):
+        rate += coef[k] * y[v0 + iv[k]]
+        residual += coef[k] * y[iq[k]]
+    return rate, residual
 
 
 class JointRows(NamedTuple):
@@ -119,12 +211,16 @@ class JointRows(NamedTuple):
         return out
 
     def drift(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """γ at (q, v), shape (m,): ``2 ω_r J_r v + ω_r² φ_r`` (the Python path's evaluation
-        of the rows the compiled kernels read)."""
-        row = np.repeat(np.arange(self.m), np.diff(self.ptr))
-        phi = np.bincount(row, self.coef * q[self.iq], self.m) - self.offset
-        rate = np.bincount(row, self.coef * v[self.iv], self.m)
-        return 2.0 * self.omega * rate + self.omega**2 * phi
+        """γ at (q, v), shape (m,): ``2 ω_r J_r v + ω_r² φ_r`` (the Python path's evaluation,
+        through :func:`joint_row` and :func:`stabilisation` as the compiled kernels')."""
+        y = np.concatenate([q, v])
+        out = np.empty(self.m)
+        for r in range(self.m):
+            rate, residual = joint_row(
+                self.ptr, self.iq, self.iv, self.coef, self.offset, r, y, q.size
+            )
+            out[r] = stabilisation(self.omega[r], rate, residual)
+        return out
 
 
 #: Kinds of :class:`FrameRows` blocks (their rows: :data:`FRAME_ROWS`).
@@ -147,9 +243,11 @@ class FrameRows(NamedTuple):
     * FRAME_NORMAL (1 row): ``nᵀ(p_A − p_B') = 0`` along the z axis n of B' (a point on a
       plane, B' the plane's frame: Vukobratović & Potkonjak's functional coordinate z).
 
-    The compiled kernels (:mod:`pinext.compiled.frames`) evaluate the Jacobians, the
-    residuals and the drifts ``J̇ v`` from compiled kinematics, and stabilise the residuals with
-    Baumgarte's frequency ``omega[b]`` as :class:`JointRows` do.
+    What each kind's rows measure is written once, in :func:`frame_block`: the compiled
+    kernels (:mod:`pinext.compiled.frames`) call it on the frames' motions from compiled
+    kinematics, and stabilise the residuals with Baumgarte's frequency ``omega[b]`` as
+    :class:`JointRows` do; :meth:`kinematics` calls it on the frames' motions from
+    Pinocchio (the Python path's rows).
 
     A FRAME_NORMAL block may sit on the mass of a dynamic environment (model (c),
     Vukobratović & Potkonjak (20.92)–(20.94)): ``env[b]`` is the state index of its
@@ -226,11 +324,188 @@ class FrameRows(NamedTuple):
             )
         )
 
+    def kinematics(
+        self, model: pin.Model, data: pin.Data, motion: bool = True
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(φ, J, J̇ v) of the rows, shapes (m,), (m, nv), (m,), from a data on which
+        ``pin.computeAllTerms(q, v)`` was called: each frame's placement, velocity,
+        classical acceleration and Jacobian from Pinocchio (``LOCAL_WORLD_ALIGNED``), the
+        rows from :func:`frame_block`, as the compiled kernels form them (without
+        Baumgarte's terms and an environment's displacement, which the caller adds). With
+        ``motion`` False, φ alone (J and J̇ v zero) from the joint placements of data
+        (``framesForwardKinematics`` suffices): a contact's approach gap."""
+        m, nv = self.m, model.nv
+        phi, jac, drift = np.zeros(m), np.zeros((m, nv)), np.zeros(m)
+        frame, orient = np.zeros((2, 5, 3)), np.zeros((3, 3, 3))
+        select, rate, jacobians = np.zeros((6, 6)), np.zeros((6, 6)), np.zeros((2, 6, nv))
+        ends = ((self.joint_a, self.rot_a, self.pos_a), (self.joint_b, self.rot_b, self.pos_b))
+        row = 0
+        for b, kind in enumerate(self.kind.tolist()):
+            for s, (joint, rot, pos) in enumerate(ends):
+                j, placement = int(joint[b]), pin.SE3(rot[b], pos[b])
+                oMf = data.oMi[j] * placement
+                orient[s], frame[s, 0] = oMf.rotation, oMf.translation
+                if motion:
+                    jacobians[s] = _frame_motion(model, data, j, placement, orient[s], frame[s])
+            n = FRAME_ROWS[kind]
+            _frame_block(
+                kind, frame, orient, self.axis[b], self.normals[b], select, rate, phi[row:],
+                drift, row,
+            )  # fmt: skip
+            jac[row : row + n] = select[:n] @ (jacobians[0] - jacobians[1])
+            row += n
+        return phi, jac, drift
+
+
+def _frame_motion(
+    model: pin.Model,
+    data: pin.Data,
+    joint: int,
+    placement: pin.SE3,
+    rotation: np.ndarray,
+    frame: np.ndarray,
+) -> np.ndarray:
+    """The motion of the frame at ``placement`` in ``joint`` (world rotation ``rotation``)
+    from Pinocchio's data: v_p, ω, a_p (classical) and α in world axes into ``frame[1:]``;
+    returns its Jacobian in ``LOCAL_WORLD_ALIGNED``, shape (6, nv)."""
+    velocity = placement.actInv(data.v[joint])
+    acceleration = placement.actInv(data.a[joint])
+    frame[1] = rotation @ velocity.linear
+    frame[2] = rotation @ velocity.angular
+    frame[3] = rotation @ (acceleration.linear + np.cross(velocity.angular, velocity.linear))
+    frame[4] = rotation @ acceleration.angular
+    jacobian = pin.getFrameJacobian(model, data, joint, placement, pin.LOCAL_WORLD_ALIGNED)
+    return jacobian.reshape(6, model.nv)  # (6,) from Pinocchio when nv = 1
+
+
+@register_jitable
+def _turned(spin, select, rate, i, c):
+    """rate[i, c : c + 3] = spin × select[i, c : c + 3]: the rate of a direction fixed in a
+    frame turning at the angular velocity ``spin``."""
+    d0, d1, d2 = select[i, c], select[i, c + 1], select[i, c + 2]
+    rate[i, c] = spin[1] * d2 - spin[2] * d1
+    rate[i, c + 1] = spin[2] * d0 - spin[0] * d2
+    rate[i, c + 2] = spin[0] * d1 - spin[1] * d0
+
+
+@register_jitable
+def frame_selection(kind, rot_b, normals, spin, select, rate):
+    """What the rows of a block of ``kind`` measure: row i is ``select[i] · Δ`` of the
+    relative world motion ``Δ = (linear at the points, angular)`` of frame A to frame B'
+    (the identity's rows for a point and a weld, the hinge's normals ``rot_b normals`` for
+    its angular rows, the plane's normal ``rot_b e_z`` for FRAME_NORMAL), and ``rate[i]``
+    the time derivative of select[i], its directions fixed in B' turning with B's angular
+    velocity ``spin``. Both (6, 6), rows after the kind's zero."""
+    for i in range(6):
+        for k in range(6):
+            select[i, k] = 0.0
+            rate[i, k] = 0.0
+    if kind == FRAME_NORMAL:
+        for r in range(3):
+            select[0, r] = rot_b[r, 2]
+        _turned(spin, select, rate, 0, 0)
+        return
+    for r in range(3):
+        select[r, r] = 1.0
+    if kind == FRAME_WELD:
+        for r in range(3):
+            select[3 + r, 3 + r] = 1.0
+    elif kind == FRAME_HINGE:
+        for k in range(2):
+            for r in range(3):
+                select[3 + k, 3 + r] = (
+                    rot_b[r, 0] * normals[0, k]
+                    + rot_b[r, 1] * normals[1, k]
+                    + rot_b[r, 2] * normals[2, k]
+                )
+            _turned(spin, select, rate, 3 + k, 3)
+
+
+@register_jitable
+def frame_block(kind, frame, orient, axis, normals, select, rate, phi, gamma, row):
+    """The rows of one :class:`FrameRows` block of ``kind``, written once for both paths.
+
+    From frames A and B' (``frame[s]``: p, v_p, ω, a_p classical, α in world axes;
+    ``orient[s]``: their world rotations; ``orient[2]``: scratch): the rows' directions
+    into select and rate (:func:`frame_selection`; the Jacobian is ``select · (J_A − J_B')``),
+    their residuals φ into ``phi[:n]`` and their drift ``J̇ v = select · Δa + rate · Δv``
+    into ``gamma[row : row + n]``. The residuals: ``p_A − p_B'`` for the point rows (along
+    the normal for FRAME_NORMAL), ``R_B' log(R_B'ᵀ R_A)`` for a weld's angular rows,
+    ``n_kᵀ(e_B' × e_A)`` (the alignment of the axis, ``e = R axis``) for a hinge's."""
+    ra, rb = orient[0], orient[1]
+    frame_selection(kind, rb, normals, frame[1, 2], select, rate)
+    for i in range(FRAME_ROWS[kind]):
+        g = 0.0
+        for r in range(3):
+            g += select[i, r] * (frame[0, 3, r] - frame[1, 3, r])
+            g += select[i, 3 + r] * (frame[0, 4, r] - frame[1, 4, r])
+            g += rate[i, r] * (frame[0, 1, r] - frame[1, 1, r])
+            g += rate[i, 3 + r] * (frame[0, 2, r] - frame[1, 2, r])
+        gamma[row + i] = g
+    if kind == FRAME_NORMAL:
+        phi[0] = 0.0
+        for r in range(3):
+            phi[0] += select[0, r] * (frame[0, 0, r] - frame[1, 0, r])
+        return
+    for r in range(3):
+        phi[r] = frame[0, 0, r] - frame[1, 0, r]
+    if kind == FRAME_WELD:
+        work = orient[2]
+        for r in range(3):
+            for c in range(3):
+                work[r, c] = rb[0, r] * ra[0, c] + rb[1, r] * ra[1, c] + rb[2, r] * ra[2, c]
+        l0, l1, l2 = log3(work)
+        for r in range(3):
+            phi[3 + r] = rb[r, 0] * l0 + rb[r, 1] * l1 + rb[r, 2] * l2
+    elif kind == FRAME_HINGE:
+        a0 = ra[0, 0] * axis[0] + ra[0, 1] * axis[1] + ra[0, 2] * axis[2]
+        a1 = ra[1, 0] * axis[0] + ra[1, 1] * axis[1] + ra[1, 2] * axis[2]
+        a2 = ra[2, 0] * axis[0] + ra[2, 1] * axis[1] + ra[2, 2] * axis[2]
+        b0 = rb[0, 0] * axis[0] + rb[0, 1] * axis[1] + rb[0, 2] * axis[2]
+        b1 = rb[1, 0] * axis[0] + rb[1, 1] * axis[1] + rb[1, 2] * axis[2]
+        b2 = rb[2, 0] * axis[0] + rb[2, 1] * axis[1] + rb[2, 2] * axis[2]
+        c0, c1, c2 = b1 * a2 - b2 * a1, b2 * a0 - b0 * a2, b0 * a1 - b1 * a0
+        for k in range(2):
+            phi[3 + k] = select[3 + k, 3] * c0 + select[3 + k, 4] * c1 + select[3 + k, 5] * c2
+
+
+#: :func:`frame_block` compiled for the Python path's calls (a scalar loop is ~50x slower
+#: in Python); the kernels inline :func:`frame_block` itself.
+_frame_block = njit(cache=True)(frame_block)
+
+
+@register_jitable
+def log3(m):
+    """The rotation vector of the rotation matrix m (angle in [0, π]), through its unit
+    quaternion (Shepperd's choice of the largest component)."""
+    tr = m[0, 0] + m[1, 1] + m[2, 2]
+    if tr >= m[0, 0] and tr >= m[1, 1] and tr >= m[2, 2]:
+        w = 0.5 * math.sqrt(1.0 + tr)
+        f = 0.25 / w
+        x, y, z = (m[2, 1] - m[1, 2]) * f, (m[0, 2] - m[2, 0]) * f, (m[1, 0] - m[0, 1]) * f
+    elif m[0, 0] >= m[1, 1] and m[0, 0] >= m[2, 2]:
+        x = 0.5 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        f = 0.25 / x
+        w, y, z = (m[2, 1] - m[1, 2]) * f, (m[0, 1] + m[1, 0]) * f, (m[0, 2] + m[2, 0]) * f
+    elif m[1, 1] >= m[2, 2]:
+        y = 0.5 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        f = 0.25 / y
+        w, x, z = (m[0, 2] - m[2, 0]) * f, (m[0, 1] + m[1, 0]) * f, (m[1, 2] + m[2, 1]) * f
+    else:
+        z = 0.5 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        f = 0.25 / z
+        w, x, y = (m[1, 0] - m[0, 1]) * f, (m[0, 2] + m[2, 0]) * f, (m[1, 2] + m[2, 1]) * f
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    k = 2.0 / w * (1.0 - s * s / (3.0 * w * w)) if s < 1e-6 else 2.0 * math.atan2(s, w) / s
+    return k * x, k * y, k * z
+
 
 class Gap(NamedTuple):
     """``g(t, x) = φ`` with φ the residual of ``block`` (a one-row :class:`FrameRows`: the
     approach gap of a point to a plane), or, for a row that left its surface at ``t0`` from
-    the gap ``d0``, :func:`pinext.contact.limits.leaving_distance` of it (the separation
+    the gap ``d0``, :func:`leaving_distance` of it (the separation
     test): the compiled form of a contact's approach event.
 
     ``restitution`` > 0 lets the compiled loop apply the contact's bounce itself
@@ -271,8 +546,25 @@ class Reaction(NamedTuple):
     constraint row ``row`` (its rows in the order of :meth:`Component.compiled_rows`): a
     lift-off (λ falls through 0), or a friction cone's edge (``F_c ± λ``). The compiled path
     adds the rows of the components before it in the phase
-    (:func:`pinext.compiled.rows.row_offsets`)."""
+    (:func:`pinext.compiled.rows.row_offsets`); :meth:`function` is the event's function on
+    the Python path."""
 
     row: int
     sign: float = 1.0
     bound: float = 0.0
+
+    def function(self, owner: str) -> Callable[[float, np.ndarray, Any], float]:
+        """``g(t, x, step)`` of the component named ``owner`` (:func:`reaction`)."""
+
+        def g(t: float, x: np.ndarray, step: Any) -> float:
+            lam = step.force(owner, self.row + 1)
+            return float(reaction(lam, self.row, self.sign, self.bound))
+
+        return g
+
+
+@register_jitable
+def reaction(lam, row, sign, bound):
+    """``sign · λ[row] + bound``: a lift-off (λ falls through zero) or a friction cone's
+    edge (:class:`Reaction`)."""
+    return sign * lam[row] + bound
