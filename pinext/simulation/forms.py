@@ -30,6 +30,8 @@ import pinocchio as pin
 from numba import njit
 from numba.extending import register_jitable
 
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
 
 class Distances(NamedTuple):
     """``g(t, x) = min_k sign[k] (x[entry[k]] − bound[k])``: the nearest of several joint
@@ -346,7 +348,7 @@ class FrameRows(NamedTuple):
                 oMf = data.oMi[j] * placement
                 orient[s], frame[s, 0] = oMf.rotation, oMf.translation
                 if motion:
-                    jacobians[s] = _frame_motion(model, data, j, placement, orient[s], frame[s])
+                    jacobians[s] = _frame_motion(model, data, j, placement, frame[s])
             n = FRAME_ROWS[kind]
             _frame_block(
                 kind, frame, orient, self.axis[b], self.normals[b], select, rate, phi[row:],
@@ -358,23 +360,16 @@ class FrameRows(NamedTuple):
 
 
 def _frame_motion(
-    model: pin.Model,
-    data: pin.Data,
-    joint: int,
-    placement: pin.SE3,
-    rotation: np.ndarray,
-    frame: np.ndarray,
+    model: pin.Model, data: pin.Data, joint: int, placement: pin.SE3, frame: np.ndarray
 ) -> np.ndarray:
-    """The motion of the frame at ``placement`` in ``joint`` (world rotation ``rotation``)
-    from Pinocchio's data: v_p, ω, a_p (classical) and α in world axes into ``frame[1:]``;
-    returns its Jacobian in ``LOCAL_WORLD_ALIGNED``, shape (6, nv)."""
-    velocity = placement.actInv(data.v[joint])
-    acceleration = placement.actInv(data.a[joint])
-    frame[1] = rotation @ velocity.linear
-    frame[2] = rotation @ velocity.angular
-    frame[3] = rotation @ (acceleration.linear + np.cross(velocity.angular, velocity.linear))
-    frame[4] = rotation @ acceleration.angular
-    jacobian = pin.getFrameJacobian(model, data, joint, placement, pin.LOCAL_WORLD_ALIGNED)
+    """The motion of the frame at ``placement`` in ``joint`` from Pinocchio's data: v_p, ω,
+    a_p (classical) and α in world axes into ``frame[1:]``; returns its Jacobian, shape
+    (6, nv) (all ``LOCAL_WORLD_ALIGNED``)."""
+    velocity = pin.getFrameVelocity(model, data, joint, placement, _LWA)
+    acceleration = pin.getFrameClassicalAcceleration(model, data, joint, placement, _LWA)
+    frame[1], frame[2] = velocity.linear, velocity.angular
+    frame[3], frame[4] = acceleration.linear, acceleration.angular
+    jacobian = pin.getFrameJacobian(model, data, joint, placement, _LWA)
     return jacobian.reshape(6, model.nv)  # (6,) from Pinocchio when nv = 1
 
 
