@@ -792,6 +792,57 @@ def test_reaction_rows_are_offset_by_the_rows_before_their_owner():
     assert list(forms[4]) == [2, 1]
 
 
+def test_state_events_compiled_equal_their_closed_forms(tmp_path):
+    """Every event kind that reads the state alone, laid out by its form's ``slots`` and
+    evaluated by the compiled events (``events_at``), equals its closed form at seeded random
+    states: the nearest of several stops ``min_k s_k (y_k − b_k)``, the separation test
+    ``(φ − d0)/(t − t0)²`` of a stop left at t0 (and 1 where it rests where it left), the
+    chart's re-centring ``R − max_k |y_k|`` and a breakpoint ``t − t_b``; each form's Python
+    function (``value``) gives the same, so the kind's dispatch (``forms.event_value``) and
+    the layout agree with what the Python path evaluates. Both sides sum at most two O(1)
+    terms: 1e-15 of their scale."""
+    from pinext.compiled.events import events_at
+    from pinext.simulation.chart import CHART_RADIUS, Chart
+    from pinext.simulation.component import Event
+    from pinext.simulation.events import REST_TOLERANCE, Breakpoint, Distances, Leaving
+
+    system = px.System(pendulum(tmp_path, n=3))
+    x = system.initial_state()
+    law = px.simulation.arguments.checked_control(None, system, x)
+    kernel = compiled_path.phase_kernel(
+        system, system.initial_phase(0.0, x, law), Chart(system, x), law
+    )
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        y = rng.uniform(-1.5, 1.5, x.size)
+        t, t0 = rng.uniform(0.5, 1.0), rng.uniform(0.0, 0.4)
+        entry, sign = rng.permutation(3)[:2], rng.choice([-1.0, 1.0], 2)
+        bound = rng.uniform(-1.0, 1.0, 2)
+        stops = Distances(entry, sign, bound)
+        d0 = rng.uniform(-1e-3, 0.0)
+        left = Leaving(int(entry[0]), float(sign[0]), float(bound[0]), t0, d0, 3 + int(entry[0]))
+        resting = y.copy()  # rests where it left: within the tolerance, at no rate
+        resting[entry[0]] = bound[0] + sign[0] * (d0 + 0.5 * REST_TOLERANCE)
+        resting[3 + entry[0]] = 0.0
+        forms = [stops, left, Distances.within(np.arange(3), CHART_RADIUS), Breakpoint(t0)]
+        laid = compiled_path.compiled_events([Event(str(f), f.value, compiled=f) for f in forms],
+                                             None)  # fmt: skip
+        expected = [
+            np.min(sign * (y[entry] - bound)),
+            (sign[0] * (y[entry[0]] - bound[0]) - d0) / (t - t0) ** 2,
+            CHART_RADIUS - np.abs(y[:3]).max(),
+            t - t0,
+        ]
+        for state, closed in ((y, expected), (resting, [None, 1.0, None, None])):
+            out = np.empty(len(forms))
+            events_at(kernel, t, state, laid, out, np.empty(x.size))
+            python = [f.value(t, state) for f in forms]
+            for got, py, want in zip(out, python, closed, strict=True):
+                for other in (py, want):
+                    if other is not None:
+                        assert abs(got - other) <= 1e-15 * max(1.0, abs(other)), (got, other)
+
+
 def test_compiled_radau_jacobian_with_the_mimic_row_and_a_stop(panda):
     """Drives on the Panda with joint 4 held on its stop and the finger coupling: the compiled
     Radau's Jacobian (exact drive columns through the constrained accelerations of both

@@ -1,6 +1,6 @@
 """A contact's bounce applied inside the compiled run, where the integrator stopped at it.
 
-A contact's approach event (:class:`pinext.simulation.forms.Gap`) whose ``restitution`` is set
+A contact's approach event (:class:`pinext.simulation.events.Gap`) whose ``restitution`` is set
 (a unilateral frictionless point on a fixed plane: :class:`pinext.contact.ContactComponent`)
 ends its segment at every impact on the Python path: the component's action solves the
 impulse problem of every engaged row (McClamroch (1986) (40)–(42)), the component and the

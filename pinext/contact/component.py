@@ -11,7 +11,7 @@ contact, shown joined by ``","``):
   contacts touching at the same instant, closed contacts, held joint limits; McClamroch (1986)
   (40)–(42), :func:`pinext.contact.impulse.impact_impulse`): no row pulls, none leaves below
   its Newton target. A contact that left its surface on it (bounce, separation, lift-off)
-  has :func:`pinext.simulation.forms.leaving_distance` as its event, so a flight never ends at
+  has :func:`pinext.simulation.events.leaving_distance` as its event, so a flight never ends at
   its own start and an impact needs an approaching tip. A bounce keeps ``"free"``, otherwise
 * ``"constrained"`` — (20.88)–(20.89), or the coupled motion (20.92)–(20.94) with a dynamic
   environment of model (c); the event ``lift-off:<name>`` is the reaction crossing zero;
@@ -56,7 +56,8 @@ from ..simulation.component import (
     Step,
     Trial,
 )
-from ..simulation.forms import leaving_distance, stabilisation
+from ..simulation.events import leaving_distance
+from ..simulation.forms import stabilisation
 from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
 from .coordinates import Constraint, ConstraintKinematics, FunctionalCoordinates
 from .deformation import SeriesCompliance
@@ -93,7 +94,7 @@ class ContactModes:
         states: One :class:`ContactState` per contact.
         leaving: (index, t0 [s], gap at t0 [m]) of the free contacts that left their surface
             on it (bounce, separation, lift-off): their impact event is
-            :func:`pinext.simulation.forms.leaving_distance` of the gap (the separation test).
+            :func:`pinext.simulation.events.leaving_distance` of the gap (the separation test).
     """
 
     states: tuple[ContactState, ...]
@@ -108,7 +109,7 @@ class ContactModes:
     def leave(self, i: int, t0: float, gap: float) -> ContactModes:
         """A copy with contact i free and leaving its surface at time t0 [s] from ``gap`` [m]
         (a bounce, a separation, a lift-off: its next impact event carries the separation
-        test, :func:`pinext.simulation.forms.leaving_distance`)."""
+        test, :func:`pinext.simulation.events.leaving_distance`)."""
         free = self.replace(i, ContactState.FREE)
         return ContactModes(free.states, free.leaving | {(i, float(t0), min(float(gap), 0.0))})
 

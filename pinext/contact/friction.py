@@ -5,7 +5,7 @@ A :class:`pinext.contact.Contact` with ``friction = μ > 0`` on a plane becomes 
 its modes are
 
 * ``free`` — the impact event is the gap crossing zero (the separation test of
-  :func:`pinext.simulation.forms.leaving_distance` after a lift-off);
+  :func:`pinext.simulation.events.leaving_distance` after a lift-off);
 * ``stick`` — three rows: the normal (Baumgarte stabilised) and the two tangential velocities
   (``ẋ = ẏ = 0`` at the acceleration level, Vukobratović & Potkonjak (20.88)–(20.89) with
   s^c = [x, y, z]); it ends when the tangential reaction leaves the cone,
@@ -43,7 +43,7 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
-from ..simulation.forms import leaving_distance
+from ..simulation.events import leaving_distance
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
 from .coordinates import FunctionalCoordinates

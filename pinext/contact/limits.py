@@ -7,7 +7,7 @@ A limited joint (one position coordinate, one velocity: revolute, prismatic) wit
 
 * **free** while the joint is inside its range; the event ``limit:<joint>`` is the downward
   zero crossing of φ, or after the joint left the limit on its surface (bounce, separation,
-  lift-off) of :func:`~pinext.simulation.forms.leaving_distance` (the separation test: no
+  lift-off) of :func:`~pinext.simulation.events.leaving_distance` (the separation test: no
   event at the start of a flight, and an impact only with an approaching joint);
 * the event's map is the impact on the unit row ``±e_i`` (restitution e, 0 by default:
   the plastic impact (20.90)–(20.91)), solved together with every other engaged row
@@ -96,7 +96,7 @@ class LimitModes:
         names: The joints' names (for ``str``; not compared).
         leaving: (index, side, t0 [s], d0 [rad or m]) of the free joints that left their
             limit on its surface (bounce, separation, lift-off): their impact event is
-            :func:`~pinext.simulation.forms.leaving_distance` (the separation test).
+            :func:`~pinext.simulation.events.leaving_distance` (the separation test).
         outside: (index, side) of the joints beyond that side of their range since the start
             of the run: that side is excused (no impact, no row) until the joint is back
             inside (the event ``limit-inside:<joint>``); their other side and every other
@@ -118,7 +118,7 @@ class LimitModes:
     def leave(self, i: int, side: LimitState, t0: float, d0: float) -> LimitModes:
         """A copy with joint i free and leaving its limit ``side`` at time t0 [s] from the
         distance d0 [rad or m] (a bounce, a separation, a lift-off: that side's next impact
-        event carries the separation test, :func:`~pinext.simulation.forms.leaving_distance`)."""
+        event carries the separation test, :func:`~pinext.simulation.events.leaving_distance`)."""
         free = self.replace(i, LimitState.FREE)
         return replace(free, leaving=free.leaving | {(i, side, float(t0), min(float(d0), 0.0))})
 
@@ -490,7 +490,7 @@ class JointLimits(Component):
                     "limit",
                     nearest.value,
                     -1.0,
-                    self._nearest_action(approaching),
+                    self._nearest_action(approaching, nearest),
                     compiled=nearest,
                     bound=True,
                 )
@@ -504,7 +504,7 @@ class JointLimits(Component):
                     "limit-inside",
                     beyond.value,
                     -1.0,
-                    self._inside_action(outside),
+                    self._inside_action(outside, beyond),
                     compiled=beyond,
                 )
             )
@@ -525,24 +525,13 @@ class JointLimits(Component):
             self._forms[key] = index, sign, bound
         return self._forms[key]
 
-    def _nearest_distances(self, sides: list[tuple[int, LimitState]], orientation: float = 1.0):
-        """``distances(x)`` of every given side at once (one numpy expression per step), times
-        ``orientation`` (-1: how far beyond the limit a joint outside its range still is)."""
-        index, sign, bound = self._nearest_form(sides)
-        sign = orientation * sign
-
-        def distances(x: np.ndarray) -> np.ndarray:
-            return sign * (x[index] - bound)
-
-        return distances
-
-    def _inside_action(self, sides: list[tuple[int, LimitState]]):
-        """A joint that started outside its range is back inside: its limit acts from now on
-        (the first of its impact events carries the separation test)."""
-        distances = self._nearest_distances(sides, -1.0)
+    def _inside_action(self, sides: list[tuple[int, LimitState]], beyond: Distances):
+        """A joint that started outside its range is back inside (``beyond``: the sides'
+        distances, negated): its limit acts from now on (the first of its impact events
+        carries the separation test)."""
 
         def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
-            k, side = sides[int(np.argmin(distances(x)))]
+            k, side = sides[beyond.nearest(x)]
             distance = self._side(k, side, x)[1]
             joint = self.limits[k].joint
             return (
@@ -553,12 +542,11 @@ class JointLimits(Component):
 
         return action
 
-    def _nearest_action(self, sides: list[tuple[int, LimitState]]):
-        """The impact on the side that the nearest-limit event reached."""
-        distances = self._nearest_distances(sides)
+    def _nearest_action(self, sides: list[tuple[int, LimitState]], nearest: Distances):
+        """The impact on the side that the nearest-limit event (``nearest``) reached."""
 
         def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
-            k, side = sides[int(np.argmin(distances(x)))]
+            k, side = sides[nearest.nearest(x)]
             x_new, mode_new, info = self._impact_action(k, side)(t, x, mode, trial)
             return x_new, mode_new, {"name": f"limit:{self.limits[k].joint}", **info}
 

@@ -87,7 +87,7 @@ class Play:
     Attributes:
         flank: Where it is.
         left: ``(s, t0, d0)`` when it left flank s at t0 with the gap d0 (the separation test
-            of its next impact on that flank, :func:`pinext.simulation.forms.leaving_distance`),
+            of its next impact on that flank, :func:`pinext.simulation.events.leaving_distance`),
             or None.
     """
 
@@ -403,7 +403,7 @@ class PlayHooks:
 
     def _play_events(self, mode: Any) -> list:
         from ..simulation.component import Event
-        from ..simulation.forms import leaving_distance
+        from ..simulation.events import leaving_distance
 
         events = []
         for k, play in enumerate(mode.play):

@@ -10,6 +10,7 @@ import pinocchio as pin
 from ..dynamics import rotations
 from ..dynamics.momentum import momentum_from_velocity, velocity_from_momentum
 from .caches import cache as engine_cache
+from .events import Distances
 
 if TYPE_CHECKING:
     from .system import System
@@ -247,10 +248,10 @@ class Chart:
 def chart_event(chart: Chart):
     """The event that re-centres the chart when an anchored coordinate reaches
     :data:`CHART_RADIUS` (:attr:`Chart.anchored`)."""
-    anchored = chart.anchored
+    value = Distances.within(chart.anchored, CHART_RADIUS).value
 
     def g(t: float, y: np.ndarray) -> float:
-        return CHART_RADIUS - float(np.max(np.abs(y[anchored])))
+        return value(t, y)
 
     g.terminal = True  # type: ignore[attr-defined]
     g.direction = -1  # type: ignore[attr-defined]

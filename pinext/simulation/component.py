@@ -31,22 +31,25 @@ import numpy as np
 
 from ..exceptions import InvalidParameter
 from ..model import FreshData
+from .events import (
+    REST_SPEED,
+    REST_TOLERANCE,
+    Distances,
+    EventForm,
+    Gap,
+    LayerForce,
+    Leaving,
+    Reaction,
+)
 from .forms import (  # the compiled forms, importable from here as the components use them
     FRAME_HINGE,
     FRAME_NORMAL,
     FRAME_POINT,
     FRAME_ROWS,
     FRAME_WELD,
-    REST_SPEED,
-    REST_TOLERANCE,
-    Distances,
     FrameRows,
-    Gap,
     JointRows,
     Layer,
-    LayerForce,
-    Leaving,
-    Reaction,
 )
 
 if TYPE_CHECKING:
@@ -241,7 +244,7 @@ class Event:
     direction: float = 0.0
     action: Callable[[float, np.ndarray, Any, Trial], tuple[np.ndarray, Any, dict]] | None = None
     dynamic: bool = False
-    compiled: Distances | Leaving | Reaction | Gap | LayerForce | None = None
+    compiled: EventForm | None = None
     bound: bool = False
     mapped: Callable[[float, np.ndarray, Any, np.ndarray], tuple[Any, dict]] | None = None
 

@@ -1,29 +1,25 @@
-"""The forms of a component's rows and events: plain data that the compiled path
-(:mod:`pinext.compiled`) evaluates without calling back into Python, and what each kind
-means, written once for both paths.
+"""The forms of a component's rows: plain data that the compiled path
+(:mod:`pinext.compiled`) evaluates without calling back into Python, and what each kind of
+row means, written once for both paths.
 
 A component gives them beside its Python functions (:meth:`pinext.simulation.component.
-Component.compiled_rows`, :meth:`~pinext.simulation.component.Component.compiled_layer`,
-:attr:`pinext.simulation.component.Event.compiled`): constant joint rows
-(:class:`JointRows`), rows between two frames (:class:`FrameRows`), a compliant contact layer
-(:class:`Layer`), and the events' forms (:class:`Distances`, :class:`Leaving`,
-:class:`Reaction`, :class:`Gap`, :class:`LayerForce`).
+Component.compiled_rows`, :meth:`~pinext.simulation.component.Component.compiled_layer`):
+constant joint rows (:class:`JointRows`), rows between two frames (:class:`FrameRows`), a
+compliant contact layer (:class:`Layer`). Its events' forms are in
+:mod:`pinext.simulation.events`.
 
-The functions that say what a kind is (:func:`joint_row`, :func:`frame_block`,
-:func:`stabilisation`, :func:`nearest`, :func:`leaving_distance`, :func:`reaction`) are
-plain Python that Numba also compiles where a kernel calls them
+The functions that say what a kind of row is (:func:`joint_row`, :func:`frame_block`,
+:func:`stabilisation`) are plain Python that Numba also compiles where a kernel calls them
 (``numba.extending.register_jitable``): the kernels inline them, and the Python path calls
-them (:meth:`JointRows.drift`, :meth:`FrameRows.kinematics`, :meth:`Distances.value`,
-:meth:`Leaving.value`, :meth:`Reaction.function`; :func:`frame_block` through one compiled
-entry, its scalar loops being slow in Python), so the two paths evaluate one statement of
-each row and event.
+them (:meth:`JointRows.drift`, :meth:`FrameRows.kinematics`; :func:`frame_block` through one
+compiled entry, its scalar loops being slow in Python), so the two paths evaluate one
+statement of each row. A new kind of row is written here and nowhere else.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -31,97 +27,6 @@ from numba import njit
 from numba.extending import register_jitable
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-
-
-class Distances(NamedTuple):
-    """``g(t, x) = min_k sign[k] (x[entry[k]] − bound[k])``: the nearest of several joint
-    stops (``entry``: indices into the public state). :meth:`value` is the event's function
-    on the Python path (:func:`nearest`, as the compiled events evaluate it)."""
-
-    entry: np.ndarray
-    sign: np.ndarray
-    bound: np.ndarray
-
-    def value(self, t: float, x: np.ndarray) -> float:
-        """g(t, x)."""
-        return float(nearest(x, self.entry, self.sign, self.bound, 0, self.entry.size))
-
-
-#: A row that left its surface and stays within this distance [rad or m] of where it left,
-#: at a rate below :data:`REST_SPEED`, rests there, held by other rows (rounding, not motion).
-REST_TOLERANCE = 1e-12
-#: The rate [rad/s or m/s] below which such a row rests: the velocity a row held by others
-#: (a gripper joint coupled by ``<mimic>`` to one on its stop) keeps from their Baumgarte
-#: stabilisation, ~1e-12 (the same bound as a joint at rest on its limit at a run's start).
-REST_SPEED = 1e-9
-
-
-class Leaving(NamedTuple):
-    """``g(t, x) = (sign (x[entry] − bound) − d0) / (t − t0)²`` (1 at t ≤ t0, and where the
-    row rests where it left within :data:`REST_TOLERANCE` and :data:`REST_SPEED`
-    ``x[rate_entry]``): the separation test of a row that left its stop at t0
-    (:func:`leaving_distance`); :meth:`value` is the event's function on the Python path."""
-
-    entry: int
-    sign: float
-    bound: float
-    t0: float
-    d0: float
-    rate_entry: int
-
-    def value(self, t: float, x: np.ndarray) -> float:
-        """g(t, x)."""
-        distance = self.sign * (x[self.entry] - self.bound)
-        return leaving_distance(distance, t, self.t0, self.d0, self.sign * x[self.rate_entry])
-
-
-@register_jitable
-def nearest(y, index, sign, bound, start, stop):
-    """``min_k sign[k] (y[index[k]] − bound[k])`` over k in [start, stop): the distance to
-    the nearest of several stops (:class:`Distances`)."""
-    g = np.inf
-    for k in range(start, stop):
-        d = sign[k] * (y[index[k]] - bound[k])
-        if d < g:
-            g = d
-    return g
-
-
-@register_jitable
-def leaving_distance(distance, t, t0, d0, rate):
-    """The impact event function of a row that left its surface at t0 from the distance d0
-    (≤ 0: zero, or the rounding error of the located impact below the surface); ``rate`` its
-    φ̇, or NaN when the caller has none.
-
-    .. math::
-
-        g(t) = \\frac{\\phi(t) - d_0}{(t - t_0)^2}, \\qquad g(t_0) = 1
-
-    A row that leaves its surface (bounce, separation after another row's impact, lift-off)
-    starts with φ = d0 and φ̇ ≥ 0: ``g = φ`` would start at zero (or a rounding error on
-    either side), and the root finder takes ``g(t₀) = 0`` for a root when a short flight
-    ends within the first step, or misses the return when ``g(t₀)`` is a hair below zero.
-    Divided by ``(t − t₀)²`` (positive), the function has the same roots after t0, starts
-    positive (the limit ``φ̇/(t − t₀)`` or ``φ̈/2`` of a leaving row), and its next downward
-    zero crossing is the next impact, with φ̇ < 0: the separation test, not a tolerance.
-    A row that stays where it left, at rest (``rate`` given; within :data:`REST_TOLERANCE`
-    and :data:`REST_SPEED`: held there by other rows, as a joint stopped on its
-    limit by a sticking contact, by its stuck joint friction or by the other finger's stop
-    through a ``<mimic>`` coupling), has not come back either: ``g = 1`` there too. Within
-    that band φ − d0 is rounding (a row that left 1e-11 s ago at 4e-8 m/s has moved 4e-19
-    m), so a moving row there is judged by its rate, ``g = φ̇/(t − t₀)``: positive while it
-    leaves, negative as soon as it turns back into its surface, where the event fires (an
-    impact at the band's speed); a row that turned back unseen inside the band would start
-    its next segment below zero and never fire. The one statement of the separation test,
-    for the Python path's events and the compiled ones (:mod:`pinext.compiled.events`).
-    """
-    if t <= t0:
-        return 1.0
-    if not math.isnan(rate) and abs(distance - d0) <= REST_TOLERANCE:
-        if abs(rate) <= REST_SPEED:  # held where it left by other rows
-            return 1.0
-        return rate / (t - t0)
-    return (distance - d0) / (t - t0) ** 2
 
 
 @register_jitable
@@ -497,24 +402,6 @@ def log3(m):
     return k * x, k * y, k * z
 
 
-class Gap(NamedTuple):
-    """``g(t, x) = φ`` with φ the residual of ``block`` (a one-row :class:`FrameRows`: the
-    approach gap of a point to a plane), or, for a row that left its surface at ``t0`` from
-    the gap ``d0``, :func:`leaving_distance` of it (the separation
-    test): the compiled form of a contact's approach event.
-
-    ``restitution`` > 0 lets the compiled loop apply the contact's bounce itself
-    (:mod:`pinext.compiled.impacts`: a unilateral frictionless point on a fixed surface, Newton's
-    coefficient and the Zeno cut ``rest_velocity`` as the component's impact uses them); 0
-    leaves every impact to the component's action."""
-
-    block: FrameRows
-    t0: float = -np.inf
-    d0: float = 0.0
-    restitution: float = 0.0
-    rest_velocity: float = 0.0
-
-
 class Layer(NamedTuple):
     """A compliant contact layer pressed by a frame: the compiled form of a contact with a
     model (d) environment while it touches (Vukobratović & Potkonjak §20.5.3).
@@ -529,37 +416,3 @@ class Layer(NamedTuple):
 
     block: FrameRows
     constants: np.ndarray
-
-
-class LayerForce(NamedTuple):
-    """``g(t, x) = F``, the force of the phase's compliant layer (:class:`Layer`): the
-    compiled form of its lift-off event."""
-
-
-class Reaction(NamedTuple):
-    """``g(t, x, step) = sign · λ + bound`` with λ the reaction of the owning component's
-    constraint row ``row`` (its rows in the order of :meth:`Component.compiled_rows`): a
-    lift-off (λ falls through 0), or a friction cone's edge (``F_c ± λ``). The compiled path
-    adds the rows of the components before it in the phase
-    (:func:`pinext.compiled.rows.row_offsets`); :meth:`function` is the event's function on
-    the Python path."""
-
-    row: int
-    sign: float = 1.0
-    bound: float = 0.0
-
-    def function(self, owner: str) -> Callable[[float, np.ndarray, Any], float]:
-        """``g(t, x, step)`` of the component named ``owner`` (:func:`reaction`)."""
-
-        def g(t: float, x: np.ndarray, step: Any) -> float:
-            lam = step.force(owner, self.row + 1)
-            return float(reaction(lam, self.row, self.sign, self.bound))
-
-        return g
-
-
-@register_jitable
-def reaction(lam, row, sign, bound):
-    """``sign · λ[row] + bound``: a lift-off (λ falls through zero) or a friction cone's
-    edge (:class:`Reaction`)."""
-    return sign * lam[row] + bound

@@ -11,6 +11,7 @@ from ..dynamics.momentum import hamel_term, kinetic_energy_gradient
 from ..exceptions import InvalidParameter
 from .chart import Chart
 from .component import Event, Phase, overrides
+from .events import Breakpoint
 from .linear import fused_rhs
 
 if TYPE_CHECKING:
@@ -199,10 +200,11 @@ def past_bound(events: list[Event], t: float, x: np.ndarray) -> int | None:
 
 def time_event(t_break: float):
     """The event ``t − t_break`` that ends a segment at a jump of the control law (a
-    Schedule's breakpoint, a held law's next sample)."""
+    Schedule's breakpoint, a held law's next sample; :class:`Breakpoint`)."""
+    value = Breakpoint(t_break).value
 
     def g(t: float, y: np.ndarray) -> float:
-        return t - t_break
+        return value(t, y)
 
     g.terminal = True  # type: ignore[attr-defined]
     g.direction = 1  # type: ignore[attr-defined]
