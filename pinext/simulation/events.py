@@ -86,8 +86,7 @@ class Leaving(NamedTuple):
 
     def value(self, t: float, x: np.ndarray) -> float:
         """g(t, x)."""
-        distance = self.sign * (x[self.entry] - self.bound)
-        return leaving_distance(distance, t, self.t0, self.d0, self.sign * x[self.rate_entry])
+        return left_stop(x, self.entry, self.sign, self.bound, self.rate_entry, self.d0, t, self.t0)
 
     def slots(self, row: int, watched: int, chart: np.ndarray | None) -> Slots | None:
         """Its :class:`Slots`: (entry, sign, bound), then (rate_entry, 0, d0); t0."""
@@ -107,6 +106,14 @@ def nearest_entry(y, index, sign, bound, start, stop):
         if d < g:
             g, nearest = d, k - start
     return nearest, g
+
+
+@register_jitable
+def left_stop(y, entry, sign, bound, rate_entry, d0, t, t0):
+    """:func:`leaving_distance` of a stop ``sign (y[entry] − bound)`` left at t0 from d0, its
+    rate ``sign y[rate_entry]`` (:class:`Leaving`)."""
+    distance = sign * (y[entry] - bound)
+    return leaving_distance(distance, t, t0, d0, sign * y[rate_entry])
 
 
 @register_jitable
@@ -284,9 +291,9 @@ def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, g
             return gap
         return leaving_distance(gap, t, time, bound[start], np.nan)
     if kind == LEAVING:
-        distance = sign[start] * (y[index[start]] - bound[start])
-        rate = sign[start] * y[index[start + 1]]
-        return leaving_distance(distance, t, time, bound[start + 1], rate)
+        return left_stop(
+            y, index[start], sign[start], bound[start], index[start + 1], bound[start + 1], t, time
+        )
     return nearest_entry(y, index, sign, bound, start, stop)[1]
 
 
