@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..simulation.component import FRAME_NORMAL, FRAME_ROWS, FrameRows
-from ..simulation.forms import frame_block, stabilisation
+from ..simulation.forms import frame_block, stabilisation, surface_gap
 from .spatial import helper, motion_to_child
 
 
@@ -247,10 +247,9 @@ def evaluate(pm, fw, y, nv):
             rate = 0.0
             for c in range(jac.shape[1]):
                 rate += jac[row + i, c] * v[c]
-            e = fw.row_env[row + i]
-            if e >= 0:
-                fw.phi[i] -= y[e]
-                rate -= y[e + 1]
+            e = fw.row_env[row + i]  # on a mass: from its displaced surface, and the rates
+            fw.phi[i] = surface_gap(fw.phi[i], y, e, -1)
+            rate = surface_gap(rate, y, e + 1 if e >= 0 else -1, -1)
             gamma[row + i] += stabilisation(w, rate, fw.phi[i])
     _watched(pm, fw, y)
 
@@ -271,9 +270,8 @@ def gaps(pm, fw, y):
 def _watched(pm, fw, y):
     """fw.gap of every watched block, the joint frames' placements in fw: its residual, from
     the displaced surface of an environment's mass, plus the compression w of a layer in
-    front of it (module docstring)."""
+    front of it (:func:`pinext.simulation.forms.surface_gap`)."""
     watch = fw.watch
     for b in range(watch.kind.size):
         _block(pm, fw, watch, b, watch.kind[b], fw.drift, 0)
-        e, w = fw.watch_env[b], fw.watch_layer[b]
-        fw.gap[b] = fw.phi[0] - (y[e] if e >= 0 else 0.0) + (y[w] if w >= 0 else 0.0)
+        fw.gap[b] = surface_gap(fw.phi[0], y, fw.watch_env[b], fw.watch_layer[b])

@@ -1,6 +1,8 @@
 """A compliant contact layer, compiled: the contact with a model (d) environment while the tool
-presses its layer (:class:`pinext.simulation.component.Layer`; Vukobratović & Potkonjak
-§20.5.3).
+presses its layer (:class:`pinext.simulation.forms.Layer`; Vukobratović & Potkonjak
+§20.5.3), with the laws of :mod:`pinext.simulation.forms` that the Python path's components
+call too (:func:`~pinext.simulation.forms.kelvin_voigt`,
+:func:`~pinext.simulation.forms.mass_acceleration`, :func:`~pinext.simulation.forms.damper_power`).
 
 The tool point's normal row on the environment's plane (its Jacobian from
 :mod:`pinext.compiled.frames` at the configuration, before the ABA that uses the force) gives
@@ -21,13 +23,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..simulation.component import Layer
+from ..simulation.forms import Layer, damper_power, kelvin_voigt, mass_acceleration
 from . import frames as _frames
 from .spatial import helper
 
 
 class LayerWork(NamedTuple):
-    """A :class:`pinext.simulation.component.Layer` as arrays, with its workspace."""
+    """A :class:`pinext.simulation.forms.Layer` as arrays, with its workspace."""
 
     work: _frames.FrameWork  # the tool point's row on the plane (its env: s_e's index)
     constants: np.ndarray  # (5,) 1/m_e, k, b, k_c, c_c; empty: no layer
@@ -69,11 +71,11 @@ def press(pm, lw, y, nv, lin):
         lw.constants[0], lw.constants[1], lw.constants[2], lw.constants[3], lw.constants[4]
     )  # fmt: skip
     wdot = sd_e - rate
-    force = k_c * w + c_c * wdot
+    force = kelvin_voigt(k_c, c_c, w, wdot)
     for c in range(nv):
         lin[c] += jac[0, c] * force
     lin[e - nv] = sd_e
-    lin[e + 1 - nv] = (-k * s_e - b * sd_e - force) * inverse_mass
+    lin[e + 1 - nv] = mass_acceleration(inverse_mass, k, b, s_e, sd_e, force)
     lin[e + 2 - nv] = wdot
     lw.out[0] = force
-    lw.out[1] = b * sd_e * sd_e + c_c * wdot * wdot
+    lw.out[1] = damper_power(b, sd_e) + damper_power(c_c, wdot)

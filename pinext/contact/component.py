@@ -31,7 +31,6 @@ with a compliant tool also ``tool_deformation`` (w_t) and ``surface_deformation`
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,8 +55,8 @@ from ..simulation.component import (
     Step,
     Trial,
 )
-from ..simulation.events import leaving_distance
-from ..simulation.forms import stabilisation
+from ..simulation.events import approach
+from ..simulation.forms import stabilisation, surface_gap
 from .constrained import InconsistentInitialConditionsWarning, baumgarte, project_consistent, stack
 from .coordinates import Constraint, ConstraintKinematics, FunctionalCoordinates
 from .deformation import SeriesCompliance
@@ -341,11 +340,12 @@ class ContactComponent(Component):
         # model (c): the tip moves with the mass, s^c(q) = s_e, with m_e s_e'' = -F + spring
         env, c = self.environment, self.contacts[0]
         s_e, sd_e, _ = self._env(x)
-        gap = kin.residual[0] - s_e
-        gap_rate = kin.rate(v)[0] - sd_e
+        e = self.layout.slices["environment"].start
+        gap = surface_gap(kin.residual[0], x, e, -1)
+        gap_rate = surface_gap(kin.rate(v)[0], x, e + 1, -1)
         omega = c.stabilization or 0.0
         reference = -stabilisation(omega, gap_rate, gap)
-        drift = kin.drift - reference - env.spring_force(s_e, sd_e) * env.inverse_mass
+        drift = kin.drift - reference - env.acceleration(s_e, sd_e, 0.0)
         return ConstraintRows(kin.jacobian, drift, np.array([env.inverse_mass]), kind)
 
     def _row_kinematics(self, i: int, data: pin.Data, t: float) -> ConstraintKinematics:
@@ -599,10 +599,10 @@ class ContactComponent(Component):
             gap = self.contacts[i].constraint.approach_gap(self.model, self.data, t)
         else:
             gap = float(block.kinematics(self.model, self.data, motion=False)[0][0])
-        if self.environment is not None:
-            s_e, _, w = self._env(x)
-            gap = gap - s_e + w
-        return gap
+        if self.environment is None:
+            return gap
+        e = self.layout.slices["environment"].start
+        return float(surface_gap(gap, x, e, e + 2 if self.layered else -1))
 
     def _forces(self, t: float, x: np.ndarray, mode: ContactModes, step: Step) -> np.ndarray:
         """The reactions of every contact (zero when free) from a step."""
@@ -644,10 +644,11 @@ class ContactComponent(Component):
 
     # -- events ------------------------------------------------------------------------------
     def _gap_function(self, i: int, start: tuple | None = None):
+        t0, d0 = start or (-np.inf, 0.0)
+
         def g(t: float, x: np.ndarray) -> float:
             pin.framesForwardKinematics(self.model, self.data, self._split(x)[0])
-            gap = self._gap(i, t, x)
-            return gap if start is None else leaving_distance(gap, t, start[0], start[1], math.nan)
+            return float(approach(self._gap(i, t, x), t, t0, d0))
 
         return g
 

@@ -44,6 +44,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
+from ..simulation.forms import damper_power, kelvin_voigt
 
 if TYPE_CHECKING:
     from ..model import Robot
@@ -155,8 +156,8 @@ class SeriesCompliance:
         k_t, d_t, k_c, c_c = self._sides()
         tool, surface = self.split(w, w_t)
         if self.tool_stiffness is None:
-            return k_c * surface + c_c * wdot
-        return k_t * tool + d_t * self.tool_rate(w, w_t, wdot)
+            return kelvin_voigt(k_c, c_c, surface, wdot)
+        return kelvin_voigt(k_t, d_t, tool, self.tool_rate(w, w_t, wdot))
 
     def energies(self, w: float, w_t: float) -> tuple[float, float]:
         """(½ k_t w_t², ½ k_c w_c²) [J]: stored in the tool and in the surface layer."""
@@ -168,7 +169,7 @@ class SeriesCompliance:
         """``d_t ẇ_t² + c_c ẇ_c²`` [W]."""
         _, d_t, _, c_c = self._sides()
         tool_rate, surface_rate = self.rates(w, w_t, wdot, touching)
-        return d_t * tool_rate**2 + c_c * surface_rate**2
+        return damper_power(d_t, tool_rate) + damper_power(c_c, surface_rate)
 
     # -- both phases -----------------------------------------------------------------------
     def rates(self, w: float, w_t: float, wdot: float, touching: bool) -> tuple[float, float]:

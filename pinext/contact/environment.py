@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidParameter
+from ..simulation.forms import damper_power, mass_acceleration
 
 
 @dataclass
@@ -129,13 +130,12 @@ class DynamicEnvironment:
         return 0.0 if np.isinf(self.mass) else 1.0 / self.mass
 
     # -- dynamics ----------------------------------------------------------------------------
-    def spring_force(self, s_e: float, sdot_e: float) -> float:
-        """``-k s_e - b ṡ_e`` [N]: the force of the spring and damper on the mass."""
-        return -self.stiffness * s_e - self.damping * sdot_e
-
     def acceleration(self, s_e: float, sdot_e: float, force: float) -> float:
-        """s̈_e of (20.94) for a contact force F on the robot (−F on the mass) [m/s^2]."""
-        return (self.spring_force(s_e, sdot_e) - force) * self.inverse_mass
+        """s̈_e of (20.94) for a contact force F on the robot (−F on the mass) [m/s^2]
+        (:func:`pinext.simulation.forms.mass_acceleration`, as the compiled path)."""
+        return mass_acceleration(
+            self.inverse_mass, self.stiffness, self.damping, s_e, sdot_e, force
+        )
 
     def coupled_force(
         self,
@@ -156,12 +156,8 @@ class DynamicEnvironment:
             sdot_e: Its velocity [m/s].
             reference: Baumgarte term on the gap ``s^c - s_e`` [m/s^2].
         """
-        rhs = self.spring_force(s_e, sdot_e) * self.inverse_mass - free_acceleration - drift
+        rhs = self.acceleration(s_e, sdot_e, 0.0) - free_acceleration - drift
         return (rhs + reference) / (delassus + self.inverse_mass)
-
-    def layer_force(self, w: float, wdot: float) -> float:
-        """Model (d): ``k_c w + c_c ẇ`` [N] (compression w ≥ 0 pushes the robot out)."""
-        return float(self.contact_stiffness or 0.0) * w + self.contact_damping * wdot
 
     def energy(self, s_e: float, sdot_e: float, w: float = 0.0) -> float:
         """``½ m_e ṡ_e² + ½ k s_e² + ½ k_c w²`` [J] (mass kinetic energy 0 if m_e = ∞)."""
@@ -171,4 +167,4 @@ class DynamicEnvironment:
 
     def dissipation(self, sdot_e: float, wdot: float = 0.0) -> float:
         """``b ṡ_e² + c_c ẇ²`` [W]."""
-        return self.damping * sdot_e**2 + self.contact_damping * wdot**2
+        return damper_power(self.damping, sdot_e) + damper_power(self.contact_damping, wdot)

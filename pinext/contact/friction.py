@@ -34,7 +34,6 @@ with its own modes and events.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,7 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
-from ..simulation.events import leaving_distance
+from ..simulation.events import approach
 from .component import GAP_TOLERANCE, VELOCITY_TOLERANCE, _as_contact
 from .constrained import baumgarte
 from .coordinates import FunctionalCoordinates
@@ -306,9 +305,7 @@ class FrictionalContact(Component):
         def g(t: float, x: np.ndarray) -> float:
             pin.framesForwardKinematics(self.model, self.data, x[: self.nq])
             gap = self.normal.approach_gap(self.model, self.data, t)
-            return (
-                gap if mode.leaving is None else leaving_distance(gap, t, *mode.leaving, math.nan)
-            )
+            return float(approach(gap, t, *(mode.leaving or (-np.inf, 0.0))))
 
         return g
 

@@ -153,6 +153,16 @@ def leaving_distance(distance, t, t0, d0, rate):
     return (distance - d0) / (t - t0) ** 2
 
 
+@register_jitable
+def approach(gap, t, t0, d0):
+    """A contact's impact event: its approach gap, or for a contact that left its surface at
+    t0 from the gap d0 the separation test :func:`leaving_distance` of it (t0 = −∞: none).
+    The Python path's gap events and the compiled GAP kind (:func:`event_value`) call it."""
+    if t0 == -np.inf:
+        return gap
+    return leaving_distance(gap, t, t0, d0, np.nan)
+
+
 class Gap(NamedTuple):
     """``g(t, x) = φ`` with φ the residual of ``block`` (a one-row :class:`FrameRows`: the
     approach gap of a point to a plane), or, for a row that left its surface at ``t0`` from
@@ -277,8 +287,8 @@ def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, g
     reactions ``lam``, its layer's force ``layer[0]`` and its watched gaps ``gaps`` having
     been evaluated there (:func:`event_reads`): what each kind of compiled event is, said
     once. DISTANCES :func:`nearest_entry`; TIME ``t − time``; REACTION :func:`reaction`;
-    LAYER the force; LEAVING and a GAP that left its surface at ``time`` the separation test
-    :func:`leaving_distance` (a gap without one, ``time`` −∞, the gap itself)."""
+    LAYER the force; GAP :func:`approach`; LEAVING the separation test of a stop
+    (:func:`left_stop`)."""
     if kind == TIME:
         return t - time
     if kind == REACTION:
@@ -286,10 +296,7 @@ def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, g
     if kind == LAYER:
         return layer[0]
     if kind == GAP:
-        gap = gaps[index[start]]
-        if time == -np.inf:
-            return gap
-        return leaving_distance(gap, t, time, bound[start], np.nan)
+        return approach(gaps[index[start]], t, time, bound[start])
     if kind == LEAVING:
         return left_stop(
             y, index[start], sign[start], bound[start], index[start + 1], bound[start + 1], t, time

@@ -5,8 +5,9 @@ row means, written once for both paths.
 A component gives them beside its Python functions (:meth:`pinext.simulation.component.
 Component.compiled_rows`, :meth:`~pinext.simulation.component.Component.compiled_layer`):
 constant joint rows (:class:`JointRows`), rows between two frames (:class:`FrameRows`), a
-compliant contact layer (:class:`Layer`). Its events' forms are in
-:mod:`pinext.simulation.events`.
+compliant contact layer (:class:`Layer`, with the laws of its parts: :func:`kelvin_voigt`,
+:func:`mass_acceleration`, :func:`damper_power`, :func:`surface_gap`). Its events' forms are
+in :mod:`pinext.simulation.events`.
 
 The functions that say what a kind of row is (:func:`joint_row`, :func:`frame_block`,
 :func:`stabilisation`) are plain Python that Numba also compiles where a kernel calls them
@@ -412,7 +413,39 @@ class Layer(NamedTuple):
     the layer's. The layer's force ``F = k_c w + c_c ẇ`` with ``ẇ = ṡ_e − J v`` pushes the
     robot (``Jᵀ F``) and the mass (``m_e s̈_e = −k s_e − b ṡ_e − F``); it dissipates
     ``b ṡ_e² + c_c ẇ²``. The compiled path evaluates the owner's whole effort, state
-    derivatives and power in the mode from it (:mod:`pinext.compiled.layers`)."""
+    derivatives and power in the mode from it (:mod:`pinext.compiled.layers`) with the laws
+    below, which the Python path's :class:`pinext.contact.DynamicEnvironment` and
+    :class:`pinext.contact.deformation.SeriesCompliance` call too."""
 
     block: FrameRows
     constants: np.ndarray
+
+
+@register_jitable
+def kelvin_voigt(stiffness, damping, compression, rate):
+    """``F = k w + c ẇ`` [N]: a spring and a damper in parallel compressed by w at the rate ẇ
+    (a contact layer, a tool's compliance; Vukobratović & Potkonjak §20.5.3, model (d))."""
+    return stiffness * compression + damping * rate
+
+
+@register_jitable
+def damper_power(damping, rate):
+    """``c ẇ²`` [W]: the power a damper dissipates."""
+    return damping * rate * rate
+
+
+@register_jitable
+def mass_acceleration(inverse_mass, stiffness, damping, s, rate, force):
+    """``s̈_e = (−k s_e − b ṡ_e − F) / m_e`` [m/s²]: a dynamic environment's mass on its spring
+    and damper, pushed back by the contact force F on the robot (Vukobratović & Potkonjak
+    (20.94); 1/m_e = 0: an immobile surface)."""
+    return (-stiffness * s - damping * rate - force) * inverse_mass
+
+
+@register_jitable
+def surface_gap(residual, y, env, layer):
+    """A contact's approach gap [m] from its point's distance to the plane φ (the residual of
+    a :data:`FRAME_NORMAL` row): ``φ − s_e + w``, the plane displaced with an environment's
+    mass (s_e at ``y[env]``; env = −1: a fixed plane) and the layer's compression w in front
+    of it (at ``y[layer]``; −1: no layer). Each path passes its own state and indices."""
+    return residual - (y[env] if env >= 0 else 0.0) + (y[layer] if layer >= 0 else 0.0)
