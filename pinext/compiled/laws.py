@@ -1,6 +1,8 @@
 """Built-in control laws evaluated inside the compiled right-hand side.
 
-:func:`cartesian_torques` is :class:`pinext.control.cartesian.CartesianPD`: the frame's
+:func:`cartesian_torques` is :class:`pinext.control.cartesian.CartesianPD`, on the law's own
+statements (:func:`~pinext.control.cartesian.desired`, :func:`~pinext.control.cartesian.wrench`,
+which its Python ``__call__`` uses too): the frame's
 placement and its Jacobian in world axes from :mod:`pinext.compiled.frames` (a weld block to
 the world, :func:`pinext.compiled.frames._columns`), the gravity torque from the RNEA at zero
 velocity (:func:`pinext.compiled.rnea.nonlinear_effects`), the rotation error through
@@ -19,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from ..control.cartesian import CartesianPD, desired, wrench
 from ..simulation.component import FRAME_WELD, FrameRows
 from ..simulation.forms import frame_selection, log3
 from . import frames as _frames
@@ -40,12 +43,13 @@ class CartesianLaw(NamedTuple):
     gravity: np.ndarray  # (nv,) workspace: g(q)
     zeros: np.ndarray  # (nv,) a null velocity
     scratch: np.ndarray  # (3, 3) workspace: R_d Rᵀ
+    target: np.ndarray  # (6,) workspace: p_d, ṗ_d
+    error: np.ndarray  # (3,) workspace: log(R_d Rᵀ)
+    load: np.ndarray  # (6,) workspace: the law's force and moment
 
 
 def cartesian_law(law: Any, model: pin.Model) -> CartesianLaw | None:
     """The compiled form of a :class:`pinext.control.cartesian.CartesianPD` on ``model``."""
-    from ..control.cartesian import CartesianPD  # the plug-in layer: only to recognise it
-
     if type(law) is not CartesianPD:
         return None
     frame = model.frames[law.frame_id]
@@ -58,17 +62,21 @@ def cartesian_law(law: Any, model: pin.Model) -> CartesianLaw | None:
         np.array(path.t0, dtype=float),
         np.array(path.t1, dtype=float),
         np.array(path.delta, dtype=float).reshape(-1, 3),
-        np.r_[law.kp, law.dp, law.kr, law.dr, law.dq].astype(float),
+        law.gains,
         np.zeros(model.nv),
         np.zeros(model.nv),
         np.zeros((3, 3)),
+        np.zeros(6),
+        np.zeros(3),
+        np.zeros(6),
     )
 
 
 #: No Cartesian law (the default of :class:`pinext.compiled.phase.PhaseKernel`).
 NONE = CartesianLaw(
     _frames.NONE, np.eye(3), np.zeros(3), np.zeros(0), np.zeros(0), np.zeros((0, 3)),
-    np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((3, 3)),
+    np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((3, 3)), np.zeros(6), np.zeros(3),
+    np.zeros(6),
 )  # fmt: skip
 
 
@@ -88,36 +96,14 @@ def cartesian_torques(pm, law, t, q, v, u):
             jac[i, c] = 0.0
     frame_selection(FRAME_WELD, fw.orient[1], rows.normals[0], fw.frame[1, 2], fw.select, fw.rate)
     _frames._columns(pm, fw, rows.joint_a[0], 0, 1.0, 6, jac, 0)
-    # the desired position and velocity on the path
-    pd0, pd1, pd2 = law.start[0], law.start[1], law.start[2]
-    vd0 = vd1 = vd2 = 0.0
-    for k in range(law.t0.size):
-        a, b = law.t0[k], law.t1[k]
-        if t <= a:
-            continue
-        if t >= b:
-            s, ds = 1.0, 0.0
-        else:
-            x = (t - a) / (b - a)
-            s = x * x * x * (10.0 - 15.0 * x + 6.0 * x * x)
-            ds = 30.0 * x * x * (1.0 - x) * (1.0 - x) / (b - a)
-        pd0 += s * law.delta[k, 0]
-        pd1 += s * law.delta[k, 1]
-        pd2 += s * law.delta[k, 2]
-        vd0 += ds * law.delta[k, 0]
-        vd1 += ds * law.delta[k, 1]
-        vd2 += ds * law.delta[k, 2]
-    g = law.gains
-    p = fw.frame[0, 0]
+    target, error, out = law.target, law.error, law.load
+    desired(law.start, law.t0, law.t1, law.delta, t, target)
     rate = fw.phi  # (6,) scratch: [ṗ, ω] = J v
     for i in range(6):
         acc = 0.0
         for c in range(nv):
             acc += jac[i, c] * v[c]
         rate[i] = acc
-    f0 = g[0] * (pd0 - p[0]) + g[3] * (vd0 - rate[0])
-    f1 = g[1] * (pd1 - p[1]) + g[4] * (vd1 - rate[1])
-    f2 = g[2] * (pd2 - p[2]) + g[5] * (vd2 - rate[2])
     rot, m = fw.orient[0], law.scratch  # R and R_d Rᵀ
     for r in range(3):
         for c in range(3):
@@ -127,16 +113,15 @@ def cartesian_torques(pm, law, t, q, v, u):
                 + law.rotation[r, 2] * rot[c, 2]
             )
     e0, e1, e2 = log3(m)
-    m0 = g[6] * e0 - g[7] * rate[3]
-    m1 = g[6] * e1 - g[7] * rate[4]
-    m2 = g[6] * e2 - g[7] * rate[5]
+    error[0] = e0
+    error[1] = e1
+    error[2] = e2
+    wrench(law.gains, target, fw.frame[0, 0], rate, error, out)
     for c in range(nv):
-        u[c] = (
-            law.gravity[c]
-            + jac[0, c] * f0 + jac[1, c] * f1 + jac[2, c] * f2
-            + jac[3, c] * m0 + jac[4, c] * m1 + jac[5, c] * m2
-            - g[8] * v[c]
-        )  # fmt: skip
+        acc = law.gravity[c] - law.gains[8] * v[c]
+        for i in range(6):
+            acc += jac[i, c] * out[i]
+        u[c] = acc
 
 
 @kernel

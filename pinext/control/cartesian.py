@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from numba.extending import register_jitable
 
 from ..exceptions import InvalidParameter
 from ..model import resolve_frame
@@ -49,16 +50,14 @@ class QuinticPath(NamedTuple):
         )
 
     def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray]:
-        """(p_d, ṗ_d) at t [m, m/s]."""
-        p, dp = self.start.copy(), np.zeros(3)
-        for t0, t1, delta in zip(self.t0, self.t1, self.delta, strict=True):
-            s, ds = quintic(t, t0, t1)
-            p += s * delta
-            dp += ds * delta
-        return p, dp
+        """(p_d, ṗ_d) at t [m, m/s] (:func:`desired`)."""
+        out = np.empty(6)
+        desired(self.start, self.t0, self.t1, self.delta, t, out)
+        return out[:3], out[3:]
 
 
-def quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
+@register_jitable
+def quintic(t, t0, t1):
     """The rest-to-rest ramp (value, rate) from 0 at t0 to 1 at t1."""
     if t <= t0:
         return 0.0, 0.0
@@ -66,7 +65,34 @@ def quintic(t: float, t0: float, t1: float) -> tuple[float, float]:
         return 1.0, 0.0
     T = t1 - t0
     s = (t - t0) / T
-    return s**3 * (10 - 15 * s + 6 * s * s), 30 * s * s * (1 - s) ** 2 / T
+    return s * s * s * (10.0 - 15.0 * s + 6.0 * s * s), 30.0 * s * s * (1.0 - s) * (1.0 - s) / T
+
+
+@register_jitable
+def desired(start, t0, t1, delta, t, out):
+    """``out = (p_d, ṗ_d)`` at t [m, m/s]: the point and velocity of a :class:`QuinticPath`
+    given as its arrays."""
+    for r in range(3):
+        out[r] = start[r]
+        out[3 + r] = 0.0
+    for k in range(t0.size):
+        s, ds = quintic(t, t0[k], t1[k])
+        for r in range(3):
+            out[r] += s * delta[k, r]
+            out[3 + r] += ds * delta[k, r]
+
+
+@register_jitable
+def wrench(gains, target, position, rate, error, out):
+    """``out = (f, m)``, the law's force and moment on the frame (world axes):
+    ``f = K_p (p_d − p) + D_p (ṗ_d − ṗ)``, ``m = K_r e − D_r ω`` with ``gains`` :attr:`CartesianPD.
+    gains`, ``target`` (p_d, ṗ_d), ``rate`` the frame's (ṗ, ω) and ``error`` ``e = log(R_d Rᵀ)``.
+    The one statement of the law, for :meth:`CartesianPD.__call__` and the compiled loop
+    (:func:`pinext.compiled.laws.cartesian_torques`); the torques are
+    ``g(q) + Jᵀ (f, m) − D_q q̇``."""
+    for r in range(3):
+        out[r] = gains[r] * (target[r] - position[r]) + gains[3 + r] * (target[3 + r] - rate[r])
+        out[3 + r] = gains[6] * error[r] - gains[7] * rate[3 + r]
 
 
 class CartesianPD(Controller):
@@ -111,9 +137,14 @@ class CartesianPD(Controller):
         placement = pin.updateFramePlacement(model, data, self.frame_id)
         jac = pin.getFrameJacobian(model, data, self.frame_id, pin.LOCAL_WORLD_ALIGNED)
         vel = pin.getFrameVelocity(model, data, self.frame_id, pin.LOCAL_WORLD_ALIGNED)
-        p_d, dp_d = self.path(t)
-        force = self.kp * (p_d - placement.translation) + self.dp * (dp_d - vel.linear)
-        rot = self.rotation @ placement.rotation.T
-        torque = self.kr * pin.log3(rot) - self.dr * vel.angular
+        target = np.concatenate(self.path(t))
+        error = pin.log3(self.rotation @ placement.rotation.T)
+        out = np.empty(6)
+        wrench(self.gains, target, placement.translation, vel.vector, error, out)
         gravity = pin.computeGeneralizedGravity(model, data, q)
-        return gravity + jac[:3].T @ force + jac[3:].T @ torque - self.dq * v
+        return gravity + jac.T @ out - self.dq * v
+
+    @property
+    def gains(self) -> np.ndarray:
+        """``(K_p (3), D_p (3), K_r, D_r, D_q)``, as :func:`wrench` reads them."""
+        return np.r_[self.kp, self.dp, self.kr, self.dr, self.dq].astype(float)
