@@ -162,6 +162,21 @@ def test_a_free_flying_box_bouncing_on_a_corner(monkeypatch):
     assert runs[0].energy_balance().max_relative() < 1e-9
 
 
+def test_a_second_run_of_the_same_system_bounces_the_same(monkeypatch):
+    """A phase's compiled events are kept per its modes (pinext.compiled.phase_events) and the
+    loop writes each bounce's time and distance into the arrays it was given: a second run of
+    the same System, whose phases' events come from that cache, meets the same bounces at the
+    same times with the same samples, bit for bit (the same code on the same state)."""
+    arm = px.load_robot("six_dof_arm")
+    system = px.System(arm, contacts=[_table(arm, 0.1)], joint_limits=False)
+    options = {"t_final": 1.0, "output_dt": 0.01}
+    first = _run(monkeypatch, system, **options)
+    second = _run(monkeypatch, system, **options)
+    assert first.meta["stats"]["loop_events"] > 2  # bounces the loop applied itself
+    assert [(e.t, e.name) for e in second.events] == [(e.t, e.name) for e in first.events]
+    np.testing.assert_array_equal(second.x, first.x)
+
+
 def test_a_bounce_in_the_loop_needs_the_record_after_it():
     """An event whose Gap lets the loop apply its bounces, without ``mapped`` (the owner's mode
     and record after a bounce), is refused where it is made, naming the event and what it

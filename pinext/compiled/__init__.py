@@ -21,7 +21,7 @@ invalidate_stale_cache()  # before the kernels load their cached machine code
 
 from .aba import aba, aba_from_transforms, joint_transforms, minv_from_transforms, minv_solve
 from .crba import crba, crba_from_transforms, ltdl, ltdl_solve
-from .events import compiled_events
+from .events import compiled_events, phase_events
 from .model import JOINT_CODES, PackedModel, pack
 from .momentum import momentum_rhs, momentum_rhs_crba
 from .path import METHODS, enabled, phase_kernel, solve
@@ -44,6 +44,7 @@ __all__ = [
     "momentum_rhs",
     "momentum_rhs_crba",
     "pack",
+    "phase_events",
     "phase_kernel",
     "solve",
 ]

@@ -18,10 +18,12 @@ too; this module and the integrators (:mod:`pinext.compiled.dop853`,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ..simulation.chart import CHART_RADIUS
-from ..simulation.component import Event, FrameRows, Gap
+from ..simulation.caches import cache as engine_cache
+from ..simulation.component import Component, Event, FrameRows, Gap, Phase
 from ..simulation.events import (
     DISTANCES,
     GAP,
@@ -37,7 +39,11 @@ from ..simulation.events import (
 )
 from .notice import announce
 from .phase import gaps, rhs
+from .rows import row_offsets
 from .spatial import helper, kernel
+
+if TYPE_CHECKING:
+    from ..simulation.system import System
 
 __all__ = [
     "DISTANCES",
@@ -48,6 +54,7 @@ __all__ = [
     "TIME",
     "compiled_events",
     "events_at",
+    "phase_events",
     "values_at",
     "watched_gaps",
 ]
@@ -107,7 +114,7 @@ def compiled_events(
     breakpoint: float | None,
     offsets: list[int] | None = None,
     chart_index: np.ndarray | None = None,
-    recentre: np.ndarray | None = None,
+    recentre: Distances | None = None,
 ) -> tuple | None:
     """The events' compiled forms (:attr:`Event.compiled`, then the chart's re-centring and
     the breakpoint) as the arrays (kind, start, stop, time, index, sign, bound, direction) of
@@ -118,13 +125,13 @@ def compiled_events(
     (:func:`pinext.compiled.rows.row_offsets`; a :class:`Reaction`'s row is the owner's own).
     ``chart_index``: the chart's map from public to internal state indices (:attr:`Chart.index`;
     None: the same); an event on an entry without an internal coordinate is not compiled.
-    ``recentre``: the internal indices of the chart's anchored coordinates, re-centred when
-    one reaches :data:`CHART_RADIUS` (:meth:`Distances.within`)."""
+    ``recentre``: the form of the chart's re-centring (:attr:`Chart.recentring`), on the
+    internal state already."""
     forms: list[tuple[str, EventForm | None, float]] = [
         (e.name, e.compiled, float(e.direction)) for e in events
     ]
-    if recentre is not None and recentre.size:
-        forms.append(("chart", Distances.within(recentre, CHART_RADIUS), -1.0))
+    if recentre is not None:
+        forms.append(("chart", recentre, -1.0))
     if breakpoint is not None:
         forms.append(("breakpoint", Breakpoint(breakpoint), 1.0))
     slots, watched = [], 0
@@ -156,6 +163,42 @@ def compiled_events(
         entries("bound", float),
         np.array([d for _, d in slots], dtype=float),
     )
+
+
+#: The most phases whose compiled events :func:`phase_events` keeps for a System (a run with
+#: many impacts makes a new mode at each: the time its contact left).
+KEPT_PHASES = 256
+
+
+def phase_events(
+    system: System,
+    phase: Phase,
+    owned: list[tuple[Component, Event]],
+    breakpoint: float | None,
+    chart_index: np.ndarray | None = None,
+    recentre: Distances | None = None,
+) -> tuple | None:
+    """:func:`compiled_events` of the phase's events (``owned``: the components' events in
+    the phase, with their owners), each owner's rows offset by the rows before it
+    (:func:`pinext.compiled.rows.row_offsets`). A component's events follow from its mode
+    (:meth:`Component.events`), so the arrays are kept per phase's modes, breakpoint and
+    chart in the engine's cache (:data:`KEPT_PHASES` of them); each call gets its own copy,
+    which the loop may write (a bounce's time and distance, :mod:`pinext.compiled.impacts`)."""
+    cache = engine_cache(system, "compiled_events")
+    key = (phase.modes, breakpoint, chart_index is None, recentre is None)
+    if key not in cache:
+        if len(cache) >= KEPT_PHASES:
+            cache.clear()
+        offsets = row_offsets(system, phase)
+        cache[key] = compiled_events(
+            [e for _, e in owned],
+            breakpoint,
+            [offsets.get(c.name, 0) for c, _ in owned],
+            chart_index,
+            recentre,
+        )
+    forms = cache[key]
+    return None if forms is None else tuple(a.copy() for a in forms)
 
 
 def watched_gaps(events: list[Event]) -> FrameRows:

@@ -500,3 +500,11 @@ def rhs(P, t, y, out):
     """``out = f(t, y)`` of the phase: :func:`evaluate` as a function of its own, for the
     callers that evaluate it once at a time (a step's last stage, events, starts)."""
     evaluate(P, t, y, out)
+
+
+@kernel
+def rhs_rows(P, t, ys, out):
+    """``out[i] = f(t, ys[i])`` for each row: many states in one call (the columns of a
+    finite-difference Jacobian, :func:`pinext.simulation.stiffness.central_differences`)."""
+    for i in range(ys.shape[0]):
+        evaluate(P, t, ys[i], out[i])

@@ -186,12 +186,18 @@ class Chart:
         self.anchor = x[:nq].copy()
         self.shift = nq - nv  # public index = internal index + shift, after the q block
         self.nv = nv
-        #: The internal coordinates that re-centre at CHART_RADIUS (all of Pinocchio's
-        #: tangent vector with a planar joint; the rotation vectors of :class:`Angles`).
-        if self.angles is None:
-            self.anchored = np.arange(nv)
-        else:
-            self.anchored = (self.angles.rot_v[:, None] + np.arange(3)).reshape(-1)
+        if "recentring" not in scratch:
+            # the internal coordinates that re-centre at CHART_RADIUS (all of Pinocchio's
+            # tangent vector with a planar joint; the rotation vectors of Angles)
+            anchored = (
+                np.arange(nv)
+                if self.angles is None
+                else (self.angles.rot_v[:, None] + np.arange(3)).reshape(-1)
+            )
+            scratch["recentring"] = Distances.within(anchored, CHART_RADIUS)
+        #: The form of the event that re-centres the chart (:meth:`Distances.within` of the
+        #: anchored coordinates at :data:`CHART_RADIUS`); None for a flat chart.
+        self.recentring: Distances | None = None if self.flat else scratch["recentring"]
 
     @property
     def index(self) -> np.ndarray | None:
@@ -247,8 +253,9 @@ class Chart:
 
 def chart_event(chart: Chart):
     """The event that re-centres the chart when an anchored coordinate reaches
-    :data:`CHART_RADIUS` (:attr:`Chart.anchored`)."""
-    value = Distances.within(chart.anchored, CHART_RADIUS).value
+    :data:`CHART_RADIUS` (:attr:`Chart.recentring`)."""
+    assert chart.recentring is not None
+    value = chart.recentring.value
 
     def g(t: float, y: np.ndarray) -> float:
         return value(t, y)

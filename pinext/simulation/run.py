@@ -371,14 +371,14 @@ def _segment(
     if method in compiled.METHODS:  # DOP853 (or Celentano's form), Radau
         kernel = compiled.phase_kernel(system, phase, chart, law, events)
     sampler = law if isinstance(law, HeldControl) else None
-    if kernel is not None:  # a Reaction's row is its owner's: offset by the rows before it
-        offsets = compiled.rows.row_offsets(system, phase)
-        forms = compiled.compiled_events(  # a sampled law's samples: inside compiled.solve
-            events,
+    if kernel is not None:
+        forms = compiled.phase_events(  # a sampled law's samples: inside compiled.solve
+            system,
+            phase,
+            owned,
             None if sampler is not None else breakpoint,
-            [offsets.get(c.name, 0) for c, _ in owned],
             None if system.euclidean else chart.index,
-            None if chart.flat else chart.anchored,  # the chart re-centres (after the events)
+            chart.recentring,  # the chart re-centres (after the events)
         )
     if kernel is not None and forms is not None:
         return compiled.solve(

@@ -77,6 +77,9 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
         def rhs(x: np.ndarray) -> np.ndarray:
             return system.derivative(0.0, x, control, phase)[:n]
 
+    def rhs_rows(xs: np.ndarray) -> np.ndarray:
+        return np.array([rhs(x) for x in xs]).reshape(len(xs), n)
+
     def moved(k: int, step: float) -> np.ndarray:
         x = x0.copy()
         if k < nv:
@@ -87,33 +90,34 @@ def linearised_matrix(system: System, x0: np.ndarray, control: Any = None) -> np
             x[nq - nv + k] += step
         return x
 
-    return central_differences(rhs, moved, np.r_[np.zeros(nv), x0[nq : system.nx - 2]])
+    return central_differences(rhs_rows, moved, np.r_[np.zeros(nv), x0[nq : system.nx - 2]])
 
 
 def central_differences(
-    rhs: Callable[[np.ndarray], np.ndarray],
+    rhs_rows: Callable[[np.ndarray], np.ndarray],
     moved: Callable[[int, float], np.ndarray],
     scale: np.ndarray,
 ) -> np.ndarray:
-    """The matrix whose column k is ``(rhs(moved(k, δ_k)) − rhs(moved(k, −δ_k))) / 2δ_k``
-    with ``δ_k = √ε max(1, |scale_k|)``."""
+    """The matrix whose column k is ``(f(moved(k, δ_k)) − f(moved(k, −δ_k))) / 2δ_k`` with
+    ``δ_k = √ε max(1, |scale_k|)``; ``rhs_rows`` gives f at each row of a stack of states
+    (the 2n moved states, in one call: one compiled call for every column)."""
     n = scale.size
-    matrix = np.empty((n, n))
-    for k in range(n):
-        step = np.sqrt(np.finfo(float).eps) * max(1.0, abs(scale[k]))
-        matrix[:, k] = (rhs(moved(k, step)) - rhs(moved(k, -step))) / (2 * step)
-    return matrix
+    if n == 0:
+        return np.empty((0, 0))
+    steps = np.sqrt(np.finfo(float).eps) * np.maximum(1.0, np.abs(scale))
+    f = rhs_rows(np.array([moved(k, s * steps[k]) for k in range(n) for s in (1.0, -1.0)]))
+    return ((f[0::2] - f[1::2]) / (2.0 * steps[:, None])).T
 
 
 def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (held inputs zero;
-    :func:`central_differences` of :func:`pinext.compiled.phase.rhs`, the only kernel it
-    loads), or None when the phase is not compiled. On a chart (angles, rotation vectors
+    :func:`central_differences` of :func:`pinext.compiled.phase.rhs_rows`, the only kernel
+    it loads), or None when the phase is not compiled. On a chart (angles, rotation vectors
     anchored at ``x0``) y's coordinates are tangent ones at x0, so the spectrum is
     :func:`linearised_matrix`'s. The power integrals (the last two states, read by nothing)
     are left out, as :func:`linearised_matrix` leaves them out."""
     from .. import compiled  # imported here: pinext.compiled imports this package
-    from ..compiled.phase import rhs as compiled_rhs
+    from ..compiled.phase import rhs_rows as compiled_rows
 
     if not compiled.enabled():
         return None
@@ -124,18 +128,18 @@ def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
         return None
     y0 = chart.to_internal(x0)
     n, nv = y0.size - 2, system.model.nv
-    f = np.empty(y0.size)
 
-    def rhs(y: np.ndarray) -> np.ndarray:
-        compiled_rhs(kernel, 0.0, y, f)
-        return f[:n].copy()
+    def rhs_rows(ys: np.ndarray) -> np.ndarray:
+        out = np.empty_like(ys)
+        compiled_rows(kernel, 0.0, ys, out)
+        return out[:, :n]
 
     def moved(k: int, step: float) -> np.ndarray:
         y = y0.copy()
         y[k] += step
         return y
 
-    return central_differences(rhs, moved, np.r_[np.zeros(nv), y0[nv:n]])
+    return central_differences(rhs_rows, moved, np.r_[np.zeros(nv), y0[nv:n]])
 
 
 def spectrum(system: System, x0: np.ndarray | None = None) -> np.ndarray:
