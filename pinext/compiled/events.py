@@ -185,7 +185,7 @@ def phase_events(
     chart in the engine's cache (:data:`KEPT_PHASES` of them); each call gets its own copy,
     which the loop may write (a bounce's time and distance, :mod:`pinext.compiled.impacts`)."""
     cache = engine_cache(system, "compiled_events")
-    key = (phase.modes, breakpoint, chart_index is None, recentre is None)
+    key = (phase.modes, breakpoint, recentre is None)  # (chart_index: fixed per System)
     if key not in cache:
         if len(cache) >= KEPT_PHASES:
             cache.clear()

@@ -38,7 +38,7 @@ class Recorder:
         self.times: list[np.ndarray] = []
         self.states: list[np.ndarray] = []
         self.phase_ids: list[np.ndarray] = []
-        self.phases: list[PhaseRecord] = []
+        self.phases: list[tuple[float, float, Phase]] = []  # (t_start, t_end, phase)
         self.events: list[EventRecord] = []
 
     def segment(
@@ -91,9 +91,9 @@ class Recorder:
         else:
             x_end = impose(t_end, chart.to_public(y_end)).copy()
         if continuing:
-            self.phases[-1] = PhaseRecord(self.phases[-1].t_start, t_end, phase.name, phase.modes)
+            self.phases[-1] = (self.phases[-1][0], t_end, phase)
         else:
-            self.phases.append(PhaseRecord(float(t), t_end, phase.name, phase.modes))
+            self.phases.append((float(t), t_end, phase))
         self.times.append(seg_t)
         self.states.append(seg_x)
         self.phase_ids.append(np.full(seg_t.size, len(self.phases) - 1))
@@ -138,7 +138,7 @@ class Recorder:
 
     def point(self, t: float, x: np.ndarray, phase: Phase) -> None:
         """Record a single state as a zero-length phase (a map at the final time)."""
-        self.phases.append(PhaseRecord(t, t, phase.name, phase.modes))
+        self.phases.append((t, t, phase))
         self.times.append(np.array([t]))
         self.states.append(x[None, :].copy())
         self.phase_ids.append(np.array([len(self.phases) - 1]))
@@ -160,16 +160,15 @@ class Recorder:
         inputs = law_inputs(self.system, law, t, x)  # a law the kernels evaluate
         if inputs is None:
             inputs = applied_inputs(law, t, x)
-        modes = [p.modes for p in self.phases]
+        phases = [PhaseRecord(t0, t1, p.name, p.modes) for t0, t1, p in self.phases]
+        modes = [p.modes for p in phases]
         try:
             frozen = frozen_copy(self.system)
         except Exception:  # noqa: BLE001 - an uncopyable component: compute the outputs now
             outputs: dict = sample_outputs(self.system, t, x, inputs, phase_index, modes)
         else:
             outputs = LazyOutputs(partial(sample_outputs, frozen, t, x, inputs, phase_index, modes))
-        return Trajectory.from_run(
-            self.system, t, x, phase_index, self.phases, self.events, outputs
-        )
+        return Trajectory.from_run(self.system, t, x, phase_index, phases, self.events, outputs)
 
 
 def applied_inputs(law, t: np.ndarray, x: np.ndarray) -> np.ndarray:
