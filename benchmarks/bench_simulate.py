@@ -1,8 +1,13 @@
 """Simulator overhead: wall time per right-hand side against one call of the Pinocchio
-algorithm the scene builds on (``pin.aba``; ``pin.constraintDynamics`` for loops), same run."""
+algorithm the scene builds on (``pin.aba``; ``pin.constraintDynamics`` for loops), same run.
+
+``python benchmarks/bench_simulate.py --markdown docs/bench_simulate_table.md`` also writes
+the table that ``docs/performance.md`` includes, with the date, the versions and the load."""
 
 from __future__ import annotations
 
+import argparse
+import datetime
 import os
 import sys
 import tempfile
@@ -138,7 +143,20 @@ def bouncing_tool() -> list:
     return measure("six-DOF arm's tool bouncing on a table: contact row, gap events", system, q0)
 
 
+def markdown(rows: list, header: list[str], caption: str) -> str:
+    """The table as Markdown under its caption (the ratio columns in bold)."""
+    lines = [caption, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    ratio = [i for i, name in enumerate(header) if name == "compiled eval/call"]
+    for row in rows:
+        cells = [f"**{c}**" if i in ratio else str(c) for i, c in enumerate(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", type=Path, help="also write the table there (Markdown)")
+    args = parser.parse_args()
     rows = []
     chain = stiff_chain()
     rows.append(measure("11-DOF stiff chain", px.System(chain), np.full(chain.nv, 0.1)))
@@ -175,6 +193,16 @@ def main() -> None:
                 control_period=0.0,
             )
         )
+        computed = px.control.ComputedTorque(ur5_system, goal, kp=100.0, kd=20.0)
+        rows.append(
+            measure(
+                "UR5 under a continuous ComputedTorque to a Schedule (the law compiled)",
+                ur5_system,
+                q0,
+                control=computed,
+                control_period=0.0,
+            )
+        )
         rows.append(measure("UR5 under gravity, hitting its limits", px.System(ur5), q0))
         from bench_drives import Q0 as PANDA_Q0
         from bench_drives import panda_robot, panda_system, voltages
@@ -207,28 +235,35 @@ def main() -> None:
                 control=voltages(panda),
             )
         )
-    print(
+    caption = (
         "simulate, 2 s, DOP853, rtol 1e-10, atol 1e-12 (median of 5 runs, the call timed "
         "before each; ratio: median of the 5); one evaluation = wall / evaluations (the "
         f"integrator's own work included); {machine_load()}"
     )
-    print_table(
-        rows,
-        [
-            "model",
-            "nv",
-            "rhs evals (compiled / Python)",
-            "Pinocchio call",
-            "call [us]",
-            "compiled wall [s]",
-            "compiled per eval [us]",
-            "compiled eval/call",
-            "compiled in loops [%]",
-            "Python wall [s]",
-            "Python per eval [us]",
-            "Python eval/call",
-        ],
-    )
+    header = [
+        "model",
+        "nv",
+        "rhs evals (compiled / Python)",
+        "Pinocchio call",
+        "call [us]",
+        "compiled wall [s]",
+        "compiled per eval [us]",
+        "compiled eval/call",
+        "compiled in loops [%]",
+        "Python wall [s]",
+        "Python per eval [us]",
+        "Python eval/call",
+    ]
+    print(caption)
+    print_table(rows, header)
+    if args.markdown is not None:
+        import numba
+
+        versions = (
+            f"pinext {px.__version__}, Pinocchio {pin.__version__}, Numba {numba.__version__}"
+        )
+        stamp = f"{datetime.date.today().isoformat()}, {versions}: {caption}"
+        args.markdown.write_text(markdown(rows, header, stamp))
 
 
 if __name__ == "__main__":

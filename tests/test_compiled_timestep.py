@@ -14,7 +14,7 @@ import pinext as px
 from pinext.check import random_state
 from pinext.compiled import pack
 from pinext.compiled.aba import joint_transforms
-from pinext.compiled.rnea import nonlinear_effects
+from pinext.compiled.rnea import inverse_dynamics, nonlinear_effects
 from pinext.compiled.timestep import integrate
 from pinext.contact import Contact, plane
 from pinext.control import JointPD
@@ -58,15 +58,19 @@ def _models():
 
 @pytest.mark.parametrize("which", range(3))
 def test_bias_forces_equal_pinocchio(which):
-    """The compiled RNEA at q̈ = 0 equals ``pin.nonLinearEffects`` (seeded random states)."""
+    """The compiled RNEA at q̈ = 0 equals ``pin.nonLinearEffects``, and at q̈ = a
+    ``pin.rnea`` (seeded random states and accelerations)."""
     model = _models()[which]
     pm, data, rng = pack(model), model.createData(), np.random.default_rng(which)
     out = np.zeros(model.nv)
     for _ in range(10):
-        q, v = random_state(model, rng).q, rng.normal(size=model.nv)
+        q, v, a = random_state(model, rng).q, rng.normal(size=model.nv), rng.normal(size=model.nv)
         joint_transforms(pm, q)
         nonlinear_effects(pm, v, out)
         ref = pin.nonLinearEffects(model, data, q, v)
+        assert np.abs(out - ref).max() <= 1e-12 * (1.0 + np.abs(ref).max())
+        inverse_dynamics(pm, v, a, out)
+        ref = pin.rnea(model, data, q, v, a)
         assert np.abs(out - ref).max() <= 1e-12 * (1.0 + np.abs(ref).max())
 
 

@@ -9,7 +9,8 @@ at all, its rows (if any) have a compiled form (:meth:`Component.compiled_rows`:
 :class:`JointRows` with constant coefficients — joints on their stops, mimic couplings — or
 :class:`FrameRows` — loop closures, contacts with fixed planes; several components may give
 rows, :mod:`pinext.compiled.rows`), the inputs are a constant or a
-:class:`~pinext.simulation.controls.Schedule`, a :class:`pinext.control.JointPD`, or a law
+:class:`~pinext.simulation.controls.Schedule`, a :class:`pinext.control.JointPD` or
+:class:`pinext.control.ComputedTorque` (joint torques on one-DOF joints), or a law
 sampled at a control period (:class:`~pinext.simulation.sampling.HeldControl`: a constant
 between samples, see :mod:`pinext.compiled.sampled`), and every event of the phase has a
 compiled form
@@ -160,15 +161,21 @@ def law_inputs(system: System, law: Any, t: np.ndarray, x: np.ndarray) -> np.nda
 def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
     """The compiled form of the control law as :class:`PhaseKernel` fields, or None: a
     :class:`pinext.control.JointPD` to a constant or a Schedule on one-DOF joints (joint
-    torques, no gravity compensation: :func:`pinext.compiled.stepping.pd_law`), evaluated in
+    torques, no gravity compensation: :func:`pinext.compiled.stepping.pd_law`) or a
+    :class:`pinext.control.ComputedTorque` likewise on a Euclidean model (its PD terms the
+    commanded acceleration of a compiled RNEA: its ``kernel_form``), evaluated in
     the right-hand side or, held at a control period, at each sample inside the compiled loop;
     a constant or a :class:`Schedule` of the inputs (a law held at a period is a constant
     that the loop's samples overwrite)."""
     n, model = system.n_inputs, system.model
     period = getattr(law, "period", None)  # a HeldControl: its law is the controller's
-    pd = None
+    pd = terms = None
     if system.torque_inputs and n == model.nv and not chart.momentum:
-        pd = pd_law(getattr(law.law if period else law, "controller", None), model)
+        controller = getattr(law.law if period else law, "controller", None)
+        pd = pd_law(controller, model)
+        form = getattr(controller, "kernel_form", None)  # a ComputedTorque's
+        if pd is None and system.euclidean and form is not None and (found := form(model)):
+            pd, terms = found[:3], found[3]
     cartesian = None
     if system.torque_inputs and n == model.nv and system.euclidean and not period:
         cartesian = _cartesian(law, model)
@@ -206,6 +213,8 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
         pd_kd=np.ascontiguousarray(kd, dtype=float),
         pd_ref=np.zeros((2, model.nq)),
     )
+    if terms is not None:
+        fields.update(pd_terms=terms, pd_accel=np.zeros(model.nv))
     if period:  # held: the torques of the last sample (taken in Python at the segment's start)
         fields.update(pd_held=True, pd_u=np.array(law.value, dtype=float), pd_period=period)
     return fields

@@ -36,6 +36,7 @@ from .aba import (
 from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
+from .rnea import inverse_dynamics
 from .spatial import helper, kernel
 
 _exp_at = helper(rotations.exp_at)
@@ -119,6 +120,11 @@ class PhaseKernel(NamedTuple):
     pd_kp: np.ndarray = np.zeros(0)
     pd_kd: np.ndarray = np.zeros(0)
     pd_ref: np.ndarray = np.zeros((2, 0))  # workspace: q_r and q̇_r (the schedule's width)
+    # computed torque (:class:`pinext.control.ComputedTorque`, joint torques): the PD terms
+    # are the commanded acceleration; rows K, D, q_rest of its springs and dampers (none:
+    # shape (0, 0)), and a workspace for the acceleration
+    pd_terms: np.ndarray = np.zeros((0, 0))
+    pd_accel: np.ndarray = np.zeros(0)
     # the PD law held at a control period (sampled inside the compiled loop,
     # :mod:`pinext.compiled.sampled`): the held torques, the period [s], and the samples taken
     # (times, torques, their count) for the run's record
@@ -193,16 +199,30 @@ def pd_torques(P, t, y, u):
     """The joint PD law ``u_j = K_p,j (q_r − q)_j + K_d,j (q̇_r − q̇)_j`` on one-DOF joints, the
     reference q_r(t) the schedule and q̇_r its slope (:class:`pinext.control.JointPD`, its
     reference a constant or a :class:`pinext.Schedule`: :func:`pinext.compiled.stepping.
-    pd_law`). A one-DOF joint's coordinate is its own entry of y in every chart."""
+    pd_law`). A one-DOF joint's coordinate is its own entry of y in every chart.
+
+    With ``P.pd_terms`` the law is computed torque (:class:`pinext.control.ComputedTorque`
+    on a Euclidean model, whose reference has q̈_r = 0 on a constant or a Schedule): the PD
+    terms are the commanded acceleration a, and ``u = rnea(q, q̇, a) + K (q − q_rest) + D q̇``
+    (:func:`pinext.compiled.rnea.inverse_dynamics`; the joint transforms at q stay for the
+    right-hand side)."""
     ref = P.pd_ref
     _sample(P, t, ref[0], ref[1])
     nv = P.damping.size
+    inverse = P.pd_terms.size > 0
+    a = P.pd_accel if inverse else u
     for j in range(u.size):
         k = P.pd_q[j]
         if k < 0:
-            u[j] = 0.0
+            a[j] = 0.0
         else:
-            u[j] = P.pd_kp[j] * (ref[0, k] - y[j]) + P.pd_kd[j] * (ref[1, k] - y[nv + j])
+            a[j] = P.pd_kp[j] * (ref[0, k] - y[j]) + P.pd_kd[j] * (ref[1, k] - y[nv + j])
+    if inverse:
+        joint_transforms(P.model, y[:nv])
+        inverse_dynamics(P.model, y[nv : 2 * nv], a, u)
+        terms = P.pd_terms
+        for j in range(nv):
+            u[j] += terms[0, j] * (y[j] - terms[2, j]) + terms[1, j] * y[nv + j]
 
 
 @kernel
@@ -472,8 +492,8 @@ def evaluate(P, t, y, out):
             _rotate(P.q, P.quat_q[P.fly_quat[k]], y, nv + P.fly_v[k], out, P.fly_v[k])
         for k in range(P.rot_v.size):
             _jr_inverse(y, P.rot_v[k], y, nv + P.rot_v[k], out, P.rot_v[k])
-    else:
-        if not P.cartesian.gains.size:  # (a Cartesian law has run them at q: _inputs)
+    else:  # (a Cartesian or computed-torque law evaluated here has run them at q: _inputs)
+        if not (P.cartesian.gains.size or (P.pd_terms.size and not P.pd_held)):
             joint_transforms(P.model, y[:nv])
         _forward(P, y, nv, lin, out)
     for i in range(nv, lin.size):

@@ -1,7 +1,9 @@
-"""The recursive Newton–Euler algorithm for the bias forces, compiled with Numba.
+"""The recursive Newton–Euler algorithm, compiled with Numba.
 
-:func:`nonlinear_effects` equals ``pin.nonLinearEffects(model, data, q, v)``: the joint
-efforts ``b(q, v) = C(q, v) v + g(q)`` that hold the robot at zero acceleration.
+:func:`inverse_dynamics` equals ``pin.rnea(model, data, q, v, a)``: the joint efforts
+``M(q) a + C(q, v) v + g(q)``; :func:`nonlinear_effects` equals
+``pin.nonLinearEffects(model, data, q, v)``: the efforts ``b(q, v) = C(q, v) v + g(q)`` that
+hold the robot at zero acceleration.
 """
 
 from __future__ import annotations
@@ -15,21 +17,32 @@ from .spatial import (
     motion_to_child,
 )
 
-__all__ = ["nonlinear_effects"]
+__all__ = ["inverse_dynamics", "nonlinear_effects"]
 
 
 @helper
 def nonlinear_effects(pm, v, out):
-    """b(q, v) into ``out`` (nv,), once :func:`pinext.compiled.joint_transforms` has run at q.
+    """b(q, v) into ``out`` (nv,), once :func:`pinext.compiled.joint_transforms` has run at q:
+    :func:`_rnea` with q̈ = 0. The body velocities stay in ``pm.ws_velocity``."""
+    _rnea(pm, v, v, False, out)
 
-    Featherstone (2008), Table 5.1 (RNEA) with q̈ = 0, in local joint frames, gravity as a
-    base acceleration a_0 = −a_g:
 
-    pass 1, i = 1..n: v_i = ⁱX_λ v_λ + S_i q̇_i, a_i = ⁱX_λ a_λ + v_i × S_i q̇_i,
+@helper
+def inverse_dynamics(pm, v, a, out):
+    """τ = M(q) a + b(q, v) into ``out`` (nv,), once :func:`pinext.compiled.joint_transforms`
+    has run at q (:func:`_rnea`); ``a`` and ``out`` must not share memory."""
+    _rnea(pm, v, a, True, out)
+
+
+@helper
+def _rnea(pm, v, a, accelerating, out):
+    """Featherstone (2008), Table 5.1 (RNEA) in local joint frames, gravity as a base
+    acceleration a_0 = −a_g, the joint accelerations ``a`` read only when ``accelerating``
+    (a constant at each call site, folded away by LLVM):
+
+    pass 1, i = 1..n: v_i = ⁱX_λ v_λ + S_i q̇_i, a_i = ⁱX_λ a_λ + S_i q̈_i + v_i × S_i q̇_i,
     f_i = I_i a_i + v_i ×* I_i v_i;
-    pass 2, i = n..1: b_i = S_iᵀ f_i, f_λ += λX*_i f_i.
-
-    The body velocities stay in ``pm.ws_velocity``.
+    pass 2, i = n..1: τ_i = S_iᵀ f_i, f_λ += λX*_i f_i.
     """
     rot, trans, s_rows, inertia = pm.ws_rotation, pm.ws_translation, pm.motion_subspace, pm.inertia
     vel, acc, f, vec = pm.ws_velocity, pm.ws_acceleration, pm.ws_bias_force, pm.ws_vector
@@ -50,6 +63,10 @@ def nonlinear_effects(pm, v, out):
         motion_cross(vel, i, vec, 0, vec, 1)
         for r in range(6):
             acc[i, r] += vec[1, r]
+        if accelerating:
+            for k in range(pm.idx_v[i], pm.idx_v[i] + pm.nv[i]):  # + S q̈
+                for r in range(6):
+                    acc[i, r] += s_rows[k, r] * a[k]
         inertia_times(inertia, i, acc, i, f, i)
         inertia_times(inertia, i, vel, i, vec, 2)
         force_cross(vel, i, vec, 2, vec, 3)

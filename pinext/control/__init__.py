@@ -10,8 +10,9 @@ controller does.
 Built-in joint-level laws: :class:`JointPD` (PD to a reference, optional gravity compensation)
 and :class:`ComputedTorque`, on joint torques or on DC motors behind elastic transmissions;
 :class:`CartesianPD`, a frame's Cartesian springs and dampers about a :class:`QuinticPath`
-with gravity compensation. A JointPD (joint torques) and a CartesianPD run inside the compiled
-loop with no Python per evaluation or sample. Task-space laws on the dynamics of
+with gravity compensation. A JointPD and a ComputedTorque (joint torques, a constant or
+:class:`~pinext.Schedule` reference) and a CartesianPD run inside the compiled loop with no
+Python per evaluation or sample. Task-space laws on the dynamics of
 :func:`pinext.task_space_dynamics`: :class:`ImpedanceController` (Cartesian impedance, Hogan
 1985) and :class:`HybridForceMotionController` (Raibert & Craig 1981 in the
 constrained-dynamics form of Lynch & Park); they compute joint torques and output whatever the

@@ -69,6 +69,19 @@ class ComputedTorque(JointLaw):
             else ElasticFeedforward(self.actuation, self.reference, feedforward_step)
         )
 
+    def kernel_form(self, model: pin.Model) -> tuple | None:
+        """The law as the compiled kernels evaluate it (:func:`pinext.compiled.phase.
+        pd_torques`): ``(reference, kp, kd, terms)`` with the rows K, D, q_rest of ``terms``
+        (3, nv), for joint torques on a model of one-DOF joints and a constant or Schedule
+        reference; None otherwise (the law then runs in Python)."""
+        if self.feedforward is not None or self.reference.kind == "callable":
+            return None
+        if model.nv != self.model.nv or any(j.nq != 1 or j.nv != 1 for j in model.joints[1:]):
+            return None
+        kp, kd = (np.broadcast_to(np.asarray(g, float), (model.nv,)) for g in (self.kp, self.kd))
+        terms = np.array([self.stiffness, self.damping, self.q_rest], dtype=float)
+        return self.reference, kp, kd, terms
+
     def __call__(
         self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
     ) -> np.ndarray:
