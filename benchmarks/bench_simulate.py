@@ -144,11 +144,11 @@ def bouncing_tool() -> list:
 
 
 def markdown(rows: list, header: list[str], caption: str) -> str:
-    """The table as Markdown under its caption (the ratio columns in bold)."""
+    """The table as Markdown under its caption (the compiled ratio in bold)."""
     lines = [caption, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    ratio = [i for i, name in enumerate(header) if name == "compiled eval/call"]
+    bold = header.index("compiled eval/call")
     for row in rows:
-        cells = [f"**{c}**" if i in ratio else str(c) for i, c in enumerate(row)]
+        cells = [f"**{c}**" if i == bold else str(c) for i, c in enumerate(row)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -78,9 +78,8 @@ class ComputedTorque(JointLaw):
             return None
         if model.nv != self.model.nv or any(j.nq != 1 or j.nv != 1 for j in model.joints[1:]):
             return None
-        kp, kd = (np.broadcast_to(np.asarray(g, float), (model.nv,)) for g in (self.kp, self.kd))
         terms = np.array([self.stiffness, self.damping, self.q_rest], dtype=float)
-        return self.reference, kp, kd, terms
+        return self.reference, self.kp, self.kd, terms  # (the gains: one per joint already)
 
     def __call__(
         self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
