@@ -65,3 +65,24 @@ def print_table(rows, header) -> None:
     from pinext.cli import table
 
     print(table(rows, header))
+
+
+def markdown(rows: list, header: list[str], caption: str | None, bold: str | None = None) -> str:
+    """The table as Markdown under its caption, stamped with the date and the versions of
+    pinext, Pinocchio and Numba (no caption: the table alone; the column ``bold`` in bold)."""
+    import datetime
+
+    import numba
+    import pinocchio as pin
+
+    import pinext as px
+
+    versions = f"pinext {px.__version__}, Pinocchio {pin.__version__}, Numba {numba.__version__}"
+    stamp = f"{datetime.date.today().isoformat()}, {versions}: {caption}"
+    lines = [stamp, ""] if caption is not None else []
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    column = header.index(bold) if bold is not None else -1
+    for row in rows:
+        cells = [f"**{c}**" if i == column else str(c) for i, c in enumerate(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

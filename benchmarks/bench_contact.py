@@ -12,7 +12,9 @@
    MuJoCo's default soft contact (solref 0.02 s) and a stiff one (solref 2 dt).
    Medians of 5 runs (``--repeats``); the machine load is printed with the numbers.
 
-Run: ``python benchmarks/bench_contact.py [--skip-writing] [--repeats N]``.
+Run: ``python benchmarks/bench_contact.py [--skip-writing] [--repeats N] [--markdown
+docs/bench_contact_table.md]`` (the last writes the Solo12 tables that ``docs/performance.md``
+includes, with the date, the versions and the load).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pinocchio as pin  # noqa: E402
 
 import pinext as px  # noqa: E402
-from benchmarks._common import per_call  # noqa: E402
+from benchmarks._common import markdown, per_call, print_table  # noqa: E402
+from benchmarks._peers import machine_load  # noqa: E402
 from pinext.control import JointPD  # noqa: E402
 from tests._contact_models import impact_time_reference  # noqa: E402
 
@@ -266,7 +269,7 @@ def slip(feet_z: np.ndarray, feet_xy: np.ndarray) -> float:
     return float(np.abs(feet_xy[down:] - feet_xy[down]).max())
 
 
-def solo12(repeats: int) -> None:
+def solo12(repeats: int, markdown_path: Path | None = None) -> None:
     from pinext.robots.solo12 import FEET, load_solo12, posture_law
 
     robot, q_ref = load_solo12()
@@ -348,32 +351,41 @@ def solo12(repeats: int) -> None:
                     float("nan"),
                 )
             )
-    print(
-        f"\nSolo12: drop from {DROP_HEIGHT} m, PD posture (kp {kp}, kd {kd}), {T_FINAL} s at "
-        f"dt = {DT * 1e3:g} ms, median of {repeats} runs; load average {os.getloadavg()}"
+    caption = (
+        f"Solo12 dropped from {DROP_HEIGHT} m, PD posture (kp {kp}, kd {kd}), {T_FINAL:g} s at "
+        f"dt = {DT * 1e3:g} ms; wall: median of {repeats} runs (pinext: the whole "
+        f"simulate_timestepping call); {machine_load()}"
     )
-    print(
-        f"{'simulator':44s} {'wall [s]':>9s} {'real-time x':>12s} {'base z end [m]':>15s} "
-        f"{'max penetration [m]':>20s} {'foot slip [m]':>14s} {'solver it/step':>15s}"
-    )
-    for name, wall, rtf, z_end, pen, travel, its in rows:
-        print(
-            f"{name:44s} {wall:9.3f} {rtf:12.1f} {z_end:15.6f} {pen:20.2e} {travel:14.2e} "
-            f"{its:15.1f}"
-        )
-    for ours in rows[:3]:
-        for row in rows[3:]:
-            print(f"{ours[0]} / {row[0]} wall-time ratio: {ours[1] / row[1]:.2f}")
+    if mujoco is not None:
+        caption += f"; MuJoCo {mujoco.__version__}"
+    header = [
+        "simulator", "wall [s]", "real time x", "base z end [m]", "max penetration [m]",
+        "foot slip [m]", "solver it/step",
+    ]  # fmt: skip
+    table = [
+        [name, f"{wall:.3f}", f"{rtf:.1f}", f"{z:.6f}", f"{pen:.2e}", f"{travel:.2e}", f"{its:.1f}"]
+        for name, wall, rtf, z, pen, travel, its in rows
+    ]
+    print(f"\n{caption}")
+    print_table(table, header)
+    peers = rows[3:]
+    ratio_header = ["pinext / MuJoCo wall", *(peer[0].removeprefix("MuJoCo ") for peer in peers)]
+    ratios = [[ours[0], *(f"{ours[1] / peer[1]:.2f}" for peer in peers)] for ours in rows[:3]]
+    print_table(ratios, ratio_header)
+    if markdown_path is not None:
+        text = markdown(table, header, caption) + "\n" + markdown(ratios, ratio_header, None)
+        markdown_path.write_text(text)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-writing", action="store_true", help="only the Solo12 scene")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--markdown", type=Path, help="also write the Solo12 tables there")
     args = parser.parse_args()
     if not args.skip_writing:
         writing_task(args.repeats)
-    solo12(args.repeats)
+    solo12(args.repeats, args.markdown)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ the table that ``docs/performance.md`` includes, with the date, the versions and
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
 import tempfile
@@ -20,7 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import per_call, print_table, robots_dir  # noqa: E402
+from _common import markdown, per_call, print_table, robots_dir  # noqa: E402
 from _peers import machine_load  # noqa: E402
 
 import pinext as px  # noqa: E402
@@ -143,16 +142,6 @@ def bouncing_tool() -> list:
     return measure("six-DOF arm's tool bouncing on a table: contact row, gap events", system, q0)
 
 
-def markdown(rows: list, header: list[str], caption: str) -> str:
-    """The table as Markdown under its caption (the compiled ratio in bold)."""
-    lines = [caption, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    bold = header.index("compiled eval/call")
-    for row in rows:
-        cells = [f"**{c}**" if i == bold else str(c) for i, c in enumerate(row)]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", type=Path, help="also write the table there (Markdown)")
@@ -257,13 +246,7 @@ def main() -> None:
     print(caption)
     print_table(rows, header)
     if args.markdown is not None:
-        import numba
-
-        versions = (
-            f"pinext {px.__version__}, Pinocchio {pin.__version__}, Numba {numba.__version__}"
-        )
-        stamp = f"{datetime.date.today().isoformat()}, {versions}: {caption}"
-        args.markdown.write_text(markdown(rows, header, stamp))
+        args.markdown.write_text(markdown(rows, header, caption, bold="compiled eval/call"))
 
 
 if __name__ == "__main__":

@@ -676,10 +676,10 @@ DEADLINE = float(os.environ.get("PINEXT_HANG_DEADLINE", "300"))
 
 HANG_ROWS: list[Row] = [
     (
-        "time stepping 5 000 000 steps",
-        lambda p: px.simulate(_box_system(), 0.5, q0=_box_q(0.05), method="timestepping", dt=1e-7),
+        "time stepping 5 000 000 000 steps",
+        lambda p: px.simulate(_box_system(), 0.5, q0=_box_q(0.05), method="timestepping", dt=1e-10),
         InvalidParameter,
-        "5 000 000 steps",
+        "5 000 000 000 steps",
     ),
     (
         "2000 sublinks",

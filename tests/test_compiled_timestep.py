@@ -14,8 +14,10 @@ import pinext as px
 from pinext.check import random_state
 from pinext.compiled import pack
 from pinext.compiled.aba import joint_transforms
+from pinext.compiled.crba import ltdl
 from pinext.compiled.rnea import inverse_dynamics, nonlinear_effects
-from pinext.compiled.timestep import integrate
+from pinext.compiled.stepping import _work, stepping_scene
+from pinext.compiled.timestep import _delassus, _tip, integrate
 from pinext.contact import Contact, plane
 from pinext.control import JointPD
 from pinext.exceptions import InvalidParameter
@@ -89,6 +91,68 @@ def test_integrate_equals_pinocchio(which, scale):
         assert np.abs(out - ref).max() <= 1e-13 * (1.0 + np.abs(ref).max())
 
 
+def _chain(pm, dof):
+    """A dof and its ancestors."""
+    chain = []
+    while dof >= 0:
+        chain.append(int(dof))
+        dof = pm.dof_parent[dof]
+    return chain
+
+
+@pytest.mark.parametrize("which", range(4))
+def test_delassus_operator_equals_j_minv_jt(which):
+    """The loop's Delassus operator, from the LTDL factors and walking each row's dof chain
+    (densely for a row across two branches), equals J M⁻¹ Jᵀ with Pinocchio's CRBA, on a
+    mixed-joint tree, Solo12, go1 and the Panda (its fingers on two branches), from seeded
+    random poses: point-like rows (random entries on one dof's chain), a joint's unit row,
+    and two-dof rows e_a − k e_b within one chain and across branches (as a ``<mimic>``)."""
+    model = [*_models(), load_robot("panda").model][which]
+    pm, rng, nv = pack(model), np.random.default_rng(11), model.nv
+    data = model.createData()
+    inf, zero, none = np.full(nv, np.inf), np.zeros(nv), ()
+    scene = stepping_scene(
+        model, pm, none, none, none, none, inf, zero, zero, zero, 0.0, 1e-10, 10, None
+    )
+    work = _work(model, scene)  # the loop's own workspace, its rows replaced below
+    across = [
+        (a, b) for a in range(nv) for b in range(a) if a not in _chain(pm, b) + _chain(pm, a)[1:]
+    ]
+    assert across, "a tree with branches"
+    for _ in range(5):
+        q = random_state(model, rng).q
+        mass = pin.crba(model, data, q)
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        factors = mass.copy()
+        ltdl(pm, factors)
+        rows, tips = [], []
+        for dof in rng.choice(nv, 4):
+            row = np.zeros(nv)
+            row[_chain(pm, dof)] = rng.normal(size=len(_chain(pm, dof)))
+            rows.append(row)
+            tips.append(dof)
+        rows.append(np.eye(nv)[rng.integers(nv)])
+        tips.append(int(np.flatnonzero(rows[-1])[0]))
+        for a, b in (tuple(rng.choice(nv, 2, replace=False)), across[rng.integers(len(across))]):
+            rows.append(np.eye(nv)[a] - rng.uniform(0.5, 2.0) * np.eye(nv)[b])
+            tips.append(_tip(pm, a, b))
+            deeper = a if b in _chain(pm, a) else b if a in _chain(pm, b) else -1
+            assert tips[-1] == deeper
+        jac = np.array(rows)
+        m = len(rows)
+        ws = work._replace(
+            factors=factors, half=np.zeros((m, nv)), jac=jac, tip=np.array(tips),
+            delassus=np.zeros((m, m)),
+        )  # fmt: skip
+        _delassus(pm, ws, m)
+        inverse = np.linalg.inv(mass)
+        expected = jac @ np.linalg.solve(mass, jac.T)
+        # a solve's error: n ε cond(M) ‖J‖² ‖M⁻¹‖
+        bound = nv * 2.2e-16 * np.linalg.cond(mass) * np.linalg.norm(jac, 2) ** 2
+        bound *= np.linalg.norm(inverse, 2)
+        assert np.abs(ws.delassus - expected).max() <= bound
+
+
 def _runs(system, t_final, dt, tolerance, control=None, **kwargs):
     """The compiled run and a Pinocchio run (its ADMM, or its PGS where ADMM does not
     converge on every step: the reference must have solved each problem)."""
@@ -132,9 +196,21 @@ def _agree(system, t_final, dt, control=None, **kwargs):
         for run in runs:
             scale = 1.0 + np.abs(run.outputs["energy.kinetic"]).max()
             assert np.abs(run.energy_balance().residual).max() <= 1e-9 * scale
+            _energies_are_pinocchios(system, run)
     floor = a.t.size * 1e-10 * (1.0 + np.abs(a.v).max())
     assert diffs[1] <= diffs[0] / 10.0 + floor, diffs
     return runs
+
+
+def _energies_are_pinocchios(system, run):
+    """The energies a run records at its samples (the compiled loop's own, from its CRBA and
+    placements) equal :meth:`System.mechanism_energy` of the recorded states: Pinocchio's
+    ``computeKineticEnergy`` and ``computePotentialEnergy`` and the springs' ½ k δ²."""
+    expected = [system.mechanism_energy(*system.split(x)) for x in run.x]
+    for name in ("kinetic", "gravity", "elastic"):
+        values = np.array([terms[name] for terms in expected])
+        atol = 1e-12 * (1.0 + np.abs(values).max())  # (sums of products of that size)
+        np.testing.assert_allclose(run.outputs[f"energy.{name}"], values, rtol=0, atol=atol)
 
 
 def _drop_pose(model, feet, rng, height=0.02):

@@ -25,7 +25,6 @@ from .model import (
     REVOLUTE_UNBOUNDED,
     SPHERICAL,
     TRANSLATION,
-    pack,
 )
 
 #: Joint codes whose exponential map :func:`pinext.compiled.timestep.integrate` implements
@@ -35,6 +34,10 @@ _STEPPED = frozenset({REVOLUTE, REVOLUTE_UNBOUNDED, PRISMATIC, FREE_FLYER, SPHER
 STEPPED_JOINTS = ("revolute", "continuous", "prismatic", "free-flyer", "spherical", "translation")
 #: Steps per call of the compiled loop when no Python law runs between steps.
 CHUNK = 2000
+#: Calls of the compiled loop through Numba's dispatcher before a run calls its machine code
+#: directly: resolving the arguments' types once costs ~1 ms (~120 arrays), the dispatcher
+#: ~6 µs a call more.
+DIRECT_AFTER = 100
 #: Unconverged solves whose times are kept.
 UNCONVERGED_KEPT = 20
 
@@ -104,6 +107,8 @@ class StepWork(NamedTuple):
     admm_w: np.ndarray
     admm_p: np.ndarray
     row_of: np.ndarray
+    tip: np.ndarray  # each row's dof whose chain holds its Jacobian (−1: across branches)
+    dinv: np.ndarray  # D⁻¹ of the LTDL factors
     active: np.ndarray
     gap: np.ndarray
     closing: np.ndarray
@@ -116,6 +121,7 @@ class StepWork(NamedTuple):
     v_ref: np.ndarray  # (CHUNK, nv)
     touching: np.ndarray
     audit: np.ndarray  # numerical dissipation, explicit error [J]
+    energy: np.ndarray  # kinetic, gravity, joint-elastic energy at the step's start [J]
     totals: np.ndarray  # input work, dissipated energy [J]
     stats: np.ndarray  # solver iterations, unconverged solves, events, steps with limit rows
     unconverged_at: np.ndarray
@@ -131,6 +137,7 @@ class StepOut(NamedTuple):
     work: np.ndarray
     lost: np.ndarray
     audit: np.ndarray
+    energy: np.ndarray  # kinetic, gravity, joint-elastic [J]
     gap: np.ndarray
     force: np.ndarray
     closed: np.ndarray
@@ -167,6 +174,7 @@ def pd_law(controller: Any, model: pin.Model) -> tuple[Any, np.ndarray, np.ndarr
 
 def stepping_scene(
     model: pin.Model,
+    pm: Any,
     contacts: Sequence[Any],
     limits: Sequence[Any],
     friction: Sequence[tuple[int, float]],
@@ -180,14 +188,14 @@ def stepping_scene(
     max_iterations: int,
     pd: tuple[Any, np.ndarray, np.ndarray] | None,
 ) -> StepScene:
-    """The packed scene of a run.
+    """The packed scene of a run on ``model`` (``pm``: its :func:`~pinext.compiled.model.pack`).
 
     Raises:
         UnsupportedModel: A joint the compiled loop does not integrate (planar, helical,
             mimic, ...), joint friction or a spring on a joint that is not a one-degree-of-
             freedom Euclidean joint.
     """
-    codes = pack(model).jtype[1:]
+    codes = pm.jtype[1:]
     for i, code in enumerate(codes, start=1):
         if int(code) not in _STEPPED:
             raise UnsupportedModel(model.names[i], model.joints[i].shortname(), STEPPED_JOINTS)
@@ -277,6 +285,8 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         admm_w=np.zeros(rows),
         admm_p=np.zeros(rows),
         row_of=np.zeros(rows, dtype=np.int64),
+        tip=np.zeros(rows, dtype=np.int64),
+        dinv=np.zeros(nv),
         active=np.zeros(nc, dtype=np.bool_),
         gap=np.zeros(nc),
         closing=np.zeros(nc),
@@ -289,6 +299,7 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         v_ref=np.zeros((CHUNK, nv)),
         touching=np.zeros(nc, dtype=np.bool_),
         audit=np.zeros(2),
+        energy=np.zeros(3),
         totals=np.zeros(2),
         stats=np.zeros(4, dtype=np.int64),
         unconverged_at=np.zeros(UNCONVERGED_KEPT),
@@ -299,22 +310,34 @@ class CompiledStepper:
     """A time-stepping run of a packed scene (see :mod:`pinext.compiled.timestep`).
 
     Args:
-        model: The stepper's model (armature included).
+        model: The stepper's model (armature included), and ``pm`` its packed form.
         scene: From :func:`stepping_scene`.
         n_steps: Steps of the run; the samples are every ``every`` steps, plus the end.
     """
 
     def __init__(
-        self, model: pin.Model, scene: StepScene, n_steps: int, every: int, reference: Any = None
+        self,
+        model: pin.Model,
+        pm: Any,
+        scene: StepScene,
+        n_steps: int,
+        every: int,
+        reference: Any = None,
     ) -> None:
-        self.model, self.scene, self.every = model, scene, int(every)
+        self.model, self.pm, self.scene, self.every = model, pm, scene, int(every)
         #: The JointPD's reference (a JointReference), written into the workspace per call.
         self.reference = reference
-        self.pm = pack(model)
         self.work = _work(model, scene)
-        n_samples = (n_steps - 1) // self.every + 1
-        nc = scene.contact_joint.size
-        self.out = StepOut(
+        self.n_steps = n_steps
+        self._entry: Callable | None = None
+        self._calls = 0
+
+    def _samples(self) -> StepOut:
+        """The arrays of a run's samples (made when it starts: a run refused as too long
+        never holds them)."""
+        model, nc = self.model, self.scene.contact_joint.size
+        n_samples = (self.n_steps - 1) // self.every + 1
+        return StepOut(
             t=np.zeros(n_samples),
             q=np.zeros((n_samples, model.nq)),
             v=np.zeros((n_samples, model.nv)),
@@ -322,12 +345,12 @@ class CompiledStepper:
             work=np.zeros(n_samples),
             lost=np.zeros(n_samples),
             audit=np.zeros((n_samples, 2)),
+            energy=np.zeros((n_samples, 3)),
             gap=np.zeros((n_samples, nc)),
             force=np.zeros((n_samples, nc, 3)),
             closed=np.zeros((n_samples, nc)),
             events=np.zeros((CHUNK * nc + 1, 3)),  # nc events per step at most
         )
-        self._entry: Callable | None = None
 
     def advance(
         self, q: np.ndarray, v: np.ndarray, u: np.ndarray, h: float, t: float, k: int, steps: int
@@ -337,12 +360,14 @@ class CompiledStepper:
         done, time). At most :data:`CHUNK` steps per call (the events' buffer); the caller
         drains the events after each call (:meth:`drain`)."""
         args = (self.pm, self.scene, self.work, q, v, u, h, t, k, steps, self.every, self.out)
-        if self._entry is None:  # the first call compiles (or loads) and resolves the types
-            result = _ts.run(*args)
+        if self._entry is not None:
+            return self._entry(*args)  # skips the dispatcher's type resolution: ~4 µs, not 10
+        result = _ts.run(*args)  # (the first call compiles or loads the loop)
+        self._calls += 1
+        if self._calls == DIRECT_AFTER:  # a run of many calls (a law per step)
             signature = tuple(numba.typeof(a) for a in args)
             self._entry = _ts.run.overloads[signature].entry_point
-            return result
-        return self._entry(*args)  # skips the dispatcher's type resolution: ~4 µs, not 10
+        return result
 
     def _references(self, t: float, h: float, steps: int) -> None:
         """The JointPD's (q_r, v_r) at the start of each of the next ``steps`` steps, from
@@ -368,10 +393,11 @@ class CompiledStepper:
         self.work.stats[2] = 0
         return events
 
-    def close(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Close the energy audit at the end state; the contacts' gaps there."""
+    def close(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Close the energy audit at the end state; the contacts' gaps and the energies
+        (kinetic, gravity, joint-elastic) there."""
         _ts.close(self.pm, self.scene, self.work, q, v)
-        return self.work.gap.copy()
+        return self.work.gap.copy(), self.work.energy.copy()
 
     def run(
         self,
@@ -398,6 +424,7 @@ class CompiledStepper:
         from ..exceptions import IntegrationError
 
         nq, nv = self.model.nq, self.model.nv
+        self.out = self._samples()
         state = np.array(x[: nq + nv + 2], dtype=float)  # q, v and the totals: views below
         q, v = state[:nq], state[nq : nq + nv]
         self.work = self.work._replace(totals=state[nq + nv :])

@@ -49,14 +49,16 @@ def _potential(pm, rot_w, pos_w):
 
 
 @helper
-def _quadratic(m, a, b):
-    """aᵀ M b."""
+def _quadratic(pm, m, a, b):
+    """aᵀ M b for the joint-space inertia M, symmetric and zero between unrelated dofs (as
+    :func:`crba_from_transforms` leaves it): the diagonal and each dof's ancestors only."""
     s = 0.0
     for r in range(a.shape[0]):
-        row = 0.0
-        for c in range(b.shape[0]):
-            row += m[r, c] * b[c]
-        s += a[r] * row
+        s += a[r] * m[r, r] * b[r]
+        c = pm.dof_parent[r]
+        while c >= 0:
+            s += m[r, c] * (a[r] * b[c] + a[c] * b[r])
+            c = pm.dof_parent[c]
     return s
 
 
@@ -163,6 +165,65 @@ def _row_dot(ws, i, x):
     return s
 
 
+@helper
+def _on_chain(pm, tip, dof):
+    """Whether dof is tip or one of its ancestors in ``pm.dof_parent``."""
+    while tip >= 0:
+        if tip == dof:
+            return True
+        tip = pm.dof_parent[tip]
+    return False
+
+
+@helper
+def _tip(pm, a, b):
+    """The deeper of dofs a and b when the other is on its chain, else −1 (a row across two
+    branches)."""
+    if _on_chain(pm, a, b):
+        return a
+    return b if _on_chain(pm, b, a) else -1
+
+
+@helper
+def _delassus(pm, ws, m):
+    """The Delassus operator of the m rows of ws.jac into ws.delassus:
+    G = J M⁻¹ Jᵀ = Zᵀ D⁻¹ Z with Z_i = L⁻ᵀ J_iᵀ (the factors of :func:`ltdl` in ws.factors).
+
+    A row whose Jacobian lies on the dof chain of its tip ``ws.tip[i]`` (the tip and its
+    ancestors: a point of a body, a joint's own row) keeps Z_i on that chain, since L⁻ᵀ moves
+    entries to ancestors only (Featherstone (2008), ch. 6, the branch-induced sparsity):
+    its half-solve and its products walk the chain alone. A row across two branches (tip −1)
+    is solved and multiplied densely.
+    """
+    nv, lam = ws.factors.shape[0], pm.dof_parent
+    for c in range(nv):
+        ws.dinv[c] = 1.0 / ws.factors[c, c]
+    for i in range(m):
+        for c in range(nv):
+            ws.half[i, c] = ws.jac[i, c]
+        if ws.tip[i] < 0:
+            ltdl_half(pm, ws.factors, ws.half[i])
+        a = ws.tip[i]
+        while a >= 0:  # ltdl_half's loop over the chain's dofs, deepest first
+            z, j = ws.half[i, a], lam[a]
+            while j >= 0:
+                ws.half[i, j] -= ws.factors[a, j] * z
+                j = lam[j]
+            a = lam[a]
+    for i in range(m):
+        for j in range(i, m):
+            a = ws.tip[i] if ws.tip[i] >= 0 else ws.tip[j]
+            g = 0.0
+            if a < 0:
+                for c in range(nv):
+                    g += ws.half[i, c] * ws.half[j, c] * ws.dinv[c]
+            while a >= 0:  # (Z_i or Z_j is zero off the chain)
+                g += ws.half[i, a] * ws.half[j, a] * ws.dinv[a]
+                a = lam[a]
+            ws.delassus[i, j] = g
+            ws.delassus[j, i] = g
+
+
 @kernel
 def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
     """``n_steps`` steps of size h from (q, v) at time t0 (global step index k0), in place.
@@ -208,7 +269,9 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         for n in range(sc.elastic_iq.shape[0]):
             d = q[sc.elastic_iq[n]] - sc.q_rest[sc.elastic_iq[n]]
             elastic += 0.5 * sc.stiffness[sc.elastic_iv[n]] * d * d
-        energy = 0.5 * _quadratic(ws.mass, v, v) + potential + elastic
+        kinetic = 0.5 * _quadratic(pm, ws.mass, v, v)
+        ws.energy[0], ws.energy[1], ws.energy[2] = kinetic, potential, elastic
+        energy = kinetic + potential + elastic
         if k > 0:  # close the previous step's explicit term with E(q, v) here
             ws.audit[1] += energy
         _gaps(pm, sc, ws)
@@ -222,6 +285,8 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
                 out.u[j, i] = u[i]
             out.work[j], out.lost[j] = ws.totals[0], ws.totals[1]
             out.audit[j, 0], out.audit[j, 1] = ws.audit[0], ws.audit[1]
+            for r in range(3):
+                out.energy[j, r] = ws.energy[r]
             for c in range(nc):
                 out.gap[j, c] = ws.gap[c]
         # the rows: active contacts, joints near a limit, joint friction
@@ -230,7 +295,9 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             ws.active[c] = ws.gap[c] <= sc.margin + 2.0 * h * max(ws.closing[c], 0.0)
             if ws.active[c]:
                 ws.gap[c] = _contact_row(pm, sc, ws, c, m)
+                j = sc.contact_joint[c]
                 for r in range(3):
+                    ws.tip[m + r] = pm.idx_v[j] + pm.nv[j] - 1
                     ws.g[m + r] = _row_dot(ws, m + r, ws.v_free)
                     ws.lam[m + r] = ws.warm[c, r]
                     ws.lower[m + r], ws.upper[m + r] = -math.inf, math.inf
@@ -250,6 +317,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
                     for col in range(nv):
                         ws.jac[m, col] = 0.0
                     ws.jac[m, iv] = sign
+                    ws.tip[m] = iv
                     ws.g[m] = sign * ws.v_free[iv] + dist / h
                     ws.lam[m] = ws.warm_limit[n, side]
                     ws.lower[m], ws.upper[m] = 0.0, math.inf
@@ -263,6 +331,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             for col in range(nv):
                 ws.jac[m, col] = 0.0
             ws.jac[m, f], ws.jac[m, lead] = 1.0, -k_
+            ws.tip[m] = _tip(pm, f, lead)
             residual = q[sc.mimic_iq[n, 0]] - k_ * q[sc.mimic_iq[n, 1]] - sc.mimic_offset[n]
             ws.g[m] = ws.v_free[f] - k_ * ws.v_free[lead] + residual / h
             ws.lam[m] = ws.warm_mimic[n]
@@ -274,6 +343,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             for col in range(nv):
                 ws.jac[m, col] = 0.0
             ws.jac[m, iv] = 1.0
+            ws.tip[m] = iv
             ws.g[m] = ws.v_free[iv]
             bound = sc.friction_torque[n] * h
             ws.lam[m] = min(max(ws.warm_friction[n], -bound), bound)
@@ -283,17 +353,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             ws.v_next[i] = ws.v_free[i]
         dissipated = 0.0
         if m > 0:
-            for i in range(m):  # Z_i = L⁻ᵀ J_iᵀ: G = J M⁻¹ Jᵀ = Zᵀ D⁻¹ Z
-                for c in range(nv):
-                    ws.half[i, c] = ws.jac[i, c]
-                ltdl_half(pm, ws.factors, ws.half[i])
-            for i in range(m):
-                for j in range(i, m):
-                    g = 0.0
-                    for c in range(nv):
-                        g += ws.half[i, c] * ws.half[j, c] / ws.factors[c, c]
-                    ws.delassus[i, j] = g
-                    ws.delassus[j, i] = g
+            _delassus(pm, ws, m)
             its, converged = _solve(ws, m, n_contact_rows, sc.tolerance, sc.max_iterations)
             ws.stats[0] += its
             if not converged:
@@ -352,9 +412,9 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         for i in range(nv):
             ws.dv_free[i] = ws.v_free[i] - v[i]
             ws.dv_next[i] = ws.v_next[i] - v[i]
-        ws.audit[0] += 0.5 * _quadratic(ws.mass, ws.dv_free, ws.dv_next)
-        explicit = 0.5 * _quadratic(ws.mass, ws.v_next, ws.v_next) + potential + elastic
-        explicit -= _quadratic(ws.mass, ws.v_next, ws.dv_free)
+        ws.audit[0] += 0.5 * _quadratic(pm, ws.mass, ws.dv_free, ws.dv_next)
+        explicit = 0.5 * _quadratic(pm, ws.mass, ws.v_next, ws.v_next) + potential + elastic
+        explicit -= _quadratic(pm, ws.mass, ws.v_next, ws.dv_free)
         for i in range(nv):
             explicit += ws.v_next[i] * h * (ws.u_applied[i] - sc.damping[i] * v[i])
         ws.audit[1] -= explicit
@@ -380,8 +440,8 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
 
 @kernel
 def close(pm, sc, ws, q, v):
-    """At the end of a run: the last step's explicit term closed with E(q, v), and the
-    contacts' gaps at (q, v) in ws.gap."""
+    """At the end of a run: the last step's explicit term closed with E(q, v), the energies
+    at (q, v) in ws.energy and the contacts' gaps there in ws.gap."""
     joint_transforms(pm, q)
     nonlinear_effects(pm, v, ws.bias)
     placements(pm, ws.rotation, ws.position)
@@ -390,7 +450,7 @@ def close(pm, sc, ws, q, v):
     for n in range(sc.elastic_iq.shape[0]):
         d = q[sc.elastic_iq[n]] - sc.q_rest[sc.elastic_iq[n]]
         elastic += 0.5 * sc.stiffness[sc.elastic_iv[n]] * d * d
-    ws.audit[1] += (
-        0.5 * _quadratic(ws.mass, v, v) + _potential(pm, ws.rotation, ws.position) + elastic
-    )
+    ws.energy[0] = 0.5 * _quadratic(pm, ws.mass, v, v)
+    ws.energy[1], ws.energy[2] = _potential(pm, ws.rotation, ws.position), elastic
+    ws.audit[1] += ws.energy[0] + ws.energy[1] + ws.energy[2]
     _gaps(pm, sc, ws)

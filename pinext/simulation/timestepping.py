@@ -35,6 +35,7 @@ from ..contact.timestepping import (
 from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
+from .component import Component
 from .controls import checked_control
 from .initial_state import as_initial_state
 from .system import System
@@ -215,7 +216,7 @@ def simulate_timestepping(
         )
         for t, c, kind in run.events
     ]  # fmt: skip
-    traj = _trajectory(system, run.inputs, run.t, run.x, events, t_final)
+    traj = _trajectory(system, run, events, t_final)
     traj.outputs["contact.force"] = run.force.reshape(run.t.size, n, 3)
     traj.outputs["contact.gap"] = run.gap.reshape(run.t.size, n)
     traj.outputs["contact.residual"] = np.minimum(traj.outputs["contact.gap"], 0.0)
@@ -268,12 +269,14 @@ class _Run(NamedTuple):
     unconverged: int
     unconverged_at: list[float]
     limit_steps: int
+    energy: np.ndarray | None = None  # kinetic, gravity, joint-elastic [J]; None: from x
 
 
 def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: int):
     """(the compiled stepper, the law it calls per step or None) for a scene the compiled
     loop covers; otherwise the reason why not (also logged at INFO level)."""
     from .. import compiled
+    from ..compiled.model import pack
     from ..compiled.stepping import CompiledStepper, pd_law, stepping_scene
 
     reason = None
@@ -289,8 +292,10 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
     if reason is None:
         pd = pd_law(_controller(control, stepper.dt), system.model)
         try:
+            pm = pack(stepper.model)
             scene = stepping_scene(
                 stepper.model,
+                pm,
                 stepper.contacts,
                 stepper.limits,
                 stepper.friction,
@@ -311,7 +316,8 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
         return reason
     held = pd is not None or control is None
     reference = None if pd is None else pd[0]
-    return CompiledStepper(stepper.model, scene, n_steps, every, reference), (None if held else law)
+    stepping = CompiledStepper(stepper.model, pm, scene, n_steps, every, reference)
+    return stepping, (None if held else law)
 
 
 def _effort_limit(system: System) -> np.ndarray:
@@ -352,7 +358,9 @@ def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) 
     layout = system.layout
     order = compiled_order(system)
     end, events, t = compiled.run(x[order], law, dt, t_final, n_steps, bar.update)
-    gap_end = compiled.close(end[: system.model.nq], end[system.model.nq : order.size - 2])
+    gap_end, energy_end = compiled.close(
+        end[: system.model.nq], end[system.model.nq : order.size - 2]
+    )
     out, work = compiled.out, compiled.work
     states = np.empty((out.t.size + 1, system.nx))
     states[:-1, layout["q"]], states[:-1, layout["v"]] = out.q, out.v
@@ -374,6 +382,7 @@ def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) 
         unconverged=int(work.stats[1]),
         unconverged_at=[float(t) for t in work.unconverged_at[: min(work.stats[1], 20)]],
         limit_steps=int(work.stats[3]),
+        energy=np.concatenate((out.energy, energy_end[None, :])),
     )
 
 
@@ -495,7 +504,7 @@ def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compile
         start, (loop, compiled_law) = x[compiled_order(system)], compiled
         for _ in range(2):
             started = time.perf_counter()
-            trial = type(loop)(loop.model, loop.scene, steps, 1, loop.reference)
+            trial = type(loop)(loop.model, loop.pm, loop.scene, steps, 1, loop.reference)
             trial.run(start, compiled_law, dt, steps * dt, steps, lambda _: None)
     per_step = (time.perf_counter() - started) / steps
     refuse_long_run(
@@ -511,16 +520,24 @@ def _placements(stepper: TimeStepper, q: np.ndarray, v: np.ndarray) -> pin.Data:
     return stepper.data
 
 
-def _trajectory(
-    system: System, inputs: np.ndarray, t: np.ndarray, x: np.ndarray, events: list,
-    t_final: float,
-) -> Trajectory:  # fmt: skip
-    """The :class:`Trajectory` of the samples: energies, the inputs applied over the step
+def _trajectory(system: System, run: _Run, events: list, t_final: float) -> Trajectory:
+    """The :class:`Trajectory` of the samples: energies (the mechanism's from the run when it
+    has them, as :meth:`System.energy_terms` names them), the inputs applied over the step
     from each sample, and the viewer's metadata."""
-    outputs: dict[str, list] = {"input": list(inputs)}
-    for xi in x:
-        for name, energy in system.energy_terms(xi).items():
-            outputs.setdefault(f"energy.{name}", []).append(energy)
+    t, x = run.t, run.x
+    names = ("kinetic", "gravity", "elastic")
+    mechanism = run.energy
+    if mechanism is None:
+        terms = [system.mechanism_energy(*system.split(xi)) for xi in x]
+        mechanism = np.array([[term[name] for name in names] for term in terms])
+    outputs: dict[str, Any] = {"input": run.inputs}
+    for column, name in enumerate(names):
+        outputs[f"energy.{name}"] = mechanism[:, column]
+    for comp in system.components:
+        if type(comp).energy is Component.energy:  # (stores none: the base class's zero)
+            outputs[f"energy.{comp.name}"] = np.zeros(t.size)
+        else:
+            outputs[f"energy.{comp.name}"] = [comp.energy(xi, *system.split(xi)) for xi in x]
     meta = run_metadata(system)
     return Trajectory(
         t=t,
