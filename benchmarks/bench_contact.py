@@ -23,6 +23,7 @@ import argparse
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -270,7 +271,11 @@ def slip(feet_z: np.ndarray, feet_xy: np.ndarray) -> float:
 
 
 def solo12(repeats: int, markdown_path: Path | None = None) -> None:
+    """The Solo12 scene on every simulator, in turn within each of ``repeats`` rounds (the
+    ratios are taken within a round, so that each compares two runs in one state of the
+    machine; the table gives the medians)."""
     from pinext.robots.solo12 import FEET, load_solo12, posture_law
+    from pinext.simulation.timestepping import simulate_timestepping
 
     robot, q_ref = load_solo12()
     q0 = q_ref.copy()
@@ -280,81 +285,74 @@ def solo12(repeats: int, markdown_path: Path | None = None) -> None:
     system = px.System(robot, contacts=())
     gains = np.r_[np.zeros(6), np.full(12, kp)], np.r_[np.zeros(6), np.full(12, kd)]
     pd = JointPD(system, q_ref, *gains)  # the same law, evaluated inside the compiled loop
-    from pinext.simulation.timestepping import simulate_timestepping
 
-    rows = []
-    for label, control, solver in (
-        ("pinext compiled, JointPD in the loop", pd, "auto"),
-        ("pinext compiled, Python law per step", law, "auto"),
-        ("pinext, Pinocchio's ADMM per step", law, "admm"),
-    ):
-        walls, traj = [], None
-        for _ in range(repeats):
+    def stepped(control, solver):
+        def run():
             start = time.perf_counter()
             traj = simulate_timestepping(
                 system, T_FINAL, q0=q0, control=control, dt=DT, output_dt=0.01, solver=solver
             )
-            walls.append(time.perf_counter() - start)
-        assert traj is not None
-        ts_pen = max(0.0, -float(traj.outputs["contact.gap"].min()))
-        data = robot.model.createData()
-        feet = []
-        for q in traj.q:
-            pin.framesForwardKinematics(robot.model, data, q)
-            feet.append([data.oMf[robot.model.getFrameId(f)].translation.copy() for f in FEET])
-        feet_arr = np.array(feet)
-        rows.append(
-            (
-                label,
-                float(np.median(walls)),
-                T_FINAL / float(np.median(walls)),
-                traj.q[-1, 2],
-                ts_pen,
-                slip(feet_arr[:, :, 2].min(axis=1), feet_arr[:, :, :2]),
-                traj.meta["stats"]["solver_iterations"] / traj.meta["stats"]["steps"],
-            )
-        )
+            return time.perf_counter() - start, traj
+
+        return run
+
+    runners = [
+        ("pinext compiled, JointPD in the loop", stepped(pd, "auto")),
+        ("pinext compiled, Python law per step", stepped(law, "auto")),
+        ("pinext, Pinocchio's ADMM per step", stepped(law, "admm")),
+    ]
+    ours = len(runners)
     try:
         import mujoco
     except ImportError:
         print("MuJoCo is not installed (pip install mujoco): pinext only")
         mujoco = None
     if mujoco is not None:
-        scenes = [
+        for label, timeconst, actuated in [
             ("MuJoCo solref 0.02 (default), PD in Python", 0.02, None),
             ("MuJoCo solref 0.002 (stiff), PD in Python", 2 * DT, None),
             ("MuJoCo solref 0.02, PD actuators, nstep 10", 0.02, (kp, kd)),
             ("MuJoCo solref 0.002, PD actuators, nstep 10", 2 * DT, (kp, kd)),
-        ]
-        for label, timeconst, actuated in scenes:
-            xml = solo12_mjcf(robot.model, FEET, timeconst, actuated)
-            mj_model = mujoco.MjModel.from_xml_string(xml)
-            mass_mj = float(sum(mj_model.body_mass))
-            assert abs(mass_mj - pin.computeTotalMass(robot.model)) < 1e-9
-            walls, result = [], None
-            for _ in range(repeats):
-                if actuated is None:
-                    result = run_mujoco(mj_model, q0, q_ref, kp, kd)
-                else:
-                    result = run_mujoco_actuated(mj_model, q0, q_ref)
-                walls.append(result[0])
-            assert result is not None
-            mj_wall = float(np.median(walls))
-            rows.append(
-                (
-                    label,
-                    mj_wall,
-                    T_FINAL / mj_wall,
-                    result[3][2],
-                    max(0.0, -float(result[2].min())),
-                    slip(result[2], result[4]),
-                    float("nan"),
-                )
+        ]:
+            mj_model = mujoco.MjModel.from_xml_string(
+                solo12_mjcf(robot.model, FEET, timeconst, actuated)
             )
+            assert abs(float(sum(mj_model.body_mass)) - pin.computeTotalMass(robot.model)) < 1e-9
+            if actuated is None:
+                runners.append((label, partial(run_mujoco, mj_model, q0, q_ref, kp, kd)))
+            else:
+                runners.append((label, partial(run_mujoco_actuated, mj_model, q0, q_ref)))
+    walls = np.zeros((repeats, len(runners)))
+    last: list = [None] * len(runners)
+    for r in range(repeats):
+        for i, (_, run) in enumerate(runners):
+            result = run()
+            walls[r, i], last[i] = result[0], result
+    rows = []
+    data = robot.model.createData()
+    for i, (label, _) in enumerate(runners):
+        wall = float(np.median(walls[:, i]))
+        if i < ours:
+            traj = last[i][1]
+            feet = []
+            for q in traj.q:
+                pin.framesForwardKinematics(robot.model, data, q)
+                feet.append([data.oMf[robot.model.getFrameId(f)].translation.copy() for f in FEET])
+            feet_arr = np.array(feet)
+            stats = traj.meta["stats"]
+            z_end, pen = traj.q[-1, 2], max(0.0, -float(traj.outputs["contact.gap"].min()))
+            travel = slip(feet_arr[:, :, 2].min(axis=1), feet_arr[:, :, :2])
+            its = stats["solver_iterations"] / stats["steps"]
+        else:
+            _, _, feet_z, qpos, feet_xy = last[i]
+            z_end, pen = qpos[2], max(0.0, -float(feet_z.min()))
+            travel, its = slip(feet_z, feet_xy), float("nan")
+        rows.append((label, wall, T_FINAL / wall, z_end, pen, travel, its))
     caption = (
         f"Solo12 dropped from {DROP_HEIGHT} m, PD posture (kp {kp}, kd {kd}), {T_FINAL:g} s at "
-        f"dt = {DT * 1e3:g} ms; wall: median of {repeats} runs (pinext: the whole "
-        f"simulate_timestepping call); {machine_load()}"
+        f"dt = {DT * 1e3:g} ms; {repeats} rounds, the simulators in turn in each; wall: the "
+        f"median (pinext: the whole simulate_timestepping call), ratio: the median of the "
+        f"rounds' ratios; {machine_load()}"
     )
     if mujoco is not None:
         caption += f"; MuJoCo {mujoco.__version__}"
@@ -368,9 +366,12 @@ def solo12(repeats: int, markdown_path: Path | None = None) -> None:
     ]
     print(f"\n{caption}")
     print_table(table, header)
-    peers = rows[3:]
-    ratio_header = ["pinext / MuJoCo wall", *(peer[0].removeprefix("MuJoCo ") for peer in peers)]
-    ratios = [[ours[0], *(f"{ours[1] / peer[1]:.2f}" for peer in peers)] for ours in rows[:3]]
+    peers = range(ours, len(runners))
+    ratio_header = ["pinext / MuJoCo wall", *(runners[j][0].removeprefix("MuJoCo ") for j in peers)]
+    ratios = [
+        [runners[i][0], *(f"{np.median(walls[:, i] / walls[:, j]):.2f}" for j in peers)]
+        for i in range(ours)
+    ]
     print_table(ratios, ratio_header)
     if markdown_path is not None:
         text = markdown(table, header, caption) + "\n" + markdown(ratios, ratio_header, None)

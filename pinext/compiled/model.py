@@ -85,6 +85,9 @@ class PackedModel(NamedTuple):
     """Rotational inertia about the centre of mass [kg.m²]. Shape (nj, 3, 3)."""
     inertia: np.ndarray
     """Spatial inertia at the joint origin, (linear, angular) order. Shape (nj, 6, 6)."""
+    inertia_parameters: np.ndarray
+    """Each body's inertia as (m, m c, I_o) with I_o its rotational inertia about the joint
+    origin, upper triangle (xx, yy, zz, xy, xz, yz) [kg, kg.m, kg.m²]. Shape (nj, 10)."""
     motion_subspace: np.ndarray
     """Row k is the column of S for dof k, in the joint frame. Shape (nv, 6)."""
     dof_axis: np.ndarray
@@ -113,6 +116,8 @@ class PackedModel(NamedTuple):
     """Body spatial accelerations (gravity included). Shape (nj, 6)."""
     ws_articulated_inertia: np.ndarray
     """Articulated-body inertias. Shape (nj, 6, 6)."""
+    ws_composite: np.ndarray
+    """Composite-rigid-body inertias, as :attr:`inertia_parameters`. Shape (nj, 10)."""
     ws_bias_force: np.ndarray
     """Articulated bias forces. Shape (nj, 6)."""
     ws_u_matrix: np.ndarray
@@ -197,6 +202,7 @@ def pack(model: pin.Model, angles: bool = False) -> PackedModel:
     lever = np.zeros((nj, 3))
     rotational = np.zeros((nj, 3, 3))
     inertia = np.zeros((nj, 6, 6))
+    parameters = np.zeros((nj, 10))
     subspace = np.zeros((nv, 6))
     for i in range(1, nj):
         code, ax = _joint_code(model, i)
@@ -216,6 +222,10 @@ def pack(model: pin.Model, angles: bool = False) -> PackedModel:
         lever[i] = body.lever
         rotational[i] = body.inertia
         inertia[i] = body.matrix()
+        about_origin = body.inertia + body.mass * (body.lever @ body.lever * np.eye(3))
+        about_origin -= body.mass * np.outer(body.lever, body.lever)  # parallel axes
+        upper = about_origin[[0, 1, 2, 0, 0, 1], [0, 1, 2, 1, 2, 2]]
+        parameters[i] = np.r_[body.mass, body.mass * body.lever, upper]
         subspace[joint.idx_v : joint.idx_v + joint.nv] = _motion_subspace(code, ax)
     dof_parent = np.full(nv, -1, dtype=np.int64)
     for i in range(1, nj):
@@ -238,6 +248,7 @@ def pack(model: pin.Model, angles: bool = False) -> PackedModel:
         lever=lever,
         rotational_inertia=rotational,
         inertia=inertia,
+        inertia_parameters=parameters,
         motion_subspace=subspace,
         dof_axis=np.array(
             [
@@ -256,6 +267,7 @@ def pack(model: pin.Model, angles: bool = False) -> PackedModel:
         ws_bias=np.zeros((nj, 6)),
         ws_acceleration=np.zeros((nj, 6)),
         ws_articulated_inertia=np.zeros((nj, 6, 6)),
+        ws_composite=np.zeros((nj, 10)),
         ws_bias_force=np.zeros((nj, 6)),
         ws_u_matrix=np.zeros((nv, 6)),
         ws_d_inverse=np.zeros((nv, 6)),
