@@ -270,6 +270,11 @@ def slip(feet_z: np.ndarray, feet_xy: np.ndarray) -> float:
     return float(np.abs(feet_xy[down:] - feet_xy[down]).max())
 
 
+def _its(iterations: float) -> str:
+    """Solver iterations per step, or a dash for a simulator that does not report them."""
+    return f"{iterations:.1f}" if np.isfinite(iterations) else "—"
+
+
 def solo12(repeats: int, markdown_path: Path | None = None) -> None:
     """The Solo12 scene on every simulator, in turn within each of ``repeats`` rounds (the
     ratios are taken within a round, so that each compares two runs in one state of the
@@ -361,7 +366,7 @@ def solo12(repeats: int, markdown_path: Path | None = None) -> None:
         "foot slip [m]", "solver it/step",
     ]  # fmt: skip
     table = [
-        [name, f"{wall:.3f}", f"{rtf:.1f}", f"{z:.6f}", f"{pen:.2e}", f"{travel:.2e}", f"{its:.1f}"]
+        [name, f"{wall:.3f}", f"{rtf:.1f}", f"{z:.6f}", f"{pen:.2e}", f"{travel:.2e}", _its(its)]
         for name, wall, rtf, z, pen, travel, its in rows
     ]
     print(f"\n{caption}")

@@ -29,7 +29,13 @@ autodoc_default_options = {"undoc-members": False, "show-inheritance": True}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 napoleon_use_ivar = True
-exclude_patterns = ["_build", "api/_*", "robot_zoo_table.md", "bench_simulate_table.md"]  # included
+exclude_patterns = [  # the tables are included by other pages
+    "_build",
+    "api/_*",
+    "robot_zoo_table.md",
+    "bench_simulate_table.md",
+    "bench_contact_table.md",
+]
 html_theme = "alabaster"
 suppress_warnings = ["ref.python"]
 
