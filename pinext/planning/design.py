@@ -44,10 +44,13 @@ __all__ = [
     "CheckRow",
     "DesignCheck",
     "DesignResult",
+    "DesignSpec",
     "DriveLimits",
     "LinkLimits",
+    "catalogue_drive",
     "check_design",
     "load_catalogue",
+    "read_design",
     "run_design",
 ]
 
@@ -460,6 +463,136 @@ def output_path(target: Path, where: str, source: Path, *, force: bool = False) 
     return target
 
 
+class DesignSpec(NamedTuple):
+    """A design specification read by :func:`read_design` (every path resolved)."""
+
+    path: Path
+    """The TOML file."""
+    table: dict[str, Any]
+    """The file's tables as read (``[variables]``, ``[objective]``... for the tools that
+    extend the format)."""
+    title: str
+    """Report title."""
+    robot: Any
+    """The :class:`pinext.Robot`."""
+    motion: Any
+    """The prescribed motion law."""
+    catalogue: dict[str, CatalogueMotor]
+    """The motor catalogue (empty without one)."""
+    drives: dict[str, Drive]
+    """Joint name -> drive (the URDF's, then the file's ``[drives]``)."""
+    limits: dict[str, DriveLimits]
+    """Joint name -> limits (catalogue ratings, then ``[limits]``)."""
+    section_modulus: dict[str, Any]
+    """Flexible link name -> section modulus [m^3]."""
+    link_limits: dict[str, LinkLimits]
+    """Flexible link name -> limits."""
+    gravity: bool
+    """Include gravity."""
+    samples: int
+    """Samples of the motion."""
+
+    def requirements(self, drives: Mapping[str, Drive] | None = None) -> DriveReport:
+        """:func:`~pinext.planning.drive_requirements` of the specification (``drives``
+        overriding its own)."""
+        return _checked(
+            self.path,
+            "top level",
+            drive_requirements,
+            self.robot,
+            self.motion,
+            drives={**self.drives, **(drives or {})},
+            gravity=self.gravity,
+            section_modulus=self.section_modulus,
+            samples=self.samples,
+        )
+
+
+def catalogue_drive(
+    joint: str, entry: CatalogueMotor, parts: Mapping[str, Any], transmission: Any = None
+) -> Drive:
+    """The drive of ``joint`` with the catalogue motor ``entry`` and the transmission table
+    ``parts`` (``gear = {...}`` or ``elastic_transmission = {...}``, as in ``[drives.JOINT]``).
+    """
+    motor = {
+        **{key: getattr(entry.motor, key) for key in MOTOR_KEYS},
+        "voltage_limit": entry.motor.voltage_limit,
+    }
+    return drive_from_spec(joint, {**parts, "motor": motor}, transmission)
+
+
+def read_design(spec_path: str | Path, *, extra: tuple[str, ...] = ()) -> DesignSpec:
+    """Read a design specification (the format of :func:`run_design`): robot, motion,
+    catalogue, drives and limits, checked before any computation.
+
+    Args:
+        spec_path: The TOML file.
+        extra: Further top-level tables that the calling tool reads itself (e.g.
+            ``("variables", "objective")`` for :func:`~pinext.planning.optimize`).
+
+    Returns:
+        :class:`DesignSpec`.
+
+    Raises:
+        FileFormatError: Malformed file, unknown keys or motors, values of the wrong kind or
+            out of range (the message names the file and the key).
+    """
+    from ..robot import load_urdf
+
+    path = Path(spec_path)
+    table = _read_toml(path)
+    base = path.parent
+    _top_level({k: v for k, v in table.items() if k not in extra}, path)
+    extensions = table.get("extensions")
+    if isinstance(extensions, str):
+        extensions = base / extensions
+    robot = load_urdf(base / table["robot"], extensions=extensions)
+    catalogue = load_catalogue(base / table["catalogue"]) if "catalogue" in table else {}
+    drives: dict[str, Drive] = dict(robot.drives)
+    limits: dict[str, DriveLimits] = {}
+    for joint, drive_table in table.get("drives", {}).items():
+        parts = dict(drive_table)
+        name = parts.pop("catalogue_motor", None)
+        if name is not None:
+            if name not in catalogue:
+                raise NameNotFound("catalogue motor", name, list(catalogue))
+            drives[joint] = catalogue_drive(
+                joint, catalogue[name], parts, robot.transmissions.get(joint)
+            )
+            limits[joint] = catalogue[name].limits
+        else:
+            drives[joint] = drive_from_spec(joint, parts, robot.transmissions.get(joint))
+    for joint, limit_table in table.get("limits", {}).items():
+        merged = {**(limits[joint].__dict__ if joint in limits else {}), **limit_table}
+        try:
+            limits[joint] = DriveLimits(**merged)
+        except (TypeError, InvalidParameter) as err:
+            raise FileFormatError(str(path), f"limits.{joint}", str(err)) from None
+    moduli, link_limits = {}, {}
+    for link, link_table in table.get("links", {}).items():
+        link_table = dict(link_table)
+        if "section_modulus" in link_table:
+            moduli[link] = link_table.pop("section_modulus")
+        try:
+            link_limits[link] = LinkLimits(**link_table)
+        except (TypeError, InvalidParameter) as err:
+            raise FileFormatError(str(path), f"links.{link}", str(err)) from None
+    return DesignSpec(
+        path=path,
+        table=table,
+        title=table.get("title", f"pinext design: {path.stem}"),
+        robot=robot,
+        motion=_motion(table["motion"], path, robot.rigid_model.nq),
+        catalogue=catalogue,
+        drives=drives,
+        limits=limits,
+        section_modulus=moduli,
+        link_limits=link_limits,
+        gravity=table.get("gravity", True),
+        samples=table.get("samples", 801),
+    )
+
+
 def run_design(
     spec_path: str | Path, html: str | Path | None = None, *, force: bool = False
 ) -> DesignResult:
@@ -501,66 +634,19 @@ def run_design(
             out of range (the message names the file and the key).
         OutputExists: The report would overwrite a file that pinext did not write.
     """
-    from ..robot import load_urdf
     from .design_report import write_design_html
 
     path = Path(spec_path)
     spec = _read_toml(path)
-    base = path.parent
     _top_level(spec, path)
     if html is not None:
         target = output_path(Path(html), "--html", path, force=force)
     else:
         target = output_path(
-            base / spec.get("html", f"{path.stem}.html"), "html", path, force=force
+            path.parent / spec.get("html", f"{path.stem}.html"), "html", path, force=force
         )
-    extensions = spec.get("extensions")
-    if isinstance(extensions, str):
-        extensions = base / extensions
-    robot = load_urdf(base / spec["robot"], extensions=extensions)
-    catalogue = load_catalogue(base / spec["catalogue"]) if "catalogue" in spec else {}
-    drives: dict[str, Drive] = dict(robot.drives)
-    limits: dict[str, DriveLimits] = {}
-    for joint, table in spec.get("drives", {}).items():
-        parts = dict(table)
-        name = parts.pop("catalogue_motor", None)
-        if name is not None:
-            if name not in catalogue:
-                raise NameNotFound("catalogue motor", name, list(catalogue))
-            chosen = catalogue[name]
-            parts["motor"] = {
-                **{key: getattr(chosen.motor, key) for key in MOTOR_KEYS},
-                "voltage_limit": chosen.motor.voltage_limit,
-            }
-            limits[joint] = chosen.limits
-        drives[joint] = drive_from_spec(joint, parts, robot.transmissions.get(joint))
-    for joint, table in spec.get("limits", {}).items():
-        merged = {**(limits[joint].__dict__ if joint in limits else {}), **table}
-        try:
-            limits[joint] = DriveLimits(**merged)
-        except (TypeError, InvalidParameter) as err:
-            raise FileFormatError(str(path), f"limits.{joint}", str(err)) from None
-    moduli, link_limits = {}, {}
-    for link, table in spec.get("links", {}).items():
-        table = dict(table)
-        if "section_modulus" in table:
-            moduli[link] = table.pop("section_modulus")
-        try:
-            link_limits[link] = LinkLimits(**table)
-        except (TypeError, InvalidParameter) as err:
-            raise FileFormatError(str(path), f"links.{link}", str(err)) from None
-    report = _checked(
-        path,
-        "top level",
-        drive_requirements,
-        robot,
-        _motion(spec["motion"], path, robot.rigid_model.nq),
-        drives=drives,
-        gravity=spec.get("gravity", True),
-        section_modulus=moduli,
-        samples=spec.get("samples", 801),
-    )
-    check = check_design(report, limits, link_limits)
-    title = spec.get("title", f"pinext design: {path.stem}")
-    write_design_html(report, check, target, title=title, limits=limits)
+    design = read_design(path)
+    report = design.requirements()
+    check = check_design(report, design.limits, design.link_limits)
+    write_design_html(report, check, target, title=design.title, limits=design.limits)
     return DesignResult(report, check, target)
