@@ -48,6 +48,28 @@ class InvalidParameter(PinextError, ValueError):
     """A physical parameter out of its valid range (negative mass, zero ratio, ...)."""
 
 
+class NotAtEquilibrium(InvalidParameter):
+    """A state given as an equilibrium (``pinext.linearize(..., require_equilibrium=True)``)
+    where the System does not rest: a velocity or a state derivative is not zero.
+
+    Attributes:
+        residuals: ``"d/dt <state name>"`` -> its value at x0 [the state's unit per second],
+            for the states that move.
+        tol: The relative tolerance of the test.
+    """
+
+    def __init__(self, residuals: dict[str, float], tol: float) -> None:
+        self.residuals = dict(residuals)
+        self.tol = float(tol)
+        worst = sorted(self.residuals.items(), key=lambda kv: -abs(kv[1]))[:6]
+        listing = ", ".join(f"{name} = {value:.3g}" for name, value in worst)
+        super().__init__(
+            f"x0 is not an equilibrium under u0 (relative tolerance {self.tol:g}): {listing}; "
+            "pass x0=None to find the equilibrium, or require_equilibrium=False to linearize "
+            "about a moving state"
+        )
+
+
 class FileFormatError(PinextError):
     """A malformed URDF or sidecar file.
 
@@ -282,3 +304,38 @@ class MeshNotFound(PinextError, FileNotFoundError):
 
     def __str__(self) -> str:  # OSError would format its own message
         return str(self.args[0])
+
+
+class InfeasibleDesign(PinextError):
+    """No design of an optimization meets every limit (:func:`pinext.planning.optimize`).
+
+    Attributes:
+        constraint: The limit closest to being met in the best design found.
+        margin: Its margin there (negative: by how much the limit is exceeded, as a fraction
+            of the limit).
+        design: That best design (variable name -> value).
+        evaluations: The designs evaluated.
+        violated: Every violated limit of that design -> its margin.
+    """
+
+    def __init__(
+        self,
+        constraint: str,
+        margin: float,
+        design: dict,
+        evaluations: int,
+        violated: dict[str, float],
+    ) -> None:
+        self.constraint = constraint
+        self.margin = float(margin)
+        self.design = dict(design)
+        self.evaluations = int(evaluations)
+        self.violated = dict(violated)
+        listing = ", ".join(f"'{k}' {100 * v:+.1f} %" for k, v in self.violated.items())
+        super().__init__(
+            f"no design meets every limit after {self.evaluations} evaluations; the least "
+            f"violating design {self.design} still exceeds {len(self.violated)} limit(s) "
+            f"(margins: {listing}); the constraint closest to feasible is '{constraint}', "
+            f"exceeded by {100 * -self.margin:.3g} % of its limit: widen the variables' "
+            "ranges (larger motors, other ratios) or relax the limits"
+        )

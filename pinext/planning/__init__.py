@@ -1,6 +1,6 @@
 """pinext.planning: design uses of dynamics — kinematics from matrix exponentials, control
-functions (splines, Jacobian-based), reference motions, feedforward control, drive sizing and
-design checks (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
+functions (splines, Jacobian-based), reference motions, feedforward control, drive sizing,
+design checks and optimal design (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
 from .campbell import CampbellDiagram, campbell
 from .control_functions import JointMotion, jacobian_control
@@ -9,10 +9,12 @@ from .design import (
     CheckRow,
     DesignCheck,
     DesignResult,
+    DesignSpec,
     DriveLimits,
     LinkLimits,
     check_design,
     load_catalogue,
+    read_design,
     run_design,
 )
 from .design_report import write_design_html
@@ -27,22 +29,41 @@ from .drive_sizing import (
 from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .kinematics import ScrewAxes, poe_forward_kinematics, poe_jacobian, screw_axes
 from .motion import Motion, RestToRest, as_motion
+from .optimize import (
+    Choice,
+    Continuous,
+    DriveProblem,
+    ElasticTracking,
+    Evaluation,
+    OptimalDesign,
+    Problem,
+    optimize,
+)
+from .optimize_report import write_design_spec, write_optimize_html
 from .splines import Spline3m
 
 __all__ = [
     "CampbellDiagram",
     "CatalogueMotor",
     "CheckRow",
+    "Choice",
+    "Continuous",
     "DesignCheck",
     "DesignResult",
+    "DesignSpec",
     "DriveLimits",
+    "DriveProblem",
     "DriveReport",
+    "ElasticTracking",
+    "Evaluation",
     "Feedforward",
     "FlexibleLoads",
     "GearChoice",
     "JointMotion",
     "LinkLimits",
     "Motion",
+    "OptimalDesign",
+    "Problem",
     "RestToRest",
     "ScrewAxes",
     "Spline3m",
@@ -54,12 +75,16 @@ __all__ = [
     "elastic_drive_feedforward",
     "jacobian_control",
     "load_catalogue",
+    "optimize",
     "poe_forward_kinematics",
     "poe_jacobian",
+    "read_design",
     "rest_to_rest",
     "run_design",
     "screw_axes",
     "track_rest_to_rest",
     "winding_temperature",
     "write_design_html",
+    "write_design_spec",
+    "write_optimize_html",
 ]

