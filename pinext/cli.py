@@ -1,4 +1,4 @@
-"""The ``pinext`` command: demo, info, simulate, check, view, design, sweep."""
+"""The ``pinext`` command: demo, info, simulate, check, view, design, optimize, sweep."""
 
 from __future__ import annotations
 
@@ -212,6 +212,38 @@ def cmd_design(args: argparse.Namespace) -> int:
     return 0 if result.check.passed else 1
 
 
+def cmd_optimize(args: argparse.Namespace) -> int:
+    """Optimal design of a specification with [variables] and [objective] (TOML)."""
+    from .planning.design import output_path
+    from .planning.optimize import optimize
+    from .planning.optimize_report import write_design_spec, write_optimize_html
+
+    spec = Path(args.spec)
+    html = output_path(
+        Path(args.html or f"out/{spec.stem}_optimal.html"), "--html", spec, force=args.force
+    )
+    client = None
+    if args.scheduler:
+        from .sweep import require
+
+        require()
+        from distributed import Client
+
+        client = Client(args.scheduler)
+    try:
+        result = optimize(
+            spec, seed=args.seed, workers=args.workers, client=client, path=args.store
+        )
+    finally:
+        if client is not None:
+            client.close()
+    print(result.table())
+    print(f"\nreport: {write_optimize_html(result, html)}")
+    if args.write_spec:
+        print(f"design specification: {write_design_spec(result, args.write_spec)}")
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with suggestions: a misspelled command, option or choice gets the closest
     valid ones (``--durration`` -> did you mean ``--duration``?)."""
@@ -324,6 +356,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="overwrite a file that is not a pinext report"
     )
     design.set_defaults(func=cmd_design)
+    opt = sub.add_parser("optimize", help=cmd_optimize.__doc__)
+    opt.add_argument("spec", help="a design specification with [variables], [objective] (TOML)")
+    opt.add_argument("--html", default=None, help="report (default: out/<spec>_optimal.html)")
+    opt.add_argument("--write-spec", default=None, help="write the chosen design as a spec")
+    opt.add_argument("--store", default=None, help="evaluations file (JSON lines): resumable")
+    opt.add_argument("--seed", type=int, default=0, help="seed of differential evolution")
+    opt.add_argument("--workers", type=int, default=None, help="local worker processes")
+    opt.add_argument("--scheduler", default=None, help="Dask scheduler address")
+    opt.add_argument("--force", action="store_true", help="overwrite a non-pinext file")
+    opt.set_defaults(func=cmd_optimize)
     sweep = sub.add_parser("sweep", help=cmd_sweep.__doc__)
     sweep.add_argument("spec", help="the study: ready study, robot, parameter grid (TOML)")
     sweep.add_argument("--scheduler", default=None, help="Dask scheduler address (tcp://host:8786)")
