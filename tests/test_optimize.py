@@ -212,9 +212,6 @@ positions = [
     [1.5, 0.6, 1.25, 0.1, -0.9, 1.3],
 ]
 
-[limits.shoulder_lift]
-max_winding_temperature = 100.0
-
 [objective]
 minimize = "motor_mass"
 """
@@ -227,6 +224,7 @@ def write_spec(tmp_path: Path, extra: str = "", *, variables: str | None = None)
             "ratio = [30.0, 50.0, 80.0, 100.0, 120.0, 160.0]\nefficiency = 0.85\n"
             for j in JOINTS
         )
+        variables += "\n[limits.shoulder_lift]\nmax_winding_temperature = 100.0\n"
     path = tmp_path / "spec.toml"
     path.write_text(SPEC.format(root=ROOT) + variables + extra)
     return path
@@ -350,8 +348,8 @@ def test_lightest_tube_section():
     assert result.feasible
     outer, wall = result.design["outer_diameter"], result.design["wall_thickness"]
     area, inertia = tube(outer, wall)
-    f1_closed = 1.875104**2 / (2 * math.pi) * math.sqrt(
-        E_STEEL * inertia / (RHO_STEEL * area * LENGTH**4)
+    f1_closed = (
+        1.875104**2 / (2 * math.pi) * math.sqrt(E_STEEL * inertia / (RHO_STEEL * area * LENGTH**4))
     )
     delta_closed = TIP_FORCE * LENGTH**3 / (3 * E_STEEL * inertia)
     mass, f1, deflection = arm(result.design)
@@ -374,14 +372,19 @@ def test_lightest_tube_section():
         constraints=[
             {
                 "type": "ineq",
-                "fun": lambda x: 1.875104**2 / (2 * math.pi) * math.sqrt(
-                    E_STEEL * closed(x)[1] / (RHO_STEEL * closed(x)[0] * LENGTH**4)
-                ) / f_min - 1,
+                "fun": lambda x: (
+                    1.875104**2
+                    / (2 * math.pi)
+                    * math.sqrt(E_STEEL * closed(x)[1] / (RHO_STEEL * closed(x)[0] * LENGTH**4))
+                    / f_min
+                    - 1
+                ),
             },
             {
                 "type": "ineq",
-                "fun": lambda x: 1 - TIP_FORCE * LENGTH**3 / (3 * E_STEEL * closed(x)[1])
-                / delta_max,
+                "fun": lambda x: (
+                    1 - TIP_FORCE * LENGTH**3 / (3 * E_STEEL * closed(x)[1]) / delta_max
+                ),
             },
         ],
     )
@@ -450,6 +453,14 @@ def test_bad_objective_and_catalogue(tmp_path):
         optimize(spec)
     with pytest.raises(FileFormatError, match=r"limits.elbow"):
         optimize(write_spec(tmp_path, "\n[limits.elbow]\nmax_speed = -3.0\n"))
+    with pytest.raises(FileFormatError, match=r"limits.wrist_1.*no motor.*elbow"):
+        optimize(
+            write_spec(
+                tmp_path,
+                "\n[limits.wrist_1]\nmax_speed = 3.0\n",
+                variables='\n[variables.elbow]\nmotor = "catalogue"\n',
+            )
+        )
 
 
 def test_bad_problems():
@@ -543,3 +554,29 @@ def test_enumerate_designs_needs_choices():
     assert list(itertools.islice(enumerate_designs(Problem(
         [Choice("a", (1, 2)), Choice("b", ("x",))], lambda d: None, "f")), 5)) == [
         {"a": 1, "b": "x"}, {"a": 2, "b": "x"}]  # fmt: skip
+
+
+def test_cli_optimize(tmp_path, capsys):
+    """`pinext optimize SPEC.toml` prints the report, writes the HTML and a design spec."""
+    from pinext.cli import main
+
+    spec = write_spec(
+        tmp_path,
+        variables='\n[variables.elbow]\nmotor = "catalogue"\nratio = [80.0, 160.0]\n'
+        "efficiency = 0.85\n",
+    )
+    spec.write_text(spec.read_text().replace("samples = 401", "samples = 101"))
+    code = main(
+        [
+            "optimize",
+            str(spec),
+            "--html",
+            str(tmp_path / "r.html"),
+            "--write-spec",
+            str(tmp_path / "chosen.toml"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0 and "elbow.motor" in out and "DC32-48V-120W" in out
+    assert (tmp_path / "r.html").exists()
+    assert 'catalogue_motor = "DC32-48V-120W"' in (tmp_path / "chosen.toml").read_text()

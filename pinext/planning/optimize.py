@@ -55,7 +55,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..drives import Drive, ElasticTransmission, Gear
+from ..drives import DCMotor, Drive, ElasticTransmission, Gear
 from ..exceptions import FileFormatError, InfeasibleDesign, InvalidParameter, NameNotFound
 from .design import (
     CatalogueMotor,
@@ -210,9 +210,7 @@ class Problem:
             raise InvalidParameter("a Problem needs at least one design variable")
         for variable in self.variables:
             if not isinstance(variable, (Continuous, Choice)):
-                raise InvalidParameter(
-                    f"variables must be Continuous or Choice, got {variable!r}"
-                )
+                raise InvalidParameter(f"variables must be Continuous or Choice, got {variable!r}")
         names = [v.name for v in self.variables]
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
@@ -372,7 +370,7 @@ class _Evaluator:
     def integrality(self) -> np.ndarray:
         return np.array([isinstance(v, Choice) for v in self.variables])
 
-    def design(self, x: Sequence[float]) -> dict[str, Any]:
+    def design(self, x: Sequence[float] | np.ndarray) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for v, value in zip(self.variables, x, strict=True):
             if isinstance(v, Choice):
@@ -419,7 +417,11 @@ class _Evaluator:
             self.designs[key] = design
             lines.append(
                 json.dumps(
-                    {"design": design, "criteria": evaluation.criteria, "margins": evaluation.margins}
+                    {
+                        "design": design,
+                        "criteria": evaluation.criteria,
+                        "margins": evaluation.margins,
+                    }
                 )
             )
         if self.path is not None:
@@ -436,7 +438,10 @@ class _Evaluator:
         criteria = list(problem.minimize)
         if problem.weights is not None:
             return float(
-                sum(w * evaluation.criteria[c] for w, c in zip(problem.weights, criteria, strict=True))
+                sum(
+                    w * evaluation.criteria[c]
+                    for w, c in zip(problem.weights, criteria, strict=True)
+                )
             )
         return float(evaluation.criteria[criteria[0]])
 
@@ -604,7 +609,7 @@ def _non_dominated(points: list[tuple[str, float, float]]) -> list[tuple[str, fl
 
 def _pareto(ev: _Evaluator, n: int, **options: Any) -> tuple[list[ParetoPoint], str, str]:
     """ε-constraint sweep; returns (front, chosen key, method)."""
-    first, second = ev.problem.minimize
+    first, second = list(ev.problem.minimize)
     feasible = lambda key: ev.violation(ev.cache[key]) == 0.0  # noqa: E731
     ends = []
     for criterion in (second, first):
@@ -760,8 +765,7 @@ def optimize(
         problem = spec_or_problem
     else:
         raise InvalidParameter(
-            f"optimize needs a Problem or the path of a TOML specification, got "
-            f"{spec_or_problem!r}"
+            f"optimize needs a Problem or the path of a TOML specification, got {spec_or_problem!r}"
         )
     seed = int(_finite("seed", seed))
     maxiter = int(_finite("maxiter", maxiter))
@@ -775,7 +779,12 @@ def optimize(
         raise InvalidParameter(f"pareto_points must be ≥ 3, got {pareto_points}")
     mapper, pool = _mapper(workers, client)
     store = None if path is None else Path(path)
-    options = {"seed": seed, "maxiter": maxiter, "popsize": popsize, "tolerance": tolerance}
+    options: dict[str, Any] = {
+        "seed": seed,
+        "maxiter": maxiter,
+        "popsize": popsize,
+        "tolerance": tolerance,
+    }
     try:
         ev = _Evaluator(problem, mapper, store)
         front = None
@@ -1034,6 +1043,15 @@ class DriveProblem(Problem):
                     where_path,
                 )
             self.fixed[joint] = fixed
+        for joint in self.limit_overrides:
+            if joint not in self.fixed and joint not in self.base_drives:
+                raise _bad(
+                    f"limits.{joint}",
+                    f"joint '{joint}' has no motor to limit: give it a [variables.{joint}] "
+                    f"table with motor = [...] or a [drives.{joint}] table; joints with "
+                    f"variables: {', '.join(self.fixed)}",
+                    where_path,
+                )
         self.varied = {
             joint: [v.name for v in parsed if v.name.startswith(f"{joint}.")]
             for joint in self.fixed
@@ -1055,7 +1073,7 @@ class DriveProblem(Problem):
         if not self.catalogue:
             raise _bad(
                 where,
-                "the motor catalogue is empty: give catalogue = \"FILE.toml\" with [[motor]] "
+                'the motor catalogue is empty: give catalogue = "FILE.toml" with [[motor]] '
                 "tables (e.g. examples/dc_motors.toml)",
                 path,
             )
@@ -1065,7 +1083,7 @@ class DriveProblem(Problem):
         if not isinstance(value, (list, tuple)) or not value:
             raise _bad(
                 where,
-                f"must be \"catalogue\" or a non-empty list of catalogue names, got {value!r}",
+                f'must be "catalogue" or a non-empty list of catalogue names, got {value!r}',
                 path,
             )
         for name in value:
@@ -1075,7 +1093,9 @@ class DriveProblem(Problem):
         return tuple(sorted(value, key=lambda n: (self.catalogue[n].mass, n)))
 
     # -- building a candidate
-    def drives_of(self, design: Mapping[str, Any], *, elastic: bool | None = None) -> dict[str, Drive]:
+    def drives_of(
+        self, design: Mapping[str, Any], *, elastic: bool | None = None
+    ) -> dict[str, Drive]:
         """The drives of a design (the varied joints; the others as given). A partial design
         (see :attr:`Problem.groups`) leaves out the varied joints it does not name."""
         drives = dict(self.base_drives)
@@ -1102,7 +1122,9 @@ class DriveProblem(Problem):
                     if damping is not None:
                         transmission = dataclasses.replace(transmission, damping=float(damping))
                 else:
-                    transmission = ElasticTransmission(float(ratio), float(stiffness), float(damping))
+                    transmission = ElasticTransmission(
+                        float(ratio), float(stiffness), float(damping)
+                    )
             elif isinstance(transmission, Gear):
                 transmission = dataclasses.replace(transmission, ratio=float(ratio))
                 if "efficiency" in fixed:
@@ -1245,7 +1267,6 @@ def enumerate_designs(problem: Problem) -> Iterable[dict[str, Any]]:
         yield {n: _plain(x) for n, x in zip(names, values, strict=True)}
 
 
-
 # --------------------------------------------------------------------------------------------
 # verification by simulation
 
@@ -1345,7 +1366,7 @@ class ElasticTracking:
             margins[f"{joint}: peak tracking error [rad]"] = 1.0 - error / self.max_tracking_error
             lim = limits.get(joint)
             motor = elastic[joint].actuator
-            if lim is None or current is None or not isinstance(motor, type(rigid[joint].actuator)):
+            if lim is None or current is None or not isinstance(motor, DCMotor):
                 continue
             torque = motor.torque_constant * current[:, k]
             cycle = traj.t <= end  # the RMS over the motion, as the screening takes it
@@ -1356,10 +1377,11 @@ class ElasticTracking:
                 "max_speed": ("peak motor speed [rad/s]", float(np.abs(omega[:, k]).max())),
                 "max_voltage": ("peak voltage [V]", float(np.abs(voltage[:, k]).max())),
             }
-            if motor.thermal:
+            r_th, tau_th = motor.thermal_resistance, motor.thermal_time_constant
+            if r_th is not None and tau_th is not None:
                 heat = winding_temperature(
-                    traj.t, motor.resistance * current[:, k] ** 2, motor.thermal_resistance,
-                    motor.thermal_time_constant, motor.ambient_temperature,
+                    traj.t, motor.resistance * current[:, k] ** 2, r_th, tau_th,
+                    motor.ambient_temperature,
                 )  # fmt: skip
                 values["max_winding_temperature"] = (
                     "peak winding temperature [°C]",

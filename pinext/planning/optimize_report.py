@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..drives import ElasticTransmission, Gear
 from ..exceptions import InvalidParameter
 
 if TYPE_CHECKING:
@@ -223,21 +224,20 @@ def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
             absolute = (source.parent / table[key]).resolve()
             table[key] = os.path.relpath(absolute, path.parent.resolve())
     drives = dict(table.get("drives", {}))
-    for joint, fixed in problem.fixed.items():
+    for joint in problem.fixed:
         entry: dict[str, Any] = dict(drives.get(joint, {}))
         if f"{joint}.motor" in result.design:
             entry["catalogue_motor"] = result.design[f"{joint}.motor"]
             entry.pop("motor", None)
-        drive = problem.drives_of(result.design)[joint]
-        transmission = drive.transmission
-        if hasattr(transmission, "stiffness"):
+        transmission = problem.drives_of(result.design)[joint].transmission
+        if isinstance(transmission, ElasticTransmission):
             entry.pop("gear", None)
             entry["elastic_transmission"] = {
                 "ratio": float(transmission.ratio),
                 "stiffness": float(transmission.stiffness),
                 "damping": float(transmission.damping),
             }
-        else:
+        elif isinstance(transmission, Gear):
             entry["gear"] = {
                 "ratio": float(transmission.ratio),
                 "efficiency": float(transmission.efficiency),

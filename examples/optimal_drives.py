@@ -1,0 +1,92 @@
+"""Optimal drives of the six_dof_arm for pick and place, inertia matching, a Pareto front."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pinext as px
+from pinext.planning import (
+    DriveProblem,
+    RestToRest,
+    optimize,
+    write_design_spec,
+    write_optimize_html,
+)
+
+HERE = Path(__file__).resolve().parent
+SPEC = HERE / "optimal_drives.toml"
+
+
+def lightest_drives(out: Path) -> None:
+    """The catalogue motors and standard ratios of least total mass (optimal_drives.toml)."""
+    result = optimize(SPEC)
+    print(result.table())
+    print(f"\nwrote {write_optimize_html(result, out / 'optimal_drives.html')}")
+    print(f"wrote {write_design_spec(result, out / 'optimal_drives_design.toml')}")
+
+
+def inertia_matching() -> None:
+    """One ratio, continuous: the peak motor torque of a rotor J_m turning a load J_L is least
+    at N* = √(J_L/J_m) (bounded Brent)."""
+    robot = px.load_urdf(px.robot_path("flexible_arm"), extensions=False)  # its rigid bar
+    j_load = float(robot.model.inertias[1].inertia[2, 2] + robot.model.inertias[1].mass * 1.0)
+    rotor = px.DCMotor(
+        resistance=0.6, torque_constant=0.06, back_emf_constant=0.06, rotor_inertia=1.42e-5
+    )
+    problem = DriveProblem(
+        robot,
+        RestToRest([0.0], [1.0], 1.5),
+        {"hub": {"ratio": {"low": 5.0, "high": 1000.0}}},
+        drives={"hub": px.Drive(rotor, px.Gear(1.0))},
+        minimize="peak_motor_torque",
+        gravity=False,
+    )
+    result = optimize(problem)
+    print(
+        f"\ninertia matching: N = {result.design['hub.ratio']:.3f} after {result.evaluations} "
+        f"evaluations; √(J_L/J_m) = {math.sqrt(j_load / rotor.rotor_inertia):.3f}"
+    )
+
+
+def pareto(out: Path) -> None:
+    """Motor mass against copper losses of the shoulder and elbow drives: an ε-constraint
+    front of differential evolution runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pinext.planning.optimize_report import pareto_figure
+
+    base = DriveProblem.from_spec(SPEC)
+    joints = ("shoulder_lift", "elbow")
+    variables = {
+        j: {"motor": "catalogue", "ratio": [30.0, 50.0, 80.0, 100.0, 120.0, 160.0]} for j in joints
+    }
+    problem = DriveProblem(
+        base.robot,
+        base.motion,
+        variables,
+        catalogue=base.catalogue,
+        limits={"shoulder_lift": {"max_winding_temperature": 100.0}},
+        minimize=["motor_mass", "copper_loss"],
+        samples=201,
+    )
+    result = optimize(problem, pareto_points=7, maxiter=40)
+    print("\nPareto front (motor mass [kg], copper losses per cycle [J]):")
+    for point in result.pareto or []:
+        print(f"  {point.criteria['motor_mass']:.2f}  {point.criteria['copper_loss']:8.3f}")
+    figure = pareto_figure(result)
+    figure.savefig(out / "optimal_drives_pareto.png", dpi=110)
+    print(f"wrote {out / 'optimal_drives_pareto.png'}")
+
+
+def main() -> None:
+    out = Path("out")
+    out.mkdir(exist_ok=True)
+    lightest_drives(out)
+    inertia_matching()
+    pareto(out)
+
+
+if __name__ == "__main__":
+    main()
