@@ -9,7 +9,15 @@ torques (``rnea``), *forward dynamics* maps torques to accelerations (``aba``);
 Vukobratović & Potkonjak call these the other way round.
 """
 
-from . import constraints, contact, control, exceptions, planning, tasks  # noqa: F401 - subpackages
+from . import (  # noqa: F401 - subpackages
+    constraints,
+    contact,
+    control,
+    exceptions,
+    linear_models,
+    planning,
+    tasks,
+)
 from .assembly import assemble, free_body
 from .constraints import (
     ConstraintProjection,
@@ -59,6 +67,7 @@ from .flexible import (
     natural_frequencies,
     static_deflection,
 )
+from .linear_models import LinearModel, frequency_response, linearize
 from .model import Robot
 from .planning import elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .plugins import PLUGINS
@@ -91,6 +100,7 @@ __all__ = [
     "ImpactResult",
     "ImplicitSurface",
     "LinearActuator",
+    "LinearModel",
     "Loop",
     "Mimic",
     "ModalResult",
@@ -121,8 +131,11 @@ __all__ = [
     "exceptions",
     "expand_flexible",
     "free_body",
+    "frequency_response",
     "gauss_forward_dynamics",
     "kinetic_energy_gradient",
+    "linear_models",
+    "linearize",
     "load_robot",
     "load_urdf",
     "mode_shapes",

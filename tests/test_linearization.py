@@ -1,0 +1,394 @@
+"""Linear models of Systems: analytic A, B against central differences of the right-hand side,
+closed forms (natural frequencies, two-mass drive, DC motor on an inertia, pendulum), the
+linear response against simulate, outputs, conversions and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import scipy.linalg
+
+import pinext as px
+from pinext.drives import DCMotor, Drive, ElasticTransmission, Gear
+from pinext.exceptions import (
+    InvalidParameter,
+    MissingDependency,
+    NameNotFound,
+    NotAtEquilibrium,
+    PinextError,
+)
+from pinext.linear_models import STEP_ERROR, equilibrium
+
+from .conftest import pendulum_urdf
+
+BOTH_PATHS = False  # simulate is the reference here; the compiled path is checked elsewhere
+
+G = 9.81
+
+
+def _robot(tmp_path: Path, n: int = 1, length: float = 0.5, mass: float = 2.0, damping=0.0):
+    path = tmp_path / f"pendulum{n}.urdf"
+    path.write_text(pendulum_urdf(n=n, length=length, mass=mass, damping=damping))
+    return px.load_urdf(path)
+
+
+def _pivot_inertia(length: float, mass: float) -> float:
+    """A rod of the conftest pendulum about its joint (iyy = m L²/12, centre at L/2)."""
+    return mass * length**2 / 12 + mass * (length / 2) ** 2
+
+
+def _agree(analytic: px.LinearModel, central: px.LinearModel, bound: float) -> float:
+    """The largest difference of [A B] over the scale of the terms each row sums (the
+    scale the difference's error is relative to); asserts it is below ``bound``."""
+    ab_a = np.hstack((analytic.A, analytic.B))
+    ab_c = np.hstack((central.A, central.B))
+    n = analytic.A.shape[0]
+    scales = np.concatenate(
+        (
+            np.maximum(1.0, np.abs(_deviation_scale(analytic))),
+            np.maximum(1.0, np.abs(analytic.u0)),
+        )
+    )
+    rows = np.abs(ab_c) @ scales + 1e-300
+    worst = float((np.abs(ab_a - ab_c) @ scales / rows).max())
+    assert worst < bound, worst
+    assert n == len(analytic.state_names)
+    return worst
+
+
+def _deviation_scale(model: px.LinearModel) -> np.ndarray:
+    """|x0| over the deviation's entries (tangent configuration entries 1)."""
+    n = model.A.shape[0]
+    nv = sum(name.startswith("v:") for name in model.state_names)
+    tail = model.x0[model.x0.size - 2 - (n - nv) : model.x0.size - 2]
+    head = np.ones(nv)
+    if all(name.startswith("q:") for name in model.state_names[:nv]):
+        head = model.x0[:nv]
+    return np.concatenate((head, tail))
+
+
+def _both(system, x, u=None, **kw):
+    return (
+        px.linearize(system, x, u, method="analytic", **kw),
+        px.linearize(system, x, u, method="central", **kw),
+    )
+
+
+# -- analytic against the central difference of the right-hand side ------------------------
+def test_open_chain_analytic_equals_central_difference(tmp_path):
+    robot = _robot(tmp_path, n=3, length=0.4, mass=1.0, damping=0.3)
+    system = px.System(robot, joint_limits=False)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        x = system.initial_state(rng.uniform(-2, 2, 3), rng.uniform(-3, 3, 3))
+        analytic, central = _both(system, x, rng.uniform(-5, 5, 3))
+        assert analytic.method == "analytic" and central.method == "central difference"
+        # the difference's own bound: ~eps^(2/3) = 4e-11 of the row's terms, 100 x headroom
+        _agree(analytic, central, 100 * STEP_ERROR)
+
+
+def test_panda_with_elastic_drives_analytic_equals_central_difference(panda):
+    joints = [f"panda_joint{i}" for i in range(1, 8)]
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5, viscous_friction=1e-5)
+    drives = {j: Drive(motor, ElasticTransmission(100.0, 3000.0, 0.5)) for j in joints}
+    system = px.System(panda, drives=drives, mimic=False, joint_limits=False)
+    rng = np.random.default_rng(2)
+    q = pin.randomConfiguration(system.model)
+    v = rng.uniform(-1, 1, system.model.nv)
+    x = system.initial_state(q, v)
+    x[system.layout["drives.motor_angle"]] = 100 * q[:7] + rng.uniform(-0.01, 0.01, 7)
+    x[system.layout["drives.motor_velocity"]] = 100 * v[:7] + rng.uniform(-1, 1, 7)
+    analytic, central = _both(system, x, rng.uniform(-5, 5, 7))
+    assert analytic.notes == ()  # the engine's identified linear form: nothing differenced
+    _agree(analytic, central, 100 * STEP_ERROR)
+    assert analytic.state_names[-1] == "drives.motor_velocity[panda_joint7]"
+    assert analytic.input_names[0] == "drives.panda_joint1.voltage"
+    assert analytic.input_units[0] == "V" and analytic.state_units[-1] == "rad/s"
+
+
+def test_rigid_gears_and_inductances_analytically(tmp_path):
+    """Rigid gears reflect the rotors into the model's armature (ABA's derivatives see them);
+    the currents are states of their own."""
+    robot = _robot(tmp_path, n=2, length=0.3, mass=1.0)
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5, inductance=1e-3)
+    system = px.System(
+        robot, drives={"j0": Drive(motor, Gear(50.0)), "j1": Drive(motor, Gear(30.0))}
+    )
+    rng = np.random.default_rng(3)
+    x = system.initial_state(rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2))
+    x[system.layout["drives.current"]] = rng.uniform(-1, 1, 2)
+    analytic, central = _both(system, x, rng.uniform(-10, 10, 2))
+    _agree(analytic, central, 100 * STEP_ERROR)
+    assert analytic.state_units[-1] == "A"
+
+
+def test_flexible_arm_analytic_equals_central_difference():
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
+    system = px.System(robot, joint_limits=False)
+    rng = np.random.default_rng(4)
+    x = system.initial_state(rng.uniform(-0.1, 0.1, 6), rng.uniform(-1, 1, 6))
+    analytic, central = _both(system, x, rng.uniform(-1, 1, 6))
+    _agree(analytic, central, 100 * STEP_ERROR)
+
+
+def test_free_flyer_is_linearized_in_the_tangent_space():
+    model = pin.buildSampleModelHumanoidRandom()
+    model.lowerPositionLimit[:7] = -1.0
+    model.upperPositionLimit[:7] = 1.0
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5)
+    joints = [name for name in model.names[2:] if model.joints[model.getJointId(name)].nv == 1]
+    drives = {joints[0]: Drive(motor, ElasticTransmission(50.0, 800.0, 0.2))}
+    drives[joints[3]] = Drive(motor, Gear(30.0))
+    system = px.System(px.Robot.from_model(model), drives=drives, joint_limits=False)
+    rng = np.random.default_rng(5)
+    q = pin.randomConfiguration(model)
+    x = system.initial_state(q, rng.uniform(-1, 1, model.nv))
+    x[system.layout["drives.motor_angle"]] = rng.uniform(-1, 1)
+    analytic, central = _both(system, x, rng.uniform(-1, 1, 2))
+    # curved: the engine's linear form does not apply, the drives' terms are differenced
+    assert any("central differences" in note for note in analytic.notes)
+    assert analytic.A.shape == (2 * model.nv + 2, 2 * model.nv + 2)  # + the motor angle, speed
+    assert analytic.state_names[0] == "dq:root_joint[x]"
+    assert analytic.state_names[5] == "dq:root_joint[rz]"
+    # the moving base's chart term d/dδq (∂difference/∂q1 · v) is differenced in both
+    assert np.abs(analytic.A[:6, :6]).max() > 0.01
+    _agree(analytic, central, 100 * STEP_ERROR)
+
+
+def test_a_closed_loop_is_differenced_and_says_so():
+    urdf = Path(__file__).resolve().parents[1] / "examples" / "four_bar.urdf"
+    system = px.System(px.load_urdf(urdf))
+    x = px.close_loops(system, np.array([0.0, 1.5, 1.5]))  # a closed rest state
+    model = px.linearize(system, x)
+    assert model.method == "central difference"
+    assert any("constraint rows" in note for note in model.notes)
+    with pytest.raises(InvalidParameter, match="constraint rows"):
+        px.linearize(system, x, method="analytic")
+    # the linkage has one DOF: its A has eigenvalues of the pendulum-like mode and zeros
+    # for the directions the loop forbids; every motion it predicts keeps the loop closed
+    assert np.all(np.isfinite(model.A))
+
+
+# -- closed forms --------------------------------------------------------------------------
+def test_undamped_eigenvalues_equal_natural_frequencies():
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
+    system = px.System(robot, joint_limits=False)
+    model = px.linearize(system, system.initial_state(), require_equilibrium=True)
+    reference = px.natural_frequencies(robot)
+    elastic = 2 * np.pi * reference[reference > 0]
+    omega = np.sort(model.poles().imag)
+    omega = omega[omega > 1e-3]
+    # the eigenvalues of a non-symmetric A: rounding of eps |A| moves the eigenvalue ω by
+    # eps |A| κ / (2ω) with |A| ~ ω_max² (A's K/M block): relative eps ω_max² / ω² ≈ 1e-13
+    rel = np.abs(omega - elastic) / elastic
+    assert rel.max() < 1e-10, rel
+    frequencies = [mode.frequency for mode in model.modes()]
+    assert np.allclose(frequencies, reference[reference > 0], rtol=1e-10)
+    assert all(abs(mode.damping_ratio) < 1e-10 for mode in model.modes())
+
+
+def test_two_mass_elastic_drive_resonance_and_anti_resonance(tmp_path):
+    robot = _robot(tmp_path, n=1, length=0.5, mass=2.0)
+    robot.model.gravity.linear[:] = 0.0
+    k, N = 1500.0, 50.0
+    motor = DCMotor(1.0, 0.05, 0.0, 3e-5)  # no back-EMF: the undamped two-inertia system
+    drive = Drive(motor, ElasticTransmission(N, k, input_inertia=1e-5, output_inertia=0.004))
+    system = px.System(robot, drives={"j0": drive})
+    model = px.linearize(
+        system, system.initial_state(), outputs=["drives.motor_velocity[j0]", "v:j0"]
+    )
+    J_L = _pivot_inertia(0.5, 2.0)
+    J_m = 3e-5 + 1e-5 + 0.004 / N**2
+    resonance = np.sqrt(k * (1 / J_L + 1 / (N**2 * J_m)))
+    anti = np.sqrt(k / J_L)
+    assert model.modes()[-1].frequency * 2 * np.pi == pytest.approx(resonance, rel=1e-10)
+    zeros = model.zeros("drives.j0.voltage", "drives.motor_velocity[j0]")
+    assert np.abs(zeros.imag).max() == pytest.approx(anti, rel=1e-10)
+    # the Bode magnitude of the motor speed dips at the anti-resonance, peaks at resonance
+    f = np.array([0.5, 0.999, 1.0, 1.001]) * anti / (2 * np.pi)
+    g = np.abs(px.frequency_response(model, 0, "drives.motor_velocity[j0]", f))
+    assert g[2] < 1e-6 * g[0] and g[2] < g[1] and g[2] < g[3]
+
+
+def test_dc_motor_on_an_inertia_has_its_electrical_and_mechanical_poles(tmp_path):
+    robot = _robot(tmp_path, n=1, length=0.5, mass=2.0)
+    robot.model.gravity.linear[:] = 0.0
+    R, L, k, J_m, N = 1.2, 2e-3, 0.05, 2e-5, 40.0
+    system = px.System(robot, drives={"j0": Drive(DCMotor(R, k, k, J_m, inductance=L), Gear(N))})
+    model = px.linearize(system, system.initial_state(), outputs=["v:j0"])
+    J = _pivot_inertia(0.5, 2.0) + N**2 * J_m
+    # (L s + R)(J s) + (N k)^2 = 0, i.e. tau_e tau_m s^2 + tau_m s + 1 = 0
+    tau_e, tau_m = L / R, J * R / (N * k) ** 2
+    expected = np.roots([tau_e * tau_m, tau_m, 1.0])
+    poles = model.poles()
+    moving = poles[np.abs(poles) > 1e-6]
+    assert np.allclose(np.sort_complex(moving), np.sort_complex(expected), rtol=1e-10)
+    assert np.sum(np.abs(poles) <= 1e-6) == 1  # the angle integrates the speed
+    # the DC gain of the speed: 1 / (N k) [rad/s per V]
+    gain = px.frequency_response(model, 0, "v:j0", 1e-9)
+    assert gain.real == pytest.approx(1 / (N * k), rel=1e-9)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_pendulum_about_its_lower_and_upper_equilibria(tmp_path, upper):
+    length, mass = 0.5, 2.0
+    robot = _robot(tmp_path, n=1, length=length, mass=mass)
+    system = px.System(robot, joint_limits=False)
+    q0 = np.array([np.pi if upper else 0.0])
+    model = px.linearize(system, system.initial_state(q0), require_equilibrium=True)
+    rate = mass * G * (length / 2) / _pivot_inertia(length, mass)  # g / l of the compound
+    poles = np.sort_complex(model.poles())
+    if upper:  # real poles ±sqrt(g/l): the divergence
+        assert np.allclose(poles, [-np.sqrt(rate), np.sqrt(rate)], rtol=1e-12, atol=0)
+        assert model.modes() == []
+    else:
+        assert np.allclose(poles, [-1j * np.sqrt(rate), 1j * np.sqrt(rate)], rtol=1e-12)
+
+
+def test_damping_ratio_of_a_damped_pendulum(tmp_path):
+    length, mass, c = 0.5, 2.0, 0.4
+    robot = _robot(tmp_path, n=1, length=length, mass=mass, damping=c)
+    system = px.System(robot, joint_limits=False)
+    model = px.linearize(system)  # the equilibrium: hanging
+    inertia = _pivot_inertia(length, mass)
+    stiffness = mass * G * length / 2
+    (mode,) = model.modes()
+    assert mode.damping_ratio == pytest.approx(c / (2 * np.sqrt(stiffness * inertia)), rel=1e-12)
+    assert mode.frequency == pytest.approx(np.sqrt(stiffness / inertia) / (2 * np.pi), rel=1e-12)
+    assert mode.shape[0] == pytest.approx(1.0)
+
+
+def test_equilibrium_is_found_under_a_holding_input(tmp_path):
+    robot = _robot(tmp_path, n=2, length=0.4, mass=1.0)
+    system = px.System(robot, joint_limits=False)
+    q_target = np.array([0.5, -0.3])
+    data = robot.model.createData()
+    u0 = pin.computeGeneralizedGravity(robot.model, data, q_target)
+    x = equilibrium(system, system.initial_state(np.array([0.4, -0.2])), u0)
+    assert np.allclose(x[:2], q_target, atol=1e-12)
+    model = px.linearize(system, None, u0)
+    assert np.allclose(model.x0[:2], q_target, atol=1e-12)
+
+
+# -- the linear response against simulate ---------------------------------------------------
+def test_linear_step_response_matches_simulate_to_second_order(tmp_path):
+    robot = _robot(tmp_path, n=2, length=0.4, mass=1.0, damping=0.2)
+    system = px.System(robot, joint_limits=False)
+    q0 = np.array([0.5, -0.3])
+    u0 = pin.computeGeneralizedGravity(robot.model, robot.model.createData(), q0)
+    model = px.linearize(system, system.initial_state(q0), u0, require_equilibrium=True)
+    duration = 0.3
+    discrete = model.discretize(duration)  # zero-order hold: exact for a held step
+    errors = []
+    for size in (0.2, 0.1, 0.05):
+        du = size * np.array([1.0, -0.5])
+        traj = px.simulate(
+            system, duration, q0=q0, control=u0 + du, rtol=1e-12, atol=1e-13, output_dt=duration
+        )
+        nonlinear = np.concatenate((traj.q[-1] - q0, traj.v[-1]))
+        linear = discrete.B @ du
+        errors.append(np.abs(nonlinear - linear).max())
+        assert errors[-1] < 0.05 * np.abs(linear).max()
+    ratios = np.array(errors[:-1]) / np.array(errors[1:])
+    assert np.all(np.abs(ratios - 4.0) < 0.4), ratios
+
+
+# -- outputs --------------------------------------------------------------------------------
+def test_frame_outputs_equal_pinocchio_jacobians(tmp_path):
+    robot = _robot(tmp_path, n=3, length=0.4, mass=1.0)
+    system = px.System(robot, joint_limits=False)
+    rng = np.random.default_rng(6)
+    q, v = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
+    x = system.initial_state(q, v)
+    model = px.linearize(system, x, outputs=["l2.position", "l2.acceleration", "q:j1"])
+    assert model.output_names[:3] == ("l2.position[x]", "l2.position[y]", "l2.position[z]")
+    assert model.output_units[0] == "m" and model.output_units[3] == "m/s^2"
+    pmodel, data = robot.model, robot.model.createData()
+    fid = pmodel.getFrameId("l2")
+    jac = pin.computeFrameJacobian(pmodel, data, q, fid, pin.LOCAL_WORLD_ALIGNED)[:3]
+    assert np.abs(model.C[:3, :3] - jac).max() < 1e-8 * np.abs(jac).max()
+    assert not model.C[:3, 3:].any() and not model.D[:3].any()
+    # the acceleration's feedthrough: J M⁻¹ (the input is a joint torque)
+    mass = pin.crba(pmodel, data, q)
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    feed = jac @ np.linalg.inv(mass)
+    assert np.abs(model.D[3:6] - feed).max() < 1e-7 * np.abs(feed).max()
+    assert np.array_equal(model.C[6], np.eye(6)[1])
+
+
+def test_drive_signals_as_outputs(tmp_path):
+    robot = _robot(tmp_path, n=1)
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5)
+    system = px.System(robot, drives={"j0": Drive(motor, ElasticTransmission(50.0, 800.0))})
+    model = px.linearize(system, outputs=["drives.current", "drives.spring_torque[j0]"])
+    assert model.output_names == ("drives.current[j0]", "drives.spring_torque[j0]")
+    assert model.output_units == ("A", "N.m")
+    # i = (u - C_E θ̇) / R: D = 1/R, C = -C_E/R on the motor speed
+    assert model.D[0, 0] == pytest.approx(1 / 1.2, rel=1e-8)
+    speed = model.state_names.index("drives.motor_velocity[j0]")
+    assert model.C[0, speed] == pytest.approx(-0.05 / 1.2, rel=1e-8)
+
+
+# -- conversions ------------------------------------------------------------------------------
+def test_discretize_frequency_response_and_conversions(tmp_path):
+    robot = _robot(tmp_path, n=2, length=0.4, mass=1.0, damping=0.2)
+    system = px.System(robot, joint_limits=False)
+    model = px.linearize(system, outputs=["l1.position[x]"])
+    dt = 1e-3
+    discrete = model.discretize(dt)
+    assert discrete.dt == dt
+    assert np.allclose(discrete.A, scipy.linalg.expm(model.A * dt), rtol=0, atol=1e-14)
+    with pytest.raises(InvalidParameter, match="already discrete"):
+        discrete.discretize(dt)
+    f = np.array([0.1, 1.0, 10.0])
+    g = px.frequency_response(model, "tau:j0", "l1.position[x]", f)
+    _, reference = model.to_scipy().freqresp(w=2 * np.pi * f)
+    assert np.allclose(g, reference[0] if reference.ndim > 1 else reference, rtol=1e-10)
+    assert discrete.to_scipy().dt == dt
+    try:
+        import control  # noqa: F401
+    except ImportError:
+        with pytest.raises(MissingDependency, match=r"pinext\[control\]"):
+            model.to_control()
+    else:
+        ss = model.to_control()
+        assert np.array_equal(ss.A, model.A)
+
+
+# -- bad input ------------------------------------------------------------------------------
+def test_bad_input_names_the_argument_and_what_is_valid(tmp_path):
+    robot = _robot(tmp_path, n=2, length=0.4, mass=1.0)
+    system = px.System(robot, joint_limits=False)
+    x = system.initial_state()
+    with pytest.raises(InvalidParameter, match=r"x0 has shape \(3,\), expected \(6,\)"):
+        px.linearize(system, np.zeros(3))
+    bad = x.copy()
+    bad[2] = np.nan
+    with pytest.raises(InvalidParameter, match="x0 has non-finite entries: v:j0"):
+        px.linearize(system, bad)
+    with pytest.raises(InvalidParameter, match=r"u0 has shape \(3,\).*tau:j0, tau:j1"):
+        px.linearize(system, x, np.zeros(3))
+    with pytest.raises(NameNotFound, match=r"unknown output 'tip.position'.*q:j0.*l1.position"):
+        px.linearize(system, x, outputs=["tip.position"])
+    with pytest.raises(NameNotFound, match=r"l1.position\[w\].*l1.position\[x\]"):
+        px.linearize(system, x, outputs=["l1.position[w]"])
+    with pytest.raises(InvalidParameter, match="valid methods: auto, analytic, central"):
+        px.linearize(system, x, method="exact")
+    leaning = system.initial_state(np.array([0.3, 0.0]))
+    with pytest.raises(NotAtEquilibrium, match=r"x0 is not an equilibrium.*d/dt v:j0") as info:
+        px.linearize(system, leaning, require_equilibrium=True)
+    assert set(info.value.residuals) == {"d/dt v:j0", "d/dt v:j1"}
+    px.linearize(system, leaning)  # about a moving state when no equilibrium is asked for
+    model = px.linearize(system, x)
+    with pytest.raises(NameNotFound, match="Available input names: tau:j0, tau:j1"):
+        px.frequency_response(model, "voltage", 0, [1.0])
+
+
+def test_no_equilibrium_is_an_error(tmp_path):
+    robot = _robot(tmp_path, n=1)
+    system = px.System(robot, joint_limits=False)
+    with pytest.raises(PinextError, match="did not converge"):
+        px.linearize(system, None, [100.0])  # a torque no hanging pendulum holds beyond 90°
