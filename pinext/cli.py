@@ -13,7 +13,7 @@ from typing import NoReturn
 import numpy as np
 
 from ._format import table
-from .exceptions import PinextError
+from .exceptions import InvalidParameter, PinextError
 
 
 def _looks_like_path(text: str) -> bool:
@@ -130,6 +130,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     trajectory (.npz for pinext view, .csv for a spreadsheet)."""
     from .simulation import System, simulate
 
+    out = _output_path("--out", args.out, "result.npz")
     robot = _load(args)
     system = System(robot)
     traj = simulate(
@@ -141,10 +142,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         output_dt=args.output_dt,
     )
-    if Path(args.out).suffix.lower() == ".csv":
-        path = traj.to_csv(args.out)
-    else:
-        path = traj.save(args.out if Path(args.out).suffix else f"{args.out}.npz")
+    if out.suffix.lower() == ".csv":
+        path = traj.to_csv(out)
+    else:  # written under the name given (a name without suffix gets .npz)
+        path = traj.save(out if out.suffix else out.with_name(f"{out.name}.npz"))
     balance = traj.energy_balance()
     print(
         table(
@@ -175,8 +176,22 @@ def cmd_view(args: argparse.Namespace) -> int:
     """Play a saved trajectory in the browser, or export it as a self-contained HTML file."""
     from .visualization import view
 
+    if args.html is not None:
+        _output_path("--html", args.html, "replay.html")
     view(args.result, html=args.html, package_dirs=args.package_dirs)
     return 0
+
+
+def _output_path(option: str, value: str, example: str) -> Path:
+    """An output file named on the command line, refused before any work when it names an
+    existing folder."""
+    path = Path(value)
+    if path.is_dir():
+        raise InvalidParameter(
+            f"{option} {value!r} is a folder; give a file name, e.g. {option} "
+            f"{str(path / example)!r}"
+        )
+    return path
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

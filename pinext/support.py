@@ -40,6 +40,7 @@ import pinocchio as pin
 
 from .exceptions import InvalidParameter
 from .simulation.component import Component
+from .validation import real, vector
 
 if TYPE_CHECKING:
     from .model import Robot
@@ -97,7 +98,13 @@ def _matrix(value: Any, axes: tuple[str, ...] | None, what: str) -> tuple[tuple[
             f"support {what} must be a mapping axis -> value, a vector or a square matrix "
             f"({_UNITS}), got {value!r}"
         )
-    array = np.asarray(value, dtype=float)
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameter(
+            f"support {what} must be a mapping axis -> value, a vector or a square matrix "
+            f"of numbers ({_UNITS}), got {value!r}"
+        ) from None
     if array.ndim == 0 and axes is not None and len(axes) == 1:
         array = array.reshape(1)
     if array.ndim == 0:
@@ -127,12 +134,7 @@ def _matrix(value: Any, axes: tuple[str, ...] | None, what: str) -> tuple[tuple[
 
 
 def _number(value: Any, what: str) -> float:
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        return float(value)
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"support {what} must be a number, got {value!r}") from None
+    return real(f"support {what}", value, unit=_UNITS)
 
 
 @dataclass
@@ -218,8 +220,8 @@ class ElasticSupport:
             )
         placement = None
         if "xyz" in spec or "rpy" in spec:
-            xyz = np.asarray(spec.get("xyz", (0.0, 0.0, 0.0)), dtype=float).reshape(3)
-            rpy = np.asarray(spec.get("rpy", (0.0, 0.0, 0.0)), dtype=float).reshape(3)
+            xyz = vector("support xyz", spec.get("xyz", (0.0, 0.0, 0.0)), 3, what="[m]")
+            rpy = vector("support rpy", spec.get("rpy", (0.0, 0.0, 0.0)), 3, what="[rad]")
             placement = pin.SE3(pin.rpy.rpyToMatrix(*rpy), xyz)
         return cls(
             spec["stiffness"],
@@ -301,7 +303,16 @@ def add_support(robot: Robot | pin.Model, support: ElasticSupport | Mapping[str,
     """
     from .model import Robot
 
+    if not isinstance(robot, (Robot, pin.Model)):
+        raise InvalidParameter(
+            f"robot must be a pinext.Robot or a pin.Model, got {type(robot).__name__}"
+        )
     base = robot if isinstance(robot, Robot) else Robot.from_model(robot)
+    if not isinstance(support, (ElasticSupport, Mapping)):
+        raise InvalidParameter(
+            "support must be an ElasticSupport or its [support] table (a mapping with "
+            f"stiffness, damping, axes, xyz, rpy, name), got {type(support).__name__}"
+        )
     if not isinstance(support, ElasticSupport):
         support = ElasticSupport.from_dict(support)
     if base.support is not None:

@@ -962,3 +962,467 @@ def test_constraint_residual_covers_every_closed_constraint():
     assert traj.constraint_residual().max() < 1e-8
     with pytest.raises(px.exceptions.NameNotFound, match=loops[0]):
         traj.constraint_residual("contact")
+
+
+# -- issue 59: the newest APIs (task space, controllers, supports, drives, files, CLI) -------
+def _ur5() -> px.Robot:
+    try:
+        return px.load_robot("ur5")
+    except px.exceptions.RobotNotFound:
+        pytest.skip("example-robot-data not installed (pip install '.[robots]')")
+
+
+def _ur5_wrist_singular() -> np.ndarray:
+    """The UR5 with wrist_2 = 0: wrist_1 and wrist_3 aligned, J M⁻¹ Jᵀ of rank 5."""
+    return np.array([0.0, -1.0, 1.0, 0.3, 0.0, 0.2])
+
+
+def _solo12_zero_quaternion() -> tuple[px.Robot, np.ndarray]:
+    robot = px.load_robot("solo12")
+    q = pin.neutral(robot.model)
+    q[3:7] = 0.0
+    return robot, q
+
+
+def _arm_task(**options):
+    robot = _arm()
+    return px.task_space_dynamics(robot, np.full(6, 0.3), np.zeros(6), "pen_tip", **options)
+
+
+def _arm_system() -> px.System:
+    return px.System(_arm())
+
+
+def _pose_target() -> pin.SE3:
+    return pin.SE3(np.eye(3), np.array([0.4, 0.0, 0.3]))
+
+
+def _impedance(target=None, stiffness=500.0, **options):
+    from pinext.control import ImpedanceController
+
+    target = _pose_target() if target is None else target
+    return ImpedanceController(_arm_system(), "pen_tip", target, stiffness, **options)
+
+
+def _cartesian(**changes):
+    from pinext.control import CartesianPD, QuinticPath
+
+    path = QuinticPath.of([0.4, 0.0, 0.3], [(0.0, 1.0, (0.0, 0.1, 0.0))])
+    args = dict(path=path, rotation=np.eye(3), kp=[500.0] * 3, dp=[20.0] * 3, kr=10.0, dr=1.0)
+    args.update(dq=0.5)
+    args.update(changes)
+    return CartesianPD(_arm_system(), "pen_tip", **args)
+
+
+def _joint_pd(reference=None, **options):
+    reference = np.zeros(6) if reference is None else reference
+    return px.control.JointPD(_arm(), reference, kp=50.0, kd=5.0, **options)
+
+
+def _elastic_six_dof() -> px.System:
+    motor = px.DCMotor(1.0, 0.05, 0.05, 1e-5)
+    drives = {
+        name: px.Drive(motor, px.ElasticTransmission(50.0, 2e4)) for name in _arm().model.names[1:]
+    }
+    return px.System(_arm(), drives=drives)
+
+
+def _hybrid(force=5.0, **options):
+    from pinext.control import HybridForceMotionController
+
+    return HybridForceMotionController(_arm_system(), "pen_tip", _pose_target(), force, **options)
+
+
+def _short_trajectory() -> px.Trajectory:
+    return px.simulate(_planar(), 0.01, output_dt=0.005, progress=False)
+
+
+def _saved_trajectory(tmp_path: Path) -> Path:
+    return _short_trajectory().save(tmp_path / "result.npz")
+
+
+ISSUE_59_ROWS: list[Row] = [
+    # -- task_space_dynamics --------------------------------------------------------------------
+    (
+        "task space nan q",
+        lambda p: px.task_space_dynamics(_arm(), np.full(6, NAN), np.zeros(6), "pen_tip"),
+        InvalidParameter,
+        "q must be finite",
+    ),
+    ("task space damping text", lambda p: _arm_task(damping="0.1"), InvalidParameter, "damping"),
+    (
+        "task space threshold negative",
+        lambda p: _arm_task(threshold=-1),
+        InvalidParameter,
+        "threshold",
+    ),
+    (
+        "task space pseudo_inverse no",
+        lambda p: _arm_task(pseudo_inverse="no"),
+        InvalidParameter,
+        "pseudo_inverse",
+    ),
+    (
+        "task space data of another model",
+        lambda p: _arm_task(data=_planar().model.createData()),
+        InvalidParameter,
+        "data belongs to another model",
+    ),
+    ("task space data not a Data", lambda p: _arm_task(data="data"), InvalidParameter, "data"),
+    (
+        "task space zero quaternion",
+        lambda p: px.task_space_dynamics(*_solo12_zero_quaternion(), np.zeros(18), "FL_FOOT"),
+        InvalidParameter,
+        "quaternion",
+    ),
+    (
+        "task space UR5 wrist singularity damping 0",
+        lambda p: px.task_space_dynamics(
+            _ur5(), _ur5_wrist_singular(), np.zeros(6), "tool0", damping=0.0
+        ),
+        SingularConfiguration,
+        "ratio of the smallest to the largest singular value",
+    ),
+    # -- constraint_projection ------------------------------------------------------------------
+    (
+        "constraint_projection of a Robot",
+        lambda p: px.constraint_projection(_four_bar()[0].robot, np.zeros(3), np.zeros(3)),
+        InvalidParameter,
+        "pinext.System",
+    ),
+    (
+        "constraint_projection nan q",
+        lambda p: px.constraint_projection(_four_bar()[0], np.full(3, NAN), np.zeros(3)),
+        InvalidParameter,
+        "q must be finite",
+    ),
+    # -- controllers ----------------------------------------------------------------------------
+    (
+        "impedance target returns None",
+        lambda p: _impedance(target=lambda t: None),
+        InvalidParameter,
+        "target(t) must return",
+    ),
+    (
+        "impedance target nan",
+        lambda p: _impedance(target=pin.SE3(np.eye(3), np.array([NAN, 0.0, 0.3]))),
+        InvalidParameter,
+        "target",
+    ),
+    (
+        "impedance target function nan twist",
+        lambda p: _impedance(target=lambda t: (_pose_target(), np.full(6, NAN), np.zeros(6))),
+        InvalidParameter,
+        "twist",
+    ),
+    (
+        "impedance stiffness nan",
+        lambda p: _impedance(stiffness=NAN),
+        InvalidParameter,
+        "stiffness must be finite",
+    ),
+    (
+        "impedance stiffness text",
+        lambda p: _impedance(stiffness="stiff"),
+        InvalidParameter,
+        "stiffness",
+    ),
+    (
+        "impedance damping_ratio text",
+        lambda p: _impedance(damping_ratio="1"),
+        InvalidParameter,
+        "damping_ratio",
+    ),
+    (
+        "impedance reference_damping negative",
+        lambda p: _impedance(reference_damping=-1.0),
+        InvalidParameter,
+        "reference_damping",
+    ),
+    (
+        "JointPD gravity_compensation no",
+        lambda p: _joint_pd(gravity_compensation="no"),
+        InvalidParameter,
+        "gravity_compensation",
+    ),
+    (
+        "JointPD schedule nan",
+        lambda p: _joint_pd(px.Schedule([0.0, 1.0], [np.zeros(6), np.full(6, NAN)])),
+        InvalidParameter,
+        "Schedule values must be finite",
+    ),
+    (
+        "JointPD reference function nan",
+        lambda p: _joint_pd(lambda t: np.full(6, NAN)),
+        InvalidParameter,
+        "non-finite q",
+    ),
+    (
+        "JointPD kp nan",
+        lambda p: px.control.JointPD(_arm(), np.zeros(6), kp=NAN, kd=1.0),
+        InvalidParameter,
+        "kp",
+    ),
+    (
+        "ComputedTorque feedforward_step negative",
+        lambda p: px.control.ComputedTorque(
+            _elastic_six_dof(), lambda t: np.zeros(6), 10.0, 1.0, feedforward_step=-1e-3
+        ),
+        InvalidParameter,
+        "feedforward_step",
+    ),
+    (
+        "CartesianPD rotation 2x2",
+        lambda p: _cartesian(rotation=np.eye(2)),
+        InvalidParameter,
+        "rotation",
+    ),
+    (
+        "CartesianPD rotation zeros",
+        lambda p: _cartesian(rotation=np.zeros((3, 3))),
+        InvalidParameter,
+        "rotation",
+    ),
+    (
+        "CartesianPD path a tuple",
+        lambda p: _cartesian(path=([0.4, 0.0, 0.3], [])),
+        InvalidParameter,
+        "path must be a QuinticPath",
+    ),
+    ("CartesianPD kr nan", lambda p: _cartesian(kr=NAN), InvalidParameter, "kr"),
+    ("CartesianPD dq negative", lambda p: _cartesian(dq=-50.0), InvalidParameter, "dq"),
+    ("CartesianPD kp negative", lambda p: _cartesian(kp=[-1.0, 1.0, 1.0]), InvalidParameter, "kp"),
+    (
+        "QuinticPath delta nan",
+        lambda p: px.control.QuinticPath.of([0.0, 0.0, 0.0], [(0.0, 1.0, (NAN, 0.0, 0.0))]),
+        InvalidParameter,
+        "delta",
+    ),
+    (
+        "QuinticPath t1 nan",
+        lambda p: px.control.QuinticPath.of([0.0, 0.0, 0.0], [(0.0, NAN, (0.1, 0.0, 0.0))]),
+        InvalidParameter,
+        "t1",
+    ),
+    (
+        "hybrid force_damping 0",
+        lambda p: _hybrid(force_damping=0.0),
+        InvalidParameter,
+        "HybridForceMotionController: force_damping",
+    ),
+    (
+        "hybrid force 1e9",
+        lambda p: _hybrid(1e9),
+        InvalidParameter,
+        "HybridForceMotionController: force = 1e+09",
+    ),
+    (
+        "hybrid force text",
+        lambda p: _hybrid("ten"),
+        InvalidParameter,
+        "force",
+    ),
+    # -- supports, contacts, drives -------------------------------------------------------------
+    (
+        "add_support xyz of two entries",
+        lambda p: px.add_support(_arm(), {"stiffness": {"z": 1e5}, "xyz": [0, 0]}),
+        InvalidParameter,
+        "xyz",
+    ),
+    (
+        "ElasticSupport z nan",
+        lambda p: px.ElasticSupport({"z": NAN}),
+        InvalidParameter,
+        "stiffness['z']",
+    ),
+    (
+        "ElasticSupport text",
+        lambda p: px.ElasticSupport({"z": "stiff"}),
+        InvalidParameter,
+        "stiffness['z']",
+    ),
+    (
+        "Contact tool_stiffness text",
+        lambda p: px.Contact(px.plane("ball"), tool_stiffness="5e5"),
+        InvalidParameter,
+        "tool_stiffness",
+    ),
+    (
+        "Contact tool_damping nan",
+        lambda p: px.Contact(px.plane("ball"), tool_stiffness=5e5, tool_damping=NAN),
+        InvalidParameter,
+        "tool_damping",
+    ),
+    (
+        "Gear restitution elastic",
+        lambda p: px.Gear(50.0, backlash=0.01, restitution="elastic"),
+        InvalidParameter,
+        "restitution",
+    ),
+    (
+        "Gear efficiency text",
+        lambda p: px.Gear(50.0, efficiency="high"),
+        InvalidParameter,
+        "efficiency",
+    ),
+    (
+        "torque_speed_envelope fast",
+        lambda p: px.DCMotor(1.0, 0.05, 0.05, 1e-5, voltage_limit=24.0).torque_speed_envelope(
+            "fast"
+        ),
+        InvalidParameter,
+        "speed",
+    ),
+    (
+        "torque_speed_envelope nan",
+        lambda p: px.DCMotor(1.0, 0.05, 0.05, 1e-5, voltage_limit=24.0).torque_speed_envelope(
+            [0.0, NAN]
+        ),
+        InvalidParameter,
+        "speed",
+    ),
+    # -- simulate and trajectories --------------------------------------------------------------
+    (
+        "time stepping output_dt nan",
+        lambda p: px.simulate(
+            _box_system(), 0.5, q0=_box_q(0.05), method="timestepping", dt=1e-3, output_dt=NAN
+        ),
+        InvalidParameter,
+        "output_dt",
+    ),
+    (
+        "time stepping output_dt negative",
+        lambda p: px.simulate(
+            _box_system(), 0.5, q0=_box_q(0.05), method="timestepping", dt=1e-3, output_dt=-0.01
+        ),
+        InvalidParameter,
+        "output_dt",
+    ),
+    (
+        "control_period 1e-9",
+        lambda p: px.simulate(_arm(), 1.0, control=_joint_pd(), control_period=1e-9),
+        InvalidParameter,
+        "shortest sensible period",
+    ),
+    (
+        "control_period 1e-9 time stepping",
+        lambda p: px.simulate(
+            _box_system(),
+            0.5,
+            q0=_box_q(0.05),
+            method="timestepping",
+            dt=1e-3,
+            control=lambda t, x: np.zeros(6),
+            control_period=1e-9,
+        ),
+        InvalidParameter,
+        "control_period",
+    ),
+    (
+        "continuous control turns nan",
+        lambda p: px.simulate(
+            _planar(),
+            0.05,
+            control=lambda t, x: np.zeros(3) if t < 0.01 else np.full(3, NAN),
+            progress=False,
+        ),
+        InvalidParameter,
+        "control(t, x)",
+    ),
+    (
+        "Trajectory.save to a folder",
+        lambda p: _short_trajectory().save(p),
+        InvalidParameter,
+        "is a folder",
+    ),
+    (
+        "pinext view --html a folder",
+        lambda p: _cli("view", _saved_trajectory(p), "--html", p),
+        InvalidParameter,
+        "--html",
+    ),
+    (
+        "pinext simulate --out a folder",
+        lambda p: _cli("simulate", "planar3r", "--duration", "0.01", "--out", p, "--quiet"),
+        InvalidParameter,
+        "--out",
+    ),
+    (
+        "pinext sweep sublinks text",
+        lambda p: _cli(
+            "sweep", _sweep_spec(p, 'study = "modal"\n[grid]\nsublinks = ["two"]\n'), "--quiet"
+        ),
+        FileFormatError,
+        "grid.sublinks",
+    ),
+    (
+        "pinext sweep impact speed nan",
+        lambda p: _cli(
+            "sweep", _sweep_spec(p, 'study = "impact"\n[grid]\nspeed = [nan, 0.5]\n'), "--quiet"
+        ),
+        FileFormatError,
+        "grid.speed",
+    ),
+    # -- planning -------------------------------------------------------------------------------
+    (
+        "jacobian_control gain negative",
+        lambda p: _stretched_jacobian_control(t=np.linspace(0, 1, 5), rows=(0, 1), gain=-100),
+        InvalidParameter,
+        "gain",
+    ),
+    (
+        "jacobian_control path turns nan",
+        lambda p: jacobian_control(
+            _planar(),
+            _planar_tip(),
+            lambda t: (np.array([0.8 if t < 0.5 else NAN, 0.3]), np.zeros(2), np.zeros(2)),
+            np.array([0.1, 0.5, 0.5]),
+            t=np.linspace(0, 1, 5),
+            rows=(0, 1),
+            damping=0.1,
+        ),
+        InvalidParameter,
+        "path(",
+    ),
+    (
+        "drive_requirements nan sample",
+        lambda p: drive_requirements(
+            _arm(), (np.linspace(0, 1, 5), np.r_[np.zeros((4, 6)), np.full((1, 6), NAN)])
+        ),
+        InvalidParameter,
+        "not finite at t = 1 s",
+    ),
+    # -- prescribed laws ------------------------------------------------------------------------
+    (
+        "prescribed law returns an array of three",
+        lambda p: _crank_run(lambda t: np.zeros(3)),
+        InvalidParameter,
+        "ambiguous",
+    ),
+    (
+        "prescribed law returns a list of three",
+        lambda p: _crank_run(lambda t: [0.3, 7.0, -2.0]),
+        InvalidParameter,
+        "ambiguous",
+    ),
+    (
+        "prescribed law holds q with a velocity",
+        lambda p: _crank_run(lambda t: (_four_bar()[1][0] + 0.0 * t, 7.0, -2.0)),
+        InvalidParameter,
+        "is not the rate of its position",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "fragment"),
+    [row[1:] for row in ISSUE_59_ROWS],
+    ids=[row[0] for row in ISSUE_59_ROWS],
+)
+def test_bad_input_to_the_newest_apis_names_it(tmp_path, make, error, fragment):
+    assert issubclass(error, PinextError)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error) as caught:
+            make(tmp_path)
+    assert fragment in str(caught.value), str(caught.value)

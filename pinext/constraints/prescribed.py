@@ -25,6 +25,11 @@ JUMP_TOLERANCE = 1e-6
 #: Two evaluations this close in time [s] (relative to t beyond 1 s) that still differ by more
 #: than the law's speed allows locate a jump.
 JUMP_RESOLUTION = 1e-10
+#: Relative mismatch accepted between a law's rates and the forward differences of its
+#: values at its first evaluation (:func:`_check_rates`), and an absolute floor [rad/s or m/s,
+#: rad/s^2 or m/s^2].
+RATE_TOLERANCE = 1e-3
+RATE_FLOOR = 1e-6
 
 
 class Prescribed(Component):
@@ -45,11 +50,15 @@ class Prescribed(Component):
     Args:
         joint: Name of a one-DOF joint: revolute, prismatic or continuous (Pinocchio's
             unbounded revolute, configuration (cos θ, sin θ): the law gives the angle θ).
-        position_law: The law of the joint position [rad or m]: a callable ``t -> q`` (then
-            ``velocity`` and ``acceleration`` may be given, else central differences with step
-            :data:`DIFFERENCE_STEP` are used), a callable ``t -> (q, qd, qdd)`` (e.g. a
+        position_law: The law of the joint position [rad or m]: a callable ``t -> q`` that
+            returns one number (then ``velocity`` and ``acceleration`` may be given, else
+            central differences with step :data:`DIFFERENCE_STEP` are used), a callable
+            ``t -> (q, qd, qdd)`` that returns a *tuple* (a NamedTuple too; e.g. a
             :class:`pinext.planning` spline), or a scipy spline (``CubicSpline``, ``PPoly``,
-            ``BSpline``: derivatives from ``.derivative()``).
+            ``BSpline``: derivatives from ``.derivative()``). A list or an array of several
+            numbers is refused as ambiguous (one joint's triple, or several joints?). At the
+            first evaluation the rates must be those of the position (qd = dq/dt,
+            qdd = dqd/dt, to :data:`RATE_TOLERANCE`), and the position must not jump.
         velocity: Optional ``t -> qd`` [rad/s or m/s].
         acceleration: Optional ``t -> qdd`` [rad/s^2 or m/s^2].
         name: Component name (default ``"prescribed:<joint>"``).
@@ -160,13 +169,17 @@ def _as_law(position: Any, velocity: Any, acceleration: Any):
 
     def law(t: float) -> tuple[float, float, float]:
         value = position(t)
-        if isinstance(value, (tuple, list)) or (
-            isinstance(value, np.ndarray) and value.ndim and value.shape[0] == 3
-        ):
+        if isinstance(value, (list, np.ndarray)) and np.size(value) != 1:
+            raise InvalidParameter(
+                f"the position law returned {describe(value)}: a list or an array of several "
+                "numbers is ambiguous (one joint's (q, qd, qdd), or positions of several "
+                "joints?); it must return q [rad or m] (one number) or a tuple (q, qd, qdd)"
+            )
+        if isinstance(value, tuple):
             if len(value) != 3:
                 raise InvalidParameter(
                     f"the position law returned {describe(value)}; it must return q [rad or m] "
-                    "or a triple (q, qd, qdd)"
+                    "(one number) or a tuple (q, qd, qdd)"
                 )
             q, qd, qdd = (
                 _number("the position law's " + w, c)
@@ -308,6 +321,7 @@ def _check_start(
     a law whose rates are central differences, within :data:`DIFFERENCE_STEP` before it
     (they would carry the step into the start velocity and acceleration)."""
     t = start[0]
+    _check_rates(name, evaluate, t)
     found = _find_jump(evaluate, start, (t + JUMP_WINDOW, *evaluate(t + JUMP_WINDOW)[:2]))
     if found is None and differences:
         try:
@@ -317,3 +331,35 @@ def _check_start(
         found = _find_jump(evaluate, before, start)
     if found is not None:
         _refuse_jump(name, found, differences)
+
+
+def _check_rates(
+    name: str, evaluate: Callable[[float], tuple[float, float, float]], t: float
+) -> None:
+    """The law's (q, qd, qdd) at its first evaluation t against each other: qd must be the
+    rate of q, and qdd the rate of qd, to :data:`RATE_TOLERANCE` of their size (forward
+    differences over :data:`DIFFERENCE_STEP`, whose error the bound allows for); a law that
+    holds q while it gives a velocity (``(0.3, 7, -2)``) is refused."""
+    h = DIFFERENCE_STEP
+    q0, qd0, qdd0 = evaluate(t)
+    q1, qd1, qdd1 = evaluate(t + h)
+    checks = (
+        ("velocity qd", "position q", "[rad/s or m/s]", qd0, (q1 - q0) / h, abs(qd1 - qd0)),
+        (
+            "acceleration qdd",
+            "velocity qd",
+            "[rad/s^2 or m/s^2]",
+            qdd0,
+            (qd1 - qd0) / h,
+            abs(qdd1 - qdd0),
+        ),
+    )
+    for what, of, unit, given, rate, change in checks:
+        bound = RATE_TOLERANCE * (abs(given) + abs(rate)) + change + RATE_FLOOR
+        if abs(given - rate) > bound:
+            raise InvalidParameter(
+                f"{name}: the law's {what} = {given:.6g} {unit} at t = {t:g} s is not the rate "
+                f"of its {of}, {rate:.6g} {unit} (forward difference over {h:g} s): a law "
+                "returns q [rad or m] alone, or the tuple (q, qd, qdd) with qd = dq/dt and "
+                "qdd = dqd/dt"
+            )

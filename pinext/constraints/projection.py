@@ -33,9 +33,10 @@ import numpy as np
 import pinocchio as pin
 
 from ..contact.constrained import RANK_TOLERANCE
-from ..dynamics.task_space import REFERENCES
+from ..dynamics.task_space import REFERENCES, state
 from ..exceptions import ConstraintError, InvalidParameter
 from ..model import resolve_frame
+from ..validation import describe, real, vector
 from .singular import singular_form
 
 if TYPE_CHECKING:
@@ -136,13 +137,27 @@ def constraint_projection(
     Raises:
         ConstraintError: The phase has no rows, or rows coupled to an environment mass (a
             dynamic environment's contact is not a Pfaffian constraint).
-        InvalidParameter: An unknown reference.
+        InvalidParameter: A system that is not a :class:`pinext.System`; q, v (or x) of the
+            wrong shape or not finite, a quaternion of q not of unit norm; an unknown
+            reference.
         NameNotFound: An unknown frame.
     """
-    if reference not in REFERENCES:
+    from ..simulation.system import System
+
+    if not isinstance(system, System):
+        raise InvalidParameter(
+            f"system must be a pinext.System (its rows are the constraints), got "
+            f"{describe(system)}; wrap a Robot as pinext.System(robot, loops=..., "
+            "contacts=..., components=...)"
+        )
+    if not isinstance(reference, str) or reference not in REFERENCES:
         raise InvalidParameter(
             f"unknown reference {reference!r}; valid: {', '.join(map(repr, REFERENCES))}"
         )
+    q, v = state(system.model, q, v)
+    t = real("t", t, unit="[s]")
+    if x is not None:
+        x = vector("x", x, system.nx, what="the full public state")
     form = singular_form(system, q, v, u, t=t, x=x)
     A, k = form.jacobian, form.jacobian.shape[0]
     if not k:

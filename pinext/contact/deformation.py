@@ -45,6 +45,7 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..simulation.forms import damper_power, kelvin_voigt
+from ..validation import real, vector
 
 if TYPE_CHECKING:
     from ..model import Robot
@@ -63,11 +64,7 @@ def series_stiffness(*stiffnesses: float) -> float:
 
 
 def _check(name: str, value: float, positive: bool = False) -> float:
-    value = float(value)
-    if not np.isfinite(value) or value < 0 or (positive and value == 0):
-        bound = "> 0" if positive else ">= 0"
-        raise InvalidParameter(f"{name} must be a finite number {bound}, got {value}")
-    return value
+    return real(name, value, low=0.0, strict=positive)
 
 
 @dataclass(frozen=True)
@@ -229,10 +226,10 @@ def compliant_tool(
     from ..model import Robot
 
     base = robot if isinstance(robot, Robot) else Robot.from_model(robot)
-    _check("tool stiffness", stiffness, positive=True)
-    _check("tool mass", mass, positive=True)
-    _check("tool damping", damping)
-    direction = np.asarray(axis, dtype=float).reshape(3)
+    _check("stiffness (the tool's k_t [N/m])", stiffness, positive=True)
+    _check("mass (the tool's m_t [kg])", mass, positive=True)
+    _check("damping (the tool's d_t [N.s/m])", damping)
+    direction = vector("axis", axis, 3, what="the tool's spring direction")
     if not np.linalg.norm(direction) > 0:
         raise InvalidParameter(f"tool axis must be a nonzero 3-vector, got {list(direction)}")
     direction = direction / np.linalg.norm(direction)

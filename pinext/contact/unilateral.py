@@ -83,22 +83,22 @@ class Contact:
             raise InvalidParameter("only one-row (surface) constraints can be unilateral")
         if self.name is None:
             self.name = str(self.constraint.frame)
+        self.tool_stiffness = real(
+            "tool_stiffness",
+            self.tool_stiffness,
+            unit="[N/m] (None: a rigid tool)",
+            low=0.0,
+            strict=True,
+            none=True,
+        )
+        self.tool_damping = real("tool_damping", self.tool_damping, unit="[N.s/m]", low=0.0)
         if self.tool_stiffness is not None:
-            if not (np.isfinite(self.tool_stiffness) and self.tool_stiffness > 0):
-                raise InvalidParameter(
-                    f"tool_stiffness must be a finite positive number [N/m] (or None for a "
-                    f"rigid tool), got {self.tool_stiffness}"
-                )
             if self.constraint.m != 1 or not self.unilateral:
                 raise InvalidParameter(
                     "tool_stiffness acts along the normal of a unilateral surface contact (m = 1)"
                 )
             if self.friction:
                 raise InvalidParameter("a compliant tool on a frictional contact is not modelled")
-        if not (np.isfinite(self.tool_damping) and self.tool_damping >= 0):
-            raise InvalidParameter(
-                f"tool_damping must be a finite number >= 0 [N.s/m], got {self.tool_damping}"
-            )
         if self.tool_damping and self.tool_stiffness is None:
             raise InvalidParameter("tool_damping needs a tool_stiffness")
 

@@ -23,7 +23,7 @@ from numba.extending import register_jitable
 
 from ..exceptions import InvalidParameter
 from ..model import resolve_frame
-from ..validation import vector
+from ..validation import describe, real, vector
 from .base import Controller
 
 
@@ -39,14 +39,30 @@ class QuinticPath(NamedTuple):
     @classmethod
     def of(cls, start: Sequence[float], moves: Sequence[tuple[float, float, Sequence[float]]]):
         """The path from ``start`` [m] and moves ``(t0, t1, delta)`` [s, s, m]."""
-        for t0, t1, _ in moves:
+        point = vector("start", start, 3, what="the path's start point [m]")
+        if isinstance(moves, (str, bytes)):
+            raise InvalidParameter(f"moves must be (t0, t1, delta) triples, got {describe(moves)}")
+        t0s, t1s, deltas = [], [], []
+        for k, move in enumerate(moves):
+            if not isinstance(move, (tuple, list)) or len(move) != 3:
+                raise InvalidParameter(
+                    f"moves[{k}] must be a triple (t0 [s], t1 [s], delta (3,) [m]), got "
+                    f"{describe(move)}"
+                )
+            t0 = real(f"moves[{k}] t0", move[0], unit="[s]")
+            t1 = real(f"moves[{k}] t1", move[1], unit="[s]")
             if not t1 > t0:
-                raise InvalidParameter(f"a move must end after it starts, got t0={t0}, t1={t1}")
+                raise InvalidParameter(
+                    f"moves[{k}]: a move must end after it starts, got t0={t0:g}, t1={t1:g} [s]"
+                )
+            t0s.append(t0)
+            t1s.append(t1)
+            deltas.append(vector(f"moves[{k}] delta", move[2], 3, what="the move [m]"))
         return cls(
-            vector("start", start, 3, what="the path's start point"),
-            np.array([m[0] for m in moves], dtype=float),
-            np.array([m[1] for m in moves], dtype=float),
-            np.array([m[2] for m in moves], dtype=float).reshape(len(moves), 3),
+            point,
+            np.array(t0s, dtype=float),
+            np.array(t1s, dtype=float),
+            np.array(deltas, dtype=float).reshape(len(deltas), 3),
         )
 
     def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray]:
@@ -95,6 +111,38 @@ def wrench(gains, target, position, rate, error, out):
         out[3 + r] = gains[6] * error[r] - gains[7] * rate[3 + r]
 
 
+def _non_negative(values: np.ndarray, name: str) -> np.ndarray:
+    if np.any(values < 0):
+        raise InvalidParameter(
+            f"{name} must be >= 0 (a negative gain feeds energy in), got {values.tolist()}"
+        )
+    return values
+
+
+def _rotation(value: Any) -> np.ndarray:
+    """A rotation matrix R_d (3, 3): orthonormal, determinant +1."""
+    if isinstance(value, (str, bytes)):
+        raise InvalidParameter(f"rotation must be a 3x3 rotation matrix, got {describe(value)}")
+    try:
+        matrix = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameter(
+            f"rotation must be a 3x3 rotation matrix, got {describe(value)}"
+        ) from None
+    if matrix.shape != (3, 3):
+        raise InvalidParameter(f"rotation must be a 3x3 rotation matrix, got shape {matrix.shape}")
+    if (
+        not np.all(np.isfinite(matrix))
+        or not np.allclose(matrix.T @ matrix, np.eye(3), atol=1e-6)
+        or np.linalg.det(matrix) < 0
+    ):
+        raise InvalidParameter(
+            "rotation must be a rotation matrix (orthonormal, determinant +1), e.g. "
+            f"placement.rotation of a pin.SE3; got\n{matrix}"
+        )
+    return matrix
+
+
 class CartesianPD(Controller):
     """Cartesian springs and dampers on a frame about a :class:`QuinticPath`, with gravity
     compensation and joint damping (module docstring).
@@ -104,9 +152,14 @@ class CartesianPD(Controller):
         frame: The controlled frame (name or index).
         path: The frame's desired position, a :class:`QuinticPath`.
         rotation: The frame's desired orientation R_d (world), shape (3, 3).
-        kp, dp: Translational stiffness [N/m] and damping [N.s/m], three each (world axes).
-        kr, dr: Rotational stiffness [N.m/rad] and damping [N.m.s/rad].
-        dq: Joint damping [N.m.s/rad].
+        kp, dp: Translational stiffness [N/m] and damping [N.s/m], three each (world axes),
+            >= 0.
+        kr, dr: Rotational stiffness [N.m/rad] and damping [N.m.s/rad], >= 0.
+        dq: Joint damping [N.m.s/rad], >= 0.
+
+    Raises:
+        InvalidParameter: A path that is not a :class:`QuinticPath`, a rotation that is not
+            one, a gain that is negative, not finite or not a number.
     """
 
     def __init__(
@@ -122,13 +175,25 @@ class CartesianPD(Controller):
         dq: float,
     ) -> None:
         self.model = getattr(system, "model", system)
+        if not isinstance(self.model, pin.Model):
+            raise InvalidParameter(
+                f"system must be a pinext.System, a pinext.Robot or a pin.Model, got "
+                f"{describe(system)}"
+            )
         self.data = self.model.createData()
         self.frame_id = resolve_frame(self.model, frame)
+        if not isinstance(path, QuinticPath):
+            raise InvalidParameter(
+                f"path must be a QuinticPath (QuinticPath.of(start, moves)), got {describe(path)}"
+            )
         self.path = path
-        self.rotation = np.asarray(rotation, dtype=float).reshape(3, 3)
-        self.kp = vector("kp", kp, 3, what="the translational stiffness [N/m]")
-        self.dp = vector("dp", dp, 3, what="the translational damping [N.s/m]")
-        self.kr, self.dr, self.dq = float(kr), float(dr), float(dq)
+        self.rotation = _rotation(rotation)
+        self.kp = _non_negative(vector("kp", kp, 3, what="the translational stiffness [N/m]"), "kp")
+        self.dp = _non_negative(vector("dp", dp, 3, what="the translational damping [N.s/m]"), "dp")
+        self.kr = real("kr", kr, unit="[N.m/rad]", low=0.0)
+        self.dr = real("dr", dr, unit="[N.m.s/rad]", low=0.0)
+        # a negative joint damping feeds energy in (the joints spin up into stop after stop)
+        self.dq = real("dq", dq, unit="[N.m.s/rad]", low=0.0)
 
     def __call__(self, t: float, q: np.ndarray, v: np.ndarray, sensors: Any = None) -> np.ndarray:
         model, data = self.model, self.data

@@ -7,7 +7,14 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from .drive_reference import FEEDFORWARD_STEP, ElasticFeedforward, JointLaw, joint_error
+from ..validation import real
+from .drive_reference import (
+    FEEDFORWARD_CHUNK,
+    FEEDFORWARD_STEP,
+    ElasticFeedforward,
+    JointLaw,
+    joint_error,
+)
 
 
 class ComputedTorque(JointLaw):
@@ -42,11 +49,13 @@ class ComputedTorque(JointLaw):
         kp: Proportional gain(s): [1/s²] on the joints (the error's stiffness per unit
             inertia), [V/rad] on the motors.
         kd: Derivative gain(s): [1/s] on the joints, [V.s/rad] on the motors.
-        feedforward_step: Sample step of the elastic drives' feedforward tables [s].
+        feedforward_step: Sample step of the elastic drives' feedforward tables [s], in
+            (0, :data:`~pinext.control.drive_reference.FEEDFORWARD_CHUNK`].
 
     Raises:
-        InvalidParameter: Negative or mis-sized gains, a reference of the wrong size, drives
-            other than DC motors behind elastic transmissions.
+        InvalidParameter: Negative or mis-sized gains, a ``feedforward_step`` out of range,
+            a reference of the wrong size, drives other than DC motors behind elastic
+            transmissions.
     """
 
     def __init__(
@@ -58,6 +67,14 @@ class ComputedTorque(JointLaw):
         *,
         feedforward_step: float = FEEDFORWARD_STEP,
     ) -> None:
+        feedforward_step = real(
+            "feedforward_step",
+            feedforward_step,
+            unit="[s]",
+            low=0.0,
+            high=FEEDFORWARD_CHUNK,
+            strict=True,
+        )
         super().__init__(system, reference, kp, kd)
         system = self.actuation.system
         self.stiffness, self.damping = system.stiffness, system.damping

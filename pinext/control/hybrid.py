@@ -55,6 +55,9 @@ from .task import Target, TaskSpaceController, pose_error
 if TYPE_CHECKING:
     from ..simulation.system import System
 
+#: Largest speed [m/s or rad/s] of the free approach ``|f_d| / D_f`` accepted.
+APPROACH_SPEED = 10.0
+
 
 class HybridForceMotionController(TaskSpaceController):
     """Motion along the free directions of a constraint frame, force along the others.
@@ -73,7 +76,8 @@ class HybridForceMotionController(TaskSpaceController):
         bandwidth: ω [rad/s] of the motion directions (``K_p = ω²``, ``K_d = 2ω``), a number
             or one per task direction (6,).
         force_damping: D_f [N.s/m or N.m.s/rad] along the force axes (a number or one per
-            axis).
+            axis), > 0, with ``|f_d| / D_f`` (the speed of the free approach) at most
+            :data:`APPROACH_SPEED`.
         null_damping, actuated, motor_bandwidth, reference_damping: As
             :class:`~pinext.control.task.TaskSpaceController`.
     """
@@ -125,18 +129,48 @@ class HybridForceMotionController(TaskSpaceController):
         k = len(self.axes)
         self.force = self._per(force, k, "force", "[N or N.m]", positive=False)
         self.force_damping = self._per(force_damping, k, "force_damping", "[N.s/m]")
+        self._approach(self.axes, self.force, self.force_damping)
         omega = self._per(bandwidth, 6, "bandwidth", "[rad/s]")
         self.kp, self.kd = np.diag(omega**2), np.diag(2.0 * omega)
 
     @staticmethod
     def _per(value: Any, n: int, name: str, unit: str, positive: bool = True) -> np.ndarray:
-        arr = np.asarray(value, dtype=float).reshape(-1)
+        kind = "non-negative numbers" if positive else "numbers"
+        try:
+            if isinstance(value, (str, bytes, bool, np.bool_)):
+                raise TypeError
+            arr = np.array(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise InvalidParameter(
+                f"{name} must be a number or {n} {kind} {unit}, got {value!r}"
+            ) from None
         if arr.size == 1:
             arr = np.full(n, float(arr[0]))
         if arr.shape != (n,) or not np.all(np.isfinite(arr)) or (positive and np.any(arr < 0)):
-            kind = "non-negative numbers" if positive else "numbers"
             raise InvalidParameter(f"{name} must be a number or {n} {kind} {unit}, got {value!r}")
         return arr
+
+    @staticmethod
+    def _approach(axes: list[str], force: np.ndarray, damping: np.ndarray) -> None:
+        """Refuse a free approach without a bounded speed: the tool reaches the surface at
+        ``|f_d| / D_f``; a zero ``force_damping`` or a speed above :data:`APPROACH_SPEED`
+        makes the contact a cascade of impacts."""
+        for axis, f, d in zip(axes, force, damping, strict=True):
+            if d <= 0:
+                raise InvalidParameter(
+                    f"HybridForceMotionController: force_damping along '{axis}' must be > 0 "
+                    f"[N.s/m or N.m.s/rad], got {d:g}: the free approach of the tool ends at "
+                    "the speed force / force_damping, and with no damping the tool accelerates "
+                    "into the surface (a cascade of impacts); e.g. force_damping=200"
+                )
+            if abs(f) / d > APPROACH_SPEED:
+                raise InvalidParameter(
+                    f"HybridForceMotionController: force = {f:g} with force_damping = {d:g} "
+                    f"along '{axis}' approaches the surface at |force| / force_damping = "
+                    f"{abs(f) / d:.3g} m/s (or rad/s), above {APPROACH_SPEED:g}: the tool hits "
+                    "it in a cascade of impacts; lower force or raise force_damping to at "
+                    f"least {abs(f) / APPROACH_SPEED:.3g}"
+                )
 
     def coupling(self, rec: TaskSpaceDynamics) -> np.ndarray:
         """Shape (6, k). ``c = Ω Λ⁻¹ Aᵀ (A Λ⁻¹ Aᵀ)⁻¹``: the motion-direction acceleration that

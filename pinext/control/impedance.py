@@ -31,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..dynamics.task_space import TaskSpaceDynamics
-from ..exceptions import InvalidParameter
+from ..validation import real
 from .actuation import MOTOR_BANDWIDTH
 from .task import Target, TaskSpaceController, gains, pose_error
 
@@ -102,9 +102,7 @@ class ImpedanceController(TaskSpaceController):
         )
         self.stiffness = gains(stiffness, "stiffness", "[N/m | N.m/rad]")
         self.damping = None if damping is None else gains(damping, "damping", "[N.s/m | N.m.s/rad]")
-        if not (np.isfinite(damping_ratio) and damping_ratio > 0):
-            raise InvalidParameter(f"damping_ratio must be > 0, got {damping_ratio}")
-        self.damping_ratio = float(damping_ratio)
+        self.damping_ratio = real("damping_ratio", damping_ratio, unit="[-]", low=0.0, strict=True)
 
     def wrench(self, t: float, rec: TaskSpaceDynamics, pose: pin.SE3, target: tuple) -> np.ndarray:
         """``F = Λ V̇_d + η + K e + D ė``."""

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..validation import flag
 from .drive_reference import JointLaw, joint_error
 
 
@@ -37,10 +38,12 @@ class JointPD(JointLaw):
         kp: Proportional gain(s): [N.m/rad] (or [N/m]) on the joints, [V/rad] on the motors;
             a scalar or one per input.
         kd: Derivative gain(s): [N.m.s/rad] on the joints, [V.s/rad] on the motors.
-        gravity_compensation: Add the gravity torque (see above).
+        gravity_compensation: Add the gravity torque (see above): True or False (text such
+            as ``"no"`` is refused).
 
     Raises:
-        InvalidParameter: Negative or mis-sized gains, a reference of the wrong size, drives
+        InvalidParameter: Negative, non-finite or mis-sized gains, a non-boolean
+            ``gravity_compensation``, a reference of the wrong size, drives
             other than DC motors behind elastic transmissions.
     """
 
@@ -54,7 +57,7 @@ class JointPD(JointLaw):
         gravity_compensation: bool = False,
     ) -> None:
         super().__init__(system, reference, kp, kd)
-        self.gravity_compensation = bool(gravity_compensation)
+        self.gravity_compensation = flag("gravity_compensation", gravity_compensation)
         self._zero = np.zeros(self.model.nv)
 
     def __call__(

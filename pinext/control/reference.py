@@ -52,6 +52,7 @@ class JointReference:
             self.function: Callable = reference
             times = getattr(reference, "times", None)
             self.span = (float(times[0]), float(times[-1])) if times is not None else None
+            self(0.0 if self.span is None else self.span[0])  # its form, checked at once
         else:
             try:
                 value = np.array(reference, dtype=float).reshape(-1)
@@ -90,6 +91,12 @@ class JointReference:
                 f"reference({t:g}) returned a configuration of shape {parts[0].shape}, "
                 f"expected ({self.nq},)"
             )
+        for what, part in zip(("q", "v", "a"), parts, strict=False):
+            if not np.all(np.isfinite(part)):
+                raise InvalidParameter(
+                    f"reference({t:g}) returned a non-finite {what}: {part}; a reference must "
+                    "be finite at every time"
+                )
         h = DIFFERENCE_STEP
         if len(parts) == 1:
             before, after = self._positions(t - h), self._positions(t + h)

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pinocchio as pin
 
-from ..dynamics.task_space import TaskSpaceDynamics, task_space_dynamics
+from ..dynamics.task_space import SINGULAR_THRESHOLD, TaskSpaceDynamics, evaluate
 from ..exceptions import InvalidParameter, NameNotFound
 from ..model import resolve_frame
+from ..validation import describe, real, vector
 from .actuation import MOTOR_BANDWIDTH, Actuation
 from .base import Controller
 
@@ -39,31 +40,69 @@ _ZERO6 = np.zeros(6)
 
 
 def as_target(target: pin.SE3 | Target) -> Target:
-    """A :data:`Target` from a fixed ``pin.SE3`` or a function of time."""
+    """A :data:`Target` from a fixed ``pin.SE3`` or a function of time; a function is called
+    once at t = 0 here, and each of its values is checked (:func:`target_value`)."""
     if isinstance(target, pin.SE3):
-        pose = target.copy()
+        pose = _finite_pose(target, "target")
         return lambda t: (pose, _ZERO6, _ZERO6)
     if not callable(target):
         raise InvalidParameter(
             "target must be a pin.SE3 (a fixed pose) or a function t -> (pin.SE3, twist (6,), "
-            f"acceleration (6,)), got {type(target).__name__}"
+            f"acceleration (6,)), got {describe(target)}"
         )
-    return target
+
+    def checked(t: float) -> tuple[pin.SE3, np.ndarray, np.ndarray]:
+        return target_value(target(t), t)
+
+    checked(0.0)
+    return checked
+
+
+def _finite_pose(pose: pin.SE3, name: str) -> pin.SE3:
+    if not np.all(np.isfinite(pose.homogeneous)):
+        raise InvalidParameter(f"{name} must be a finite pose, got\n{pose.homogeneous}")
+    return pose.copy()
+
+
+def target_value(value: Any, t: float) -> tuple[pin.SE3, np.ndarray, np.ndarray]:
+    """``(pose, twist, acceleration)`` of a target function at ``t`` [s], checked: a
+    ``pin.SE3`` and two finite (6,) vectors."""
+    form = "(pin.SE3, twist (6,) [m/s, rad/s], acceleration (6,) [m/s^2, rad/s^2])"
+    if not isinstance(value, (tuple, list)) or len(value) != 3:
+        raise InvalidParameter(
+            f"target(t) must return {form}; at t = {t:g} s it returned {describe(value)}"
+        )
+    pose, twist, acceleration = value
+    if not isinstance(pose, pin.SE3):
+        raise InvalidParameter(
+            f"target(t) must return {form}; at t = {t:g} s its pose is {describe(pose)}"
+        )
+    _finite_pose(pose, f"target({t:g}) pose")
+    return (
+        pose,
+        vector(f"target({t:g}) twist", twist, 6, what="[ṗ, ω] [m/s, rad/s]"),
+        vector(f"target({t:g}) acceleration", acceleration, 6, what="[p̈, ω̇] [m/s^2, rad/s^2]"),
+    )
 
 
 def gains(value: Any, name: str, unit: str) -> np.ndarray:
     """A 6×6 symmetric positive semi-definite gain from a scalar, a (6,) diagonal or a 6×6
     matrix."""
-    arr = np.asarray(value, dtype=float)
+    forms = f"a number, a (6,) diagonal or a 6x6 matrix {unit}"
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise InvalidParameter(f"{name} must be {forms}, got {describe(value)}")
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"{name} must be {forms}, got {describe(value)}") from None
     if arr.ndim == 0:
         arr = np.full(6, float(arr))
     if arr.shape == (6,):
         arr = np.diag(arr)
-    if arr.shape != (6, 6) or not np.all(np.isfinite(arr)):
-        raise InvalidParameter(
-            f"{name} must be a number, a (6,) diagonal or a 6x6 matrix {unit}, got shape "
-            f"{np.shape(value)}"
-        )
+    if arr.shape != (6, 6):
+        raise InvalidParameter(f"{name} must be {forms}, got shape {np.shape(value)}")
+    if not np.all(np.isfinite(arr)):
+        raise InvalidParameter(f"{name} must be finite {unit}, got {value!r}")
     if np.abs(arr - arr.T).max() > 1e-12 * (1 + np.abs(arr).max()) or (
         np.linalg.eigvalsh(arr)[0] < -1e-12 * (1 + np.abs(arr).max())
     ):
@@ -118,10 +157,10 @@ class TaskSpaceController(Controller):
         self.frame = self.model.frames[resolve_frame(self.model, frame)].name
         self.frame_id = self.model.getFrameId(self.frame)
         self.target = as_target(target)
-        if not (np.isfinite(null_damping) and null_damping >= 0):
-            raise InvalidParameter(f"null_damping must be >= 0 [N.m.s/rad], got {null_damping}")
-        self.null_damping = float(null_damping)
-        self.reference_damping = reference_damping
+        self.null_damping = real("null_damping", null_damping, unit="[N.m.s/rad]", low=0.0)
+        self.reference_damping = real(
+            "reference_damping", reference_damping, unit="[m/rad or rad/rad]", low=0.0, none=True
+        )
         self.mask = np.ones(self.model.nv)
         if actuated is not None:
             names = list(self.model.names)[1:]
@@ -139,8 +178,16 @@ class TaskSpaceController(Controller):
     def torque(self, t: float, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The joint torques the law asks for [N.m or N] and the joint accelerations of the
         target's motion ``q̈_ref = J̄ (V̇_d − J̇ q̇)`` [rad/s^2 or m/s^2], shapes (nv,)."""
-        rec = task_space_dynamics(
-            self.model, q, v, self.frame, "world", damping=self.reference_damping, data=self.data
+        rec = evaluate(
+            self.model,
+            self.data,
+            q,
+            v,
+            self.frame_id,
+            "world",
+            self.reference_damping,
+            False,
+            SINGULAR_THRESHOLD,
         )
         pose = self.data.oMf[self.frame_id]
         target = self.target(t)

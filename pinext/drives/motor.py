@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import InvalidParameter
+from ..validation import describe
 from .actuator import LinearActuator
 from .base import Actuator, ActuatorPower, shared_copy
 
@@ -183,9 +184,25 @@ class DCMotor(Actuator):
         (an absent limit drops its term). Four quadrants: the envelope of the speed–torque plane.
 
         Args:
-            speed: Rotor speed θ̇ [rad/s], any shape.
+            speed: Rotor speed θ̇ [rad/s], a number or an array of any shape (finite).
+
+        Raises:
+            InvalidParameter: ``speed`` is not numbers (text, None) or not finite.
         """
-        w = np.asarray(speed, dtype=float)
+        if isinstance(speed, (str, bytes, bool, np.bool_)) or speed is None:
+            raise InvalidParameter(
+                f"speed must be the rotor speed [rad/s], a number or an array of numbers, got "
+                f"{describe(speed)}"
+            )
+        try:
+            w = np.asarray(speed, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameter(
+                f"speed must be the rotor speed [rad/s], a number or an array of numbers, got "
+                f"{describe(speed)}"
+            ) from None
+        if not np.all(np.isfinite(w)):
+            raise InvalidParameter(f"speed must be finite [rad/s], got {speed!r}")
         high = np.full(w.shape, np.inf)
         low = np.full(w.shape, -np.inf)
         if self.voltage_limit is not None:

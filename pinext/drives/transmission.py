@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from ..exceptions import InvalidParameter
+from ..validation import real
 from .base import shared_copy
 
 
@@ -107,17 +108,19 @@ class Gear(Transmission):
     def __post_init__(self) -> None:
         self._check_common()
         object.__setattr__(self, "backlash", _backlash(self.backlash))
-        e = float(self.restitution)
-        if not (0.0 <= e <= 1.0):
-            raise InvalidParameter(f"restitution must be in [0, 1], got {self.restitution}")
+        e = real(
+            "restitution",
+            self.restitution,
+            unit="(Newton's e of the flanks; 0: plastic)",
+            low=0.0,
+            high=1.0,
+        )
         object.__setattr__(self, "restitution", e)
         for name in ("efficiency", "backdrive_efficiency"):
             value = getattr(self, name)
             if value is None:
                 continue
-            value = float(value)
-            if not (0 < value <= 1):
-                raise InvalidParameter(f"{name} must be in (0, 1], got {value}")
+            value = real(name, value, unit="[-]", low=0.0, high=1.0, strict=True)
             object.__setattr__(self, name, value)
         if self.backdrive_efficiency is None:
             object.__setattr__(self, "backdrive_efficiency", self.efficiency)

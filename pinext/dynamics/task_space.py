@@ -34,9 +34,13 @@ Pinocchio; Lynch & Park order them ``(ω, v)``):
   derivative, F the wrench about the world's origin in world axes.
 
 Near a singularity ``J M⁻¹ Jᵀ`` loses rank. By default that is a
-:class:`~pinext.exceptions.SingularConfiguration`; ``damping=δ`` gives the damped inverse
-``(J M⁻¹ Jᵀ + δ² I)⁻¹`` and ``pseudo_inverse=True`` the Moore–Penrose pseudo-inverse
-(Λ is then singular along the lost directions).
+:class:`~pinext.exceptions.SingularConfiguration`, which gives the conditioning (the ratio
+``σ_min / σ_max`` of the singular values of ``J M^(-1/2)``) against ``threshold``;
+``damping=δ > 0`` gives the damped inverse ``(J M⁻¹ Jᵀ + δ² I)⁻¹`` and
+``pseudo_inverse=True`` the Moore–Penrose pseudo-inverse (Λ is then singular along the lost
+directions). ``damping=0`` is no damping: it raises at a singularity as the default does,
+instead of returning the inverse of a (numerically) singular matrix, whose entries would be
+rounding noise of the order of 1e15.
 
 Pinocchio computes every term: ``computeAllTerms`` (M with armature, h, Jacobians),
 ``computeMinverse``, ``getFrameJacobian`` and ``getFrameAcceleration`` /
@@ -52,6 +56,7 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter, SingularConfiguration
 from ..model import resolve_frame
+from ..validation import describe, flag, real, vector
 
 #: reference -> Pinocchio's reference frame.
 REFERENCES = {
@@ -61,6 +66,8 @@ REFERENCES = {
 }
 #: Default relative threshold on the singular values of J M^(-1/2).
 SINGULAR_THRESHOLD = 1e-5
+#: Largest departure of a quaternion's norm from 1 accepted in a configuration.
+QUATERNION_TOLERANCE = 1e-6
 
 
 class TaskSpaceDynamics(NamedTuple):
@@ -135,6 +142,49 @@ def _model(robot: Any) -> pin.Model:
     )
 
 
+def state(model: pin.Model, q: Any, v: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(q, v)`` checked against ``model``: finite, of shapes (nq,) and (nv,), and every
+    quaternion of ``q`` (free flyers, spherical joints) of unit norm.
+
+    Raises:
+        InvalidParameter: The message names q or v (and the joint of a quaternion that is
+            not of unit norm), gives the value and what is valid.
+    """
+    q = vector("q", q, model.nq, what="the configuration")
+    v = vector("v", v, model.nv, what="the velocity")
+    for jid in range(1, model.njoints):
+        joint = model.joints[jid]
+        if joint.shortname() in ("JointModelFreeFlyer", "JointModelSpherical"):
+            start = joint.idx_q + (3 if joint.nq == 7 else 0)
+            quaternion = q[start : start + 4]
+            norm = float(np.linalg.norm(quaternion))
+            if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+                raise InvalidParameter(
+                    f"q: the quaternion (x, y, z, w) of joint '{model.names[jid]}' is "
+                    f"{quaternion.tolist()}, of norm {norm:.6g}; a rotation needs norm 1 "
+                    f"(within {QUATERNION_TOLERANCE:g}): normalise it, e.g. "
+                    "pinocchio.normalize(model, q)"
+                )
+    return q, v
+
+
+def model_data(model: pin.Model, data: Any) -> pin.Data:
+    """``data`` if it is a ``pin.Data`` sized for ``model`` (its joints, frames and nv)."""
+    if not isinstance(data, pin.Data):
+        raise InvalidParameter(
+            f"data must be None or a pin.Data of the model (model.createData()), got "
+            f"{describe(data)}"
+        )
+    sizes = (len(data.oMi), len(data.oMf), data.M.shape[0])
+    if sizes != (model.njoints, model.nframes, model.nv):
+        raise InvalidParameter(
+            f"data belongs to another model: it has {sizes[0]} joints, {sizes[1]} frames and "
+            f"nv = {sizes[2]}, the model {model.njoints}, {model.nframes} and nv = {model.nv}; "
+            "pass data=model.createData() (or None)"
+        )
+    return data
+
+
 def task_inverse(
     inverse_inertia: np.ndarray,
     frame: str,
@@ -151,20 +201,29 @@ def task_inverse(
     Args:
         inverse_inertia: ``J M⁻¹ Jᵀ``, shape (6, 6).
         frame: The frame's name (for the error).
-        damping: δ [same units as σ]: ``Λ = (J M⁻¹ Jᵀ + δ² I)⁻¹``.
+        damping: δ [same units as σ]: ``Λ = (J M⁻¹ Jᵀ + δ² I)⁻¹``; None or 0: no damping.
         pseudo_inverse: The Moore–Penrose inverse, eigenvalues below ``threshold² σ_max²``
-            taken as zero.
-        threshold: The relative threshold on σ.
+            taken as zero (True or False).
+        threshold: The relative threshold on σ, in (0, 1].
 
     Raises:
-        SingularConfiguration: Neither option given and ``σ_min < threshold σ_max``.
+        SingularConfiguration: No damping (None or 0), no pseudo-inverse and
+            ``σ_min < threshold σ_max``; the error gives the ratio σ_min / σ_max.
+        InvalidParameter: ``damping`` not a finite number >= 0 (text, NaN, negative),
+            ``pseudo_inverse`` not a boolean (text such as ``"no"`` is refused),
+            ``threshold`` outside (0, 1].
     """
+    damping = real("damping", damping, unit="[m/rad or rad/rad]", low=0.0, none=True)
+    pseudo_inverse = flag("pseudo_inverse", pseudo_inverse)
+    threshold = real("threshold", threshold, unit="[-]", low=0.0, high=1.0, strict=True)
     sym = 0.5 * (inverse_inertia + inverse_inertia.T)
+    if not np.all(np.isfinite(sym)):
+        raise InvalidParameter(
+            f"J M⁻¹ Jᵀ of frame '{frame}' is not finite: check q, v and the model's inertias"
+        )
     values, vectors = np.linalg.eigh(sym)
     top = max(float(values[-1]), 0.0)
-    if damping is not None:
-        if not (np.isfinite(damping) and damping >= 0):
-            raise InvalidParameter(f"damping must be a finite number >= 0, got {damping}")
+    if damping:  # δ > 0; δ = 0 is no damping (the singular check below)
         return (vectors / (values + damping**2)) @ vectors.T
     if pseudo_inverse:
         keep = values > threshold**2 * top
@@ -179,7 +238,7 @@ def task_inverse(
             threshold,
             frame,
             quantity="the ratio of the smallest to the largest singular value of J M^(-1/2)",
-            remedy="pass damping= (damped inverse) or pseudo_inverse=True",
+            remedy="pass damping=δ > 0 (damped inverse) or pseudo_inverse=True",
         )
     return np.linalg.inv(sym)
 
@@ -211,36 +270,52 @@ def task_space_dynamics(
         reference: ``"world"`` (LOCAL_WORLD_ALIGNED, pinext's wrench convention),
             ``"local"`` (the end-effector frame) or ``"space"`` (Lynch & Park's space frame,
             Pinocchio's WORLD).
-        damping: δ > 0 for the damped ``Λ = (J M⁻¹ Jᵀ + δ² I)⁻¹``.
-        pseudo_inverse: Λ as the pseudo-inverse of ``J M⁻¹ Jᵀ``.
-        threshold: Relative threshold on the singular values of ``J M^(-1/2)`` below which
-            the configuration is singular.
+        damping: δ > 0 for the damped ``Λ = (J M⁻¹ Jᵀ + δ² I)⁻¹``; None or 0: no damping
+            (a singular configuration raises, with its conditioning).
+        pseudo_inverse: Λ as the pseudo-inverse of ``J M⁻¹ Jᵀ`` (True or False).
+        threshold: Relative threshold in (0, 1] on the singular values of ``J M^(-1/2)``
+            below which the configuration is singular.
         data: A ``pin.Data`` of the model to work in (default: a new one).
 
     Returns:
         :class:`TaskSpaceDynamics`.
 
     Raises:
-        InvalidParameter: An unknown reference, or q, v of the wrong shape.
+        InvalidParameter: An unknown reference; q, v of the wrong shape or not finite; a
+            quaternion in q not of unit norm; ``damping``, ``pseudo_inverse`` or
+            ``threshold`` of the wrong type or out of range; a ``data`` of another model.
         NameNotFound: An unknown frame (the error lists the model's frames).
         SingularConfiguration: J M⁻¹ Jᵀ is (nearly) singular and neither ``damping`` nor
             ``pseudo_inverse`` is given.
     """
-    if reference not in REFERENCES:
+    if not isinstance(reference, str) or reference not in REFERENCES:
         raise InvalidParameter(
             f"unknown reference {reference!r}; valid: {', '.join(map(repr, REFERENCES))}"
         )
     model = _model(robot)
-    q = np.asarray(q, dtype=float)
-    v = np.asarray(v, dtype=float)
-    if q.shape != (model.nq,) or v.shape != (model.nv,):
-        raise InvalidParameter(
-            f"expected q of shape ({model.nq},) and v of shape ({model.nv},), "
-            f"got {q.shape} and {v.shape}"
-        )
+    q, v = state(model, q, v)
+    real("damping", damping, unit="[m/rad or rad/rad]", low=0.0, none=True)
+    flag("pseudo_inverse", pseudo_inverse)
+    real("threshold", threshold, unit="[-]", low=0.0, high=1.0, strict=True)
     fid = resolve_frame(model, frame)
+    data = model.createData() if data is None else model_data(model, data)
+    return evaluate(model, data, q, v, fid, reference, damping, pseudo_inverse, threshold)
+
+
+def evaluate(
+    model: pin.Model,
+    data: pin.Data,
+    q: np.ndarray,
+    v: np.ndarray,
+    fid: int,
+    reference: str,
+    damping: float | None,
+    pseudo_inverse: bool,
+    threshold: float,
+) -> TaskSpaceDynamics:
+    """:func:`task_space_dynamics` on arguments already checked (a controller checks its
+    options once and calls this at every sample)."""
     ref = REFERENCES[reference]
-    data = model.createData() if data is None else data
     pin.computeAllTerms(model, data, q, v)  # M (upper), h, joint Jacobians; data.a at q̈ = 0
     pin.updateFramePlacements(model, data)
     jac = np.array(pin.getFrameJacobian(model, data, fid, ref))

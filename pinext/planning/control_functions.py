@@ -48,7 +48,7 @@ import pinocchio as pin
 from scipy.integrate import solve_ivp
 
 from ..exceptions import IntegrationError, InvalidParameter, NameNotFound, SingularConfiguration
-from ..validation import callable_of, describe, vector
+from ..validation import callable_of, describe, real, vector
 
 __all__ = ["JointMotion", "jacobian_control"]
 
@@ -108,9 +108,32 @@ class _Task:
         self.gain, self.damping, self.threshold = gain, damping, threshold
         self.nullspace = nullspace
 
+    def target(self, t: float) -> tuple[Any, np.ndarray, np.ndarray]:
+        """``path(t)``, checked: a triple (x, ẋ, ẍ) of finite values of the task's size."""
+        value = self.path(t)
+        if not isinstance(value, (tuple, list)) or len(value) != 3:
+            raise InvalidParameter(
+                f"path(t) must return a triple (x, xd, xdd), got {describe(value)} at t = {t:.9g} s"
+            )
+        x, xd, xdd = value
+        size = 6 if self.pose else self.rows.size
+        if self.pose:
+            if not isinstance(x, pin.SE3) or not np.all(np.isfinite(x.homogeneous)):
+                raise InvalidParameter(
+                    f"path(t)[0] must be a finite pin.SE3 (a pose task) at t = {t:.9g} s, got "
+                    f"{describe(x)}"
+                )
+        else:
+            x = vector(f"path({t:.9g}) x", x, size, what="the task rows [m]")
+        xd = vector(f"path({t:.9g}) xd", xd, size, what="the task rows' rates [m/s, rad/s]")
+        xdd = vector(
+            f"path({t:.9g}) xdd", xdd, size, what="the task rows' accelerations [m/s^2, rad/s^2]"
+        )
+        return x, xd, xdd
+
     def error(self, t: float, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(x_d − x(q), ẋ_d, ẍ_d) in the task rows."""
-        x, xd, xdd = self.path(t)
+        x, xd, xdd = self.target(t)
         pin.framesForwardKinematics(self.model, self.data, q)
         placement = self.data.oMf[self.fid]
         if self.pose:
@@ -252,15 +275,27 @@ def jacobian_control(
             )
         for name, value in zip(("x", "xd", "xdd"), start, strict=True):
             vector(f"path(t[0]) {name}", value, index.size, what="the task rows [m, m/s, m/s^2]")
-    if not singular_threshold > 0:
-        raise InvalidParameter(f"singular_threshold must be > 0, got {singular_threshold}")
-    lam = 0.0 if damping is None else float(damping)
-    if lam < 0:
-        raise InvalidParameter(f"damping must be >= 0, got {damping}")
+    singular_threshold = real(
+        "singular_threshold", singular_threshold, unit="[m/rad]", low=0.0, strict=True
+    )
+    lam = real("damping", damping, unit="[m/rad]", low=0.0, none=True) or 0.0
+    # a negative gain makes the path error grow as e^{|K| t} instead of decaying
+    gain = real("gain", gain, unit="[1/s] (the path error decays as e^{-gain t})", low=0.0)
+    real("rtol", rtol, unit="[-]", low=0.0, high=0.1, strict=True)
+    real("atol", atol, low=0.0, strict=True)
+    callable_of("nullspace", nullspace, "q -> z (nv,) [rad/s or m/s]", none=True)
     task = _Task(model, frame, path, index, pose, gain, lam, singular_threshold, nullspace)
 
     def rhs(time: float, q: np.ndarray) -> np.ndarray:
-        return task.velocity(time, q)[0]
+        qd = task.velocity(time, q)[0] if np.all(np.isfinite(q)) else q
+        if not np.all(np.isfinite(qd)):
+            raise IntegrationError(
+                f"jacobian_control: non-finite joint velocity of frame '{frame}' (gain = "
+                f"{gain:g} 1/s, damping = {lam:g})",
+                time,
+                q,
+            )
+        return qd
 
     solution = solve_ivp(rhs, (t[0], t[-1]), q0, method="DOP853", t_eval=t, rtol=rtol, atol=atol)
     if not solution.success:

@@ -105,6 +105,16 @@ def as_motion(motion: Any, t: np.ndarray | None = None, *, samples: int = 1001) 
             v, a = (np.asarray(x, dtype=float).reshape(q.shape[0], -1) for x in motion[2:])
             return _checked(Motion(t, q, v, a))
         _increasing(t)
+        if q.ndim != 2 or q.shape[0] != t.size:
+            raise InvalidParameter(
+                f"motion (t, q): q has shape {q.shape}, expected ({t.size}, n) (one row per "
+                "sample time)"
+            )
+        if not np.all(np.isfinite(q)):
+            k = int(np.flatnonzero(~np.isfinite(q).all(axis=1))[0])
+            raise InvalidParameter(
+                f"motion (t, q): q is not finite at t = {t[k]:g} s (sample {k}): {q[k]}"
+            )
         spline = CubicSpline(t, q, axis=0)
         return _checked(Motion(t, q, spline(t, 1), spline(t, 2)))
     raise InvalidParameter(

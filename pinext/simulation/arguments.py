@@ -35,9 +35,12 @@ __all__ = [
     "CONTROL_PERIOD",
     "IMPLICIT_RTOL",
     "IMPOSED_STEP",
+    "MAX_CONTROL_SAMPLES",
     "MAX_TOLERANCE",
+    "MIN_CONTROL_PERIOD",
     "as_initial_state",
     "check_options",
+    "check_output_dt",
     "checked_control",
     "control_period_of",
     "explained_start",
@@ -123,14 +126,26 @@ def check_options(
             raise InvalidParameter(
                 f"max_step must be None or a positive step [s] (inf: unbounded), got {max_step}"
             )
-    if output_dt is not None:
-        output_dt = _real("output_dt", output_dt, "[s]", "None or a finite positive period")
-        if not (math.isfinite(output_dt) and output_dt > 0):
-            raise InvalidParameter(
-                f"output_dt must be None (the solver's steps) or a finite positive sample "
-                f"period [s], got {output_dt}"
-            )
+    check_output_dt(output_dt)
     return t_final
+
+
+def check_output_dt(output_dt: Any) -> float | None:
+    """``output_dt`` [s]: None (every step) or a finite positive sample period; every method
+    (the integrators and time stepping) checks it here.
+
+    Raises:
+        InvalidParameter: Text, NaN, ±inf, zero or a negative period.
+    """
+    if output_dt is None:
+        return None
+    output_dt = _real("output_dt", output_dt, "[s]", "None or a finite positive period")
+    if not (math.isfinite(output_dt) and output_dt > 0):
+        raise InvalidParameter(
+            f"output_dt must be None (the solver's steps) or a finite positive sample "
+            f"period [s], got {output_dt}"
+        )
+    return output_dt
 
 
 def output_times(t_start: float, t_final: float, output_dt: float) -> np.ndarray:
@@ -198,7 +213,16 @@ def explained_start(system: System, x: np.ndarray) -> Iterator[None]:
         raise imposed_start(system, x, err) from None
 
 
-def control_period_of(control: Any, control_period: Any) -> float | None:
+#: Shortest control period [s] accepted: a 1 MHz loop, beyond the rates of robot controllers
+#: (0.1–10 kHz); below it the samples alone would fill the memory.
+MIN_CONTROL_PERIOD = 1e-6
+#: Most samples of a sampled control law in one run (each holds the System's inputs).
+MAX_CONTROL_SAMPLES = 10_000_000
+
+
+def control_period_of(
+    control: Any, control_period: Any, t_final: float | None = None
+) -> float | None:
     """The sample period of a run's control law [s], or None for a continuous law.
 
     The rule: a :class:`pinext.control.Controller` (what a robot's controller computes) is
@@ -210,11 +234,14 @@ def control_period_of(control: Any, control_period: Any) -> float | None:
     Args:
         control: The ``control`` argument of :func:`pinext.simulate`.
         control_period: None (the default of the law's kind), 0 (continuous), or a finite
-            positive period [s].
+            period of at least :data:`MIN_CONTROL_PERIOD` [s] that gives at most
+            :data:`MAX_CONTROL_SAMPLES` samples over ``t_final``.
+        t_final: The run's end time [s] (None: the number of samples is not checked).
 
     Raises:
-        InvalidParameter: A period that is not a finite number >= 0, or a period given with a
-            constant, None or a Schedule.
+        InvalidParameter: A period that is not a finite number >= 0, a period too short (the
+            message gives the shortest sensible one), or a period given with a constant,
+            None or a Schedule; all before the run allocates anything.
     """
     if control_period is not None:
         period = _real(
@@ -231,6 +258,29 @@ def control_period_of(control: Any, control_period: Any) -> float | None:
                 f"the control given ({type(control).__name__}) is already a function of time "
                 "only: drop control_period, or sample it with a Schedule of kind 'zoh'"
             )
+        if period > 0:
+            shortest = MIN_CONTROL_PERIOD
+            if (
+                isinstance(t_final, (int, float, np.integer, np.floating))
+                and math.isfinite(t_final)
+                and t_final > 0
+            ):
+                shortest = max(shortest, float(t_final) / MAX_CONTROL_SAMPLES)
+            if period < shortest:
+                samples = (
+                    ""
+                    if shortest == MIN_CONTROL_PERIOD
+                    else (
+                        f" ({float(t_final) / period:.3g} samples over {float(t_final):g} s)"  # type: ignore[arg-type]
+                    )
+                )
+                raise InvalidParameter(
+                    f"control_period={period:g} s is too short{samples}: the shortest sensible "
+                    f"period here is {shortest:g} s (a loop of at most "
+                    f"{1 / MIN_CONTROL_PERIOD:g} Hz, at most {MAX_CONTROL_SAMPLES:,} samples "
+                    "a run; robot controllers run at 0.1-10 kHz); for a law evaluated "
+                    "continuously pass control_period=0"
+                )
         return period if period > 0 else None
     if isinstance(control, Controller):
         return CONTROL_PERIOD

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..exceptions import InvalidParameter
 from ..model import FreshData
+from ..validation import describe
 from .initial_state import _rigid, _velocity_map
 
 if TYPE_CHECKING:
@@ -30,15 +31,35 @@ class Schedule:
     """
 
     def __init__(self, times: Any, values: Any, kind: str = "linear") -> None:
-        self.times = np.asarray(times, dtype=float)
-        self.values = np.atleast_2d(np.asarray(values, dtype=float))
+        for name, given in (("times", times), ("values", values)):
+            if isinstance(given, (str, bytes)):
+                raise InvalidParameter(f"Schedule {name} must be numbers, got {describe(given)}")
+        try:
+            self.times = np.asarray(times, dtype=float)
+            self.values = np.atleast_2d(np.asarray(values, dtype=float))
+        except (TypeError, ValueError) as err:
+            raise InvalidParameter(
+                f"Schedule times (N,) and values (N, n_inputs) must be numbers ({err})"
+            ) from None
         if self.values.shape[0] != self.times.size:
             self.values = self.values.T
-        if self.values.shape[0] != self.times.size or np.any(np.diff(self.times) <= 0):
+        if (
+            self.times.ndim != 1
+            or self.values.ndim != 2
+            or self.values.shape[0] != self.times.size
+            or np.any(np.diff(self.times) <= 0)
+        ):
             raise InvalidParameter(
                 "a schedule needs increasing times (N,) and values (N, n_inputs); got "
                 f"times {self.times.shape}, values {np.shape(values)}"
             )
+        for name, array in (("times", self.times), ("values", self.values)):
+            if not np.all(np.isfinite(array)):
+                bad = np.flatnonzero(~np.isfinite(array.reshape(self.times.size, -1)).all(axis=1))
+                raise InvalidParameter(
+                    f"Schedule {name} must be finite; sample {int(bad[0])} (t = "
+                    f"{self.times[bad[0]]:g} s) holds {array[bad[0]]}"
+                )
         if kind not in ("zoh", "linear"):
             raise InvalidParameter(f"unknown schedule kind '{kind}'; valid kinds: zoh, linear")
         self.kind = kind
@@ -233,7 +254,7 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
                 raise InvalidParameter(
                     f"control(t, x) returned non-finite inputs at t = {t0} s: {array}"
                 )
-            return expanded_law
+            return finite_law(expanded_law, _law_name(control))
         if array is None or not (array.shape == (n,) or (n == 1 and array.size == 1)):
             raise InvalidParameter(
                 f"control(t, x) returned {_describe(u)} at t = {t0} s; expected an array of "
@@ -244,7 +265,7 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
     if not np.all(np.isfinite(u)):
         raise InvalidParameter(f"control(t, x) returned non-finite inputs at t = {t0} s: {u}")
     if not converted:
-        return law
+        return law if isinstance(law, Schedule) else finite_law(law, _law_name(control))
 
     def as_array(t: float, x: np.ndarray) -> np.ndarray:
         return np.asarray(law(t, x), dtype=float).reshape(n)
@@ -252,4 +273,40 @@ def checked_control(control: Any, system: System, x0: np.ndarray, t0: float = 0.
     if hasattr(law, "breakpoints"):
         as_array.breakpoints = law.breakpoints  # type: ignore[attr-defined]
         as_array.schedule = law  # type: ignore[attr-defined] # its compiled form
-    return as_array
+    if isinstance(law, Schedule):
+        return as_array
+    return finite_law(as_array, _law_name(control))
+
+
+#: Attributes of a control law that the engine reads (its compiled forms, its breakpoints).
+_LAW_ATTRIBUTES = ("controller", "breakpoints", "schedule", "value", "zero")
+
+
+def _law_name(control: Any) -> str:
+    """How an error names a control law: its class (a Controller) or its function name."""
+    controller = getattr(control, "controller", control)
+    if isinstance(controller, Controller):
+        return f"the control law ({type(controller).__name__})"
+    name = getattr(controller, "__qualname__", None) or type(controller).__name__
+    return f"control(t, x) ({name})"
+
+
+def finite_law(law: ControlLaw, name: str) -> ControlLaw:
+    """``law`` with each of its values checked finite: a law that returns NaN or ±inf during
+    a run stops it with an error that names the law and the time, instead of a non-finite
+    acceleration of the integrator. The attributes the engine reads are kept."""
+
+    def checked(t: float, x: np.ndarray) -> np.ndarray:
+        u = law(t, x)
+        if not np.all(np.isfinite(u)):
+            raise InvalidParameter(
+                f"{name} returned non-finite inputs at t = {t:.9g} s: {u}; a control law "
+                "must return finite inputs (check its gains, its reference or target, and "
+                "the state it was given)"
+            )
+        return u
+
+    for attribute in _LAW_ATTRIBUTES:
+        if hasattr(law, attribute):
+            setattr(checked, attribute, getattr(law, attribute))
+    return checked

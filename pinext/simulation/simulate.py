@@ -13,6 +13,7 @@ from ..model import Robot
 from .arguments import (
     as_initial_state,
     check_options,
+    check_output_dt,
     checked_control,
     control_period_of,
     explained_start,
@@ -145,7 +146,8 @@ def simulate(
     if method == "timestepping":
         from .timestepping import simulate_timestepping
 
-        period = control_period_of(control, control_period)
+        check_output_dt(output_dt)
+        period = control_period_of(control, control_period, t_final)
         if period is not None:  # sampled at the first step of each period
             if isinstance(control, Controller):
                 if isinstance(system_or_robot, System):
@@ -186,7 +188,7 @@ def simulate(
     x = given = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
-    period = control_period_of(control, control_period)
+    period = control_period_of(control, control_period, t_final)
     law: Any = checked_control(control, system, x)
     if period is not None:
         law = HeldControl(law, period, system.n_inputs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..exceptions import FileFormatError, NameNotFound
+from ..exceptions import FileFormatError, InvalidParameter, NameNotFound
+from ..validation import describe as describe_value
 from .columns import input_columns, state_columns
 from .description import robot_description
 from .outputs import Outputs, OutputTable, describe, output_info
@@ -289,8 +291,7 @@ class Trajectory:
         needed): the columns of :meth:`columns`."""
         import csv
 
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = _output_file(path, "result.csv")
         columns = self.columns()
         with open(path, "w", newline="", encoding="utf-8") as stream:
             writer = csv.writer(stream)
@@ -377,9 +378,20 @@ class Trajectory:
 
     # -- files -----------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write the trajectory to a ``.npz`` file."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the trajectory to a ``.npz`` archive at exactly ``path``.
+
+        The archive is written under the name given, whatever its suffix (NumPy alone would
+        append ``.npz`` to another suffix): ``save("run.txt")`` writes ``run.txt``, which
+        :meth:`load` reads. Missing parent folders are made.
+
+        Returns:
+            The path written (``path`` itself).
+
+        Raises:
+            InvalidParameter: ``path`` is not a path (text or ``os.PathLike``), is empty, or
+                names an existing folder.
+        """
+        path = _output_file(path, "result.npz")
         header = {
             "layout": self.layout,
             "phases": [_jsonable(dataclasses.asdict(p)) for p in self.phases],
@@ -394,7 +406,8 @@ class Trajectory:
             "header": np.array(json.dumps(header)),
         }
         arrays.update({f"out:{k}": v for k, v in self.outputs.items()})
-        np.savez_compressed(path, **arrays)
+        with path.open("wb") as out:  # a file object: NumPy adds no suffix
+            np.savez_compressed(out, **arrays)
         return path
 
     @classmethod
@@ -519,6 +532,23 @@ class Trajectory:
 
 #: Format tag written by :meth:`Trajectory.save` and required by :meth:`Trajectory.load`.
 FORMAT = "pinext-trajectory-1"
+
+
+def _output_file(path: Any, example: str) -> Path:
+    """``path`` as a file to write, its parent folders made; refused when it is not a path
+    or names an existing folder."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InvalidParameter(
+            f"path must be a file name (text or a pathlib.Path), e.g. {example!r}; got "
+            f"{describe_value(path)}"
+        )
+    path = Path(path)
+    if path.is_dir():
+        raise InvalidParameter(
+            f"path {str(path)!r} is a folder; give a file name in it, e.g. {str(path / example)!r}"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _not_npz(magic: bytes) -> str:

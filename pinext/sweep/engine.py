@@ -7,10 +7,12 @@ study's Parquet dataset and resubmits the points whose worker died.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -253,20 +255,77 @@ def _refuse_unpicklable(study: Callable[..., Any]) -> None:
         ) from None
 
 
+GUARD_ADVICE = (
+    'put the script\'s top-level code under `if __name__ == "__main__":` (the embedded '
+    "cluster's worker processes are started by spawning: each imports the main script "
+    "again, and an unguarded call would start a cluster in every worker; see the "
+    "multiprocessing guide of Python)"
+)
+
+
 def _refuse_in_worker_import() -> None:
     """A script that calls ``pinext.sweep`` at its top level is imported again by every
     worker process that starts: refuse there, with the fix, instead of Dask's "Nanny failed
-    to start" tracebacks."""
+    to start" tracebacks. (While the child imports the script, multiprocessing marks it
+    ``_inheriting`` and names the module ``__mp_main__``; its parent process is not set yet.)"""
     import multiprocessing
 
-    if multiprocessing.parent_process() is not None and (
-        multiprocessing.current_process().name.startswith(("SpawnProcess", "ForkServerProcess"))
-        or "__mp_main__" in __import__("sys").modules
+    process = multiprocessing.current_process()
+    if getattr(process, "_inheriting", False) or (
+        multiprocessing.parent_process() is not None and "__mp_main__" in sys.modules
     ):
         raise InvalidParameter(
-            "pinext.sweep was called while a worker process imported your script: put the "
-            'script\'s top-level code under `if __name__ == "__main__":` (worker processes import '
-            "the main module; see the multiprocessing guide of Python)"
+            f"pinext.sweep was called while a worker process imported your script: {GUARD_ADVICE}"
+        )
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """Whether ``test`` is ``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    if not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    texts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(texts) == 1
+
+
+def unguarded_call() -> str | None:
+    """``"script.py:line"`` when the main script calls this (through any functions) from
+    its top-level code outside an ``if __name__ == "__main__":`` block; None otherwise (an
+    interactive session, ``python -c``, a guarded call, a call from an imported module)."""
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None)
+    if main is None or not script or not str(script).endswith(".py"):
+        return None
+    line = None
+    frame: Any = sys._getframe(1)
+    while frame is not None:  # the outermost frame of the script's top-level code
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return None
+    try:
+        tree = ast.parse(Path(script).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in tree.body:
+        end = getattr(node, "end_lineno", None) or node.lineno
+        if isinstance(node, ast.If) and _is_main_test(node.test) and node.lineno <= line <= end:
+            return None
+    return f"{script}:{line}"
+
+
+def _refuse_unguarded_script() -> None:
+    """Refuse, before any worker starts, an embedded cluster asked for by the top-level
+    code of a script without a ``__main__`` guard (:func:`unguarded_call`)."""
+    where = unguarded_call()
+    if where is not None:
+        raise InvalidParameter(
+            f"pinext.sweep is called from the top level of the script at {where}, outside "
+            f'`if __name__ == "__main__":`; {GUARD_ADVICE}'
         )
 
 
@@ -334,6 +393,8 @@ def run(
         raise InvalidParameter(f"retries must be a non-negative integer, got {retries!r}")
     timeout = real("timeout", timeout, unit="[s]", low=0.0, strict=True, none=True)
     _refuse_in_worker_import()
+    if client is None:
+        _refuse_unguarded_script()
     name = study_name(study)
     points: dict[str, dict[str, Any]] = {}
     for point in as_points(parameters):

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import FileFormatError, InvalidParameter
-from ..validation import duration_text, thousands
+from ..validation import describe, duration_text, flag, integer, real, thousands
 from . import parameters as sampling
 from .engine import usable_cpus
 from .studies import STUDIES
@@ -149,7 +149,51 @@ def load_spec(path: str | Path, *, force: bool = False) -> tuple[Any, list[dict[
                 f"not a parameter of study '{name}'; its parameters: {', '.join(valid)}",
             )
     points = [{**fixed, **point} for point in points]
+    _check_types(source, spec, ready.function, points)
     return ready.function, points, response
+
+
+def _where(spec: dict[str, Any], key: str) -> str:
+    """The table of the specification that gives a parameter (for the error)."""
+    if key == "robot" and "robot" in spec:
+        return "robot"
+    if key in spec.get("fixed", {}):
+        return f"fixed.{key}"
+    if key in spec.get("grid", {}):
+        return f"grid.{key}"
+    return f"samples.bounds.{key}"
+
+
+def _check_types(source: str, spec: dict[str, Any], study: Any, points: list) -> None:
+    """Each parameter's values against the type the study declares (``int``, ``float``,
+    ``str``, ``bool``), before any point runs: a wrong value would otherwise fail in every
+    point, each recorded as an error, and the command would end as if it had succeeded."""
+    kinds = {
+        name: str(parameter.annotation).replace(" ", "")
+        for name, parameter in inspect.signature(study).parameters.items()
+    }
+    checked: set[tuple[str, str]] = set()
+    for point in points:
+        for key, value in point.items():
+            if (key, repr(value)) in checked:
+                continue
+            checked.add((key, repr(value)))
+            kind = kinds.get(key, "")
+            try:
+                if kind in ("int", "<class'int'>"):
+                    integer(key, value)
+                elif kind in ("float", "<class'float'>"):
+                    real(key, value)
+                elif kind in ("float|None", "None|float", "Optional[float]"):
+                    real(key, value, none=True)
+                elif kind in ("bool", "<class'bool'>"):
+                    flag(key, value)
+                elif kind in ("str", "<class'str'>") and not isinstance(value, str):
+                    raise InvalidParameter(f"{key} must be text, got {describe(value)}")
+            except InvalidParameter as err:
+                raise FileFormatError(
+                    source, _where(spec, key), f"{err} (study '{study.__name__}')"
+                ) from None
 
 
 def run_spec(
