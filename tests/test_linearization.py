@@ -172,6 +172,32 @@ def test_a_closed_loop_is_differenced_and_says_so():
     assert np.all(np.isfinite(model.A))
 
 
+def test_a_held_contact_is_differenced_and_its_inputs_keep_the_contact():
+    """A pen held on a plane (a bilateral row): the input matrix's accelerations lie in the
+    row's null space, J ∂a/∂u = 0, as the constrained step (20.88)–(20.89) makes them."""
+    from pinext.contact import Contact, consistent_initial_state, plane
+    from pinext.contact.constrained import InconsistentInitialConditionsWarning
+    from pinext.simulation.controls import as_control
+
+    from ._contact_models import arm
+
+    contact = Contact(plane("pen_tip", (0, 0, 0.3)), unilateral=False)
+    system = px.System(px.Robot.from_model(arm()), contacts=[contact], joint_limits=False)
+    with pytest.warns(InconsistentInitialConditionsWarning):
+        x = consistent_initial_state(system, np.array([0.3, 0.7, 1.2, 0.2, 0.9, 0.1]), np.zeros(6))
+    u = np.random.default_rng(7).uniform(-1, 1, 6)
+    model = px.linearize(system, x, u)
+    assert model.method == "central difference"
+    assert any("constraint rows (contact)" in note for note in model.notes)
+    phase = system.initial_phase(0.0, x, u)
+    rows = system.trial(0.0, phase, system.components[0], as_control(u, 6)).rows(x)
+    jacobian = np.vstack([r.jacobian for _, r in rows])
+    accelerations = model.B[6:12]
+    # the difference's bound: eps^(2/3) of the terms, |J| |B| of them
+    bound = 100 * STEP_ERROR * np.abs(jacobian).max() * np.abs(accelerations).max()
+    assert np.abs(jacobian @ accelerations).max() < bound
+
+
 # -- closed forms --------------------------------------------------------------------------
 def test_undamped_eigenvalues_equal_natural_frequencies():
     robot = px.load_urdf(px.robot_path("flexible_arm"))

@@ -207,7 +207,8 @@ def frequency_response(
         f: Frequencies [Hz], any shape.
 
     Returns:
-        Complex array of the shape of ``f`` [output unit / input unit].
+        Complex array of the shape of ``f`` [output unit / input unit]; infinite at a pole
+        on the imaginary axis (f = 0 of an integrator).
 
     Raises:
         NameNotFound: Unknown input or output (the valid ones are listed).
@@ -224,5 +225,8 @@ def frequency_response(
     out = np.empty(freqs.size, dtype=complex)
     identity = np.eye(n)
     for k, fk in enumerate(freqs.reshape(-1)):
-        out[k] = c @ np.linalg.solve(2j * np.pi * fk * identity - model.A, b) + d
+        try:
+            out[k] = c @ np.linalg.solve(2j * np.pi * fk * identity - model.A, b) + d
+        except np.linalg.LinAlgError:  # a pole on the axis (f = 0 of an integrator)
+            out[k] = complex(np.inf, 0.0)
     return out.reshape(freqs.shape)
