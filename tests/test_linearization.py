@@ -172,6 +172,26 @@ def test_a_closed_loop_is_differenced_and_says_so():
     assert np.all(np.isfinite(model.A))
 
 
+def test_a_loop_in_independent_coordinates_keeps_the_physical_poles():
+    """The four-bar at an equilibrium found through its loop: the full model has the
+    linkage's pair and the drift stabilization's poles; the model in independent coordinates
+    (McClamroch 1986) keeps the pair alone, symmetric (a conservative linkage)."""
+    urdf = Path(__file__).resolve().parents[1] / "examples" / "four_bar.urdf"
+    system = px.System(px.load_urdf(urdf))
+    start = px.close_loops(system, np.array([0.0, 1.5, 1.5]))
+    x0 = equilibrium(system, start)
+    full = px.linearize(system, x0, require_equilibrium=True)
+    reduced = px.linearize(system, x0, coordinates="independent")
+    assert reduced.state_names == ("q:crank_joint", "v:crank_joint")
+    assert any("independent coordinates" in note for note in reduced.notes)
+    pair = np.sort_complex(reduced.poles())
+    assert abs(pair[0] + pair[1]) < 1e-6 * abs(pair[0])
+    distance = np.abs(full.poles()[:, None] - pair[None, :]).min(axis=0)
+    assert np.all(distance < 1e-7 * np.abs(pair)), distance
+    with pytest.raises(InvalidParameter, match="valid: full, independent"):
+        px.linearize(system, x0, coordinates="reduced")
+
+
 def test_a_held_contact_is_differenced_and_its_inputs_keep_the_contact():
     """A pen held on a plane (a bilateral row): the input matrix's accelerations lie in the
     row's null space, J ∂a/∂u = 0, as the constrained step (20.88)–(20.89) makes them."""

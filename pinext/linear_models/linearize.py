@@ -49,10 +49,12 @@ from ..simulation.linear import _own_part, identify
 from ..simulation.system import System
 from .model import LinearModel
 from .names import Signals, input_labels, resolve_outputs, state_labels
+from .reduction import independent_coordinates
 
 __all__ = ["STEP_ERROR", "central_jacobian", "equilibrium", "linearize"]
 
 METHODS = ("auto", "analytic", "central")
+COORDINATES = ("full", "independent")
 
 #: Relative step of the central differences: ε^{1/3}, balancing truncation and rounding.
 STEP = float(np.finfo(float).eps) ** (1.0 / 3.0)
@@ -88,13 +90,15 @@ def central_jacobian(
 class _Point:
     """A System's state space about one point: composition of deviations, the phase."""
 
-    def __init__(self, system: System, x0: np.ndarray, u0: np.ndarray, t: float) -> None:
+    def __init__(
+        self, system: System, x0: np.ndarray, u0: np.ndarray, t: float, phase: Phase | None = None
+    ) -> None:
         self.system, self.x0, self.u0, self.t = system, x0, u0, t
         model = system.model
         self.nq, self.nv = model.nq, model.nv
         self.ns = system.nx - 2 - self.nq - self.nv
         self.n = 2 * self.nv + self.ns
-        self.phase: Phase = system.initial_phase(t, x0, u0)
+        self.phase: Phase = system.initial_phase(t, x0, u0) if phase is None else phase
 
     def state(self, dx: np.ndarray) -> np.ndarray:
         """The public state at deviation ``dx`` (shape (n,))."""
@@ -316,10 +320,12 @@ def equilibrium(
 ) -> np.ndarray:
     """A state where the System rests under constant inputs: ``v = 0, a = 0, ṡ = 0``.
 
-    Newton's method on the right-hand side, ``δx = −A⁺ f(x)`` with the least-squares
-    (minimum-norm) step, so that free directions (a rigid-body rotation without gravity)
-    stay where they start, as :func:`pinext.static_deflection` solves its Newton on the
-    elastic DOFs.
+    Newton's method on the accelerations and the component states' derivatives at v = 0,
+    over the configuration and the component states, with the least-squares (minimum-norm)
+    step, so that free directions (a rigid-body rotation without gravity) stay where they
+    start, as :func:`pinext.static_deflection` solves its Newton on the elastic DOFs. The
+    phase of the start is kept during the iterations (a loop's rows, with their drift
+    stabilization, close the loop on the way); steps are limited to 0.5 in any entry.
 
     Args:
         system: The System.
@@ -340,13 +346,19 @@ def equilibrium(
     x = system.initial_state() if x0 is None else _checked_state(system, x0, state_names)
     u = _checked_inputs(system, u0, in_names)
     x[-2:] = 0.0
+    x[system.layout["v"]] = 0.0
+    phase = system.initial_phase(t, x, u)
     for _ in range(max_iterations):
-        point = _Point(system, x, u, t)
+        point = _Point(system, x, u, t, phase)
         a, b, _, _ = _state_matrices(point, "auto")
         residual = _residual(point)
         if np.all(np.abs(residual) <= tol * _residual_scale(a, b, point)):
             return x
-        step = np.linalg.lstsq(a, -residual, rcond=1e-12)[0]
+        nv = point.nv
+        unknowns = np.r_[np.arange(nv), np.arange(2 * nv, point.n)]  # δq, δs (v stays 0)
+        step = np.zeros(point.n)
+        step[unknowns] = np.linalg.lstsq(a[nv:][:, unknowns], -residual[nv:], rcond=1e-12)[0]
+        step *= min(1.0, 0.5 / max(np.abs(step).max(), 1e-300))
         x = point.state(step)
     raise PinextError(
         f"equilibrium: Newton did not converge in {max_iterations} iterations (largest "
@@ -365,6 +377,7 @@ def linearize(
     method: str = "auto",
     require_equilibrium: bool = False,
     tol: float = 1e-10,
+    coordinates: str = "full",
 ) -> LinearModel:
     """The linear model of a System about a state, ``δẋ = A δx + B δu, δy = C δx + D δu``.
 
@@ -384,6 +397,10 @@ def linearize(
             and raise :class:`~pinext.exceptions.NotAtEquilibrium` if not.
         tol: The equilibrium test: each residual within ``tol`` of the size of the terms its
             row sums (``|A| max(1, |x0|) + |B| max(1, |u0|)``).
+        coordinates: ``"full"`` (every DOF) or ``"independent"``: in a phase with constraint
+            rows (loops, held contacts, mimic couplings), the model about a rest state on the
+            independent DOFs only, without the poles of the rows' drift stabilization
+            (McClamroch (1986) (24)–(28); :mod:`pinext.linear_models.reduction`).
 
     Returns:
         :class:`pinext.linear_models.LinearModel`; C and D of frame and component signals
@@ -400,6 +417,10 @@ def linearize(
         raise InvalidParameter(f"system must be a pinext.System, got {type(system).__name__}")
     if method not in METHODS:
         raise InvalidParameter(f"unknown method {method!r}; valid methods: {', '.join(METHODS)}")
+    if coordinates not in COORDINATES:
+        raise InvalidParameter(
+            f"unknown coordinates {coordinates!r}; valid: {', '.join(COORDINATES)}"
+        )
     state_names, state_units = state_labels(system)
     in_names, in_units = input_labels(system)
     u = _checked_inputs(system, u0, in_names)
@@ -424,6 +445,15 @@ def linearize(
     )
     if measured:
         notes.append("C and D of the frame and component signals by central differences")
+    if coordinates == "independent":
+        (a, b, c), state_names, state_units, note = independent_coordinates(
+            system, point.phase, x, u, t, (a, b, c), state_names, state_units
+        )
+        if note is not None:
+            notes.append(note)
+            if outputs is None:  # every state: the kept ones
+                c, d = np.eye(len(state_names)), np.zeros((len(state_names), u.size))
+                out_names, out_units = list(state_names), list(state_units)
     return LinearModel(
         A=a,
         B=b,
