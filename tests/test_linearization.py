@@ -307,6 +307,22 @@ def test_damping_ratio_of_a_damped_pendulum(tmp_path):
     assert mode.shape[0] == pytest.approx(1.0)
 
 
+def test_a_joint_pd_closes_the_loop(tmp_path):
+    """A pendulum under JointPD about q_r: the closed loop I s² + (c + k_d) s + (k + k_p) = 0
+    at the equilibrium the law holds (found by Newton through the law)."""
+    length, mass, c, kp, kd = 0.5, 2.0, 0.1, 30.0, 2.0
+    robot = _robot(tmp_path, n=1, length=length, mass=mass, damping=c)
+    system = px.System(robot, joint_limits=False)
+    law = px.control.JointPD(robot, [0.3], kp=kp, kd=kd)
+    model = px.linearize(system, control=law)
+    q = model.x0[0]
+    assert kp * (0.3 - q) == pytest.approx(mass * G * length / 2 * np.sin(q), rel=1e-9)
+    stiffness = mass * G * length / 2 * np.cos(q) + kp
+    expected = np.roots([_pivot_inertia(length, mass), c + kd, stiffness])
+    assert np.allclose(np.sort_complex(model.poles()), np.sort_complex(expected), rtol=1e-8)
+    assert any("closed loop" in note for note in model.notes)
+
+
 def test_equilibrium_is_found_under_a_holding_input(tmp_path):
     robot = _robot(tmp_path, n=2, length=0.4, mass=1.0)
     system = px.System(robot, joint_limits=False)

@@ -45,6 +45,7 @@ import pinocchio as pin
 from ..exceptions import InvalidParameter, NotAtEquilibrium, PinextError
 from ..simulation.caches import cache as engine_cache
 from ..simulation.component import Phase, overrides
+from ..simulation.controls import checked_control
 from ..simulation.linear import _own_part, identify
 from ..simulation.system import System
 from .model import LinearModel
@@ -248,6 +249,15 @@ def _state_matrices(point: _Point, method: str) -> tuple[np.ndarray, np.ndarray,
     return a, b, "analytic", notes
 
 
+def _gain(point: _Point, law: Any) -> np.ndarray:
+    """``K = ∂law(t, x)/∂δx`` by central differences, shape (n_inputs, n)."""
+
+    def output(dx: np.ndarray) -> np.ndarray:
+        return np.asarray(law(point.t, point.state(dx)), dtype=float)
+
+    return central_jacobian(output, np.zeros(point.n), point.scales())
+
+
 def _checked_state(system: System, x0: Any, names: Sequence[str]) -> np.ndarray:
     """x0 as a public state (shape (nx,)); also accepted without the two energy
     accumulators."""
@@ -317,6 +327,7 @@ def equilibrium(
     t: float = 0.0,
     tol: float = 1e-10,
     max_iterations: int = 50,
+    control: Any = None,
 ) -> np.ndarray:
     """A state where the System rests under constant inputs: ``v = 0, a = 0, ṡ = 0``.
 
@@ -334,6 +345,7 @@ def equilibrium(
         t: Time [s].
         tol: Convergence: every residual within ``tol`` of the size of the terms it sums.
         max_iterations: Newton iteration limit.
+        control: A control law closing the loop (:func:`linearize`); ``u0`` adds to it.
 
     Returns:
         Shape (nx,). The equilibrium (public layout, energy accumulators zero).
@@ -347,10 +359,13 @@ def equilibrium(
     u = _checked_inputs(system, u0, in_names)
     x[-2:] = 0.0
     x[system.layout["v"]] = 0.0
-    phase = system.initial_phase(t, x, u)
+    law = None if control is None else checked_control(control, system, x, t)
+    phase = system.initial_phase(t, x, u if law is None else u + law(t, x))
     for _ in range(max_iterations):
-        point = _Point(system, x, u, t, phase)
+        point = _Point(system, x, u if law is None else u + law(t, x), t, phase)
         a, b, _, _ = _state_matrices(point, "auto")
+        if law is not None:
+            a = a + b @ _gain(point, law)
         residual = _residual(point)
         if np.all(np.abs(residual) <= tol * _residual_scale(a, b, point)):
             return x
@@ -378,6 +393,7 @@ def linearize(
     require_equilibrium: bool = False,
     tol: float = 1e-10,
     coordinates: str = "full",
+    control: Any = None,
 ) -> LinearModel:
     """The linear model of a System about a state, ``δẋ = A δx + B δu, δy = C δx + D δu``.
 
@@ -401,6 +417,10 @@ def linearize(
             rows (loops, held contacts, mimic couplings), the model about a rest state on the
             independent DOFs only, without the poles of the rows' drift stabilization
             (McClamroch (1986) (24)–(28); :mod:`pinext.linear_models.reduction`).
+        control: A control law ``u(t, x)`` or a :class:`pinext.control` law
+            (``law(t, q, v, sensors)``): the closed loop ``A + B K``, ``C + D K`` with
+            ``K = ∂law/∂x`` by central differences; ``u0`` is then an input added to the law's
+            output (default zero), and ``B``, ``D`` map that added input.
 
     Returns:
         :class:`pinext.linear_models.LinearModel`; C and D of frame and component signals
@@ -425,12 +445,16 @@ def linearize(
     in_names, in_units = input_labels(system)
     u = _checked_inputs(system, u0, in_names)
     if x0 is None:
-        x = equilibrium(system, None, u, t=t, tol=tol)
+        x = equilibrium(system, None, u, t=t, tol=tol, control=control)
     else:
         x = _checked_state(system, x0, state_names)
         x[-2:] = 0.0
-    point = _Point(system, x, u, t)
+    law = None if control is None else checked_control(control, system, x, t)
+    point = _Point(system, x, u if law is None else u + law(t, x), t)
     a, b, used, notes = _state_matrices(point, method)
+    gain = None if law is None else _gain(point, law)
+    if gain is not None:
+        a = a + b @ gain
     if require_equilibrium:
         residual = _residual(point)
         scale = _residual_scale(a, b, point)
@@ -445,6 +469,9 @@ def linearize(
     )
     if measured:
         notes.append("C and D of the frame and component signals by central differences")
+    if gain is not None:
+        c = c + d @ gain
+        notes.append("closed loop: the law's gain K = ∂u/∂x by central differences")
     if coordinates == "independent":
         (a, b, c), state_names, state_units, note = independent_coordinates(
             system, point.phase, x, u, t, (a, b, c), state_names, state_units
@@ -466,7 +493,7 @@ def linearize(
         input_units=tuple(in_units),
         output_units=tuple(out_units),
         x0=x,
-        u0=u,
+        u0=point.u0,
         t0=float(t),
         method=used,
         notes=tuple(notes),
