@@ -134,6 +134,24 @@ def test_flexible_arm_analytic_equals_central_difference():
     _agree(analytic, central, 100 * STEP_ERROR)
 
 
+def test_elastic_support_analytic_equals_central_difference_at_its_sag():
+    """The six-DOF arm on a support with coupled stiffness and damping: linearized at the
+    sag that Newton finds under gravity (an equilibrium the check confirms)."""
+    robot = px.load_urdf(px.robot_path("six_dof_arm"))
+    stiffness = np.array([[2e5, 1e3], [1e3, 4e4]])
+    support = px.ElasticSupport(stiffness, damping=np.diag([50.0, 10.0]), axes=("z", "rx"))
+    system = px.System(px.add_support(robot, support), joint_limits=False)
+    nv = system.model.nv
+    u0 = pin.computeGeneralizedGravity(system.model, system.model.createData(), system.q_rest)
+    u0[:2] = 0.0  # the arm's joints held by torques, the support by its springs
+    x0 = equilibrium(system, None, u0)
+    assert abs(x0[0]) > 1e-6  # it sags
+    analytic = px.linearize(system, x0, u0, method="analytic", require_equilibrium=True)
+    central = px.linearize(system, x0, u0, method="central")
+    _agree(analytic, central, 100 * STEP_ERROR)
+    assert analytic.A.shape == (2 * nv, 2 * nv)
+
+
 def test_free_flyer_is_linearized_in_the_tangent_space():
     model = pin.buildSampleModelHumanoidRandom()
     model.lowerPositionLimit[:7] = -1.0
