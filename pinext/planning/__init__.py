@@ -18,6 +18,7 @@ from .design import (
     run_design,
 )
 from .design_report import write_design_html
+from .drive_problem import DriveProblem
 from .drive_sizing import (
     DriveReport,
     FlexibleLoads,
@@ -26,19 +27,12 @@ from .drive_sizing import (
     drive_requirements,
     winding_temperature,
 )
+from .elastic_tracking import ElasticTracking
 from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .kinematics import ScrewAxes, poe_forward_kinematics, poe_jacobian, screw_axes
 from .motion import Motion, RestToRest, as_motion
-from .optimize import (
-    Choice,
-    Continuous,
-    DriveProblem,
-    ElasticTracking,
-    Evaluation,
-    OptimalDesign,
-    Problem,
-    optimize,
-)
+from .optimize import optimize
+from .optimize_problem import Choice, Continuous, Evaluation, OptimalDesign, Problem
 from .optimize_report import write_design_spec, write_optimize_html
 from .splines import Spline3m
 

@@ -1,7 +1,8 @@
-"""Reports of an optimal design (:func:`~pinext.planning.optimize`): the chosen design, the
-criteria, every constraint's margin with the limits that bind, the catalogue neighbours that
-fail, the Pareto front as a plot; the HTML page adds the ``pinext design`` report of the chosen
-drives, and :func:`write_design_spec` writes the result as a ``pinext design`` specification.
+"""Reports of an optimal design (:func:`~pinext.planning.optimize`): the Pareto front as a
+plot; the HTML page (the result's tables, :meth:`OptimalDesign.sections`: the chosen design,
+the criteria, every margin with the limits that bind, the catalogue neighbours that fail; then
+the ``pinext design`` report of the chosen drives); and :func:`write_design_spec`, the result
+as a ``pinext design`` specification (:meth:`OptimalDesign.table` is the text report).
 """
 
 from __future__ import annotations
@@ -9,93 +10,15 @@ from __future__ import annotations
 import html as html_lib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..drives import ElasticTransmission, Gear
 from ..exceptions import InvalidParameter
+from .design import _read_toml
+from .drive_problem import DriveProblem
+from .optimize_problem import BINDING, OptimalDesign
 
-if TYPE_CHECKING:
-    from .optimize import OptimalDesign
-
-__all__ = ["pareto_figure", "text_report", "write_design_spec", "write_optimize_html"]
-
-#: A margin below this binds (the limit is active) [fraction of the limit].
-BINDING = 0.05
-
-
-def _value(value: Any) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
-
-
-def _columns(rows: list[list[str]], header: list[str]) -> str:
-    cells = [header, *rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _sections(result: OptimalDesign) -> dict[str, tuple[list[str], list[list[str]]]]:
-    """Title -> (header, rows) of each table of the report."""
-    out = {
-        "design": (["variable", "value"], [[k, _value(v)] for k, v in result.design.items()]),
-        "criteria": (["criterion", "value"], [[k, f"{v:.6g}"] for k, v in result.criteria.items()]),
-        "constraints": (
-            ["constraint", "margin", ""],
-            [
-                [
-                    k,
-                    f"{100 * m:+.2f} %",
-                    "binds" if 0 <= m < BINDING else ("FAIL" if not m >= 0 else ""),
-                ]
-                for k, m in sorted(result.constraints.items(), key=lambda kv: kv[1])
-            ],
-        ),
-    }
-    if result.neighbours:
-        out["catalogue neighbours (one size smaller)"] = (
-            ["variable", "smaller", "best of its group", "result", "tightest constraint", "margin"],
-            [
-                [
-                    n.variable,
-                    str(n.design[n.variable]),
-                    ", ".join(
-                        f"{k}={_value(v)}"
-                        for k, v in n.design.items()
-                        if k.split(".")[0] == n.variable.split(".")[0] and k != n.variable
-                    ),
-                    "pass" if n.feasible else "FAIL",
-                    n.constraint,
-                    f"{100 * n.margin:+.2f} %",
-                ]
-                for n in result.neighbours
-            ],
-        )
-    if result.pareto:
-        names = list(result.problem.minimize) if result.problem is not None else []
-        out["Pareto front"] = (
-            [*names, "design"],
-            [
-                [
-                    *(f"{p.criteria[c]:.6g}" for c in names),
-                    ", ".join(f"{k}={_value(v)}" for k, v in p.design.items()),
-                ]
-                for p in result.pareto
-            ],
-        )
-    return out
-
-
-def text_report(result: OptimalDesign) -> str:
-    """The plain-text report of :meth:`OptimalDesign.table`."""
-    parts = [
-        f"optimal design: objective {result.objective:.6g} after {result.evaluations} "
-        f"evaluations ({result.method})"
-        + (f"; {result.verifications} verified by simulation" if result.verifications else "")
-    ]
-    for title, (header, rows) in _sections(result).items():
-        parts += ["", f"{title}:", _columns(rows, header)]
-    return "\n".join(parts)
+__all__ = ["pareto_figure", "write_design_spec", "write_optimize_html"]
 
 
 def pareto_figure(result: OptimalDesign) -> Any:
@@ -121,20 +44,6 @@ def pareto_figure(result: OptimalDesign) -> Any:
     return fig
 
 
-def _html_table(header: list[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html_lib.escape(h)}</th>" for h in header)
-    body = []
-    for row in rows:
-        cls = ""
-        if "FAIL" in row:
-            cls = ' class="fail"'
-        elif "pass" in row:
-            cls = ' class="pass"'
-        cells = "".join(f"<td>{html_lib.escape(c)}</td>" for c in row)
-        body.append(f"<tr{cls}>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
 def write_optimize_html(
     result: OptimalDesign, path: str | Path, *, title: str | None = None, samples: int | None = None
 ) -> Path:
@@ -150,8 +59,7 @@ def write_optimize_html(
     Returns:
         The path written.
     """
-    from .design_report import _png, write_design_html
-    from .optimize import DriveProblem
+    from .design_report import _png, _table, write_design_html
 
     problem = result.problem
     if not isinstance(problem, DriveProblem):
@@ -165,8 +73,12 @@ def write_optimize_html(
         f"{html_lib.escape(result.method)}. Margins are 1 − value/limit; a margin under "
         f"{100 * BINDING:.0f} % binds.</p>"
     ]
-    for name, (header, rows) in _sections(result).items():
-        sections += [f"<h2>{html_lib.escape(name.capitalize())}</h2>", _html_table(header, rows)]
+    for name, (header, rows) in result.sections().items():
+        classes = ["fail" if "FAIL" in row else ("pass" if "pass" in row else "") for row in rows]
+        sections += [
+            f"<h2>{html_lib.escape(name.capitalize())}</h2>",
+            _table(header, rows, classes),
+        ]
     if result.pareto:
         sections.append(
             f'<img alt="Pareto front" src="data:image/png;base64,{_png(pareto_figure(result))}">'
@@ -205,9 +117,6 @@ def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
     Raises:
         InvalidParameter: The result is not of a :class:`DriveProblem` read from a file.
     """
-    from .design import _read_toml
-    from .optimize import DriveProblem
-
     problem = result.problem
     if not isinstance(problem, DriveProblem) or problem.source is None:
         raise InvalidParameter(
