@@ -335,7 +335,10 @@ def test_extension_format_reads_backlash_and_current_limit(tmp_path):
     ("build", "match"),
     [
         (lambda: Gear(50, backlash=-1e-3), "backlash must be >= 0"),
-        (lambda: Gear(50, backlash=1e-3, restitution=1.5), "restitution must be in"),
+        (
+            lambda: Gear(50, backlash=1e-3, restitution=1.5),
+            "restitution must be a finite number in \\[0, 1\\]",
+        ),
         (lambda: Gear(50, efficiency=0.8, backlash=1e-3), "backlash must be lossless"),
         (lambda: Drive(None, Gear(50, backlash=1e-3)), "positive inertia on the motor side"),
         (lambda: DCMotor(1, 0.05, 0.05, 1e-5, inductance=1e-3, current_limit=2), "second-order"),

@@ -196,8 +196,8 @@ def test_tool_stiffness_in_the_contacts_table(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"tool_stiffness": 0.0}, "finite positive"),
-        ({"tool_stiffness": np.nan}, "finite positive"),
+        ({"tool_stiffness": 0.0}, "tool_stiffness must be None or a finite number > 0"),
+        ({"tool_stiffness": np.nan}, "tool_stiffness must be None or a finite number > 0"),
         ({"tool_damping": 1.0}, "needs a tool_stiffness"),
         ({"tool_stiffness": 1.0, "tool_damping": -1.0}, "tool_damping"),
         ({"tool_stiffness": 1.0, "friction": 0.3}, "frictional"),

@@ -347,7 +347,7 @@ def test_support_and_joint_tables_in_toml_and_xml_agree(tmp_path):
         ({"stiffness": [1.0, 2.0]}, "needs its axes"),
         ({"stiffness": {"z": 1.0}, "damping": {"x": 1.0}}, "not among"),
         ({"stiffness": -np.eye(6)}, "positive semi-definite"),
-        ({"stiffness": {"z": "soft"}}, "must be a number"),
+        ({"stiffness": {"z": "soft"}}, "must be a finite number"),
         ({"stiffness": {"z": 1.0}, "spring": 1}, "unknown support keys"),
         ({"damping": {"z": 1.0}}, "needs a 'stiffness'"),
     ],
