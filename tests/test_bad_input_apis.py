@@ -1426,3 +1426,61 @@ def test_bad_input_to_the_newest_apis_names_it(tmp_path, make, error, fragment):
         with pytest.raises(error) as caught:
             make(tmp_path)
     assert fragment in str(caught.value), str(caught.value)
+
+
+def test_trajectory_save_writes_the_exact_path_given(tmp_path):
+    """Before: ``save("x.txt")`` wrote ``x.txt.npz`` and returned a path that did not exist.
+    Now the archive is written under the name given, whatever its suffix, and loads back."""
+    traj = _short_trajectory()
+    path = traj.save(tmp_path / "run.txt")
+    assert path == tmp_path / "run.txt" and path.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.txt"]
+    back = px.Trajectory.load(path)
+    np.testing.assert_array_equal(back.x, traj.x)
+
+
+def test_cli_simulate_names_the_file_it_wrote(tmp_path, capsys):
+    """Before: ``--out o.txt`` printed "written o.txt" and wrote ``o.txt.npz``."""
+    out = tmp_path / "o.txt"
+    assert _cli("simulate", "planar3r", "--duration", "0.01", "--out", out, "--quiet") == 0
+    assert out.is_file() and not (tmp_path / "o.txt.npz").exists()
+    assert str(out) in capsys.readouterr().out
+
+
+_UNGUARDED = """
+import pinext as px
+
+
+def square(x):
+    return {"y": x * x}
+
+
+df = px.sweep(square, {"x": [1.0, 2.0]}, progress=False, workers=1)
+"""
+
+
+def test_a_sweep_outside_a_main_guard_is_refused_before_any_worker_starts(tmp_path):
+    """Before: six Dask tracebacks ending in "Nanny failed to start". Now the script's
+    call is refused in the parent, naming the script's line and the fix."""
+    script = tmp_path / "study.py"
+    script.write_text(_UNGUARDED, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    assert done.returncode != 0
+    assert f"{script}:9" in done.stderr and 'if __name__ == "__main__":' in done.stderr
+    assert "InvalidParameter" in done.stderr and "Nanny" not in done.stderr
+
+
+def test_prescribed_law_with_consistent_rates_runs():
+    """The tuple (q, qd, qdd) of a law whose rates are those of its position is accepted (the
+    rate check of the first evaluation lets it through), and the crank follows it."""
+    system, x0 = _four_bar()
+    theta0 = float(x0[0])
+
+    def law(t: float) -> tuple[float, float, float]:
+        return theta0 + 0.5 * 3.0 * t * t, 3.0 * t, 3.0
+
+    crank = px.Prescribed("crank_joint", law)
+    traj = px.simulate(px.System(system.robot, components=[crank]), 0.01, x0=x0, output_dt=0.01)
+    assert abs(traj.q[-1, 0] - law(0.01)[0]) < 1e-9
