@@ -16,6 +16,7 @@ from pinext.planning import (
     Choice,
     Continuous,
     DriveProblem,
+    ElasticTracking,
     Evaluation,
     Problem,
     RestToRest,
@@ -255,6 +256,39 @@ def test_six_dof_arm_lightest_drives_screened(tmp_path):
     assert checked.check.passed
 
 
+@pytest.mark.parametrize(
+    "transmission",
+    ["ratio = [50.0, 80.0, 100.0, 160.0]\nefficiency = 0.85\n",
+     "ratio = { low = 30.0, high = 160.0 }\nstiffness = 1.5e4\ndamping = 8.0\n"],
+    ids=["gear", "elastic"],
+)  # fmt: skip
+def test_the_result_reloads_as_a_design_specification(tmp_path, transmission):
+    """write_design_spec's file, read by `pinext design` (read_design, run_design), holds the
+    chosen motor and transmission, and its check gives every margin of the optimization (the
+    same inverse dynamics on the same samples): to 1e-12, a standard ratio with a gear and a
+    continuous ratio with an elastic transmission alike."""
+    from pinext.planning import read_design
+
+    spec = write_spec(
+        tmp_path, variables=f'\n[variables.elbow]\nmotor = "catalogue"\n{transmission}'
+    )
+    spec.write_text(spec.read_text().replace("samples = 401", "samples = 101"))
+    result = optimize(spec, neighbours=False)
+    written = write_design_spec(result, tmp_path / "elsewhere" / "chosen.toml")
+    reloaded = read_design(written)
+    drive = reloaded.drives["elbow"]
+    chosen = load_catalogue(CATALOGUE)[result.design["elbow.motor"]]
+    assert drive.actuator == chosen.motor
+    assert drive.ratio == result.design["elbow.ratio"]
+    assert isinstance(drive.transmission, px.ElasticTransmission) == ("stiffness" in transmission)
+    checked = run_design(written, html=tmp_path / "chosen.html")
+    margins = {f"{r.name}: {r.quantity}": r.margin for r in checked.check.rows}
+    assert margins.keys() == result.constraints.keys()
+    for name, margin in result.constraints.items():
+        assert margins[name] == pytest.approx(margin, rel=1e-12, abs=1e-12), name
+    assert checked.check.passed
+
+
 @pytest.mark.slow
 def test_six_dof_arm_lightest_drives_simulated(tmp_path):
     """The lightest screened drives simulated with elastic transmissions (stiffness and
@@ -434,6 +468,64 @@ def test_bad_variables(tmp_path, variables, where, says):
     with pytest.raises(FileFormatError) as err:
         optimize(write_spec(tmp_path, variables=variables))
     assert where in str(err.value) and says in str(err.value)
+
+
+ELBOW = '\n[variables.elbow]\nmotor = "catalogue"\nratio = [50.0, 100.0]\n'
+
+
+@pytest.mark.parametrize(
+    ("variables", "extra", "where"),
+    [
+        (ELBOW + "efficiency = nan\n", "", "variables.elbow.efficiency"),
+        (ELBOW + "stiffness = nan\ndamping = 1.0\n", "", "variables.elbow.stiffness"),
+        (ELBOW + "damping = { low = 0.5, high = nan }\nstiffness = 1e4\n", "", "variables.elbow"),
+        (ELBOW, "\n[limits.elbow]\nmax_speed = nan\n", "limits.elbow"),
+        (ELBOW, "\n[limits.elbow]\npeak_torque = inf\n", "limits.elbow"),
+    ],
+)
+def test_nan_in_a_specification_is_refused_before_any_work(
+    tmp_path, monkeypatch, variables, extra, where
+):
+    """NaN (or inf) anywhere a number is read: a FileFormatError naming the file and the key,
+    raised before the inverse dynamics of the screening runs."""
+    import pinext.planning.drive_problem as drive_problem
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the screening ran on a bad specification")
+
+    monkeypatch.setattr(drive_problem, "_joint_side", no_work)
+    spec = write_spec(tmp_path, extra, variables=variables)
+    with pytest.raises(FileFormatError) as err:
+        optimize(spec)
+    assert str(spec) in str(err.value) and where in str(err.value)
+    assert "finite" in str(err.value) or "positive number" in str(err.value)
+
+
+def test_nan_weights_and_options_are_refused(tmp_path, arm):
+    spec = write_spec(tmp_path, variables=ELBOW)
+    text = spec.read_text().replace(
+        'minimize = "motor_mass"',
+        'minimize = ["motor_mass", "copper_loss"]\nweights = [1.0, nan]',
+    )
+    spec.write_text(text)
+    with pytest.raises(FileFormatError, match=r"objective.*weights must be a finite number"):
+        optimize(spec)
+    problem = Problem([Continuous("x", 0.0, 1.0)], lambda d: Evaluation({"f": 0.0}, {}), "f")
+    for option, value in [("tolerance", math.nan), ("seed", 1.5), ("maxiter", 0)]:
+        with pytest.raises(InvalidParameter, match=option):
+            optimize(problem, **{option: value})
+    drives = DriveProblem(
+        arm,
+        pick_and_place(),
+        {"elbow": {"motor": "catalogue", "ratio": RATIOS}},
+        catalogue=load_catalogue(CATALOGUE),
+    )
+    with pytest.raises(InvalidParameter, match=r"stiffness\['elbow'\] must be a finite number"):
+        ElasticTracking(drives, {"elbow": math.nan}, {"elbow": 1.0}, 0.02)
+    with pytest.raises(InvalidParameter, match="max_tracking_error must be a finite number > 0"):
+        ElasticTracking(drives, {"elbow": 1.0e4}, {"elbow": 1.0}, math.nan)
+    with pytest.raises(InvalidParameter, match="the same joints"):
+        ElasticTracking(drives, {"elbow": 1.0e4}, {}, 0.02)
 
 
 def test_bad_objective_and_catalogue(tmp_path):
