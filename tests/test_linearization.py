@@ -363,7 +363,7 @@ def test_linear_step_response_matches_simulate_to_second_order(tmp_path):
     duration = 0.3
     discrete = model.discretize(duration)  # zero-order hold: exact for a held step
     errors = []
-    for size in (0.2, 0.1, 0.05):
+    for size in (0.1, 0.05, 0.025, 0.0125):
         du = size * np.array([1.0, -0.5])
         traj = px.simulate(
             system, duration, q0=q0, control=u0 + du, rtol=1e-12, atol=1e-13, output_dt=duration
@@ -372,8 +372,9 @@ def test_linear_step_response_matches_simulate_to_second_order(tmp_path):
         linear = discrete.B @ du
         errors.append(np.abs(nonlinear - linear).max())
         assert errors[-1] < 0.05 * np.abs(linear).max()
+    # second order: 4.08, 4.04, 4.02 (the third-order term fading as the step shrinks)
     ratios = np.array(errors[:-1]) / np.array(errors[1:])
-    assert np.all(np.abs(ratios - 4.0) < 0.4), ratios
+    assert np.all(np.abs(ratios - 4.0) < 0.2), ratios
 
 
 # -- outputs --------------------------------------------------------------------------------
