@@ -477,3 +477,19 @@ def test_no_equilibrium_is_an_error(tmp_path):
     system = px.System(robot, joint_limits=False)
     with pytest.raises(PinextError, match="did not converge"):
         px.linearize(system, None, [100.0])  # a torque no hanging pendulum holds beyond 90°
+
+
+def test_the_example_writes_its_bode_plots(tmp_path, capsys):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "linear_model.py"
+    spec = importlib.util.spec_from_file_location("linear_model_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.main(tmp_path / "out")
+    assert (tmp_path / "out" / "linear_model_bode.png").stat().st_size > 10_000
+    printed = capsys.readouterr().out
+    line = next(text for text in printed.splitlines() if text.startswith("hub angle"))
+    difference = float(line.split("difference ")[1].split(" rad")[0])
+    assert difference < 1e-5 * 0.02  # the PD's small step: linear model and simulate agree
