@@ -3,20 +3,10 @@ functions (splines, Jacobian-based), reference motions, feedforward control, dri
 design checks and optimal design (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
 from .campbell import CampbellDiagram, campbell
+from .catalogue import CatalogueMotor, load_catalogue
 from .control_functions import JointMotion, jacobian_control
-from .design import (
-    CatalogueMotor,
-    CheckRow,
-    DesignCheck,
-    DesignResult,
-    DesignSpec,
-    DriveLimits,
-    LinkLimits,
-    check_design,
-    load_catalogue,
-    read_design,
-    run_design,
-)
+from .design import DesignResult, DesignSpec, read_design, run_design
+from .design_check import CheckRow, DesignCheck, DriveLimits, LinkLimits, check_design
 from .design_report import write_design_html
 from .drive_problem import DriveProblem
 from .drive_sizing import (

@@ -1,27 +1,20 @@
-"""Design checks against the designer's limits, motor catalogues and design specifications
-(Vukobratović & Potkonjak, §20.4.1: "the limits that we impose in the design ... are given to
-the computer and the software package checks the calculated characteristics against these
-limits").
+"""Design specifications (Vukobratović & Potkonjak, §20.4.1: "the limits that we impose in
+the design ... are given to the computer and the software package checks the calculated
+characteristics against these limits"): :func:`read_design` reads a TOML specification (robot,
+motion, catalogue, drives, limits) once for every tool, and :func:`run_design` runs it for the
+``pinext design`` command.
 
-A :class:`DesignCheck` compares a :class:`~pinext.planning.DriveReport` with
-:class:`DriveLimits` per joint (motor rated and peak torque, speed, voltage, winding
-temperature) and :class:`LinkLimits` per flexible link (stress, tip deflection): one row per
-limit with its margin :math:`1 - \\text{value}/\\text{limit}`. :func:`run_design` reads a TOML
-specification (robot, motion, drives, limits) for the ``pinext design`` command.
+The checks themselves are in :mod:`.design_check`, the motor catalogues in :mod:`.catalogue`;
+their names are re-exported here.
 """
 
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from ..drives import DCMotor, Drive, drive_from_spec
+from ..drives import Drive, drive_from_spec
 from ..exceptions import (
     ExtensionError,
     FileFormatError,
@@ -30,14 +23,11 @@ from ..exceptions import (
     OutputExists,
 )
 from ..validation import flag, integer, real, vector
-from .drive_sizing import DriveReport, drive_requirements
+from .catalogue import CatalogueMotor, _read_toml, catalogue_drive, load_catalogue
+from .design_check import CheckRow, DesignCheck, DriveLimits, LinkLimits, check_design
+from .drive_sizing import MAX_SAMPLES, DriveReport, drive_requirements
 from .motion import RestToRest
 from .splines import Spline3m
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = [
     "CatalogueMotor",
@@ -53,273 +43,6 @@ __all__ = [
     "read_design",
     "run_design",
 ]
-
-
-#: Ambient temperature [°C] of the thermal model; a winding limit must lie above it.
-AMBIENT = 25.0
-
-
-def _limit(name: str, value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidParameter(f"{name} must be a positive number, got {value}")
-    return value
-
-
-@dataclass(frozen=True)
-class DriveLimits:
-    """Limits of one drive, on the motor side; None: not checked.
-
-    Args:
-        rated_torque: Continuous (rated) motor torque [N.m], compared with the RMS torque.
-        peak_torque: Peak motor torque [N.m].
-        max_speed: Maximum motor speed [rad/s].
-        max_voltage: Maximum armature voltage [V].
-        max_winding_temperature: Maximum winding temperature [°C].
-    """
-
-    rated_torque: float | None = None
-    peak_torque: float | None = None
-    max_speed: float | None = None
-    max_voltage: float | None = None
-    max_winding_temperature: float | None = None
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if f.name != "max_winding_temperature":
-                object.__setattr__(self, f.name, _limit(f.name, getattr(self, f.name)))
-        temperature = real(
-            "max_winding_temperature",
-            self.max_winding_temperature,
-            unit="[°C] (above the ambient 25 °C)",
-            low=AMBIENT,
-            strict=True,
-            none=True,
-        )
-        object.__setattr__(self, "max_winding_temperature", temperature)
-
-
-@dataclass(frozen=True)
-class LinkLimits:
-    """Limits of one flexible link; None: not checked.
-
-    Args:
-        max_stress: Maximum bending stress at the root [Pa].
-        max_tip_deflection: Maximum quasi-static tip deflection [m].
-    """
-
-    max_stress: float | None = None
-    max_tip_deflection: float | None = None
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            object.__setattr__(self, f.name, _limit(f.name, getattr(self, f.name)))
-
-
-class CheckRow(NamedTuple):
-    """One checked quantity."""
-
-    name: str
-    """Joint or link name."""
-    quantity: str
-    """What is checked, with its unit."""
-    value: float
-    """The computed value (NaN: not computed)."""
-    limit: float
-    """The limit."""
-
-    @property
-    def margin(self) -> float:
-        """1 − value / limit (negative when the limit is exceeded)."""
-        return 1.0 - self.value / self.limit
-
-    @property
-    def passed(self) -> bool:
-        """value ≤ limit (False when the value could not be computed)."""
-        return bool(np.isfinite(self.value) and self.value <= self.limit)
-
-
-@dataclass
-class DesignCheck:
-    """The pass/fail table of a design."""
-
-    rows: list[CheckRow]
-
-    @property
-    def passed(self) -> bool:
-        """Every limit is met."""
-        return all(r.passed for r in self.rows)
-
-    def failures(self) -> list[CheckRow]:
-        """The rows that fail."""
-        return [r for r in self.rows if not r.passed]
-
-    HEADER = ("joint/link", "quantity", "value", "limit", "margin", "result")
-
-    def cells(self) -> list[list[str]]:
-        """The rows as strings (see :attr:`HEADER`)."""
-        return [
-            [
-                r.name,
-                r.quantity,
-                f"{r.value:.4g}",
-                f"{r.limit:.4g}",
-                f"{100 * r.margin:+.1f} %" if np.isfinite(r.value) else "-",
-                "pass" if r.passed else "FAIL",
-            ]
-            for r in self.rows
-        ]
-
-    def table(self) -> str:
-        """Plain-text table."""
-        cells = [list(self.HEADER), *self.cells()]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(self.HEADER))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        verdict = "PASS" if self.passed else f"FAIL ({len(self.failures())} limit(s) exceeded)"
-        return "\n".join(line.rstrip() for line in lines) + f"\n\ndesign: {verdict}"
-
-
-def check_design(
-    report: DriveReport,
-    drive_limits: Mapping[str, DriveLimits] | None = None,
-    link_limits: Mapping[str, LinkLimits] | None = None,
-) -> DesignCheck:
-    """Check a drive report against the designer's limits.
-
-    Args:
-        report: From :func:`~pinext.planning.drive_requirements`.
-        drive_limits: Joint name -> :class:`DriveLimits`.
-        link_limits: Flexible link name -> :class:`LinkLimits`.
-
-    Returns:
-        :class:`DesignCheck`.
-
-    Raises:
-        NameNotFound: A joint that the report does not have, or a link that is not flexible.
-    """
-    rows: list[CheckRow] = []
-    for joint, limits in (drive_limits or {}).items():
-        k = report.joint_index(joint)
-        values = (
-            ("rated_torque", "RMS motor torque [N.m]", report.rms_motor_torque[k]),
-            ("peak_torque", "peak motor torque [N.m]", report.peak_motor_torque[k]),
-            ("max_speed", "peak motor speed [rad/s]", report.peak_motor_speed[k]),
-            ("max_voltage", "peak voltage [V]", report.peak_voltage[k]),
-            (
-                "max_winding_temperature",
-                "peak winding temperature [°C]",
-                report.peak_temperature[k],
-            ),
-        )
-        for key, label, value in values:
-            limit = getattr(limits, key)
-            if limit is not None:
-                rows.append(CheckRow(joint, label, float(value), float(limit)))
-    for link, link_limit in (link_limits or {}).items():
-        if link not in report.flexible:
-            raise NameNotFound("flexible link", link, list(report.flexible))
-        loads = report.flexible[link]
-        if link_limit.max_stress is not None:
-            rows.append(
-                CheckRow(link, "peak root stress [Pa]", loads.peak_stress, link_limit.max_stress)
-            )
-        if link_limit.max_tip_deflection is not None:
-            rows.append(
-                CheckRow(
-                    link,
-                    "peak tip deflection [m]",
-                    loads.peak_tip_deflection,
-                    link_limit.max_tip_deflection,
-                )
-            )
-    return DesignCheck(rows)
-
-
-# --------------------------------------------------------------------------------------------
-# catalogue
-
-
-MOTOR_KEYS = (
-    "resistance",
-    "torque_constant",
-    "back_emf_constant",
-    "rotor_inertia",
-    "inductance",
-    "viscous_friction",
-    "thermal_resistance",
-    "thermal_time_constant",
-    "ambient_temperature",
-)
-RATING_KEYS = ("rated_torque", "peak_torque", "max_speed", "max_winding_temperature")
-
-
-class CatalogueMotor(NamedTuple):
-    """A motor of a catalogue with its ratings."""
-
-    name: str
-    """Catalogue name."""
-    motor: DCMotor
-    """The motor (``voltage_limit`` = nominal voltage)."""
-    limits: DriveLimits
-    """Its ratings as limits (max_voltage = nominal voltage)."""
-    mass: float
-    """Mass [kg] (0 if not given)."""
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as stream:
-            return tomllib.load(stream)
-    except FileNotFoundError:
-        raise FileFormatError(str(path), "file", "not found") from None
-    except tomllib.TOMLDecodeError as err:
-        raise FileFormatError(str(path), "TOML", str(err)) from None
-
-
-def load_catalogue(path: str | Path) -> dict[str, CatalogueMotor]:
-    """Read a TOML motor catalogue: ``[[motor]]`` tables with ``name``, ``voltage`` [V], the
-    :class:`~pinext.DCMotor` parameters, and the ratings ``rated_torque`` [N.m],
-    ``peak_torque`` [N.m], ``max_speed`` [rad/s], ``max_winding_temperature`` [°C], optional
-    ``mass`` [kg].
-
-    Returns:
-        Name -> :class:`CatalogueMotor`, in file order.
-
-    Raises:
-        FileFormatError: Unreadable file, or an entry with unknown or missing keys.
-    """
-    path = Path(path)
-    entries = _read_toml(path).get("motor", [])
-    valid = ("name", "voltage", "mass", *MOTOR_KEYS, *RATING_KEYS)
-    out: dict[str, CatalogueMotor] = {}
-    for k, entry in enumerate(entries):
-        where = f"motor[{k}]"
-        unknown = [key for key in entry if key not in valid]
-        if unknown:
-            raise FileFormatError(
-                str(path), where, f"unknown keys {unknown}; valid keys: {', '.join(valid)}"
-            )
-        try:
-            motor = DCMotor(
-                **{key: entry[key] for key in MOTOR_KEYS if key in entry},
-                voltage_limit=entry["voltage"],
-            )
-            limits = DriveLimits(
-                **{key: entry.get(key) for key in RATING_KEYS}, max_voltage=entry["voltage"]
-            )
-            out[entry["name"]] = CatalogueMotor(
-                entry["name"], motor, limits, float(entry.get("mass", 0.0))
-            )
-        except (KeyError, TypeError, InvalidParameter) as err:
-            raise FileFormatError(str(path), where, f"bad or missing value: {err}") from None
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# specification files
 
 
 class DesignResult(NamedTuple):
@@ -353,7 +76,6 @@ MOTION_KEYS = {
 #: Marks an HTML file as a pinext design report: a later run may overwrite it.
 REPORT_MARKER = '<meta name="generator" content="pinext design">'
 #: Most samples of the motion in a specification.
-MAX_SAMPLES = 100_000
 
 
 def _unknown(path: Path, where: str, table: Mapping[str, Any], valid: tuple[str, ...]) -> None:
@@ -506,19 +228,6 @@ class DesignSpec(NamedTuple):
             section_modulus=self.section_modulus,
             samples=self.samples,
         )
-
-
-def catalogue_drive(
-    joint: str, entry: CatalogueMotor, parts: Mapping[str, Any], transmission: Any = None
-) -> Drive:
-    """The drive of ``joint`` with the catalogue motor ``entry`` and the transmission table
-    ``parts`` (``gear = {...}`` or ``elastic_transmission = {...}``, as in ``[drives.JOINT]``).
-    """
-    motor = {
-        **{key: getattr(entry.motor, key) for key in MOTOR_KEYS},
-        "voltage_limit": entry.motor.voltage_limit,
-    }
-    return drive_from_spec(joint, {**parts, "motor": motor}, transmission)
 
 
 def read_design(spec_path: str | Path, *, extra: tuple[str, ...] = ()) -> DesignSpec:

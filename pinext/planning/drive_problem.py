@@ -19,15 +19,9 @@ import numpy as np
 from ..drives import Drive, ElasticTransmission, Gear
 from ..exceptions import FileFormatError, InvalidParameter, NameNotFound
 from ..validation import real
-from .design import (
-    CatalogueMotor,
-    DesignCheck,
-    DriveLimits,
-    LinkLimits,
-    _unknown,
-    check_design,
-    read_design,
-)
+from .catalogue import CatalogueMotor
+from .design import _unknown, read_design
+from .design_check import DesignCheck, DriveLimits, LinkLimits, check_design
 from .drive_sizing import DriveReport, _assemble, _joint_side
 from .optimize_problem import Choice, Continuous, Evaluation, Problem, Variable
 

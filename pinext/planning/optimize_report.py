@@ -14,7 +14,7 @@ from typing import Any
 
 from ..drives import ElasticTransmission, Gear
 from ..exceptions import InvalidParameter
-from .design import _read_toml
+from .catalogue import _read_toml
 from .drive_problem import DriveProblem
 from .optimize_problem import BINDING, OptimalDesign
 
