@@ -41,7 +41,7 @@ class Mode(NamedTuple):
     """λ [1/s], Im λ > 0."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class LinearModel:
     """A System linearized about ``(x0, u0)`` (:func:`pinext.linearize`).
 
@@ -83,6 +83,14 @@ class LinearModel:
     components' terms) or ``"central difference"`` of the System's right-hand side."""
     notes: tuple[str, ...] = ()
     """What was differenced numerically and why."""
+
+    def __repr__(self) -> str:
+        n, m, p = self.A.shape[0], self.B.shape[1], self.C.shape[0]
+        time = "continuous time" if self.dt is None else f"discrete, dt = {self.dt:g} s"
+        return (
+            f"LinearModel({n} states, {m} inputs, {p} outputs; {time}; {self.method}; "
+            f"inputs {', '.join(self.input_names)})"
+        )
 
     # -- conversions -----------------------------------------------------------------------
     def discretize(self, dt: float) -> LinearModel:
@@ -135,7 +143,9 @@ class LinearModel:
     def modes(self) -> list[Mode]:
         """The oscillating modes (pairs of complex poles), by ascending frequency.
 
-        Continuous time only. A pole counts as complex when ``Im λ > 1e-9 |λ|_max``.
+        Continuous time only. A pole counts as complex when ``Im λ > 1e-6 |λ|_max``: rounding
+        splits a double zero pole (a free rigid-body motion) into ``±√ε |λ|_max``, not a
+        mode.
         """
         if self.dt is not None:
             raise InvalidParameter("modes() needs the continuous-time model (dt None)")
@@ -147,7 +157,7 @@ class LinearModel:
             if name.startswith(("q:", "dq:")) or name.split("[")[0].endswith("angle")
         ]
         modes = []
-        for k in np.flatnonzero(values.imag > 1e-9 * scale):
+        for k in np.flatnonzero(values.imag > 1e-6 * scale):
             lam = complex(values[k])
             shape = vectors[:, k]
             part = shape[positions] if positions else shape

@@ -227,9 +227,7 @@ def resolve_outputs(
             continue
         signal, _, entry = name.partition("[")
         if signal not in sample:
-            valid = list(state_names) + sorted(
-                set(sample) | set(signals.frame_signals()) - set(sample)
-            )
+            valid = list(state_names) + sorted(set(sample) | set(signals.frame_signals()))
             raise NameNotFound("output", name, valid)
         unit = signals.units.get(signal) or _FRAME_SIGNALS.get(signal.rsplit(".", 1)[-1], "-")
         labels = signals.entry_labels(signal, sample[signal].size)
