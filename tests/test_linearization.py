@@ -494,3 +494,21 @@ def test_the_example_writes_its_bode_plots(tmp_path, capsys):
     line = next(text for text in printed.splitlines() if text.startswith("hub angle"))
     difference = float(line.split("difference ")[1].split(" rad")[0])
     assert difference < 1e-5 * 0.02  # the PD's small step: linear model and simulate agree
+
+
+def test_bode_plot_marks_the_resonance_and_the_anti_resonance(tmp_path):
+    from pinext.visualization import plots
+
+    robot = _robot(tmp_path, n=1, length=0.5, mass=2.0)
+    robot.model.gravity.linear[:] = 0.0
+    drive = Drive(DCMotor(1.0, 0.05, 0.05, 3e-5), ElasticTransmission(50.0, 1500.0, 0.2))
+    system = px.System(robot, drives={"j0": drive})
+    model = px.linearize(system, outputs=["drives.motor_velocity[j0]"])
+    figure = plots.bode(model, "drives.j0.voltage", "drives.motor_velocity[j0]")
+    magnitude, phase = figure.axes
+    assert magnitude.get_ylabel() == "|G| [dB, rad/s/V]" and phase.get_ylabel() == "phase [deg]"
+    marked = sorted(line.get_xdata()[0] for line in magnitude.lines[1:])
+    (mode,) = model.modes()
+    anti = np.sqrt(1500.0 / _pivot_inertia(0.5, 2.0)) / (2 * np.pi)
+    assert marked == pytest.approx(sorted([mode.frequency, anti]), rel=1e-2)
+    assert plots.save(figure, tmp_path / "bode", formats=("png",))[0].stat().st_size > 10_000

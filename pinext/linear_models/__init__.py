@@ -12,9 +12,9 @@ from .linearize import STEP_ERROR, central_jacobian, equilibrium, linearize
 from .model import LinearModel, Mode, frequency_response
 
 __all__ = [
-    "STEP_ERROR",
     "LinearModel",
     "Mode",
+    "STEP_ERROR",
     "central_jacobian",
     "equilibrium",
     "frequency_response",
