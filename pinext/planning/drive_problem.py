@@ -158,7 +158,7 @@ class DriveProblem(Problem):
                 name, where = f"{joint}.{key}", f"variables.{joint}.{key}"
                 try:
                     if key == "motor":
-                        parsed.append(Choice(name, self._motors(value, where, self.source)))
+                        parsed.append(Choice(name, self._motors(value, where)))
                     elif key == "efficiency":
                         fixed[key] = real(where, value, low=0.0, high=1.0, strict=True)
                     elif isinstance(value, Mapping):
@@ -167,11 +167,12 @@ class DriveProblem(Problem):
                             raise InvalidParameter(
                                 f"{where} as a range needs exactly low and high, got {dict(value)}"
                             )
-                        parsed.append(Continuous(name, value["low"], value["high"]))
-                        if parsed[-1].low <= 0:  # type: ignore[union-attr]
+                        variable = Continuous(name, value["low"], value["high"])
+                        if variable.low <= 0:
                             raise InvalidParameter(
                                 f"{where}: low must be positive, got {value['low']!r}"
                             )
+                        parsed.append(variable)
                     elif isinstance(value, (list, tuple)):
                         choice = Choice(name, tuple(value))
                         if any(isinstance(x, str) or x <= 0 for x in choice.options):
@@ -228,13 +229,14 @@ class DriveProblem(Problem):
             if not any(name in design for name in names)
         }
 
-    def _motors(self, value: Any, where: str, path: Path | None) -> tuple[str, ...]:
+    def _motors(self, value: Any, where: str) -> tuple[str, ...]:
+        """The catalogue names of a ``motor`` variable, lightest first."""
         if not self.catalogue:
             raise _bad(
                 where,
                 'the motor catalogue is empty: give catalogue = "FILE.toml" with [[motor]] '
                 "tables (e.g. examples/dc_motors.toml)",
-                path,
+                self.source,
             )
         by_mass = sorted(self.catalogue, key=lambda n: (self.catalogue[n].mass, n))
         if value == "catalogue":
@@ -243,12 +245,12 @@ class DriveProblem(Problem):
             raise _bad(
                 where,
                 f'must be "catalogue" or a non-empty list of catalogue names, got {value!r}',
-                path,
+                self.source,
             )
         for name in value:
             if name not in self.catalogue:
                 err = NameNotFound("catalogue motor", name, list(self.catalogue))
-                raise _bad(where, str(err), path)
+                raise _bad(where, str(err), self.source)
         return tuple(sorted(value, key=lambda n: (self.catalogue[n].mass, n)))
 
     # -- building a candidate
@@ -271,21 +273,18 @@ class DriveProblem(Problem):
                 ratio = transmission.ratio if transmission is not None else 1.0
             stiffness = design.get(f"{joint}.stiffness", fixed.get("stiffness"))
             damping = design.get(f"{joint}.damping", fixed.get("damping"))
-            if isinstance(transmission, ElasticTransmission) or stiffness is not None:
-                if isinstance(transmission, ElasticTransmission):
-                    transmission = dataclasses.replace(transmission, ratio=float(ratio))
-                    if stiffness is not None:
-                        transmission = dataclasses.replace(transmission, stiffness=float(stiffness))
-                    if damping is not None:
-                        transmission = dataclasses.replace(transmission, damping=float(damping))
-                else:
-                    transmission = ElasticTransmission(
-                        float(ratio), float(stiffness), float(damping)
-                    )
+            if isinstance(transmission, ElasticTransmission):
+                changes = {"ratio": ratio, "stiffness": stiffness, "damping": damping}
+                transmission = dataclasses.replace(
+                    transmission, **{k: float(v) for k, v in changes.items() if v is not None}
+                )
+            elif stiffness is not None:
+                transmission = ElasticTransmission(float(ratio), float(stiffness), float(damping))
             elif isinstance(transmission, Gear):
-                transmission = dataclasses.replace(transmission, ratio=float(ratio))
-                if "efficiency" in fixed:
-                    transmission = dataclasses.replace(transmission, efficiency=fixed["efficiency"])
+                changes = {"ratio": ratio, "efficiency": fixed.get("efficiency")}
+                transmission = dataclasses.replace(
+                    transmission, **{k: float(v) for k, v in changes.items() if v is not None}
+                )
             else:
                 transmission = Gear(float(ratio), efficiency=fixed.get("efficiency", 1.0))
             drives[joint] = Drive(motor, transmission)
