@@ -176,18 +176,38 @@ def test_free_flyer_is_linearized_in_the_tangent_space():
     _agree(analytic, central, 100 * STEP_ERROR)
 
 
-def test_a_closed_loop_is_differenced_and_says_so():
+def test_a_closed_loop_analytic_equals_central_difference():
+    """The four-bar's loop (a constrained phase): Pinocchio's RNEA derivatives and one KKT
+    solve, the rows' terms differenced, against the difference of the whole constrained step;
+    the Panda with its mimic fingers, one of them on its stop, the same."""
     urdf = Path(__file__).resolve().parents[1] / "examples" / "four_bar.urdf"
     system = px.System(px.load_urdf(urdf))
     x = px.close_loops(system, np.array([0.0, 1.5, 1.5]))  # a closed rest state
-    model = px.linearize(system, x)
+    analytic, central = _both(system, x, np.array([0.5, -0.2, 0.1]))
+    assert analytic.method == "analytic"
+    assert any("constrained phase (rows of pivot)" in note for note in analytic.notes)
+    assert any("(asked for)" in note for note in central.notes)
+    _agree(analytic, central, 100 * STEP_ERROR)
+
+
+def test_panda_with_mimic_fingers_on_a_stop_analytic_equals_central_difference(panda):
+    system = px.System(panda)
+    x = system.initial_state()
+    analytic, central = _both(system, x)
+    assert any("rows of joint_limits, mimic" in note for note in analytic.notes)
+    _agree(analytic, central, 100 * STEP_ERROR)
+
+
+def test_a_replaced_mechanism_or_a_lossy_gear_is_differenced_and_says_so(tmp_path):
+    robot = _robot(tmp_path, n=1)
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5)
+    system = px.System(robot, drives={"j0": Drive(motor, Gear(50.0, efficiency=0.8))})
+    x = system.initial_state(np.array([0.3]), np.array([0.5]))
+    model = px.linearize(system, x, [3.0])
     assert model.method == "central difference"
-    assert any("constraint rows" in note for note in model.notes)
-    with pytest.raises(InvalidParameter, match="constraint rows"):
-        px.linearize(system, x, method="analytic")
-    # the linkage has one DOF: its A has eigenvalues of the pendulum-like mode and zeros
-    # for the directions the loop forbids; every motion it predicts keeps the loop closed
-    assert np.all(np.isfinite(model.A))
+    assert any("drives is not linear in its mode" in note for note in model.notes)
+    with pytest.raises(InvalidParameter, match="drives is not linear.*method='auto' or 'central'"):
+        px.linearize(system, x, [3.0], method="analytic")
 
 
 def test_a_loop_in_independent_coordinates_keeps_the_physical_poles():
@@ -225,8 +245,9 @@ def test_a_held_contact_is_differenced_and_its_inputs_keep_the_contact():
         x = consistent_initial_state(system, np.array([0.3, 0.7, 1.2, 0.2, 0.9, 0.1]), np.zeros(6))
     u = np.random.default_rng(7).uniform(-1, 1, 6)
     model = px.linearize(system, x, u)
-    assert model.method == "central difference"
-    assert any("constraint rows (contact)" in note for note in model.notes)
+    assert model.method == "analytic"
+    assert any("rows of contact" in note for note in model.notes)
+    _agree(model, px.linearize(system, x, u, method="central"), 100 * STEP_ERROR)
     phase = system.initial_phase(0.0, x, u)
     rows = system.trial(0.0, phase, system.components[0], as_control(u, 6)).rows(x)
     jacobian = np.vstack([r.jacobian for _, r in rows])

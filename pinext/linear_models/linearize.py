@@ -48,6 +48,7 @@ from ..simulation.component import Phase, overrides
 from ..simulation.controls import checked_control
 from ..simulation.linear import _own_part, identify
 from ..simulation.system import System
+from .constrained import constrained_matrices
 from .model import LinearModel
 from .names import Signals, input_labels, resolve_outputs, state_labels
 from .reduction import independent_coordinates
@@ -163,9 +164,6 @@ def _analytic_reason(point: _Point) -> str | None:
     """Why the analytic path does not apply in the point's phase, or None when it does."""
     system = point.system
     step = system.acceleration_step(point.phase)
-    if step.constrained:
-        names = ", ".join(c.name for c, _ in step.constrained)
-        return f"the phase has constraint rows ({names})"
     if step.mechanism is not None:
         return f"{step.mechanism.name} replaces the mechanism's mass matrix"
     if system.imposing:
@@ -245,6 +243,17 @@ def _state_matrices(point: _Point, method: str) -> tuple[np.ndarray, np.ndarray,
         a, b = _central(point)
         why = "asked for" if method == "central" else reason
         return a, b, "central difference", [f"A and B by central differences ({why})"]
+    step = point.system.acceleration_step(point.phase)
+    if step.constrained:
+        terms_x, terms_u, _, note = _component_terms(point)
+        a, b = constrained_matrices(point, terms_x, terms_u, central_jacobian)
+        a[: point.nv] = point.configuration_rows()
+        names = ", ".join(c.name for c, _ in step.constrained)
+        notes = [
+            f"constrained phase (rows of {names}): Pinocchio's RNEA derivatives and one KKT "
+            "solve; the rows' own terms by central differences"
+        ]
+        return a, b, "analytic", notes + ([] if note is None else [note])
     a, b, notes = _analytic(point)
     return a, b, "analytic", notes
 
