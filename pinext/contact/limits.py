@@ -542,11 +542,26 @@ class JointLimits(Component):
 
         return action
 
+    def _first_reached(
+        self, sides: list[tuple[int, LimitState]], nearest: tuple[int, LimitState], x: np.ndarray
+    ) -> tuple[int, LimitState]:
+        """The side an event of several stops acts on and is named after. Stops reached at
+        one instant (within :data:`LIMIT_TOLERANCE`, as a ``<mimic>`` pair meets its stops)
+        are one set, held together by one impact (:meth:`_engaged`): which of them the
+        event's root lands nearest is a tie that the rounding decides (another BLAS, another
+        order). The first of them in the joints' order that approaches is taken, so that
+        every path and machine names the same one; else the nearest."""
+        for k, side in sides:
+            _, distance, rate = self._side(k, side, x)
+            if abs(distance) <= LIMIT_TOLERANCE and rate < 0.0:
+                return k, side
+        return nearest
+
     def _nearest_action(self, sides: list[tuple[int, LimitState]], nearest: Distances):
         """The impact on the side that the nearest-limit event (``nearest``) reached."""
 
         def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
-            k, side = sides[nearest.nearest(x)]
+            k, side = self._first_reached(sides, sides[nearest.nearest(x)], x)
             x_new, mode_new, info = self._impact_action(k, side)(t, x, mode, trial)
             return x_new, mode_new, {"name": f"limit:{self.limits[k].joint}", **info}
 
@@ -631,11 +646,23 @@ class JointLimits(Component):
         return action
 
     def _lift_off_action(self, k: int):
-        lim = self.limits[k]
+        """Joint k's reaction turned to pulling: it leaves its stop, and with it every other
+        held stop whose reaction pulls at this instant (:meth:`_release`: the active set of
+        the System's contact problem). A law that jumps (a control breakpoint) turns several
+        reactions at one instant; which of their events the solver meets first is a tie that
+        the rounding decides, so the event is the set: named after the first released joint
+        in the joints' order, all of them in ``info["joints"]``."""
 
         def action(t: float, x: np.ndarray, mode: LimitModes, trial: Trial):
             mode = self._full(mode)
-            return x.copy(), self._leave(mode, k, mode[k], t, x), {"joint": lim.joint}
+            left = self._release(t, x, self._leave(mode, k, mode[k], t, x), trial)
+            released = [
+                self.limits[j].joint
+                for j, (was, now) in enumerate(zip(mode.states, left.states, strict=True))
+                if was is not FREE and now is FREE
+            ]
+            info = {"name": f"limit-off:{released[0]}", "joint": released[0], "joints": released}
+            return x.copy(), self._compact(left), info
 
         return action
 
