@@ -22,8 +22,11 @@ states' derivatives are affine in (x, u) in such a phase (every component report
 models, else the central difference below of those terms alone (no ABA call; exact up to
 rounding for affine terms).
 
-**Central difference** (``method="central"``, and ``"auto"`` for constrained phases, a replaced
-mechanism, prescribed motions or a component that is not linear in its mode): column k of
+In a constrained phase the same efforts' terms enter one KKT solve beside Pinocchio's RNEA
+derivatives (:mod:`pinext.linear_models.constrained`).
+
+**Central difference** (``method="central"``, and ``"auto"`` for a replaced mechanism,
+prescribed motions or a component that is not linear in its mode): column k of
 ``[A B]`` is ``(f(z + h_k e_k) − f(z − h_k e_k)) / (2 h_k)`` of the System's own right-hand
 side, with ``h_k = ε^{1/3} max(1, |z_k|)`` (ε the machine epsilon). The truncation error is
 ``h_k² |f'''| / 6`` and the rounding error ``ε |f| / h_k``; this step balances them, so an
