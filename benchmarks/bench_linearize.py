@@ -3,7 +3,9 @@
 ``pinext.linearize`` analytic (Pinocchio's ``computeABADerivatives`` beside the drives' linear
 form that the engine identifies once per phase) against the central difference of the System's
 right-hand side (2 (n + m) evaluations), at a seeded random state of the 32-state, 7-input model;
-the first analytic call (which identifies the drives' form) is timed on its own. Times are
+the first analytic call (which identifies the drives' form) is timed on its own. Then the
+same robot with its mimic fingers and limits (a constrained phase: RNEA derivatives and a KKT
+solve, the rows' terms differenced). Times are
 medians of 5 batches (``_common.per_call``); the two are timed in turn so that the ratio is
 taken in one state of the machine.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -27,13 +30,14 @@ JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 RATIO = 100.0
 
 
-def panda_system() -> px.System:
-    """The Panda, fingers free (no mimic row, no limits: an unconstrained phase), each arm
-    joint behind a DC motor and an elastic transmission."""
+def panda_system(constrained: bool = False) -> px.System:
+    """The Panda, each arm joint behind a DC motor and an elastic transmission; fingers free
+    (no mimic row, no limits: an unconstrained phase) or, ``constrained``, coupled by their
+    ``<mimic>`` row with the URDF's limits (a finger on its stop)."""
     robot = px.load_robot("panda")
     motor = DCMotor(0.5, 0.05, 0.05, 2e-5, viscous_friction=1e-6)
     drives = {j: Drive(motor, ElasticTransmission(RATIO, 6000.0, 3.0)) for j in JOINTS}
-    return px.System(robot, drives=drives, mimic=False, joint_limits=False)
+    return px.System(robot, drives=drives, mimic=constrained, joint_limits=constrained)
 
 
 def main() -> None:
@@ -61,6 +65,19 @@ def main() -> None:
         ("linearize, analytic", f"{analytic * 1e6:.0f}", f"{analytic / aba:.1f}"),
         ("linearize, central difference", f"{central * 1e6:.0f}", f"{central / aba:.0f}"),
     ]
+    held = panda_system(constrained=True)
+    with warnings.catch_warnings():  # the neutral pose's joint 4 moved inside its range
+        warnings.simplefilter("ignore")
+        x_held = held.initial_state()
+    x_held[held.layout["drives.motor_angle"]] = RATIO * x_held[:7]
+    held_analytic = per_call(lambda: px.linearize(held, x_held, method="analytic"), 0.5)
+    held_central = per_call(lambda: px.linearize(held, x_held, method="central"), 1.0)
+    rows += [
+        ("mimic row + finger on its stop, analytic", f"{held_analytic * 1e6:.0f}",
+         f"{held_analytic / aba:.0f}"),
+        ("mimic row + finger on its stop, central", f"{held_central * 1e6:.0f}",
+         f"{held_central / aba:.0f}"),
+    ]  # fmt: skip
     print(f"Panda with 7 elastic DC drives: {n} states, {m} inputs")
     print_table(rows, ["", "time [us]", "aba calls"])
     print(
