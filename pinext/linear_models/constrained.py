@@ -48,6 +48,9 @@ def _rows(point: _Point) -> Any:
     def rows(x: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         found = trial.rows(x)  # type: ignore[attr-defined]
         names = [name for name, _ in found]
+        if not found:
+            empty = np.zeros((0, system.model.nv))
+            return names, empty, np.zeros(0), empty, np.zeros(0)
         jacobian = np.vstack([r.jacobian for _, r in found])
         drift = np.concatenate([r.drift for _, r in found])
         mapped = np.vstack([r.jacobian if r.force_map is None else r.force_map for _, r in found])
@@ -61,8 +64,9 @@ def _rows(point: _Point) -> Any:
 
 def constrained_matrices(
     point: _Point, terms_x: np.ndarray, terms_u: np.ndarray, jacobian: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """A and B of the point's constrained phase (module docstring).
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """A and B of the point's constrained phase (module docstring); None when its
+    constrained components give no row at the point.
 
     Args:
         point: The linearization point (its phase has rows).
@@ -77,6 +81,8 @@ def constrained_matrices(
     q0, v0 = system.split(x0)
     rows = _rows(point)
     names, j0, _, w0, c0 = rows(x0)
+    if not names:
+        return None
     lam0 = np.concatenate([np.asarray(solved.forces[name], dtype=float) for name in names])
     a0 = np.asarray(solved.a, dtype=float)
     m = lam0.size

@@ -249,7 +249,9 @@ def _state_matrices(point: _Point, method: str) -> tuple[np.ndarray, np.ndarray,
     step = point.system.acceleration_step(point.phase)
     if step.constrained:
         terms_x, terms_u, _, note = _component_terms(point)
-        a, b = constrained_matrices(point, terms_x, terms_u, central_jacobian)
+        matrices = constrained_matrices(point, terms_x, terms_u, central_jacobian)
+    if step.constrained and matrices is not None:
+        a, b = matrices
         a[: point.nv] = point.configuration_rows()
         names = ", ".join(c.name for c, _ in step.constrained)
         notes = [
