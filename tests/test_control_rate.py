@@ -186,6 +186,32 @@ def test_default_period_rule(tmp_path):
     assert stats["control_period"] is None
 
 
+def test_a_plain_function_of_t_q_v_sensors_is_a_controller(tmp_path):
+    """``law(t, q, v, sensors)`` written as a plain function is the Controller it spells:
+    sampled every 1 ms by default, continuous with ``control_period=0``, and the same run
+    bit for bit as the :class:`Controller` subclass with the same body; in time stepping
+    too. A function that takes neither (t, x) nor (t, q, v, sensors) is refused, naming
+    both signatures."""
+    robot = pendulum(tmp_path)
+    q0 = np.array([0.4, -0.3])
+
+    def damp(t, q, v, sensors):
+        return -2.0 * v
+
+    for period in (None, 0):
+        a = quiet(px.System(robot), 0.05, q0=q0, control=damp, control_period=period)
+        b = quiet(px.System(robot), 0.05, q0=q0, control=Damp(), control_period=period)
+        assert a.meta["stats"]["control_period"] == (1e-3 if period is None else None)
+        np.testing.assert_array_equal(a.x, b.x)
+    stepped = [
+        px.simulate(robot, 0.02, q0=q0, control=law, method="timestepping", dt=1e-3)
+        for law in (damp, Damp())
+    ]
+    np.testing.assert_array_equal(stepped[0].x, stepped[1].x)
+    with pytest.raises(InvalidParameter, match=r"u\(t, x\)"):
+        px.simulate(px.System(robot), 0.01, control=lambda t, q, v: -v)
+
+
 @pytest.mark.parametrize("period", [-1e-3, float("nan"), "1ms", float("inf")])
 def test_bad_period(tmp_path, period):
     robot = pendulum(tmp_path)

@@ -17,8 +17,9 @@ runs, names the argument and says what is valid:
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -220,12 +221,43 @@ MIN_CONTROL_PERIOD = 1e-6
 MAX_CONTROL_SAMPLES = 10_000_000
 
 
+class _FunctionController(Controller):
+    """A plain function ``law(t, q, v, sensors)`` as the :class:`Controller` it spells."""
+
+    def __init__(self, law: Callable[..., Any]) -> None:
+        self.law = law
+        self.breakpoints = getattr(law, "breakpoints", ())
+
+    def __call__(self, t, q, v, sensors):  # noqa: D102
+        return self.law(t, q, v, sensors)
+
+
+def as_controller(control: Any) -> Any:
+    """``control`` as given, or a plain function of the controller's four arguments
+    ``law(t, q, v, sensors)`` (and not of the state law's two, ``u(t, x)``) as a
+    :class:`Controller`: sampled at a control period by default, as any controller."""
+    if isinstance(control, Controller | Schedule) or not callable(control):
+        return control
+    try:
+        signature = inspect.signature(control)
+    except (TypeError, ValueError):  # builtins without a signature: a state law
+        return control
+    for arguments, controller in (((0.0, None), False), ((0.0, None, None, None), True)):
+        try:
+            signature.bind(*arguments)
+        except TypeError:
+            continue
+        return _FunctionController(control) if controller else control
+    return control
+
+
 def control_period_of(
     control: Any, control_period: Any, t_final: float | None = None
 ) -> float | None:
     """The sample period of a run's control law [s], or None for a continuous law.
 
-    The rule: a :class:`pinext.control.Controller` (what a robot's controller computes) is
+    The rule: a :class:`pinext.control.Controller` (what a robot's controller computes; a
+    plain function ``law(t, q, v, sensors)`` is one, :func:`as_controller`) is
     sampled every :data:`CONTROL_PERIOD` unless ``control_period`` says otherwise; a function
     ``u(t, x)`` stays continuous unless a period is given; ``control_period=0`` makes any law
     continuous (reference runs). A constant or a :class:`Schedule` is a function of time only

@@ -11,6 +11,7 @@ import numpy as np
 from ..exceptions import IntegrationError, InvalidParameter
 from ..model import Robot
 from .arguments import (
+    as_controller,
     as_initial_state,
     check_options,
     check_output_dt,
@@ -80,8 +81,9 @@ def simulate(
         q0: Initial configuration (default: neutral).
         v0: Initial velocity (default: zero).
         control: Inputs: None (zero), a constant vector, a :class:`Schedule`, a
-            :class:`pinext.control.Controller` ``law(t, q, v, sensors)``, or a function
-            ``u(t, x)``. Joint torques [N.m] for a robot without drives, else the drives'
+            controller ``law(t, q, v, sensors)`` (a :class:`pinext.control.Controller` or a
+            plain function of those four arguments), or a function ``u(t, x)`` of the
+            public state. Joint torques [N.m] for a robot without drives, else the drives'
             inputs (voltages [V], ...).
         method: A solve_ivp method among :data:`METHODS`, or ``"momentum"`` for the Celentano
             (2008) scheme of Theorem 1 (state (q, p = M v)). None (default): DOP853, unless
@@ -121,8 +123,8 @@ def simulate(
         control_period: Sample period ``T_s`` [s] of the control law: the law is called at
             ``t_k = k T_s`` and its result held until ``t_{k+1}`` (zero-order hold, as a real
             controller and MuJoCo's ``ctrl``), and the dynamics between samples run on the
-            compiled path when the phase compiles. None (default): a
-            :class:`pinext.control.Controller` is sampled every
+            compiled path when the phase compiles. None (default): a controller
+            ``law(t, q, v, sensors)`` is sampled every
             :data:`pinext.simulation.arguments.CONTROL_PERIOD` (1 ms); a function ``u(t, x)``
             stays continuous (called at every evaluation of the right-hand side, on the
             Python path). ``0``: continuous for any law (reference runs of a Controller).
@@ -143,6 +145,7 @@ def simulate(
     Raises:
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
     """
+    control = as_controller(control)
     if method == "timestepping":
         from .timestepping import simulate_timestepping
 
