@@ -93,8 +93,9 @@ def test_box_at_rest_carries_its_weight():
     q0 = pin.neutral(system.model)
     q0[2] = 0.05
     traj = simulate_timestepping(system, 0.2, dt=1e-3, q0=q0, contacts=_box_contacts(mu))
-    forces = traj.outputs["contact.force"][:-1]
+    forces = traj.outputs["contact.force"]  # the end too: the step that ends there
     np.testing.assert_allclose(forces.sum(axis=1), [[0.0, 0.0, mass * G]] * len(forces), atol=1e-6)
+    assert traj.outputs["contact.closed"].all()
     assert traj.constraint_residual().max() < 1e-9
     np.testing.assert_allclose(traj.q[-1], q0, atol=1e-9)
 
@@ -420,7 +421,7 @@ def test_solo12_lands_and_stands_for_five_seconds(robots_dir):
     assert np.abs(feet[down, :, :2] - feet[first, :, :2]).max() < 2e-5  # stick [m]
     late = traj.t >= 4.0
     assert np.ptp(traj.q[late, 2]) < 1e-8 and np.abs(traj.v[-1]).max() < 1e-8  # settled
-    forces = traj.outputs["contact.force"][late][:-1]
+    forces = traj.outputs["contact.force"][late]  # the end too: the step that ends there
     total_mass = pin.computeTotalMass(robot.model)
     np.testing.assert_allclose(forces[..., 2].sum(axis=1), total_mass * G, rtol=1e-6)
     energy, work = traj.energy(), traj.state("input_work")[:, 0]
@@ -433,6 +434,23 @@ def test_solo12_lands_and_stands_for_five_seconds(robots_dir):
     assert balance.max_relative() < 1e-8
     unbooked = balance.residual - balance.numerical_dissipation + balance.explicit_error
     assert np.abs(unbooked).max() > 1e-2  # [J] without them
+
+
+def test_load_robot_gives_solo12_its_feet(robots_dir):
+    """``px.load_robot("solo12")`` arrives with the foot contacts pinext ships for it: its run
+    equals :func:`load_solo12`'s bit for bit and it stands; loaded without extensions, time
+    stepping says that a robot on a free flyer has no contact instead of letting it fall."""
+    shipped, q_ref = load_solo12()
+    runs = [
+        px.simulate(robot, 0.2, q0=q_ref, method="timestepping", dt=1e-3, progress=False)
+        for robot in (shipped, px.load_robot("solo12"))
+    ]
+    assert runs[1].meta["contact_names"] == list(FEET)
+    np.testing.assert_array_equal(runs[0].x, runs[1].x)
+    assert runs[1].q[:, 2].min() > 0.15  # [m] the base stays up (0.235 m at the start)
+    bare = px.load_robot("solo12", extensions=False)
+    with pytest.warns(UserWarning, match="free flyer with no contact"):
+        px.simulate(bare, 0.02, q0=q_ref, method="timestepping", dt=1e-3, progress=False)
 
 
 @pytest.mark.filterwarnings("ignore:the contact solver did not converge")

@@ -85,7 +85,9 @@ def load_robot(
             drones, fixed otherwise.
         package_dirs: Further folders for ``package://`` meshes.
         **kwargs: Passed on to :func:`pinext.load_urdf` (``flexible``, ``drives``,
-            ``extensions``).
+            ``extensions``). An example-robot-data robot for which pinext ships extensions
+            (``pinext/robots/<name>.pinext.toml``: Solo12's four feet on the ground) gets
+            them unless ``extensions`` is given (``extensions=False``: none).
 
     Returns:
         The :class:`pinext.Robot`.

@@ -15,6 +15,7 @@ import os
 import site
 import sys
 import sysconfig
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,9 @@ def load(name: str, *, root_joint: Any = None, package_dirs: Any = None, **kwarg
     path, free_flyer = locate(name)
     if root_joint is None:
         root_joint = "freeflyer" if free_flyer else "fixed"
+    shipped = resources.files("pinext.robots") / f"{_key(name)}.pinext.toml"
+    if "extensions" not in kwargs and shipped.is_file():  # e.g. Solo12's feet on the ground
+        kwargs["extensions"] = str(shipped)
     dirs = [package_dirs] if isinstance(package_dirs, str) else list(package_dirs or [])
     dirs.append(str(path.parents[2]))  # share/example-robot-data/robots/..: package:// roots
     return load_urdf(path, package_dirs=dirs, root_joint=root_joint, **kwargs)

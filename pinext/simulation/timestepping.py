@@ -109,8 +109,9 @@ def simulate_timestepping(
     Returns:
         The :class:`Trajectory`. Besides the energies and inputs, its outputs hold, per
         contact, ``contact.force`` (shape (N, n, 3), mean force over the step that starts at
-        the sample, world axes [N]), ``contact.residual`` (gap where negative [m]),
-        ``contact.closed`` (in the step's contact problem) and ``contact.gap`` [m];
+        the sample — at the end, over the step that ends there —, world axes [N]),
+        ``contact.residual`` (gap where negative [m]), ``contact.closed`` (in that step's
+        contact problem) and ``contact.gap`` [m];
         ``meta["stats"]`` counts steps, solver iterations and unconverged solves (with the
         times of the first 20).
         ``state("dissipated_energy")`` accumulates the contact dissipation plus joint damping;
@@ -139,6 +140,16 @@ def simulate_timestepping(
         system = System(system_or_robot, contacts=())
     specs = contact_specs(system, contacts)
     found = [PointContact.from_contact(system.model, c) for c in specs]
+    root = system.model.joints[1].shortname() if system.model.njoints > 1 else ""
+    if not found and root == "JointModelFreeFlyer":
+        warnings.warn(
+            f"'{system.model.name}' floats on a free flyer with no contact: it falls freely. "
+            "Give it contacts: contacts=[...] of simulate or System, the robot's [[contacts]] "
+            "extensions (load_robot gives them for the robots pinext ships them for, e.g. "
+            "Solo12's feet)",
+            UserWarning,
+            stacklevel=3,
+        )
     x = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
@@ -367,15 +378,17 @@ def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) 
     states[:-1, layout["input_work"].start] = out.work
     states[:-1, layout["dissipated_energy"].start] = out.lost
     states[-1, order] = end
-    nc = out.gap.shape[1]
     u_end = np.asarray(law_end(t, states[-1]), dtype=float)
+    # the end: the last step's impulses (its warm start, in the contact frames) over its length
+    h_end = min(dt, t_final - (n_steps - 1) * dt)
+    force_end = np.einsum("crk,ck->cr", compiled.scene.plane_rotation, work.warm) / h_end
     return _Run(
         t=np.r_[out.t, t],
         x=states,
         inputs=np.concatenate((out.u, u_end[None, :])),
-        force=np.concatenate((out.force, np.zeros((1, nc, 3)))),
+        force=np.concatenate((out.force, force_end[None])),
         gap=np.concatenate((out.gap, gap_end[None, :])),
-        closed=np.concatenate((out.closed, np.zeros((1, nc)))),
+        closed=np.concatenate((out.closed, work.active[None, :].astype(float))),
         audit=np.concatenate((out.audit, work.audit[None, :])),
         events=[(float(e[0]), int(e[1]), int(e[2])) for e in events],
         iterations=int(work.stats[0]),
@@ -444,9 +457,9 @@ def _pinocchio_run(
     times.append(t)
     states.append(x.copy())
     inputs.append(np.asarray(law(t, x), dtype=float))
-    forces.append(np.zeros((n, 3)))
+    forces.append(result.impulses / h)  # the end: the step that ended there
     gaps.append(stepper.points(_placements(stepper, x[q_block], x[v_block]))[1])
-    closed.append(np.zeros(n, dtype=bool))
+    closed.append(result.active.copy())
     audit.append((numerical, explicit))
     return _Run(
         t=np.array(times),
