@@ -1363,6 +1363,18 @@ ISSUE_59_ROWS: list[Row] = [
         FileFormatError,
         "grid.speed",
     ),
+    (
+        "impact study speed nan",
+        lambda p: px.sweep.studies.impact(speed=NAN),
+        InvalidParameter,
+        "speed must be a finite number",
+    ),
+    (
+        "modal study sublinks text",
+        lambda p: px.sweep.studies.modal(sublinks="two"),
+        InvalidParameter,
+        "sublinks must be an integer",
+    ),
     # -- planning -------------------------------------------------------------------------------
     (
         "jacobian_control gain negative",

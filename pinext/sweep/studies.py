@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..validation import integer, real
+
 
 def robot_path(robot: str) -> Path:
     """A URDF path, or the name of one of the project's robots (``six_dof_arm``, ...)."""
@@ -67,7 +69,7 @@ def modal(
 
     bar = FlexibleLink(
         link,
-        int(sublinks),
+        integer("sublinks", sublinks, low=1),
         float(young_modulus),
         side**4 / 12,
         mass_per_length=float(density) * side**2,
@@ -187,6 +189,8 @@ def impact(
     from ..simulation import System, simulate
     from ..tasks import start_configuration
 
+    speed = real("speed", speed, unit="[m/s] (the tip's approach speed)", low=0.0)
+    table_height = real("table_height", table_height, unit="[m]")
     arm = load_urdf(robot_path(robot), extensions=False)
     model = arm.model
     fid = arm.frame_id(frame)
