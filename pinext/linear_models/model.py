@@ -17,7 +17,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.linalg
-import scipy.signal
 
 from ..exceptions import InvalidParameter, MissingDependency, NameNotFound
 
@@ -101,11 +100,15 @@ class LinearModel:
         dt = float(dt)
         if not (np.isfinite(dt) and dt > 0.0):
             raise InvalidParameter(f"dt must be a positive sampling period [s], got {dt}")
+        import scipy.signal  # on first use: `import pinext` does not load scipy.signal
+
         a, b, c, d, _ = scipy.signal.cont2discrete((self.A, self.B, self.C, self.D), dt, "zoh")
         return dataclasses.replace(self, A=a, B=b, C=c, D=d, dt=dt)
 
     def to_scipy(self) -> Any:
         """The model as ``scipy.signal.StateSpace`` (with ``dt`` when discrete)."""
+        import scipy.signal
+
         matrices = (self.A, self.B, self.C, self.D)
         if self.dt is None:
             return scipy.signal.StateSpace(*matrices)
