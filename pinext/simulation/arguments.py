@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..exceptions import InconsistentInitialConditions, InvalidParameter
-from ..validation import describe, real
+from ..validation import describe, real, thousands
 from .controls import Controller, Schedule, checked_control
 from .initial_state import as_initial_state, state_sizes
 
@@ -309,8 +309,8 @@ def control_period_of(
                 raise InvalidParameter(
                     f"control_period={period:g} s is too short{samples}: the shortest sensible "
                     f"period here is {shortest:g} s (a loop of at most "
-                    f"{1 / MIN_CONTROL_PERIOD:g} Hz, at most {MAX_CONTROL_SAMPLES:,} samples "
-                    "a run; robot controllers run at 0.1-10 kHz); for a law evaluated "
+                    f"{1e-6 / MIN_CONTROL_PERIOD:g} MHz, at most {thousands(MAX_CONTROL_SAMPLES)} "
+                    "samples a run; robot controllers run at 0.1-10 kHz); for a law evaluated "
                     "continuously pass control_period=0"
                 )
         return period if period > 0 else None
