@@ -107,3 +107,43 @@ def test_a_kernel_loaded_without_its_bitcode_still_links_into_a_new_kernel(tmp_p
     for result in (first, second):
         np.testing.assert_allclose(result["out"], expected, rtol=0, atol=1e-12)
         np.testing.assert_allclose(result["doubled"], 2.0 * expected, rtol=0, atol=1e-12)
+
+
+#: A package of two modules: ``top.twice`` inlines ``low.value``, each a cached kernel.
+LOW = "from pinext.compiled.jit import cached\n\n\n@cached()\ndef value():\n    return {}\n"
+TOP = """from pinext.compiled.jit import cached
+
+from .low import value
+
+
+@cached()
+def twice():
+    return 2.0 * value()
+"""
+RUN_TOP = """
+import json
+from toy.top import twice
+print(json.dumps({"twice": twice(), "cached": bool(twice.stats.cache_hits)}))
+"""
+
+
+@pytest.mark.parametrize("where", ["NUMBA_CACHE_DIR", "beside the sources"])
+def test_an_edit_of_an_inlined_source_reaches_the_cached_kernel_that_inlines_it(tmp_path, where):
+    """Numba keys a cached kernel on its own file: ``top.twice`` inlines ``low.value``, and
+    after ``low.py`` changes a new process must not load the old machine code of ``twice``,
+    wherever the cache lives (a folder of its own through ``NUMBA_CACHE_DIR``, as in CI and
+    containers, or ``__pycache__`` beside the sources); an unchanged package loads it."""
+    package = tmp_path / "src" / "toy"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "low.py").write_text(LOW.format("1.0"))
+    (package / "top.py").write_text(TOP)
+    env = {"PYTHONPATH": os.pathsep.join([str(package.parent), os.environ.get("PYTHONPATH", "")])}
+    if where == "NUMBA_CACHE_DIR":
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    first = _run(RUN_TOP, env=env)
+    again = _run(RUN_TOP, env=env)
+    assert (first, again) == ({"twice": 2.0, "cached": False}, {"twice": 2.0, "cached": True})
+    (package / "low.py").write_text(LOW.format("21.5"))
+    assert _run(RUN_TOP, env=env) == {"twice": 43.0, "cached": False}
+    assert _run(RUN_TOP, env=env) == {"twice": 43.0, "cached": True}

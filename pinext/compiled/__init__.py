@@ -14,11 +14,6 @@ integrator loop) and equal Pinocchio's results to 1e-12; Pinocchio stays the ref
     crba(pm, q, m_out)  # m_out = pin.crba(model, data, q), both triangles
 """
 
-# ruff: noqa: E402 - the cache check runs before the kernels are imported
-from ._cache import invalidate_stale_cache
-
-invalidate_stale_cache()  # before the kernels load their cached machine code
-
 from .aba import aba, aba_from_transforms, joint_transforms, minv_from_transforms, minv_solve
 from .crba import crba, crba_from_transforms, ltdl, ltdl_solve
 from .events import compiled_events, phase_events

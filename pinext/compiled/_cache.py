@@ -2,22 +2,22 @@
 
 Numba keys a cached function on its own source file only: a kernel that inlines another one
 (the integrator inlines the right-hand side, which inlines the ABA) would keep stale machine
-code after a change in the inlined file. Each module of this package therefore gets a digest
-of its own source and of every pinext source it imports, directly or through others; a
-module whose digest changed since its kernels were cached loses its cached kernels, and the
-others keep theirs. The Python-side driver (:data:`DRIVERS`: no kernel is defined there) has
-no cached kernels, so editing it costs no recompilation.
+code after a change in the inlined file. Each kernel's cache key therefore also holds a
+digest of its module's source and of every pinext source that module imports, directly or
+through others (:func:`source_digest`, read by :class:`pinext.compiled.jit.cached`): after a
+change, a kernel that inlines the changed source is simply not found and compiles again,
+wherever the cache lives — beside the sources, in ``NUMBA_CACHE_DIR`` or in Numba's user-wide
+cache of a read-only installation — and the kernels that do not inline it keep theirs.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-#: The package's sources that define no compiled kernel.
-DRIVERS = frozenset({"_cache.py", "notice.py", "path.py", "rows.py"})
 _IMPORT = re.compile(r"^from (\.+)([\w.]*) import (.+)$", re.MULTILINE)
 
 
@@ -52,27 +52,11 @@ def _closure(source: Path) -> list[Path]:
     return sorted(seen)
 
 
-def invalidate_stale_cache(here: Path = HERE) -> None:
-    """Delete the cached kernels of each module of the package in ``here`` whose sources
-    changed since they were cached (nothing to do, or nothing possible on a read-only
-    installation)."""
-    cache = here / "__pycache__"
-    for source in sorted(here.glob("*.py")):
-        if source.name in DRIVERS or source.name == "__init__.py":
-            continue
-        digest = hashlib.sha256()
-        for dep in _closure(source):
-            digest.update(dep.read_bytes())
-        stamp = cache / f"{source.stem}.pinext.sha256"
-        try:
-            if stamp.read_text() == digest.hexdigest():
-                continue
-        except OSError:
-            pass
-        try:
-            for stale in (*cache.glob(f"{source.stem}.*.nbi"), *cache.glob(f"{source.stem}.*.nbc")):
-                stale.unlink(missing_ok=True)
-            cache.mkdir(exist_ok=True)
-            stamp.write_text(digest.hexdigest())
-        except OSError:
-            continue
+@functools.cache
+def source_digest(source: Path) -> str:
+    """The SHA-256 of ``source`` and of every pinext source it imports, directly or through
+    others: part of the key under which each kernel of ``source`` is cached."""
+    digest = hashlib.sha256()
+    for dep in _closure(Path(source).resolve()):
+        digest.update(dep.read_bytes())
+    return digest.hexdigest()

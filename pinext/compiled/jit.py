@@ -13,12 +13,15 @@ process are left as they are.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import llvmlite.binding as ll
 from numba import njit
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.codegen import JITCodeLibrary
+
+from ._cache import source_digest
 
 
 class _Library(JITCodeLibrary):
@@ -76,7 +79,15 @@ class _Impl(CompileResultCacheImpl):
 
 
 class _KernelCache(FunctionCache):
+    """Numba's cache of one kernel, keyed also on the sources the kernel's module imports
+    (:func:`pinext.compiled._cache.source_digest`): Numba's own key covers the function's
+    bytecode and its file's time stamp only, not the kernels it inlines from other files."""
+
     _impl_class = _Impl
+
+    def _index_key(self, sig: Any, codegen: Any) -> tuple:
+        source = Path(self._py_func.__code__.co_filename)
+        return (*super()._index_key(sig, codegen), source_digest(source))
 
 
 def cached(**options: Any) -> Callable[[Callable], Any]:
