@@ -76,16 +76,26 @@ DONE, EVENT, PAUSE, STIFF, FAILED_STEPS, FAILED_SMALL, FAILED_NAN = 0, 1, 2, 3, 
 
 # integer state: it[...]
 # _START: 1 until the run's first advance() has started it (st[_T] holds t0)
+# _PENDING: the last accepted step's samples did not all fit in the output buffer: the rest
+# come from its own interpolant (kept in k[_F:], st[_XOLD:]) at the next call, which then goes
+# on (CONTINUE) or returns what the step returned (EVENT, DONE); it holds 1 + that code
 (
     _NACCPT, _NSTEP, _IASTI, _NONSTI, _REJECT, _NFEV, _STIFF, _EVENT, _NOUT, _NSAMPLE, _NSTIFF,
-    _START,
-) = range(12)  # fmt: skip
+    _START, _PENDING,
+) = range(13)  # fmt: skip
 #: Length of the integer state ``it``.
-N_INT = 12
-# float state: st[...]; _HFREE: the step proposed before the last one was cut to land on t_end
-_T, _H, _FACOLD, _HLAMB, _TROOT, _HFREE = range(6)
+N_INT = 13
+# float state: st[...]; _HFREE: the step proposed before the last one was cut to land on t_end;
+# _XOLD, _HSTEP, _XNEW, _UNTIL: the pending step's start, size, end and last sample time
+_T, _H, _FACOLD, _HLAMB, _TROOT, _HFREE, _XOLD, _HSTEP, _XNEW, _UNTIL = range(10)
 #: Length of the float state ``st``.
-N_FLOAT = 6
+N_FLOAT = 10
+#: Rows of the stage array ``k`` a run keeps between calls: the 16 stages of a step and its
+#: dense output, then a pending step's interpolant (7 rows from _F), its start and end states.
+_F, _YOLD, _YNEW = 16, 23, 24
+K_ROWS = 25
+#: The pending step's code after its samples: go on, or return EVENT or DONE.
+_CONTINUE = 3
 
 
 class Locator(NamedTuple):
@@ -252,6 +262,46 @@ def record(t, y, out_t, out_y, it, slot):
     for i in range(y.size):
         out_y[o, i] = y[i]
     it[slot] += 1
+
+
+@kernel
+def _samples(f, x_old, h, y_old, x_new, y_new, until, t_eval, out_t, out_y, it):
+    """Output the times t_eval[it[_NSAMPLE]:] up to ``until`` from the step (x_old, x_new]
+    (its interpolant ``f``; y_new itself at x_new) while the buffer has room; whether all
+    were output."""
+    capacity = out_t.size
+    ns = it[_NSAMPLE]
+    while ns < t_eval.size and t_eval[ns] <= until:
+        if it[_NOUT] >= capacity:
+            it[_NSAMPLE] = ns
+            return False
+        o = it[_NOUT]
+        out_t[o] = t_eval[ns]
+        if t_eval[ns] == x_new:
+            for i in range(y_new.size):
+                out_y[o, i] = y_new[i]
+        else:
+            _interpolate(f, x_old, h, y_old, t_eval[ns], out_y[o])
+        it[_NOUT] += 1
+        ns += 1
+    it[_NSAMPLE] = ns
+    return True
+
+
+@kernel
+def _defer(k, f, x_old, h, y_old, x_new, y_new, until, st, it, code):
+    """Keep the step's interpolant for the samples the buffer could not take; the next call
+    outputs them first, then returns ``code`` (or goes on: _CONTINUE)."""
+    for i in range(y_old.size):
+        for r in range(7):
+            k[_F + r, i] = f[r, i]
+        k[_YOLD, i] = y_old[i]
+        k[_YNEW, i] = y_new[i]
+    st[_XOLD] = x_old
+    st[_HSTEP] = h
+    st[_XNEW] = x_new
+    st[_UNTIL] = until
+    it[_PENDING] = 1 + code
 
 
 @kernel
@@ -535,6 +585,17 @@ def advance(
     if it[_START]:
         it[_START] = 0
         start(P, st[_T], y, t_end, hmax, 0.0, rtol, atol, k, st, it, g_last, evs)
+    if it[_PENDING]:  # the last step's samples first, each from that step's own interpolant
+        f_old = k[_F : _F + 7]
+        if not _samples(
+            f_old, st[_XOLD], st[_HSTEP], k[_YOLD], st[_XNEW], k[_YNEW], st[_UNTIL], t_eval,
+            out_t, out_y, it,
+        ):  # fmt: skip
+            return PAUSE
+        code = it[_PENDING] - 1
+        it[_PENDING] = 0
+        if code != _CONTINUE:
+            return code
     n = y.size
     y1 = np.empty(n)
     y_new = np.empty(n)
@@ -639,24 +700,17 @@ def advance(
                         P, x_old, h, y, f, t_root, crossed, g_last, tmp, evs, scratch, loc
                     )
             until = x_new if crossed < 0 else t_root
+            full = False  # samples of this step left for the next call
             if sampled:
                 ns = it[_NSAMPLE]
                 if ns < t_eval.size and t_eval[ns] <= until:
                     if not dense:
                         _dense(P, x_old, y, h, y_new, k, y1, f)
                         it[_NFEV] += 3
-                    while ns < t_eval.size and t_eval[ns] <= until:
-                        o = it[_NOUT]
-                        out_t[o] = t_eval[ns]
-                        if t_eval[ns] == x_new:
-                            out_y[o] = y_new
-                        else:
-                            _interpolate(f, x_old, h, y, t_eval[ns], out_y[o])
-                        it[_NOUT] += 1
-                        ns += 1
-                        if it[_NOUT] >= capacity:
-                            break
-                    it[_NSAMPLE] = ns
+                    if not _samples(f, x_old, h, y, x_new, y_new, until, t_eval, out_t, out_y, it):
+                        full = True
+                        code = EVENT if crossed >= 0 else DONE if last else _CONTINUE
+                        _defer(k, f, x_old, h, y, x_new, y_new, until, st, it, code)
             if crossed >= 0:
                 y_root = np.empty(y.size)
                 if t_root > x_old:
@@ -688,7 +742,7 @@ def advance(
                 it[_EVENT] = crossed
                 if not sampled:
                     record(t_root, y, out_t, out_y, it, _NOUT)
-                return EVENT
+                return PAUSE if full else EVENT
             for e in range(n_events):
                 g_last[e] = g_new[e]
             y[:] = y_new
@@ -701,7 +755,7 @@ def advance(
                 # the step cut to land on t_end says little about the next one when the cut
                 # was deep (its growth is capped at FAC2): keep the step proposed before it
                 st[_H] = max(hnew, st[_HFREE]) if fac <= 1.0 / FAC2 else hnew
-                return DONE
+                return PAUSE if full else DONE
             if abs(hnew) > hmax:
                 hnew = hmax
             if it[_REJECT] == 1:

@@ -84,6 +84,11 @@ def enabled() -> bool:
 #: the evaluations between pauses grow (a short run returns to Python a few times only).
 BAR_INTERVAL = 0.05
 
+#: Samples the compiled loop's output buffer holds; a full buffer hands its samples to Python
+#: and the loop goes on (a step's samples that did not fit come next, from its own
+#: interpolant).
+OUTPUT_CAPACITY = 4096
+
 #: Evaluations before the compiled loop's first pause for the progress bar (a few
 #: milliseconds), and the fewest between two pauses.
 FIRST_PAUSE, FEWEST_PAUSE = 2000, 250
@@ -433,14 +438,14 @@ def solve(
             _rad._NOUT, _rad._EVENT, _rad._NFEV, _rad._T, _rad._TROOT
         )  # fmt: skip
     else:
-        k = np.zeros((16, n))
+        k = np.zeros((_dop.K_ROWS, n))
         st = np.zeros(_dop.N_FLOAT)
         it = np.zeros(_dop.N_INT, dtype=np.int64)
         it[_dop._NSTIFF] = 1 if stop_when_stiff else _dop.NSTIFF
         i_nout, i_event, i_nfev, i_t, i_troot = (
             _dop._NOUT, _dop._EVENT, _dop._NFEV, _dop._T, _dop._TROOT
         )  # fmt: skip
-    capacity = 4096
+    capacity = OUTPUT_CAPACITY
     ts: list[np.ndarray] = []
     ys: list[np.ndarray] = []
     if sampled:

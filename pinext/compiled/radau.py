@@ -73,14 +73,17 @@ DONE, EVENT, PAUSE, FAILED_SMALL, FAILED_NAN = 0, 1, 2, -3, -5
     _HAS_SOL,
     _NREJECT,
     _START,  # 1 until the run's first advance() has started it (st[_T] holds t0)
-) = range(13)
-N_INT = 13
+    _PENDING,  # samples of the last step left for the next call: 1 + the code it then returns
+) = range(14)
+N_INT = 14
 # float state: st[...]: t, the proposed |h|, scipy's h_abs_old and error_norm_old (< 0: None),
 # the event time, the Newton tolerance, and the last accepted step (t_old, h) of the dense output
 # the step of the current LU factors, and the step proposed before the last one was cut to land
-# on t_end
-_T, _H, _H_OLD, _ERR_OLD, _TROOT, _NEWTON_TOL, _T_OLD, _H_SOL, _H_LU, _HFREE = range(10)
-N_FLOAT = 10
+# on t_end; _UNTIL: the last sample time of a step whose samples are pending
+_T, _H, _H_OLD, _ERR_OLD, _TROOT, _NEWTON_TOL, _T_OLD, _H_SOL, _H_LU, _HFREE, _UNTIL = range(11)
+N_FLOAT = 11
+#: The pending step's code after its samples: go on (or EVENT, DONE).
+_CONTINUE = 3
 
 
 def workspace(n: int) -> tuple:
@@ -393,6 +396,26 @@ def _interpolate(Q, t_old, h, y_old, t, out):
         out[i] = y_old[i] + Q[0, i] * x + Q[1, i] * x2 + Q[2, i] * x3
 
 
+@kernel
+def _samples(Q, y_old, until, t_eval, out_t, out_y, st, it):
+    """Output the times t_eval[it[_NSAMPLE]:] up to ``until`` from the last accepted step's
+    collocation polynomial (Q, y_old, st[_T_OLD], st[_H_SOL]) while the buffer has room;
+    whether all were output (else the next call outputs the rest first: it[_PENDING])."""
+    ns = it[_NSAMPLE]
+    while ns < t_eval.size and t_eval[ns] <= until:
+        if it[_NOUT] >= out_t.size:
+            it[_NSAMPLE] = ns
+            st[_UNTIL] = until
+            return False
+        o = it[_NOUT]
+        out_t[o] = t_eval[ns]
+        _interpolate(Q, st[_T_OLD], st[_H_SOL], y_old, t_eval[ns], out_y[o])
+        it[_NOUT] += 1
+        ns += 1
+    it[_NSAMPLE] = ns
+    return True
+
+
 @cached()
 def _select_initial_step(Pk, t0, y0, t_bound, max_step, f0, rtol, atol, y1, f1):
     """scipy's ``select_initial_step`` with order 3 (Hairer, Nørsett & Wanner 1993, §II.4)."""
@@ -552,6 +575,13 @@ def advance(
     if it[_START]:
         it[_START] = 0
         start(Pk, st[_T], y, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs)
+    if it[_PENDING]:  # the last step's samples first, from that step's own polynomial
+        if not _samples(Q, y_old, st[_UNTIL], t_eval, out_t, out_y, st, it):
+            return PAUSE
+        code = it[_PENDING] - 1
+        it[_PENDING] = 0
+        if code != _CONTINUE:
+            return code
     n = y.size
     Z = np.zeros((3, n))
     W = np.empty((3, n))
@@ -740,17 +770,7 @@ def advance(
                     Pk, t_root, crossed, g_last, Q, t_old, t_new - t_old, y_old, tmp, f1, evs
                 )
         until = t_new if crossed < 0 else t_root
-        if sampled:
-            ns = it[_NSAMPLE]
-            while ns < t_eval.size and t_eval[ns] <= until:
-                o = it[_NOUT]
-                out_t[o] = t_eval[ns]
-                _interpolate(Q, t_old, t_new - t_old, y_old, t_eval[ns], out_y[o])
-                it[_NOUT] += 1
-                ns += 1
-                if it[_NOUT] >= capacity:
-                    break
-            it[_NSAMPLE] = ns
+        full = sampled and not _samples(Q, y_old, until, t_eval, out_t, out_y, st, it)
         if crossed >= 0:
             _interpolate(Q, t_old, t_new - t_old, y_old, t_root, y)
             st[_TROOT] = t_root
@@ -758,6 +778,9 @@ def advance(
             it[_EVENT] = crossed
             if not sampled:
                 record(t_root, y, out_t, out_y, it, _NOUT)
+            if full:
+                it[_PENDING] = EVENT + 1
+                return PAUSE
             return EVENT
         for e in range(n_events):
             g_last[e] = g_new[e]
@@ -767,6 +790,8 @@ def advance(
         t = t_new
         if not sampled:
             record(t, y, out_t, out_y, it, _NOUT)
+        if full:  # the loop's next turn pauses: the buffer is full
+            it[_PENDING] = 1 + (DONE if t >= t_end else _CONTINUE)
         if t >= t_end:
             st[_T] = t
-            return DONE
+            return PAUSE if full else DONE
