@@ -29,6 +29,7 @@ from pinext.cli import build_parser
 from pinext.exceptions import (
     ConstraintError,
     FileFormatError,
+    IntegrationError,
     InvalidParameter,
     OutputExists,
     PinextError,
@@ -1326,7 +1327,7 @@ ISSUE_59_ROWS: list[Row] = [
             control=lambda t, x: np.zeros(3) if t < 0.01 else np.full(3, NAN),
             progress=False,
         ),
-        InvalidParameter,
+        IntegrationError,
         "control(t, x)",
     ),
     (

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..exceptions import InvalidParameter
+from ..exceptions import IntegrationError, InvalidParameter
 from ..model import FreshData
 from ..validation import describe
 from .initial_state import _rigid, _velocity_map
@@ -293,16 +293,19 @@ def _law_name(control: Any) -> str:
 
 def finite_law(law: ControlLaw, name: str) -> ControlLaw:
     """``law`` with each of its values checked finite: a law that returns NaN or ±inf during
-    a run stops it with an error that names the law and the time, instead of a non-finite
-    acceleration of the integrator. The attributes the engine reads are kept."""
+    a run stops it with an :class:`~pinext.exceptions.IntegrationError` that names the law,
+    with the time and the state it was given, instead of a non-finite acceleration of the
+    integrator. The attributes the engine reads are kept."""
 
     def checked(t: float, x: np.ndarray) -> np.ndarray:
         u = law(t, x)
         if not np.all(np.isfinite(u)):
-            raise InvalidParameter(
-                f"{name} returned non-finite inputs at t = {t:.9g} s: {u}; a control law "
-                "must return finite inputs (check its gains, its reference or target, and "
-                "the state it was given)"
+            raise IntegrationError(
+                f"{name} returned non-finite inputs {u} (a control law must return finite "
+                "inputs: check its gains, its reference or target, and the state it was "
+                "given)",
+                t,
+                x,
             )
         return u
 
