@@ -96,6 +96,10 @@ def test_box_at_rest_carries_its_weight():
     forces = traj.outputs["contact.force"]  # the end too: the step that ends there
     np.testing.assert_allclose(forces.sum(axis=1), [[0.0, 0.0, mass * G]] * len(forces), atol=1e-6)
     assert traj.outputs["contact.closed"].all()
+    units = {row.name: row.unit for row in traj.describe_outputs()}
+    assert [units[f"contact.{k}"] for k in ("force", "gap", "residual", "closed")] == [
+        "N", "m", "m", "1",
+    ]  # fmt: skip
     assert traj.constraint_residual().max() < 1e-9
     np.testing.assert_allclose(traj.q[-1], q0, atol=1e-9)
 

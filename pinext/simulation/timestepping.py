@@ -236,6 +236,8 @@ def simulate_timestepping(
     traj.outputs[AUDIT_EXPLICIT] = run.audit[:, 1]
     traj.meta["contact_rows"] = [1] * n
     traj.meta["contact_names"] = [c.name for c in found]
+    described = {name: {"unit": u, "description": d} for name, (u, d) in CONTACT_OUTPUTS.items()}
+    traj.meta.setdefault("outputs", {}).update(described)
     if specs:
         traj.meta[f"{SCENE_KEY}.contact"] = contact_scene_items(specs, None, component="contact")
     unconverged_at = run.unconverged_at
@@ -263,6 +265,19 @@ def simulate_timestepping(
             stacklevel=2,
         )
     return traj
+
+
+#: The contact outputs of a time-stepping run (unit, description), as describe_outputs shows.
+CONTACT_OUTPUTS = {
+    "contact.force": (
+        "N",
+        "mean force of each contact over the step from the sample (at the end: the step that "
+        "ends there), world axes; shape (N, contacts, 3)",
+    ),
+    "contact.gap": ("m", "signed distance of each contact point to its surface"),
+    "contact.residual": ("m", "penetration: the gap where negative, else 0"),
+    "contact.closed": ("1", "1 where the contact is in that step's contact problem, else 0"),
+}
 
 
 class _Run(NamedTuple):
