@@ -438,7 +438,7 @@ def _hold_hint(held: HeldControl | None) -> str:
         return ""
     return (
         f" with the control law sampled every {held.period:g} s and held in between: gains "
-        "too high for that period make the held loop unstable (a PD on a joint of inertia m "
-        "needs k_d T_s / m < 2); shorten control_period, lower the gains, or run the law "
-        "continuously with control_period=0"
+        "too high for that period make the held loop unstable (a PD held on a joint of "
+        "inertia m needs T_s < min(2 m/k_d, 2 k_d/k_p)); shorten control_period, lower "
+        "the gains, or run the law continuously with control_period=0"
     )

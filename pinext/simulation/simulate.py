@@ -20,6 +20,7 @@ from .arguments import (
     explained_start,
 )
 from .controls import Controller, as_state_law
+from .held_loop import check_held_loop, diverging
 from .run import STIFF_STEPS, Run
 from .sampling import HeldControl
 from .stiffness import DOP853_STABILITY_BOUND, decaying_fast_modes, report_vibration, spectrum
@@ -194,7 +195,9 @@ def simulate(
     period = control_period_of(control, control_period, t_final)
     law: Any = checked_control(control, system, x)
     if period is not None:
-        law = HeldControl(law, period, system.n_inputs)
+        with explained_start(system, given):
+            check_held_loop(system, x, law, period, force)
+        law = HeldControl(diverging(system, law), period, system.n_inputs)
     rho = None
     if method == "DOP853" and not momentum:
         with explained_start(system, given):
