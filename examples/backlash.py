@@ -116,6 +116,7 @@ def plot(system: px.System, traj: px.Trajectory, path: Path) -> None:
         f"0.5° backlash, e = {RESTITUTION}: {len(impacts)} impacts, "
         f"{1e3 * sum(e.info['energy_loss'] for e in impacts):.2f} mJ lost"
     )
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # e.g. out/, as the README says
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

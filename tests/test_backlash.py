@@ -364,7 +364,7 @@ def test_example_runs_and_loses_the_backlash_at_each_crossing(tmp_path):
     spec = importlib.util.spec_from_file_location("backlash", ROOT / "examples" / "backlash.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    out = mod.main([str(tmp_path / "b.png"), "--duration", "0.45"])
+    out = mod.main([str(tmp_path / "out" / "b.png"), "--duration", "0.45"])  # out/ is made
     assert out.stat().st_size > 10_000
     _, traj = mod.run(0.45)
     lost = mod.lost_motion(traj)
