@@ -76,7 +76,7 @@ def test_held_pd_bound_against_the_closed_form(tmp_path, mass, kp, kd):
     run decays over 300 periods as |z|^300 of the closed form (to the factor 4 that the
     mode shape and the phase of the last peak allow), 10 % above it is refused with the
     stable period (the check's bisection finds
-    T* to its 1 % step), and forced it grows."""
+    T* to its 1 % step), and it grows."""
     system = _slider(tmp_path, mass)
     bound = held_pd_period(mass, kp, kd)
     assert bound == pytest.approx(min(2 * mass / kd, 2 * kd / kp), rel=1e-15)
@@ -84,13 +84,12 @@ def test_held_pd_bound_against_the_closed_form(tmp_path, mass, kp, kd):
     expected = _closed_form_growth(mass, kp, kd, 0.9 * bound, 300)
     envelope = np.abs(below.q[-20:, 0]).max() / 0.1  # the last ~ oscillation's peak
     assert envelope < 1.0 and expected / 4 < envelope < 4 * expected
-    with pytest.raises(InvalidParameter) as caught:
-        _held_run(system, kp, kd, 1.1 * bound)
-    message = str(caught.value)
+    with pytest.warns(RuntimeWarning) as caught:  # |z| ~ 1.05 a period: warned, not refused
+        above = _held_run(system, kp, kd, 1.1 * bound)
+    message = str(caught[0].message)
     assert "control_period" in message and "slide" in message
     stable = float(message.split("longest stable period here is ")[1].split(" s")[0])
     assert stable == pytest.approx(bound, rel=0.02)
-    above = _held_run(system, kp, kd, 1.1 * bound, force=True)
     expected = _closed_form_growth(mass, kp, kd, 1.1 * bound, 300)
     envelope = np.abs(above.q[-20:, 0]).max() / 0.1  # the stops at ±100 m cap it at 1000
     assert envelope > 1.0 and min(expected / 4, 900.0) < envelope < 4 * expected
@@ -100,7 +99,7 @@ def test_held_p_term_without_damping_is_never_stable(tmp_path):
     assert held_pd_period(1.0, 100.0, 0.0) == 0.0
     system = _slider(tmp_path, 1.0)
     with pytest.raises(InvalidParameter, match="control_period"):
-        _held_run(system, 100.0, 0.0, 1e-3)
+        _held_run(system, 1e8, 0.0, 1e-3)
 
 
 def _arm_impedance(stiffness: float):

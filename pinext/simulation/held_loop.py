@@ -30,6 +30,7 @@ Cartesian laws included (their gains reach the joints through the Jacobian).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,11 @@ if TYPE_CHECKING:
 
 #: Relative growth per period beyond the continuous loop's that counts as unstable [-].
 UNSTABLE = 1e-6
+#: Growth per period [-] from which an unstable held loop is refused rather than warned about:
+#: the state doubles each period, a divergence within a few periods that no motion away from
+#: the start can save. Below, the linear estimate is local (a shipped example's tracking law
+#: at 1 ms grows by 1.035 a period at its start pose and tracks to the end): a warning.
+REFUSE_GROWTH = 2.0
 #: A joint speed beyond which a sampled run counts as diverging [rad/s or m/s] (about
 #: 95 000 rpm: beyond any robot joint; a held loop that diverges passes it within a few
 #: periods, long before the integrator's steps shrink and its record grows).
@@ -122,22 +128,25 @@ def check_held_loop(
     The law is linearised at ``x0`` (``A_cl``: the right-hand side with the law continuous;
     ``A``: with its value at ``x0`` held) by :func:`pinext.simulation.stiffness.
     linearised_matrix`; ``Φ_cl`` (module doc) with a spectral radius above the continuous
-    loop's is unstable. The law is called ``4 n + 1`` times at ``t = 0`` (n the state's
-    tangent size).
+    loop's is unstable. A :class:`pinext.control.Controller` is called ``4 n + 1`` times at
+    ``t = 0`` (n the state's tangent size); a plain function ``u(t, x)`` is not probed (it
+    may keep state between its calls).
 
-    An error, not a warning: a held loop that diverges gives a growing oscillation of the
+    An error when the loop grows by :data:`REFUSE_GROWTH` or more a period, else a warning.
+    An error: a held loop that diverges gives a growing oscillation of the
     hold, not the controller's behaviour, and its run costs time and memory until it stops
     at the first sign of divergence (:func:`diverging`); ``force=True`` runs it, for a user
     who wants to see the divergence (a linearisation is local: a loop unstable at the start
     may be stable elsewhere).
 
     Raises:
-        InvalidParameter: The held loop is unstable at the start; the message names the joint
+        InvalidParameter: The held loop grows by REFUSE_GROWTH or more a period at the
+            start (below: a RuntimeWarning with the same message); the message names the joint
             that moves most in the fastest mode, the growth per period, the gains and inertia
             of that joint, the stable period and the ways out.
     """
-    if force or period is None:
-        return
+    if force or period is None or getattr(law, "controller", None) is None:
+        return  # a plain u(t, x) may count its calls: only Controllers are probed
     from .stiffness import linearised_matrix  # the one linearisation of the right-hand side
 
     u0 = np.array(law(0.0, x0), dtype=float).reshape(-1)
@@ -154,7 +163,7 @@ def check_held_loop(
     gains = a_open - a_closed  # M⁻¹ [K D] on the joints' rows
     k_over_m, d_over_m = float(gains[nv + k, k]), float(gains[nv + k, nv + k])
     shortest = stable_period(a_open, a_closed, period)
-    raise InvalidParameter(
+    message = (
         f"control_period={period:g} s is too long for the gains of the control law: the "
         f"held loop is unstable at the start, its fastest mode (mostly joint "
         f"{dof_name(system, k)}: stiffness/inertia {k_over_m:.3g} 1/s², damping/inertia "
@@ -165,6 +174,10 @@ def check_held_loop(
         "continuously with control_period=0, or pass force=True to see the divergence "
         "(the run stops at its first sign)"
     )
+    if growth < REFUSE_GROWTH:
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        return
+    raise InvalidParameter(message)
 
 
 def diverging(system: System, law: Callable) -> Callable:
