@@ -84,9 +84,8 @@ def enabled() -> bool:
 #: the evaluations between pauses grow (a short run returns to Python a few times only).
 BAR_INTERVAL = 0.05
 
-#: Samples the compiled loop's output buffer holds; a full buffer hands its samples to Python
-#: and the loop goes on (a step's samples that did not fit come next, from its own
-#: interpolant).
+#: Samples the compiled loop's output buffer holds (a step's samples that did not fit come
+#: in the next buffer, from the step's own interpolant).
 OUTPUT_CAPACITY = 4096
 
 #: Evaluations before the compiled loop's first pause for the progress bar (a few
