@@ -126,7 +126,7 @@ def test_impedance_gain_the_period_cannot_carry_is_refused_at_the_start(stiffnes
 
 
 def test_diverging_sampled_run_stops_at_its_first_sign():
-    """Forced, the unstable held impedance loop stops when a joint passes 1e4 rad/s (about
+    """Forced, the unstable held impedance loop stops when a joint passes 1e5 rad/s (about
     0.044 s into the run), within a second of wall time, naming the joint and the cause."""
     system, law = _arm_impedance(500.0)
     started = time.perf_counter()
