@@ -174,7 +174,7 @@ def test_held_pd_law_is_sampled_inside_the_compiled_loop(monkeypatch):
     call = px.control.JointPD.__call__
 
     def counted(self, *args):
-        calls[0] += 1
+        calls[0] += args[0] > 0.0  # (at t = 0 the start's stability probe calls it too)
         return call(self, *args)
 
     monkeypatch.setattr(px.control.JointPD, "__call__", counted)
@@ -192,7 +192,7 @@ def test_held_pd_law_is_sampled_inside_the_compiled_loop(monkeypatch):
     stats = compiled.meta["stats"]
     assert stats["compiled_segments"] == stats["segments"] and stats["control_period"] == 1e-3
     assert stats["control_samples"] == python.meta["stats"]["control_samples"] == 500
-    assert counts["0"] <= stats["segments"] < 20 and counts["1"] >= 500
+    assert counts["0"] <= stats["segments"] < 20 and counts["1"] >= 499  # samples at t > 0
     names = [e.name for e in compiled.events]
     assert names == [e.name for e in python.events] and "limit:wrist_3" in names
     assert np.abs(compiled.q - python.q).max() < 1e-9
