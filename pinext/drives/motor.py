@@ -189,18 +189,16 @@ class DCMotor(Actuator):
         Raises:
             InvalidParameter: ``speed`` is not numbers (text, None) or not finite.
         """
+        wrong = (
+            f"speed must be the rotor speed [rad/s], a number or an array of numbers, got "
+            f"{describe(speed)}"
+        )
         if isinstance(speed, (str, bytes, bool, np.bool_)) or speed is None:
-            raise InvalidParameter(
-                f"speed must be the rotor speed [rad/s], a number or an array of numbers, got "
-                f"{describe(speed)}"
-            )
+            raise InvalidParameter(wrong)
         try:
             w = np.asarray(speed, dtype=float)
         except (TypeError, ValueError):
-            raise InvalidParameter(
-                f"speed must be the rotor speed [rad/s], a number or an array of numbers, got "
-                f"{describe(speed)}"
-            ) from None
+            raise InvalidParameter(wrong) from None
         if not np.all(np.isfinite(w)):
             raise InvalidParameter(f"speed must be finite [rad/s], got {speed!r}")
         high = np.full(w.shape, np.inf)
