@@ -4,8 +4,9 @@ checks the calculated characteristics against these limits").
 
 A :class:`DesignCheck` compares a :class:`~pinext.planning.DriveReport` with
 :class:`DriveLimits` per joint (motor rated and peak torque, speed, voltage, winding
-temperature) and :class:`LinkLimits` per flexible link (stress, tip deflection): one row per
-limit with its margin :math:`1 - \\text{value}/\\text{limit}`.
+temperature, the gear's rated and peak output torque) and :class:`LinkLimits` per
+flexible link (stress, tip deflection): one row per limit with its margin
+:math:`1 - \\text{value}/\\text{limit}`.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ class DriveLimits:
         max_speed: Maximum motor speed [rad/s].
         max_voltage: Maximum armature voltage [V].
         max_winding_temperature: Maximum winding temperature [°C].
+        gear_rated_torque: Rated (continuous) output torque of the gear [N.m], compared with
+            the RMS joint torque (a harmonic drive's catalogue rating).
+        gear_peak_torque: Peak output torque of the gear [N.m], compared with the peak joint
+            torque.
     """
 
     rated_torque: float | None = None
@@ -48,6 +53,8 @@ class DriveLimits:
     max_speed: float | None = None
     max_voltage: float | None = None
     max_winding_temperature: float | None = None
+    gear_rated_torque: float | None = None
+    gear_peak_torque: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -176,6 +183,8 @@ def check_design(
                 "peak winding temperature [°C]",
                 report.peak_temperature[k],
             ),
+            ("gear_rated_torque", "RMS gear torque [N.m]", report.rms_torque[k]),
+            ("gear_peak_torque", "peak gear torque [N.m]", report.peak_torque[k]),
         )
         for key, label, value in values:
             limit = getattr(limits, key)
