@@ -22,6 +22,7 @@ from pinext.planning import (
     RestToRest,
     Spline3m,
     load_catalogue,
+    load_harmonic_drives,
     optimize,
     run_design,
     write_design_spec,
@@ -675,3 +676,397 @@ def test_cli_optimize(tmp_path, capsys):
     assert code == 0 and "elbow.motor" in out and "DC32-48V-120W" in out
     assert (tmp_path / "r.html").exists()
     assert 'catalogue_motor = "DC32-48V-120W"' in (tmp_path / "chosen.toml").read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# cost, harmonic drives, link sections and payload
+
+HARMONIC = ROOT / "examples" / "optimal_drives_harmonic.toml"
+#: Test prices: DC26 is cheaper than the lighter DC22, DC52 than the lighter DC40.
+PRICES = {"DC22-24V-40W": 150.0, "DC26-24V-70W": 120.0, "DC32-48V-120W": 200.0,
+          "DC40-48V-150W": 300.0, "DC52-48V-250W": 280.0}  # fmt: skip
+
+
+def priced_catalogue(tmp_path: Path, prices: dict[str, float] = PRICES) -> Path:
+    """examples/dc_motors.toml with a price after each motor's mass."""
+    lines, name = [], None
+    for line in CATALOGUE.read_text().splitlines():
+        lines.append(line)
+        if line.startswith("name = "):
+            name = line.split('"')[1]
+        if line.startswith("mass = ") and name in prices:
+            lines.append(f"price = {prices[name]!r}")
+    path = tmp_path / "priced_motors.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def front_of(points: list[tuple[float, float]]) -> set[tuple[float, float]]:
+    """The non-dominated points (both criteria minimised) of an enumeration."""
+    return {p for p in points if not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in points)}
+
+
+def test_cost_alone_weighted_and_pareto_equal_enumeration(arm, tmp_path):
+    """Criterion "cost": the sum of the catalogue prices of the chosen motors and harmonic
+    drives. Two joints × five motors × five harmonic-drive sizes (625 designs), enumerated:
+    the cheapest design, the least cost + 500/kg × drive mass, and the Pareto front of cost
+    against drive mass equal the enumeration's (its front: each non-dominated (cost, mass)
+    pair), and the cost is the sum of the prices read from the files."""
+    catalogue = load_catalogue(priced_catalogue(tmp_path))
+    harmonic = load_harmonic_drives(HARMONIC)
+    variables = {j: {"motor": "catalogue", "harmonic_drive": "catalogue"}
+                 for j in ("elbow", "wrist_1")}  # fmt: skip
+
+    def problem(minimize, weights=None):
+        return DriveProblem(arm, pick_and_place(), variables, catalogue=catalogue,
+                            harmonic_drives=harmonic, minimize=minimize, weights=weights,
+                            samples=201)  # fmt: skip
+
+    cheapest = problem("cost")
+    designs = list(enumerate_designs(cheapest))
+    assert len(designs) == 625
+    evaluations = [cheapest.evaluate(d) for d in designs]
+    feasible = [(d, e) for d, e in zip(designs, evaluations, strict=True) if e.feasible]
+    assert 1 < len(feasible) < len(designs)
+    for design, evaluation in feasible:  # the criterion against the files' prices
+        prices = sum(
+            catalogue[design[f"{j}.motor"]].price + harmonic[design[f"{j}.harmonic_drive"]].price
+            for j in ("elbow", "wrist_1")
+        )
+        assert evaluation.criteria["cost"] == pytest.approx(prices, abs=1e-9)
+
+    def best(score):
+        values = [score(e.criteria) for _, e in feasible]
+        assert sorted(values)[1] - sorted(values)[0] > 1e-9  # a unique optimum
+        return feasible[int(np.argmin(values))][0]
+
+    result = optimize(cheapest, seed=2)
+    assert result.design == best(lambda c: c["cost"])
+    assert result.design["wrist_1.motor"] == "DC26-24V-70W"  # cheaper than the lighter DC22
+    weighted = optimize(problem(["cost", "drive_mass"], [1.0, 500.0]), seed=2)
+    assert weighted.design == best(lambda c: c["cost"] + 500.0 * c["drive_mass"])
+    pareto = optimize(problem(["cost", "drive_mass"]), seed=2, pareto_points=7)
+    expected = front_of([(e.criteria["cost"], e.criteria["drive_mass"]) for _, e in feasible])
+    found = {(p.criteria["cost"], p.criteria["drive_mass"]) for p in pareto.pareto or []}
+    assert found == expected and len(expected) >= 2
+    print(
+        f"cost: cheapest {result.objective:g} in {result.evaluations} evaluations; front "
+        f"{sorted(expected)} in {pareto.evaluations} evaluations (enumeration {len(designs)})"
+    )
+
+
+def test_harmonic_drive_sizes_from_their_rated_torque(arm):
+    """A harmonic-drive size per joint from the catalogue, for the least drive mass (motors
+    and harmonic drives): each joint gets the smallest size whose rated torque covers the RMS
+    joint torque and whose peak torque covers the peak (computed here from Pinocchio's rnea
+    on 4001 samples of the motion), the transmission is that size's elastic one, and the
+    margins of the gear rows are 1 − RMS/rated. Exhaustive enumeration agrees."""
+    import pinocchio as pin
+
+    joints = ("shoulder_pan", "shoulder_lift", "elbow")
+    harmonic = load_harmonic_drives(HARMONIC)
+    problem = DriveProblem(
+        arm, pick_and_place(), {j: {"motor": "catalogue", "harmonic_drive": "catalogue"}
+                                for j in joints},
+        catalogue=load_catalogue(CATALOGUE), harmonic_drives=harmonic,
+        minimize="drive_mass", samples=401,
+    )  # fmt: skip
+    result = optimize(problem)
+    motion = pick_and_place()
+    t = np.linspace(0.0, 2.0, 4001)
+    data = arm.model.createData()
+    tau = np.array([pin.rnea(arm.model, data, *motion(s)) for s in t])
+    rms = np.sqrt(np.trapezoid(tau**2, t, axis=0) / 2.0)
+    peak = np.abs(tau).max(axis=0)
+    sizes = sorted(harmonic.values(), key=lambda h: h.rated_torque)
+    for joint in joints:
+        k = JOINTS.index(joint)
+        smallest = next(h for h in sizes if h.rated_torque >= rms[k] and h.peak_torque >= peak[k])
+        assert result.design[f"{joint}.harmonic_drive"] == smallest.name, joint
+        assert problem.drives_of(result.design)[joint].transmission == smallest.transmission
+        margin = result.constraints[f"{joint}: RMS gear torque [N.m]"]
+        assert margin == pytest.approx(1.0 - rms[k] / smallest.rated_torque, abs=1e-4)
+    assert [result.design[f"{j}.harmonic_drive"] for j in joints] == [
+        "HD14-100", "HD20-100", "HD17-100"]  # fmt: skip
+    # the neighbour one size smaller fails its rated torque (the pan's HD14 is the smallest)
+    smaller = {n.variable: n for n in result.neighbours}
+    for joint in ("shoulder_lift", "elbow"):
+        assert not smaller[f"{joint}.harmonic_drive"].feasible
+    for joint in joints:  # the screening is separable: enumerate each joint's 25 designs
+        group = [v for v in problem.variables if v.name.startswith(f"{joint}.")]
+        designs = enumerate_designs(Problem(group, problem.evaluate, "drive_mass"))
+        evaluations = [(d, problem.evaluate(d)) for d in designs]
+        reference = min(
+            (item for item in evaluations if item[1].feasible),
+            key=lambda item: item[1].criteria["drive_mass"],
+        )[0]
+        assert {k: result.design[k] for k in reference} == reference
+
+
+def test_harmonic_drive_result_reloads(tmp_path):
+    """A harmonic drive chosen from a specification (harmonic_drives = FILE) is written as its
+    elastic transmission with its ratings as [limits]: `pinext design` reloads it with every
+    margin of the optimization, the gear rows included."""
+    spec = write_spec(
+        tmp_path,
+        variables='\n[variables.elbow]\nmotor = "catalogue"\nharmonic_drive = "catalogue"\n',
+    )
+    text = spec.read_text().replace(
+        "samples = 401", f'samples = 101\nharmonic_drives = "{HARMONIC}"'
+    )
+    spec.write_text(text.replace('minimize = "motor_mass"', 'minimize = "drive_mass"'))
+    result = optimize(spec, neighbours=False)
+    assert result.design["elbow.harmonic_drive"] == "HD17-100"
+    written = write_design_spec(result, tmp_path / "elsewhere" / "chosen.toml")
+    checked = run_design(written, html=tmp_path / "chosen.html")
+    margins = {f"{r.name}: {r.quantity}": r.margin for r in checked.check.rows}
+    assert margins.keys() == result.constraints.keys()
+    assert "elbow: RMS gear torque [N.m]" in margins
+    for name, margin in result.constraints.items():
+        assert margins[name] == pytest.approx(margin, rel=1e-12, abs=1e-12), name
+
+
+FLEX_SPEC = """
+title = "flexible arm: lightest tube"
+robot = "{root}/pinext/robots/flexible_arm.urdf"
+samples = 3
+
+[motion]                    # held still: the loads are gravity's
+law = "rest_to_rest"
+q0 = [0.0]
+dq = [0.0]
+duration = 1.0
+
+[links.bar]
+max_stress = {stress}
+max_tip_deflection = {deflection}
+
+[objective]
+minimize = "link_mass"
+"""
+TUBE = """
+[variables.bar]
+section = "tube"
+outer_diameter = { low = 0.02, high = 0.12 }
+wall_thickness = { low = 0.0005, high = 0.005 }
+density = 7850.0
+young_modulus = 2.0e11
+sublinks = 20
+"""
+PAYLOAD = '\n[variables.payload]\nmass = {mass}\nframe = "tip"\n'
+
+
+def flex_spec(tmp_path: Path, variables: str, stress=5.0e7, deflection=0.01) -> Path:
+    path = tmp_path / "flex.toml"
+    path.write_text(FLEX_SPEC.format(root=ROOT, stress=stress, deflection=deflection) + variables)
+    return path
+
+
+def cantilever(outer, wall, payload, sections=None):
+    """Euler–Bernoulli cantilever of length L under its weight μg and a tip mass m_p: root
+    moment μgL²/2 + m_p g L, stress M/W, tip deflection μgL⁴/(8EI) + m_p g L³/(3EI)."""
+    g = 9.81
+    area, inertia = tube(outer, wall)
+    mu = RHO_STEEL * area
+    moment = mu * g * LENGTH**2 / 2 + payload * g * LENGTH
+    stress = moment / (2 * inertia / outer)
+    deflection = (mu * g * LENGTH**4 / 8 + payload * g * LENGTH**3 / 3) / (E_STEEL * inertia)
+    return mu * LENGTH, stress, deflection
+
+
+def test_tube_section_and_payload_from_a_specification(tmp_path):
+    """[variables.bar] (a tube: outer diameter, wall, density, E, 20 sublinks) and
+    [variables.payload] (1.5 kg at the tip) of the flexible arm held horizontal under gravity:
+    at a given section the screening's root stress equals the Euler–Bernoulli cantilever's to
+    1e-9 (the sublinks carry the distributed weight exactly) and its tip deflection to 0.2 %
+    (the elastic joints integrate the curvature by the midpoint rule, error ∝ 1/ν²); the
+    lightest tube that keeps the stress ≤ 50 MPa and the tip deflection ≤ 10 mm is the
+    closed-form problem's optimum (SLSQP on the formulas) to 1 % in mass."""
+    from scipy.optimize import minimize
+
+    payload = 1.5
+    spec = flex_spec(tmp_path, TUBE + PAYLOAD.format(mass=payload))
+    problem = DriveProblem.from_spec(spec)
+    assert problem.groups is None and problem.structural == [
+        "bar.outer_diameter", "bar.wall_thickness"]  # fmt: skip
+    for outer, wall in [(0.04, 0.002), (0.08, 0.001)]:
+        evaluation = problem.evaluate({"bar.outer_diameter": outer, "bar.wall_thickness": wall})
+        mass, stress, deflection = cantilever(outer, wall, payload)
+        assert evaluation.criteria["link_mass"] == pytest.approx(mass, rel=1e-12)
+        assert 5.0e7 * (1 - evaluation.margins["bar: peak root stress [Pa]"]) == pytest.approx(
+            stress, rel=1e-9
+        )
+        model = 0.01 * (1 - evaluation.margins["bar: peak tip deflection [m]"])
+        assert model == pytest.approx(deflection, rel=2e-3)
+    result = optimize(problem, seed=3, maxiter=15, popsize=6)
+    assert result.feasible
+    outer, wall = result.design["bar.outer_diameter"], result.design["bar.wall_thickness"]
+
+    def closed(x, k):
+        return cantilever(*x, payload)[k]
+
+    reference = minimize(
+        lambda x: closed(x, 0), [0.06, 0.003], method="SLSQP",
+        bounds=[(0.02, 0.12), (0.0005, 0.005)],
+        constraints=[{"type": "ineq", "fun": lambda x: 1 - closed(x, 1) / 5.0e7},
+                     {"type": "ineq", "fun": lambda x: 1 - closed(x, 2) / 0.01}],
+    )  # fmt: skip
+    assert reference.success
+    assert result.objective == pytest.approx(reference.fun, rel=1e-2)
+    _, stress, deflection = cantilever(outer, wall, payload)
+    assert stress <= 5.0e7 * (1 + 1e-6) and deflection <= 0.01 * (1 + 3e-3)
+    print(
+        f"tube with a {payload} kg payload: D = {1e3 * outer:.2f} mm, t = {1e3 * wall:.3f} mm, "
+        f"mass {result.objective:.4f} kg (closed form {reference.fun:.4f} kg), σ "
+        f"{stress / 1e6:.2f} MPa, δ {1e3 * deflection:.3f} mm, {result.evaluations} evaluations"
+    )
+
+
+def test_rectangular_section_properties():
+    """A rectangle b × h: A = bh, I₁ = hb³/12 about the first bending axis (b normal to it),
+    I₂ = bh³/12, W = I/(half the side); a thick-walled tube's wall taken at most its radius."""
+    from pinext.planning import section_properties
+
+    p = section_properties("rectangle", {"width": 0.02, "height": 0.05})
+    assert p["area"] == pytest.approx(1e-3)
+    assert p["second_moments"] == pytest.approx((0.05 * 0.02**3 / 12, 0.02 * 0.05**3 / 12))
+    assert p["section_moduli"] == pytest.approx((0.05 * 0.02**2 / 6, 0.02 * 0.05**2 / 6))
+    rod = section_properties("tube", {"outer_diameter": 0.02, "wall_thickness": 0.5})
+    assert rod["area"] == pytest.approx(math.pi * 0.01**2)
+
+
+def test_rectangular_bar_bends_about_its_weak_axis(tmp_path):
+    """The flexible arm's bar as a 10 mm wide, 40 mm high steel rectangle under gravity: the
+    vertical bending uses I₂ = b h³/12 (the height along gravity) and W₂ = b h²/6; stress and
+    tip deflection against the Euler–Bernoulli cantilever."""
+    spec = flex_spec(
+        tmp_path,
+        '\n[variables.bar]\nsection = "rectangle"\nwidth = 0.01\nheight = [0.03, 0.04]\n'
+        "density = 7850.0\nyoung_modulus = 2.0e11\nsublinks = 20\n",
+    )
+    problem = DriveProblem.from_spec(spec)
+    evaluation = problem.evaluate({"bar.height": 0.04})
+    b, h, g = 0.01, 0.04, 9.81
+    mu = RHO_STEEL * b * h
+    stress = mu * g * LENGTH**2 / 2 / (b * h**2 / 6)
+    deflection = mu * g * LENGTH**4 / (8 * E_STEEL * b * h**3 / 12)
+    assert 5.0e7 * (1 - evaluation.margins["bar: peak root stress [Pa]"]) == pytest.approx(
+        stress, rel=1e-9
+    )
+    model = 0.01 * (1 - evaluation.margins["bar: peak tip deflection [m]"])
+    assert model == pytest.approx(deflection, rel=2e-3)
+
+
+def test_payload_on_a_vertical_lift(tmp_path):
+    """A payload m_p at the load's frame of a vertical lift: the joint force is
+    (m + m_p)(ẍ + g) at every sample; with the payload a choice and the motors priced, the
+    Pareto front of cost against −payload equals the enumeration's (each payload with the
+    cheapest motor that lifts it)."""
+    robot = one_joint(tmp_path, "prismatic", 1.0, 0.1)
+    variables = {
+        "axis": {"motor": "catalogue", "ratio": 1000.0},
+        "payload": {"mass": [0.5, 1.0, 2.0, 4.0, 8.0], "frame": "load"},
+    }
+    problem = DriveProblem(
+        robot, RestToRest([0.0], [0.2], 1.0), variables,
+        catalogue=load_catalogue(priced_catalogue(tmp_path)),
+        minimize=["cost", "negative_payload"], samples=201,
+    )  # fmt: skip
+    assert problem.groups is None
+    report = problem.report_of({"axis.motor": "DC22-24V-40W", "payload.mass": 2.0})
+    motion = RestToRest([0.0], [0.2], 1.0)
+    acceleration = np.array([motion(t)[2][0] for t in report.t])
+    np.testing.assert_allclose(report.torque[:, 0], 3.0 * (acceleration + 9.81), rtol=1e-12)
+    assert problem.robot.model.inertias[1].mass == 1.0  # the robot itself is unchanged
+    result = optimize(problem, pareto_points=5)
+    points = [
+        (e.criteria["cost"], e.criteria["negative_payload"])
+        for d in enumerate_designs(problem)
+        if (e := problem.evaluate(d)).feasible
+    ]
+    found = {(p.criteria["cost"], p.criteria["negative_payload"]) for p in result.pareto or []}
+    assert found == front_of(points) and len(found) >= 2
+
+
+@pytest.mark.parametrize(
+    ("variables", "where", "says"),
+    [
+        (TUBE.replace("low = 0.02, high = 0.12", "low = 0.12, high = 0.02"),
+         "variables.bar", "low < high"),
+        (TUBE.replace("7850.0", "nan"), "variables.bar.density", "finite"),
+        (TUBE.replace('"tube"', '"hexagon"'), "variables.bar.section", "tube, rectangle"),
+        (TUBE.replace("density", "densty"), "variables.bar", "densty"),
+        (TUBE.replace("low = 0.0005, high = 0.005", "low = 0.07, high = 0.08"),
+         "variables.bar.wall_thickness", "thinner than the radius"),
+        (TUBE + PAYLOAD.format(mass="-1.0"), "variables.payload.mass", ">= 0"),
+        (TUBE + PAYLOAD.format(mass="nan"), "variables.payload.mass", "finite"),
+        (TUBE + PAYLOAD.format(mass="1.0").replace('"tip"', '"tap"'),
+         "variables.payload.frame", "tip"),
+        ('\n[variables.bra]\nsection = "tube"\n', "variables", "bar"),
+    ],
+)  # fmt: skip
+def test_bad_sections_and_payloads(tmp_path, monkeypatch, variables, where, says):
+    """A bad [variables.LINK] or [variables.payload] table: a FileFormatError naming the file
+    and the key, before any screening."""
+    import pinext.planning.drive_problem as drive_problem
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the screening ran on a bad specification")
+
+    monkeypatch.setattr(drive_problem, "_joint_side", no_work)
+    spec = flex_spec(tmp_path, variables)
+    with pytest.raises(FileFormatError) as err:
+        optimize(spec)
+    assert str(spec) in str(err.value) and where in str(err.value) and says in str(err.value)
+
+
+def test_bad_prices_and_harmonic_drives(tmp_path, arm):
+    """Missing prices for the criterion "cost" (named entry by entry), a NaN price, unknown or
+    conflicting harmonic drives, a bad harmonic-drive catalogue: clear errors naming the key."""
+    elbow = '\n[variables.elbow]\nmotor = "catalogue"\nharmonic_drive = "catalogue"\n'
+    spec = write_spec(tmp_path, variables=elbow)
+    text = spec.read_text().replace(
+        "samples = 401", f'samples = 101\nharmonic_drives = "{HARMONIC}"'
+    )
+    spec.write_text(text.replace('minimize = "motor_mass"', 'minimize = "cost"'))
+    with pytest.raises(FileFormatError, match=r"catalogue.*'cost'.*without a price: DC22-24V-40W"):
+        optimize(spec)
+    with pytest.raises(InvalidParameter, match=r"^catalogue: .*DC40-48V-150W"):
+        DriveProblem(arm, pick_and_place(), {"elbow": {"motor": "catalogue"}},
+                     catalogue=load_catalogue(CATALOGUE), minimize="cost")  # fmt: skip
+    unpriced = tmp_path / "unpriced.toml"
+    lines = HARMONIC.read_text().splitlines()
+    unpriced.write_text("\n".join(line for line in lines if not line.startswith("price")))
+    with pytest.raises(InvalidParameter, match=r"^harmonic_drives: .*without a price: HD14-100"):
+        DriveProblem(arm, pick_and_place(), {"elbow": {"harmonic_drive": "catalogue",
+                     "motor": "catalogue"}}, catalogue=load_catalogue(priced_catalogue(tmp_path)),
+                     harmonic_drives=load_harmonic_drives(unpriced), minimize="cost")  # fmt: skip
+    nan_price = tmp_path / "nan_price.toml"
+    nan_price.write_text(
+        priced_catalogue(tmp_path).read_text().replace("price = 120.0", "price = nan")
+    )
+    with pytest.raises(FileFormatError, match=r"motor\[1\].*price must be .*a finite number >= 0"):
+        load_catalogue(nan_price)
+    bad = tmp_path / "bad_hd.toml"
+    bad.write_text(HARMONIC.read_text().replace("stiffness = 1.3e4", "stiffness = nan"))
+    with pytest.raises(FileFormatError, match=r"harmonic_drive\[1\].*stiffness must be a finite"):
+        load_harmonic_drives(bad)
+    bad.write_text("# nothing\n")
+    with pytest.raises(FileFormatError, match=r"no \[\[harmonic_drive\]\] table"):
+        load_harmonic_drives(bad)
+    cases = [
+        ('harmonic_drive = ["HD99-100"]', "variables.elbow.harmonic_drive", "HD14-100"),
+        ('harmonic_drive = "catalogue"\nratio = [50.0]', "variables.elbow", "harmonic_drive alone"),
+    ]
+    for line, where, says in cases:
+        spec = write_spec(tmp_path, variables=f'\n[variables.elbow]\nmotor = "catalogue"\n{line}\n')
+        spec.write_text(
+            spec.read_text().replace("samples = 401", f'harmonic_drives = "{HARMONIC}"')
+        )
+        with pytest.raises(FileFormatError) as err:
+            optimize(spec)
+        assert where in str(err.value) and says in str(err.value)
+    with pytest.raises(
+        FileFormatError, match=r"variables.elbow.harmonic_drive.*catalogue is empty"
+    ):
+        optimize(write_spec(tmp_path, variables=elbow))

@@ -3,7 +3,7 @@ functions (splines, Jacobian-based), reference motions, feedforward control, dri
 design checks and optimal design (Negrean et al. 2009, §1–2; Vukobratović & Potkonjak, §20.4)."""
 
 from .campbell import CampbellDiagram, campbell
-from .catalogue import CatalogueMotor, load_catalogue
+from .catalogue import CatalogueMotor, HarmonicDrive, load_catalogue, load_harmonic_drives
 from .control_functions import JointMotion, jacobian_control
 from .design import DesignResult, DesignSpec, read_design, run_design
 from .design_check import CheckRow, DesignCheck, DriveLimits, LinkLimits, check_design
@@ -20,6 +20,7 @@ from .drive_sizing import (
 from .elastic_tracking import ElasticTracking
 from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest, track_rest_to_rest
 from .kinematics import ScrewAxes, poe_forward_kinematics, poe_jacobian, screw_axes
+from .link_variables import section_properties
 from .motion import Motion, RestToRest, as_motion
 from .optimize import optimize
 from .optimize_problem import Choice, Continuous, Evaluation, OptimalDesign, Problem
@@ -43,6 +44,7 @@ __all__ = [
     "Feedforward",
     "FlexibleLoads",
     "GearChoice",
+    "HarmonicDrive",
     "JointMotion",
     "LinkLimits",
     "Motion",
@@ -59,6 +61,7 @@ __all__ = [
     "elastic_drive_feedforward",
     "jacobian_control",
     "load_catalogue",
+    "load_harmonic_drives",
     "optimize",
     "poe_forward_kinematics",
     "poe_jacobian",
@@ -66,6 +69,7 @@ __all__ = [
     "rest_to_rest",
     "run_design",
     "screw_axes",
+    "section_properties",
     "track_rest_to_rest",
     "winding_temperature",
     "write_design_html",

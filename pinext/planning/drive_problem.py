@@ -3,7 +3,11 @@ motors and gears of a robot's drives chosen for a prescribed motion, each candid
 inverse dynamics against the catalogue ratings and the designer's limits.
 
 A :class:`DriveProblem` is built from a ``pinext design`` specification with ``[variables]``
-and ``[objective]`` tables (:meth:`DriveProblem.from_spec`), or in Python.
+and ``[objective]`` tables (:meth:`DriveProblem.from_spec`), or in Python. Besides the drives
+(a catalogue motor, a gear ratio, an elastic transmission's stiffness and damping, a
+harmonic-drive size from a catalogue), a flexible link's section and a payload may be varied
+(:mod:`.link_variables`); they change the robot, so each of their candidates costs a new joint
+side.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import numpy as np
 from ..drives import Drive, ElasticTransmission, Gear
 from ..exceptions import FileFormatError, InvalidParameter, NameNotFound
 from ..validation import real
-from .catalogue import CatalogueMotor
+from .catalogue import CatalogueMotor, HarmonicDrive, load_harmonic_drives
 from .design import _unknown, read_design
 from .design_check import DesignCheck, DriveLimits, LinkLimits, check_design
 from .drive_sizing import DriveReport, _assemble, _joint_side
+from .link_variables import LinkSection, Payload, parse_link, parse_payload
 from .optimize_problem import Choice, Continuous, Evaluation, Problem, Variable
 
 __all__ = ["DRIVE_CRITERIA", "DriveProblem"]
@@ -30,13 +35,19 @@ __all__ = ["DRIVE_CRITERIA", "DriveProblem"]
 #: Criteria of a :class:`DriveProblem` (summed over the joints) with their units.
 DRIVE_CRITERIA = {
     "motor_mass": "total motor mass [kg] (the catalogue's masses)",
+    "drive_mass": "total mass of the catalogue motors and harmonic drives [kg]",
+    "cost": "Σ catalogue prices of the motors and harmonic drives",
+    "link_mass": "Σ ρ A L of the flexible links whose section is varied [kg]",
+    "negative_payload": "− payload mass [kg] (minimised: the heaviest payload)",
     "peak_motor_torque": "Σ peak |T_em| [N.m]",
     "rms_motor_torque": "Σ RMS T_em [N.m]",
     "copper_loss": "Σ ∫ R i² dt over the motion [J]",
     "energy": "Σ ∫ max(u i, 0) dt, electrical energy drawn over the motion [J]",
 }
 #: Keys of a ``[variables.JOINT]`` table.
-VARIABLE_KEYS = ("motor", "ratio", "stiffness", "damping", "efficiency")
+VARIABLE_KEYS = ("motor", "ratio", "stiffness", "damping", "efficiency", "harmonic_drive")
+#: Keys of a joint table that a harmonic drive sets.
+HARMONIC_SETS = ("ratio", "stiffness", "damping", "efficiency")
 #: Keys of the ``[objective]`` table.
 OBJECTIVE_KEYS = ("minimize", "weights")
 
@@ -48,8 +59,9 @@ def _bad(where: str, message: str, path: Path | None) -> Exception:
 
 
 class DriveProblem(Problem):
-    """Motors and gears of a robot's drives chosen for a prescribed motion, screened by
-    inverse dynamics against the catalogue ratings and the designer's limits.
+    """Motors, gears, harmonic drives, link sections and a payload chosen for a prescribed
+    motion, screened by inverse dynamics against the catalogue ratings and the designer's
+    limits.
 
     The joint side of :func:`~pinext.planning.drive_requirements` (Pinocchio's ``rnea`` along
     the motion) does not depend on the drives and is computed once; each candidate costs only
@@ -65,8 +77,14 @@ class DriveProblem(Problem):
             mass first), ``ratio`` (a list of standard ratios, or ``{low, high}`` for a
             continuous one), ``stiffness`` [N.m/rad] and ``damping`` [N.m.s/rad] (an elastic
             transmission; a list, a ``{low, high}`` range or a number) and ``efficiency``
-            (a number: the gear's).
+            (a number: the gear's), or ``harmonic_drive`` (a list of names of
+            ``harmonic_drives``, or ``"catalogue"`` for all of them, smallest rated torque
+            first: the transmission is then the size's elastic one, its rated and peak
+            output torque limits of the joint torque). A flexible link's name -> its section
+            (:func:`~pinext.planning.link_variables.parse_link`: ``section``, the dimensions,
+            ``density``); ``"payload"`` -> ``{mass, frame}`` (a point mass at a frame).
         catalogue: Name -> :class:`~pinext.planning.CatalogueMotor`.
+        harmonic_drives: Name -> :class:`~pinext.planning.HarmonicDrive`.
         drives: Joint name -> the drive of the joints that are not varied, and the starting
             drive (motor, transmission kind) of those that are.
         limits: Joint name -> :class:`~pinext.planning.DriveLimits`, overriding the
@@ -78,7 +96,9 @@ class DriveProblem(Problem):
         gravity: Include gravity.
         samples: Samples of the motion.
         verify: See :class:`Problem`; it receives the design and may call
-            :meth:`drives_of` to build the drives.
+            :meth:`drives_of` and :meth:`robot_of` to build the drives and the robot.
+        extensions: How the robot of a design with a new section is loaded from
+            ``robot.path`` (``load_urdf``'s ``extensions``).
         title: Report title.
         source: The specification file, when read from one (errors name it).
     """
@@ -90,6 +110,7 @@ class DriveProblem(Problem):
         variables: Mapping[str, Mapping[str, Any]],
         *,
         catalogue: Mapping[str, CatalogueMotor] | None = None,
+        harmonic_drives: Mapping[str, HarmonicDrive] | None = None,
         drives: Mapping[str, Drive] | None = None,
         limits: Mapping[str, Mapping[str, Any] | DriveLimits] | None = None,
         link_limits: Mapping[str, LinkLimits] | None = None,
@@ -99,6 +120,7 @@ class DriveProblem(Problem):
         gravity: bool = True,
         samples: int = 801,
         verify: Callable[[dict[str, Any]], Mapping[str, float]] | None = None,
+        extensions: Any = None,
         title: str = "optimal drives",
         source: str | Path | None = None,
     ) -> None:
@@ -106,6 +128,12 @@ class DriveProblem(Problem):
         self.robot = robot
         self.motion = motion
         self.catalogue = dict(catalogue or {})
+        self.harmonic_drives = dict(harmonic_drives or {})
+        self.extensions = extensions
+        #: Flexible link name -> its section variables.
+        self.sections: dict[str, LinkSection] = {}
+        #: The payload, if any.
+        self.payload: Payload | None = None
         self.base_drives = dict(getattr(robot, "drives", {}) or {})
         self.base_drives.update(drives or {})
         self.limit_overrides: dict[str, dict[str, Any]] = {}
@@ -141,67 +169,27 @@ class DriveProblem(Problem):
             raise _bad(
                 "variables", "no design variable: give [variables.JOINT] tables", self.source
             )
+        links = [spec.link for spec in getattr(robot, "flexible", [])]
         for joint, table in variables.items():
-            if joint not in joints:
-                raise NameNotFound("joint", joint, joints)
             if not isinstance(table, Mapping):
                 raise _bad(f"variables.{joint}", f"must be a table, got {table!r}", self.source)
-            unknown = [k for k in table if k not in VARIABLE_KEYS]
-            if unknown:
-                raise _bad(
-                    f"variables.{joint}",
-                    f"unknown keys {unknown}; valid keys: {', '.join(VARIABLE_KEYS)}",
-                    self.source,
-                )
-            fixed: dict[str, Any] = {}
-            for key, value in table.items():
-                name, where = f"{joint}.{key}", f"variables.{joint}.{key}"
-                try:
-                    if key == "motor":
-                        parsed.append(Choice(name, self._motors(value, where)))
-                    elif key == "efficiency":
-                        fixed[key] = real(where, value, low=0.0, high=1.0, strict=True)
-                    elif isinstance(value, Mapping):
-                        extra = [k for k in value if k not in ("low", "high")]
-                        if extra or "low" not in value or "high" not in value:
-                            raise InvalidParameter(
-                                f"{where} as a range needs exactly low and high, got {dict(value)}"
-                            )
-                        variable = Continuous(name, value["low"], value["high"])
-                        if variable.low <= 0:
-                            raise InvalidParameter(
-                                f"{where}: low must be positive, got {value['low']!r}"
-                            )
-                        parsed.append(variable)
-                    elif isinstance(value, (list, tuple)):
-                        choice = Choice(name, tuple(value))
-                        if any(isinstance(x, str) or x <= 0 for x in choice.options):
-                            raise InvalidParameter(
-                                f"{where}: every value must be a positive number, got {value}"
-                            )
-                        parsed.append(choice)
-                    else:
-                        fixed[key] = real(where, value, low=0.0, strict=True)
-                except InvalidParameter as err:
-                    raise _bad(where, str(err), self.source) from None
-            names = [v.name for v in parsed]
-            if f"{joint}.motor" not in names and joint not in self.base_drives:
-                raise _bad(
-                    f"variables.{joint}",
-                    "no motor: give motor = [catalogue names] or a [drives."
-                    f"{joint}] table with the motor",
-                    self.source,
-                )
-            if ("stiffness" in table) != ("damping" in table) and not (
-                joint in self.base_drives
-                and isinstance(self.base_drives[joint].transmission, ElasticTransmission)
-            ):
-                raise _bad(
-                    f"variables.{joint}",
-                    "an elastic transmission needs both stiffness and damping",
-                    self.source,
-                )
-            self.fixed[joint] = fixed
+            try:
+                if joint == "payload":
+                    self.payload, found = parse_payload(robot, table)
+                    parsed += found
+                    continue
+                if joint in links and (joint not in joints or "section" in table):
+                    self.sections[joint], found = parse_link(robot, joint, table, extensions)
+                    parsed += found
+                    continue
+            except InvalidParameter as err:
+                raise _bad(f"variables.{joint}", str(err), self.source) from None
+            except NameNotFound as err:
+                raise _bad(f"variables.{joint}.frame", str(err), self.source) from None
+            if joint not in joints:
+                raise NameNotFound("joint, flexible link or payload", joint,
+                                   [*joints, *links, "payload"])  # fmt: skip
+            self.fixed[joint] = self._joint_variables(joint, table, parsed)
         for joint in self.limit_overrides:
             if joint not in self.fixed and joint not in self.base_drives:
                 raise _bad(
@@ -217,9 +205,85 @@ class DriveProblem(Problem):
             for joint in self.fixed
             if (names := [v.name for v in parsed if v.name.startswith(f"{joint}.")])
         }
-        groups = list(self.varied.values())
+        #: The variables that change the robot (sections, payload).
+        self.structural = [v.name for v in parsed if v.name.split(".")[0] not in self.fixed]
+        if "cost" in criteria:
+            self._check_prices(parsed)
+        # a section or a payload changes every joint's torques: no groups then
+        groups = None if self.structural else list(self.varied.values())
         super().__init__(parsed, self._evaluate, criteria, weights, verify, title, groups)
-        self._side: Any = None
+        self._sides: dict[Any, Any] = {}
+
+    def _joint_variables(
+        self, joint: str, table: Mapping[str, Any], parsed: list[Variable]
+    ) -> dict[str, Any]:
+        """Parse a ``[variables.JOINT]`` table into ``parsed``; returns its fixed values."""
+        unknown = [k for k in table if k not in VARIABLE_KEYS]
+        if unknown:
+            raise _bad(
+                f"variables.{joint}",
+                f"unknown keys {unknown}; valid keys: {', '.join(VARIABLE_KEYS)}",
+                self.source,
+            )
+        both = [k for k in HARMONIC_SETS if k in table]
+        if "harmonic_drive" in table and both:
+            raise _bad(
+                f"variables.{joint}",
+                "a harmonic drive sets the transmission (ratio, stiffness, damping): give "
+                f"harmonic_drive alone, without {', '.join(both)}",
+                self.source,
+            )
+        fixed: dict[str, Any] = {}
+        for key, value in table.items():
+            name, where = f"{joint}.{key}", f"variables.{joint}.{key}"
+            try:
+                if key == "motor":
+                    parsed.append(Choice(name, self._entries(value, where, "motor")))
+                elif key == "harmonic_drive":
+                    parsed.append(Choice(name, self._entries(value, where, "harmonic_drive")))
+                elif key == "efficiency":
+                    fixed[key] = real(where, value, low=0.0, high=1.0, strict=True)
+                elif isinstance(value, Mapping):
+                    extra = [k for k in value if k not in ("low", "high")]
+                    if extra or "low" not in value or "high" not in value:
+                        raise InvalidParameter(
+                            f"{where} as a range needs exactly low and high, got {dict(value)}"
+                        )
+                    variable = Continuous(name, value["low"], value["high"])
+                    if variable.low <= 0:
+                        raise InvalidParameter(
+                            f"{where}: low must be positive, got {value['low']!r}"
+                        )
+                    parsed.append(variable)
+                elif isinstance(value, (list, tuple)):
+                    choice = Choice(name, tuple(value))
+                    if any(isinstance(x, str) or x <= 0 for x in choice.options):
+                        raise InvalidParameter(
+                            f"{where}: every value must be a positive number, got {value}"
+                        )
+                    parsed.append(choice)
+                else:
+                    fixed[key] = real(where, value, low=0.0, strict=True)
+            except InvalidParameter as err:
+                raise _bad(where, str(err), self.source) from None
+        names = [v.name for v in parsed]
+        if f"{joint}.motor" not in names and joint not in self.base_drives:
+            raise _bad(
+                f"variables.{joint}",
+                f"no motor: give motor = [catalogue names] or a [drives.{joint}] table with "
+                "the motor",
+                self.source,
+            )
+        if ("stiffness" in table) != ("damping" in table) and not (
+            joint in self.base_drives
+            and isinstance(self.base_drives[joint].transmission, ElasticTransmission)
+        ):
+            raise _bad(
+                f"variables.{joint}",
+                "an elastic transmission needs both stiffness and damping",
+                self.source,
+            )
+        return fixed
 
     def _absent(self, design: Mapping[str, Any]) -> set[str]:
         """Varied joints of which ``design`` holds no variable (a group's partial design)."""
@@ -229,18 +293,29 @@ class DriveProblem(Problem):
             if not any(name in design for name in names)
         }
 
-    def _motors(self, value: Any, where: str) -> tuple[str, ...]:
-        """The catalogue names of a ``motor`` variable, lightest first."""
-        if not self.catalogue:
-            raise _bad(
-                where,
-                'the motor catalogue is empty: give catalogue = "FILE.toml" with [[motor]] '
-                "tables (e.g. examples/dc_motors.toml)",
-                self.source,
+    def _entries(self, value: Any, where: str, kind: str) -> tuple[str, ...]:
+        """The catalogue names of a ``motor`` variable (lightest first) or of a
+        ``harmonic_drive`` variable (smallest rated torque first)."""
+        if kind == "motor":
+            catalogue: Mapping[str, Any] = self.catalogue
+            size: Callable[[str], Any] = lambda n: (self.catalogue[n].mass, n)  # noqa: E731
+            hint = 'catalogue = "FILE.toml" with [[motor]] tables (e.g. examples/dc_motors.toml)'
+        else:
+            catalogue = self.harmonic_drives
+            size = lambda n: (  # noqa: E731
+                self.harmonic_drives[n].rated_torque,
+                self.harmonic_drives[n].mass,
+                n,
             )
-        by_mass = sorted(self.catalogue, key=lambda n: (self.catalogue[n].mass, n))
+            hint = (
+                'harmonic_drives = "FILE.toml" with [[harmonic_drive]] tables '
+                "(e.g. examples/optimal_drives_harmonic.toml)"
+            )
+        if not catalogue:
+            label = "motor catalogue" if kind == "motor" else "harmonic-drive catalogue"
+            raise _bad(where, f"the {label} is empty: give {hint}", self.source)
         if value == "catalogue":
-            return tuple(by_mass)
+            return tuple(sorted(catalogue, key=size))
         if not isinstance(value, (list, tuple)) or not value:
             raise _bad(
                 where,
@@ -248,10 +323,35 @@ class DriveProblem(Problem):
                 self.source,
             )
         for name in value:
-            if name not in self.catalogue:
-                err = NameNotFound("catalogue motor", name, list(self.catalogue))
+            if name not in catalogue:
+                label = "catalogue motor" if kind == "motor" else "harmonic drive"
+                err = NameNotFound(label, name, list(catalogue))
                 raise _bad(where, str(err), self.source)
-        return tuple(sorted(value, key=lambda n: (self.catalogue[n].mass, n)))
+        return tuple(sorted(value, key=size))
+
+    def _check_prices(self, variables: Sequence[Variable]) -> None:
+        """The criterion ``"cost"`` needs the price of every catalogue entry it may choose."""
+        motors: set[str] = set()
+        gears: set[str] = set()
+        for v in variables:
+            if isinstance(v, Choice) and v.name.endswith(".motor"):
+                motors.update(v.options)
+            elif isinstance(v, Choice) and v.name.endswith(".harmonic_drive"):
+                gears.update(v.options)
+        for drive in self.base_drives.values():
+            motors.update(n for n, e in self.catalogue.items() if e.motor == drive.actuator)
+        for where, names, catalogue in (
+            ("catalogue", motors, self.catalogue),
+            ("harmonic_drives", gears, self.harmonic_drives),
+        ):
+            missing = sorted(n for n in names if catalogue[n].price is None)
+            if missing:
+                raise _bad(
+                    where,
+                    "the criterion 'cost' needs the price of every entry it may choose; "
+                    f"without a price: {', '.join(missing)} (give each a price = ...)",
+                    self.source,
+                )
 
     # -- building a candidate
     def drives_of(self, design: Mapping[str, Any]) -> dict[str, Drive]:
@@ -267,6 +367,10 @@ class DriveProblem(Problem):
             motor = base.actuator if base is not None else None
             if f"{joint}.motor" in design:
                 motor = self.catalogue[design[f"{joint}.motor"]].motor
+            if f"{joint}.harmonic_drive" in design:
+                entry = self.harmonic_drives[design[f"{joint}.harmonic_drive"]]
+                drives[joint] = Drive(motor, entry.transmission)
+                continue
             transmission = base.transmission if base is not None else None
             ratio = design.get(f"{joint}.ratio", fixed.get("ratio"))
             if ratio is None:
@@ -293,30 +397,63 @@ class DriveProblem(Problem):
     def limits_of(self, design: Mapping[str, Any]) -> dict[str, DriveLimits]:
         """The limits of a design: the chosen motors' ratings, overridden by ``limits``."""
         out: dict[str, DriveLimits] = {}
-        joints = set(self.limit_overrides) | {j for j in self.fixed if f"{j}.motor" in design}
+        joints = set(self.limit_overrides) | {
+            j for j in self.fixed if f"{j}.motor" in design or f"{j}.harmonic_drive" in design
+        }
         for joint in sorted(joints - self._absent(design)):
             ratings: dict[str, Any] = {}
             if f"{joint}.motor" in design:
                 ratings = dict(self.catalogue[design[f"{joint}.motor"]].limits.__dict__)
+            if f"{joint}.harmonic_drive" in design:
+                entry = self.harmonic_drives[design[f"{joint}.harmonic_drive"]]
+                ratings["gear_rated_torque"] = entry.rated_torque
+                ratings["gear_peak_torque"] = entry.peak_torque
             ratings.update(self.limit_overrides.get(joint, {}))
             out[joint] = DriveLimits(**ratings)
         return out
 
-    def _joint_side(self, samples: int) -> Any:
-        """The drives' joint side of the motion (computed once for the problem's samples)."""
-        if samples == self.samples and self._side is not None:
-            return self._side
+    def robot_of(self, design: Mapping[str, Any]) -> Any:
+        """The robot of a design: its link sections and its payload (the problem's robot
+        itself when neither is given)."""
+        if not self.sections and self.payload is None:
+            return self.robot
+        if self.sections:
+            from ..robot import load_urdf
+
+            specs = {spec.link: spec for spec in self.robot.flexible}
+            specs.update({link: s.flexible(design) for link, s in self.sections.items()})
+            robot = load_urdf(
+                self.robot.path, flexible=list(specs.values()), extensions=self.extensions
+            )
+        else:
+            robot = dataclasses.replace(
+                self.robot, model=self.robot.model.copy(), rigid_model=self.robot.rigid_model.copy()
+            )
+        if self.payload is not None:
+            self.payload.add_to(robot, design)
+        return robot
+
+    def _joint_side(self, samples: int, design: Mapping[str, Any] | None = None) -> Any:
+        """The drives' joint side of the motion for a design's robot (computed once per
+        robot: the last few kept)."""
+        design = design or {}
+        key = (samples, tuple((n, design.get(n)) for n in self.structural))
+        if key in self._sides:
+            return self._sides[key]
+        moduli = dict(self.section_modulus)
+        moduli.update({link: s.section_modulus(design) for link, s in self.sections.items()})
         side = _joint_side(
-            self.robot, self.motion, gravity=self.gravity,
-            section_modulus=self.section_modulus, samples=samples,
+            self.robot_of(design), self.motion, gravity=self.gravity,
+            section_modulus=moduli, samples=samples,
         )  # fmt: skip
-        if samples == self.samples:
-            self._side = side
+        if len(self._sides) >= 4:
+            self._sides.pop(next(iter(self._sides)))
+        self._sides[key] = side
         return side
 
     def report_of(self, design: Mapping[str, Any], samples: int | None = None) -> DriveReport:
         """The :class:`~pinext.planning.DriveReport` of a design."""
-        side = self._joint_side(self.samples if samples is None else samples)
+        side = self._joint_side(self.samples if samples is None else samples, design)
         return _assemble(side, self.drives_of(design))
 
     def check_of(
@@ -326,29 +463,42 @@ class DriveProblem(Problem):
         report = self.report_of(design, samples)
         return report, check_design(report, self.limits_of(design), self.link_limits)
 
+    def _parts(self, design: Mapping[str, Any], drives: Mapping[str, Drive]) -> list[Any]:
+        """The catalogue entries of a design: its motors (chosen, or a specification's motor
+        found in the catalogue) and its harmonic drives."""
+        parts: list[Any] = []
+        for joint, drive in drives.items():
+            if f"{joint}.motor" in design:
+                parts.append(self.catalogue[design[f"{joint}.motor"]])
+            else:
+                parts += [e for e in self.catalogue.values() if e.motor == drive.actuator][:1]
+            if f"{joint}.harmonic_drive" in design:
+                parts.append(self.harmonic_drives[design[f"{joint}.harmonic_drive"]])
+        return parts
+
     def _evaluate(self, design: dict[str, Any]) -> Evaluation:
         drives = self.drives_of(design)
-        report = _assemble(self._joint_side(self.samples), drives)
+        report = _assemble(self._joint_side(self.samples, design), drives)
         check = check_design(report, self.limits_of(design), self.link_limits)
         margins = {
             f"{r.name}: {r.quantity}": -math.inf if math.isnan(r.margin) else float(r.margin)
             for r in check.rows
         }
-        mass = 0.0
-        for joint, drive in drives.items():
-            if f"{joint}.motor" in design:
-                mass += self.catalogue[design[f"{joint}.motor"]].mass
-            else:  # a motor of the specification: its catalogue entry, if it has one
-                mass += next(
-                    (e.mass for e in self.catalogue.values() if e.motor == drive.actuator), 0.0
-                )
+        for section in self.sections.values():
+            margins.update(section.margins(design))
+        parts = self._parts(design, drives)
+        motors = [e for e in parts if isinstance(e, CatalogueMotor)]
         driven = np.array([joint in drives for joint in report.joints])
         finite = driven & np.isfinite(report.copper_loss).all(axis=0)
         copper = float(np.trapezoid(report.copper_loss[:, finite], report.t, axis=0).sum())
         electric = report.voltage[:, finite] * report.current[:, finite]
         energy = float(np.trapezoid(np.maximum(electric, 0.0), report.t, axis=0).sum())
         criteria = {
-            "motor_mass": mass,
+            "motor_mass": float(sum(e.mass for e in motors)),
+            "drive_mass": float(sum(e.mass for e in parts)),
+            "cost": float(sum(math.nan if e.price is None else e.price for e in parts)),
+            "link_mass": float(sum(s.mass(design) for s in self.sections.values())),
+            "negative_payload": -self.payload.mass_of(design) if self.payload else 0.0,
             "peak_motor_torque": float(report.peak_motor_torque[driven].sum()),
             "rms_motor_torque": float(report.rms_motor_torque[driven].sum()),
             "copper_loss": copper,
@@ -373,9 +523,17 @@ class DriveProblem(Problem):
         Raises:
             FileFormatError: The file, with the key that is wrong and what is valid.
         """
-        design = read_design(spec_path, extra=("variables", "objective"))
+        design = read_design(spec_path, extra=("variables", "objective", "harmonic_drives"))
         path = design.path
         table = design.table
+        harmonic = table.get("harmonic_drives")
+        if harmonic is not None and not isinstance(harmonic, str):
+            raise FileFormatError(
+                str(path), "harmonic_drives", f"must be a file name, got {harmonic!r}"
+            )
+        extensions = table.get("extensions")
+        if isinstance(extensions, str):
+            extensions = path.parent / extensions
         variables = table.get("variables")
         if not isinstance(variables, dict) or not variables:
             raise FileFormatError(
@@ -391,6 +549,9 @@ class DriveProblem(Problem):
                 design.motion,
                 variables,
                 catalogue=design.catalogue,
+                harmonic_drives=None
+                if harmonic is None
+                else load_harmonic_drives(path.parent / harmonic),
                 drives=design.drives,
                 limits=table.get("limits", {}),
                 link_limits=design.link_limits,
@@ -399,6 +560,7 @@ class DriveProblem(Problem):
                 weights=objective.get("weights"),
                 gravity=design.gravity,
                 samples=design.samples,
+                extensions=extensions,
                 title=design.title,
                 source=path,
             )

@@ -87,19 +87,22 @@ class ElasticTracking:
         """(trajectory, system, margins) of one design."""
         problem = self.problem
         rigid = problem.drives_of(design)
-        elastic = {
-            joint: Drive(
+        robot = problem.robot_of(design)
+        elastic = {  # a design's own elastic transmission (a harmonic drive) is kept
+            joint: drive
+            if isinstance(drive.transmission, ElasticTransmission)
+            else Drive(
                 drive.actuator,
                 ElasticTransmission(drive.ratio, self.stiffness[joint], self.damping[joint]),
             )
             for joint, drive in rigid.items()
-            if joint in self.stiffness
+            if joint in self.stiffness or isinstance(drive.transmission, ElasticTransmission)
         }
-        system = System(problem.robot, drives=elastic)
+        system = System(robot, drives=elastic)
         end = float(as_motion(problem.motion, samples=3).t[-1])
         t = np.linspace(0.0, end + self.settle, self.samples)
         q_ref = np.asarray(problem.motion(np.minimum(t, end))[0])
-        ff = elastic_drive_feedforward(problem.robot, elastic, t, q_ref)
+        ff = elastic_drive_feedforward(robot, elastic, t, q_ref)
         angle = system.layout["drives.motor_angle"]
         velocity = system.layout["drives.motor_velocity"]
         law = ff.control(angle, velocity, self.kp, self.kd)
@@ -108,7 +111,7 @@ class ElasticTracking:
             **self.options,
         )  # fmt: skip
         reference = np.asarray(problem.motion(np.minimum(traj.t, end))[0])
-        names = list(problem.robot.model.names)[1:]
+        names = list(robot.model.names)[1:]
         limits = problem.limits_of(design)
         margins: dict[str, float] = {}
         x = traj.x

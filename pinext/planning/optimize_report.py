@@ -126,7 +126,7 @@ def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
     path = Path(path)
     source = problem.source
     table = _read_toml(source)
-    for key in ("variables", "objective", "html"):
+    for key in ("variables", "objective", "html", "harmonic_drives"):
         table.pop(key, None)
     for key in ("robot", "catalogue", "extensions"):
         if isinstance(table.get(key), str):
@@ -146,6 +146,17 @@ def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
                 "stiffness": float(transmission.stiffness),
                 "damping": float(transmission.damping),
             }
+            if transmission.input_inertia:
+                entry["elastic_transmission"]["input_inertia"] = float(transmission.input_inertia)
+        if f"{joint}.harmonic_drive" in result.design:  # its ratings as the joint's limits
+            size = problem.harmonic_drives[result.design[f"{joint}.harmonic_drive"]]
+            ratings = {"gear_rated_torque": size.rated_torque, "gear_peak_torque": size.peak_torque}
+            limits = dict(table.get("limits", {}))
+            limits[joint] = {
+                **{k: v for k, v in ratings.items() if v is not None},
+                **limits.get(joint, {}),
+            }
+            table["limits"] = limits
         elif isinstance(transmission, Gear):
             entry["gear"] = {
                 "ratio": float(transmission.ratio),
@@ -154,6 +165,12 @@ def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
         drives[joint] = entry
     table["drives"] = drives
     lines = [f"# written by pinext optimize from {source.name}: objective {result.objective:.6g}"]
+    structure = {k: v for k, v in result.design.items() if k in problem.structural}
+    if structure:  # the design format holds drives only: the sections and payload as a note
+        lines.append(
+            "# chosen link sections and payload (give them to the robot's flexible links and "
+            "load): " + ", ".join(f"{k} = {v:.6g}" for k, v in structure.items())
+        )
     scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
     lines += [f"{k} = {_toml(v)}" for k, v in scalars.items()]
     for key, value in table.items():
