@@ -1,4 +1,5 @@
-"""Optimal drives of the six_dof_arm for pick and place, inertia matching, a Pareto front."""
+"""Optimal drives of the six_dof_arm for pick and place, inertia matching, a Pareto front,
+harmonic-drive sizes, and the lightest tube section of the flexible arm with a payload."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 import pinext as px
 from pinext.planning import (
     DriveProblem,
+    LinkLimits,
     RestToRest,
+    load_harmonic_drives,
     optimize,
     write_design_spec,
     write_optimize_html,
@@ -16,6 +19,7 @@ from pinext.planning import (
 
 HERE = Path(__file__).resolve().parent
 SPEC = HERE / "optimal_drives.toml"
+HARMONIC = HERE / "optimal_drives_harmonic.toml"
 
 
 def lightest_drives(out: Path) -> None:
@@ -80,12 +84,67 @@ def pareto(out: Path) -> None:
     print(f"wrote {out / 'optimal_drives_pareto.png'}")
 
 
+def harmonic_drives() -> None:
+    """A harmonic-drive size (ratio, torsional stiffness, damping from the catalogue) and a
+    motor for the shoulder and elbow, for the least mass of motors and harmonic drives: each
+    size's rated torque bounds the RMS joint torque."""
+    base = DriveProblem.from_spec(SPEC)
+    joints = ("shoulder_lift", "elbow")
+    problem = DriveProblem(
+        base.robot,
+        base.motion,
+        {j: {"motor": "catalogue", "harmonic_drive": "catalogue"} for j in joints},
+        catalogue=base.catalogue,
+        harmonic_drives=load_harmonic_drives(HARMONIC),
+        minimize="drive_mass",
+        samples=201,
+    )
+    result = optimize(problem)
+    print("\nharmonic drives:")
+    for joint in joints:
+        size = result.design[f"{joint}.harmonic_drive"]
+        margin = result.constraints[f"{joint}: RMS gear torque [N.m]"]
+        print(f"  {joint}: {size} with {result.design[f'{joint}.motor']} (rated torque margin "
+              f"{100 * margin:.1f} %)")  # fmt: skip
+
+
+def tube_section() -> None:
+    """The lightest steel tube for the flexible arm's 2 m bar held horizontal with a 1.5 kg
+    payload at its tip: root stress ≤ 50 MPa and tip deflection ≤ 10 mm (Euler–Bernoulli
+    beam of 20 sublinks)."""
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
+    tube = {
+        "section": "tube",
+        "outer_diameter": {"low": 0.02, "high": 0.12},
+        "wall_thickness": {"low": 0.0005, "high": 0.005},
+        "density": 7850.0,
+        "young_modulus": 2.0e11,
+        "sublinks": 20,
+    }
+    problem = DriveProblem(
+        robot,
+        RestToRest([0.0], [0.0], 1.0),  # held still: gravity's loads
+        {"bar": tube, "payload": {"mass": 1.5, "frame": "tip"}},
+        link_limits={"bar": LinkLimits(max_stress=5.0e7, max_tip_deflection=0.01)},
+        minimize="link_mass",
+        samples=3,
+    )
+    result = optimize(problem, seed=3, maxiter=15, popsize=6)
+    outer, wall = result.design["bar.outer_diameter"], result.design["bar.wall_thickness"]
+    print(
+        f"\ntube: D = {1e3 * outer:.1f} mm, t = {1e3 * wall:.2f} mm, {result.objective:.3f} kg; "
+        f"binding: {', '.join(result.binding(0.01))}"
+    )
+
+
 def main() -> None:
     out = Path("out")
     out.mkdir(exist_ok=True)
     lightest_drives(out)
     inertia_matching()
     pareto(out)
+    harmonic_drives()
+    tube_section()
 
 
 if __name__ == "__main__":
