@@ -1070,3 +1070,38 @@ def test_bad_prices_and_harmonic_drives(tmp_path, arm):
         FileFormatError, match=r"variables.elbow.harmonic_drive.*catalogue is empty"
     ):
         optimize(write_spec(tmp_path, variables=elbow))
+
+
+def test_sections_and_payload_in_python(tmp_path):
+    """The same tables in Python: bad values raise InvalidParameter naming the key; a tube
+    whose wall is thicker than its radius in one design is a violated constraint (margin
+    1 − 2t/D), screened on the solid rod; a robot that was not loaded from a URDF file cannot
+    have its section varied."""
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
+    tube = {"section": "tube", "outer_diameter": {"low": 0.02, "high": 0.06},
+            "wall_thickness": {"low": 0.001, "high": 0.02}, "density": 7850.0}  # fmt: skip
+    motion = RestToRest([0.0], [0.0], 1.0)
+    limits = {"bar": px.planning.LinkLimits(max_stress=5.0e7)}
+    problem = DriveProblem(robot, motion, {"bar": tube}, link_limits=limits, samples=3,
+                           minimize="link_mass")  # fmt: skip
+    thick = problem.evaluate({"bar.outer_diameter": 0.03, "bar.wall_thickness": 0.02})
+    rod = problem.evaluate({"bar.outer_diameter": 0.03, "bar.wall_thickness": 0.015})
+    assert thick.margins["bar: wall thickness [m]"] == pytest.approx(1 - 0.04 / 0.03)
+    assert rod.margins["bar: wall thickness [m]"] == pytest.approx(0.0, abs=1e-15)
+    assert thick.criteria["link_mass"] == pytest.approx(rod.criteria["link_mass"], rel=1e-12)
+    assert not thick.feasible and rod.feasible
+    cases = [
+        ({"bar": {**tube, "density": math.nan}}, "variables.bar.density"),
+        ({"bar": {**tube, "outer_diameter": {"low": 0.06, "high": 0.02}}}, "low < high"),
+        ({"bar": {**tube, "wall_thickness": [0.001, -0.002]}}, "variables.bar.wall_thickness"),
+        ({"payload": {"mass": math.inf, "frame": "tip"}}, "variables.payload.mass"),
+        ({"payload": {"mass": 1.0}}, "variables.payload needs exactly mass"),
+    ]
+    for variables, says in cases:
+        with pytest.raises(InvalidParameter) as err:
+            DriveProblem(robot, motion, variables, samples=3)
+        assert says in str(err.value)
+    bare = px.Robot.from_model(robot.model)
+    bare.flexible = robot.flexible
+    with pytest.raises(InvalidParameter, match="variables.bar: .*URDF file"):
+        DriveProblem(bare, motion, {"bar": tube}, samples=3)

@@ -496,7 +496,6 @@ class DriveProblem(Problem):
         criteria = {
             "motor_mass": float(sum(e.mass for e in motors)),
             "drive_mass": float(sum(e.mass for e in parts)),
-            "cost": float(sum(math.nan if e.price is None else e.price for e in parts)),
             "link_mass": float(sum(s.mass(design) for s in self.sections.values())),
             "negative_payload": -self.payload.mass_of(design) if self.payload else 0.0,
             "peak_motor_torque": float(report.peak_motor_torque[driven].sum()),
@@ -504,6 +503,8 @@ class DriveProblem(Problem):
             "copper_loss": copper,
             "energy": energy,
         }
+        if all(e.price is not None for e in parts):  # else "cost" is refused as a criterion
+            criteria["cost"] = float(sum(e.price for e in parts))
         return Evaluation(criteria, margins)
 
     @classmethod

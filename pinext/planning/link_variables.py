@@ -57,8 +57,16 @@ __all__ = [
 #: Section kinds and their dimensions [m].
 SECTION_KEYS = {"tube": ("outer_diameter", "wall_thickness"), "rectangle": ("width", "height")}
 #: Keys of a ``[variables.LINK]`` table of a flexible link.
-LINK_KEYS = ("section", "density", "young_modulus", "sublinks", "outer_diameter",
-             "wall_thickness", "width", "height")  # fmt: skip
+LINK_KEYS = (
+    "section",
+    "density",
+    "young_modulus",
+    "sublinks",
+    "outer_diameter",
+    "wall_thickness",
+    "width",
+    "height",
+)
 #: Keys of the ``[variables.payload]`` table.
 PAYLOAD_KEYS = ("mass", "frame")
 
@@ -73,8 +81,12 @@ def section_properties(kind: str, dims: Mapping[str, float]) -> dict[str, Any]:
         area = math.pi / 4.0 * (outer**2 - inner**2)
         second = math.pi / 64.0 * (outer**4 - inner**4)
         modulus = 2.0 * second / outer
-        return {"area": area, "second_moments": (second, second),
-                "section_moduli": (modulus, modulus), "torsion": 2.0 * second}  # fmt: skip
+        return {
+            "area": area,
+            "second_moments": (second, second),
+            "section_moduli": (modulus, modulus),
+            "torsion": 2.0 * second,
+        }
     width, height = dims["width"], dims["height"]
     long, short = max(width, height), min(width, height)
     torsion = long * short**3 * (1 / 3 - 0.21 * short / long * (1 - short**4 / (12 * long**4)))
@@ -86,7 +98,9 @@ def section_properties(kind: str, dims: Mapping[str, float]) -> dict[str, Any]:
     }
 
 
-def _range_or_value(where: str, name: str, value: Any, *, low: float, strict: bool) -> Any:
+def _range_or_value(
+    where: str, name: str, value: Any, *, low: float, strict: bool, unit: str
+) -> Any:
     """A ``{low, high}`` table (a Continuous), a list (a Choice) or a number (fixed)."""
     if isinstance(value, Mapping):
         extra = [k for k in value if k not in ("low", "high")]
@@ -100,7 +114,7 @@ def _range_or_value(where: str, name: str, value: Any, *, low: float, strict: bo
         for x in choice.options:
             real(f"{where}: every value", x, low=low, strict=strict)
         return choice
-    return real(where, value, unit="[m]" if low == 0.0 and strict else "", low=low, strict=strict)
+    return real(where, value, unit=unit, low=low, strict=strict)
 
 
 def _bounds(value: Any) -> tuple[float, float]:
@@ -178,8 +192,10 @@ class LinkSection:
         if self.kind != "tube":
             return {}
         dims = self.dims(design)
-        return {f"{self.link}: wall thickness [m]": 1.0 - 2 * dims["wall_thickness"] / dims[
-            "outer_diameter"]}  # fmt: skip
+        return {
+            f"{self.link}: wall thickness [m]": 1.0
+            - 2 * dims["wall_thickness"] / dims["outer_diameter"]
+        }
 
 
 def _beam_length(robot: Any, spec: Any, extensions: Any) -> float:
@@ -214,6 +230,11 @@ def parse_link(
     """
     spec = next(s for s in robot.flexible if s.link == link)
     where = f"variables.{link}"
+    if getattr(robot, "path", None) is None:
+        raise InvalidParameter(
+            f"{where}: a section variable rebuilds the robot from its URDF file; this robot "
+            "was not loaded from one (load it with pinext.load_urdf)"
+        )
     unknown = [k for k in table if k not in LINK_KEYS]
     if unknown:
         raise InvalidParameter(
@@ -226,8 +247,9 @@ def parse_link(
             f"{where}.section must be one of {', '.join(SECTION_KEYS)}, got {kind!r}"
         )
     dims = SECTION_KEYS[kind]
-    wrong = [k for k in table if k not in (*dims, "section", "density", "young_modulus",
-                                            "sublinks")]  # fmt: skip
+    wrong = [
+        k for k in table if k not in (*dims, "section", "density", "young_modulus", "sublinks")
+    ]
     missing = [k for k in (*dims, "density") if k not in table]
     if wrong or missing:
         raise InvalidParameter(
@@ -244,20 +266,22 @@ def parse_link(
         strict=True,
     )
     if "sublinks" in table:
-        spec = dataclasses.replace(spec, sublinks=integer(f"{where}.sublinks", table["sublinks"],
-                                                          low=1))  # fmt: skip
+        spec = dataclasses.replace(
+            spec, sublinks=integer(f"{where}.sublinks", table["sublinks"], low=1)
+        )
     variables: list[Variable] = []
     fixed: dict[str, float] = {}
     for key in dims:
-        value = _range_or_value(f"{where}.{key}", f"{link}.{key}", table[key], low=0.0,
-                                strict=True)  # fmt: skip
+        value = _range_or_value(
+            f"{where}.{key}", f"{link}.{key}", table[key], low=0.0, strict=True, unit="[m]"
+        )
         if isinstance(value, (Continuous, Choice)):
             variables.append(value)
         else:
             fixed[key] = value
     if kind == "tube":
-        thinnest = _bounds(variables_or(fixed, variables, link, "wall_thickness"))[0]
-        widest = _bounds(variables_or(fixed, variables, link, "outer_diameter"))[1]
+        thinnest = _bounds(_variable_or(fixed, variables, link, "wall_thickness"))[0]
+        widest = _bounds(_variable_or(fixed, variables, link, "outer_diameter"))[1]
         if thinnest > widest / 2:
             raise InvalidParameter(
                 f"{where}.wall_thickness: no design has a wall thinner than the radius (smallest "
@@ -267,7 +291,7 @@ def parse_link(
     return LinkSection(link, kind, spec, density, young, length, fixed), variables
 
 
-def variables_or(fixed: Mapping[str, float], variables: list[Variable], link: str, key: str):
+def _variable_or(fixed: Mapping[str, float], variables: list[Variable], link: str, key: str):
     """The variable named ``LINK.key``, or the fixed value of ``key``."""
     return next((v for v in variables if v.name == f"{link}.{key}"), fixed.get(key))
 
@@ -322,8 +346,9 @@ def parse_payload(robot: Any, table: Mapping[str, Any]) -> tuple[Payload, list[V
         or frame not in [f.name for f in robot.rigid_model.frames]
     ):
         raise NameNotFound("frame", str(frame), names)
-    value = _range_or_value("variables.payload.mass", "payload.mass", table["mass"], low=0.0,
-                            strict=False)  # fmt: skip
+    value = _range_or_value(
+        "variables.payload.mass", "payload.mass", table["mass"], low=0.0, strict=False, unit="[kg]"
+    )
     if isinstance(value, (Continuous, Choice)):
         return Payload(frame, None), [value]
     return Payload(frame, value), []
