@@ -102,13 +102,13 @@ def elastic_drives(out: Path, quick: bool) -> Section:
     from .planning import rest_to_rest, track_rest_to_rest
     from .robot import load_urdf
     from .simulation import System
+    from .sweep.studies import MOTION
 
     robot = load_urdf(robot_path("six_dof_arm"), extensions=False)
     drives = harmonic_drives(list(robot.model.names)[1:7])
     system = System(robot, drives=drives)
     duration = 0.6 if quick else 1.5
-    q0 = np.array([0.0, 0.6, -1.0, 0.0, 0.5, 0.0])
-    dq = np.array([0.8, 0.3, -0.4, 0.6, 0.4, -0.8])
+    q0, dq = MOTION  # within the arm's velocity limits over 0.8 duration (>= 0.48 s)
     traj, _ = track_rest_to_rest(system, q0, dq, duration, rtol=1e-8, atol=1e-10, output_dt=2e-3)
     traj.save(out / "elastic_drives.npz")
     error = np.abs(traj.q - rest_to_rest(traj.t, q0, dq, 0.8 * duration)).max()

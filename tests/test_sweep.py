@@ -81,6 +81,12 @@ def warned(x: float) -> dict[str, float]:
     return {"y": 2.0 * x}
 
 
+def barred(t_final: float) -> dict[str, float]:
+    """A run that asks for its progress bar from the start."""
+    traj = px.simulate(px.load_robot("planar3r"), t_final, progress=True)
+    return {"q": float(traj.q[-1, 0])}
+
+
 # -- fixtures --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def cluster():
@@ -308,6 +314,52 @@ def test_warnings_of_the_workers_are_collected_per_point_and_said_once(client, c
         "key",
         "study",
     ]
+
+
+@pytest.mark.parametrize("timeout", [None, 30.0])
+def test_a_point_on_a_worker_draws_no_progress_bar(capfd, monkeypatch, timeout):
+    """The workers' runs draw no bar beside the sweep's (issue 59: gear_ratio_study.py
+    interleaved every worker's simulate bar with the sweep's), even when the study asks for
+    one, in the worker's thread and in the thread of a point with a timeout; the same run
+    outside a sweep draws its bar."""
+    from pinext.sweep.engine import evaluate
+
+    monkeypatch.setenv("PINEXT_NO_COMPILED", "1")
+    barred(0.01)
+    assert "simulate" in capfd.readouterr().err  # the bar, outside a worker
+    outcome = evaluate(barred, {"t_final": 0.01}, timeout)
+    assert outcome["status"] == "ok"
+    assert "simulate" not in capfd.readouterr().err
+
+
+def test_the_gear_ratio_study_motion_keeps_within_the_velocity_limits():
+    """The reference motion of drive_tracking (gear_ratio_study.py's 9 and 48 points, and the
+    demo's elastic drives) at every duration the example runs: its peak speed per joint,
+    35/16 |dq| / (0.8 duration), is at most 80 % of the arm's velocityLimit (the tracking
+    error adds micro-radians on top). The motion of the demo's scene runs in
+    tests/test_demo.py."""
+    import runpy
+
+    from pinext.planning import rest_to_rest
+    from pinext.sweep.studies import MOTION, drive_tracking, robot_path
+
+    example = runpy.run_path(str(ROOT / "examples" / "gear_ratio_study.py"))
+    durations = set(example["QUICK"]["duration"]) | set(example["FULL"]["duration"])
+    default = inspect_default(drive_tracking, "duration")
+    limit = px.load_urdf(robot_path("six_dof_arm"), extensions=False).model.velocityLimit
+    q0, dq = MOTION
+    for duration in sorted(durations | {default}):
+        t = np.linspace(0.0, duration, 20001)
+        speed = np.abs(np.gradient(rest_to_rest(t, q0, dq, 0.8 * duration), t, axis=0))
+        peak = speed.max(axis=0)
+        assert peak == pytest.approx(35 / 16 * np.abs(dq) / (0.8 * duration), rel=1e-6)
+        assert np.all(peak < 0.8 * limit), (duration, peak / limit)
+
+
+def inspect_default(function, name: str):
+    import inspect
+
+    return inspect.signature(function).parameters[name].default
 
 
 def test_missing_extra_names_it(monkeypatch):

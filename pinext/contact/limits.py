@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._stack import user_stacklevel
 from ..exceptions import ConstraintError, InvalidParameter, NameNotFound
 from ..simulation.component import (
     Component,
@@ -594,7 +595,8 @@ class JointLimits(Component):
 
     def report(self, trajectory: Any) -> None:
         """One :class:`VelocityLimitWarning` per joint whose speed exceeded its velocity limit
-        in the run, naming the joint and the first time [s] (interpolated between samples)."""
+        in the run, naming the joint and the first time [s] (interpolated between samples);
+        its source line is the user's call (:func:`pinext._stack.user_stacklevel`)."""
         t, v = trajectory.t, trajectory.v
         for lim in (self.all_limits[k] for k in self.watched):
             over = np.flatnonzero(np.abs(v[:, lim.iv]) > lim.velocity)
@@ -609,7 +611,7 @@ class JointLimits(Component):
                 f"joint '{lim.joint}' exceeds its velocity limit {lim.velocity:g} at "
                 f"t = {when:.6g} s (largest speed {np.abs(v[:, lim.iv]).max():.6g})",
                 VelocityLimitWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),  # the user's call, not pinext's lines
             )
 
     def metadata(self) -> dict[str, Any]:

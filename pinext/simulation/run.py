@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 from scipy.integrate import solve_ivp
-from tqdm.auto import tqdm
 
 from ..exceptions import ConstraintError, EventError, IntegrationError
 from . import dop853
@@ -24,6 +23,7 @@ from .arguments import explained_start, output_times
 from .chart import Chart, chart_event
 from .component import Component, Event, Phase
 from .linear import fused_rhs
+from .progress import bar as progress_bar
 from .recorder import Recorder
 from .rhs import event_functions, make_rhs, past_bound, time_event, turned
 from .sampling import HeldControl
@@ -43,8 +43,6 @@ STIFF_STEPS = 1e6
 #: instead of DOP853's 2 s; the damped flexible arm (ζ = 0.02, 1 s) leaves 3 525, and Radau
 #: takes 19 433 evaluations against DOP853's 55 554.
 SWITCH_STEPS = 1e3
-#: Wall time [s] after which a run shows its progress bar (``progress=None``).
-PROGRESS_DELAY = 2.0
 #: The implicit methods, which receive an analytic Jacobian in linear phases.
 IMPLICIT = ("Radau", "BDF", "LSODA")
 
@@ -106,14 +104,7 @@ class Run:
     def go(self) -> Trajectory:
         """Integrate to ``t_final``; the :class:`Trajectory` with its ``meta["stats"]`` (the
         components' reports on it are :func:`simulate`'s, whose caller their warnings name)."""
-        self.bar = tqdm(
-            total=float(self.t_final),
-            unit="s",
-            disable=self.progress is False,
-            delay=PROGRESS_DELAY if self.progress is None else 0.0,
-            desc="simulate",
-            bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]",
-        )
+        self.bar = progress_bar(self.progress, self.t_final, "simulate")
         self.bar.step = self.t_final / 200  # type: ignore[attr-defined]
         started = time.perf_counter()
         try:
@@ -202,7 +193,7 @@ class Run:
             self.solver,
             options,
             switch,
-            None if self.progress is False else self.bar,
+            None if self.bar.disable else self.bar,
             self.max_events + 1 - len(self.record.events),
         )
         self.segments += 1

@@ -112,7 +112,8 @@ def simulate(
             sample is at ``t_final`` even when ``output_dt`` does not divide it.
         progress: Show a tqdm progress bar with an estimate of the time left: True from the
             start, False never, None (default) once the run has lasted
-            :data:`pinext.simulation.run.PROGRESS_DELAY` seconds.
+            :data:`pinext.simulation.progress.PROGRESS_DELAY` seconds (never inside
+            :func:`pinext.simulation.progress.without_bars`: a sweep's workers).
         max_events: Stop with :class:`IntegrationError` after this many events (Zeno guard).
         dt: Step [s] of ``method="timestepping"`` (Moreau–Jean time stepping for many
             contacts, :func:`pinext.simulation.timestepping.simulate_timestepping`; rtol, atol,
@@ -196,7 +197,7 @@ def simulate(
     law: Any = checked_control(control, system, x)
     if period is not None:
         with explained_start(system, given):
-            check_held_loop(system, x, law, period, force)
+            check_held_loop(system, x, law, period, force, t_final)
         law = HeldControl(diverging(system, law), period, system.n_inputs)
     rho = None
     if method == "DOP853" and not momentum:

@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
-from tqdm.auto import tqdm
 
 from ..constraints.mimic import Mimic
 from ..contact.component import ContactComponent
@@ -38,6 +37,7 @@ from ..validation import real, refuse_long_run, thousands
 from .component import Component
 from .controls import checked_control
 from .initial_state import as_initial_state
+from .progress import bar as progress_bar
 from .system import System
 from .trajectory import (
     AUDIT_EXPLICIT,
@@ -200,14 +200,7 @@ def simulate_timestepping(
         )
     if not force and n_steps > TIMED_ABOVE:
         _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compiled)
-    bar = tqdm(
-        total=float(t_final),
-        unit="s",
-        disable=progress is False,
-        delay=2.0 if progress is None else 0.0,
-        desc="timestepping",
-        bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]",
-    )
+    bar = progress_bar(progress, t_final, "timestepping")
     started = time.perf_counter()
     try:
         if not isinstance(compiled, str):

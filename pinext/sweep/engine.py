@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextvars
 import logging
 import os
 import socket
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import InvalidParameter
+from ..simulation.progress import without_bars
 from ..validation import real
 from .dependencies import require
 from .parameters import RESERVED, as_points, point_key, study_name
@@ -100,10 +102,11 @@ def _call(study: Callable[..., Any], point: Mapping[str, Any], timeout: float | 
     if timeout is None:
         return study(**point)
     box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the caller's without_bars() holds in the thread
 
     def target() -> None:
         try:
-            box["raw"] = study(**point)
+            box["raw"] = context.run(study, **point)
         except BaseException as err:  # noqa: BLE001 - handed to the caller's thread
             box["error"] = err
 
@@ -130,10 +133,11 @@ def evaluate(
         longer than ``timeout`` [s]), the error's type, message and innermost location, the
         warnings the point raised (each distinct one once, ``"Category: message"`` joined by
         newlines; none is printed by the worker), the study's wall time [s] and the worker's
-        address.
+        address. The point's runs draw no progress bar (:func:`pinext.simulation.progress.
+        without_bars`): only the sweep's bar shows.
     """
     start = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, without_bars():
         warnings.simplefilter("always")  # every warning of the point, none printed
         results, status, error = _outcome(study, point, timeout)
     said = list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught))

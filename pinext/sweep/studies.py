@@ -79,8 +79,12 @@ def modal(
     return {f"f{i + 1}": float(elastic[i]) if i < elastic.size else math.nan for i in range(modes)}
 
 
-#: Start and displacement of the six_dof_arm's rest-to-rest motion in :func:`drive_tracking`.
-MOTION = (np.array([0.0, 0.6, -1.0, 0.0, 0.5, 0.0]), np.array([0.8, 0.3, -0.4, 0.6, 0.4, -0.8]))
+#: Start and displacement of the six_dof_arm's rest-to-rest motion in :func:`drive_tracking`
+#: and the demo's elastic drives [rad]. Its peak speeds, ``35/16 |dq| / move_time``
+#: (:func:`pinext.planning.rest_to_rest`), keep within the arm's velocity limits (3, 3, 3, 6,
+#: 6, 6 rad/s) for a motion of 0.48 s or longer (0.8 of the shortest shipped duration, 0.6 s):
+#: shoulder_pan 2.3 and wrist_3 3.6 rad/s there, with 24 % left for the tracking error.
+MOTION = (np.array([0.0, 0.6, -1.0, 0.0, 0.5, 0.0]), np.array([0.5, 0.3, -0.4, 0.6, 0.4, -0.8]))
 
 
 def drive_tracking(
