@@ -20,6 +20,7 @@ import pinext as px
 from pinext.check import MAX_SAMPLES, check_model
 from pinext.control import ImpedanceController, JointPD
 from pinext.exceptions import IntegrationError, InvalidParameter, SingularConfiguration
+from pinext.simulation.arguments import MIN_CONTROL_PERIOD
 from pinext.simulation.held_loop import held_pd_period
 
 SLIDER = """<robot name="slider">
@@ -114,7 +115,9 @@ def _arm_impedance(stiffness: float):
 @pytest.mark.parametrize("stiffness", [500.0, 1e9, 1e11, 1e13, 1e15])
 def test_impedance_gain_the_period_cannot_carry_is_refused_at_the_start(stiffness):
     """The issue's ImpedanceController(…, 500) at the default 1 ms, and gains up to 1e15:
-    refused in under a second, naming control_period, the joint and the stable period."""
+    refused in under a second, naming control_period, the joint and the stable period; a
+    stable period shorter than any control_period a run accepts is said to be so, with the
+    other ways out (continuous control, lower gains) instead of an impossible period."""
     system, law = _arm_impedance(stiffness)
     started = time.perf_counter()
     with pytest.raises(InvalidParameter) as caught:
@@ -123,6 +126,16 @@ def test_impedance_gain_the_period_cannot_carry_is_refused_at_the_start(stiffnes
     message = str(caught.value)
     assert "control_period=0.001 s is too long" in message
     assert "wrist_3" in message and "longest stable period" in message
+    assert "control_period=0" in message and "lower the gains" in message
+    stable = float(message.split("longest stable period here is ")[1].split(" s")[0])
+    if stable >= MIN_CONTROL_PERIOD:  # K = 500: 0.61 ms, a period the user can choose
+        assert "shorten control_period" in message
+    else:  # K >= 1e9: 0.4 µs and below, shorter than any period a run accepts
+        assert f"below the shortest control_period a run accepts ({MIN_CONTROL_PERIOD:g} s)" in (
+            message
+        )
+        assert "no sampled period carries these gains" in message
+        assert "shorten control_period" not in message
 
 
 def test_diverging_sampled_run_stops_at_its_first_sign():

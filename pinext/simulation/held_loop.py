@@ -38,6 +38,7 @@ import numpy as np
 from scipy.linalg import expm
 
 from ..exceptions import IntegrationError, InvalidParameter
+from .arguments import MAX_CONTROL_SAMPLES, MIN_CONTROL_PERIOD
 
 if TYPE_CHECKING:
     from .system import System
@@ -121,8 +122,23 @@ def dof_name(system: System, k: int) -> str:
     return f"coordinate {k}"
 
 
+def shortest_period(t_final: float | None) -> float:
+    """The shortest control period [s] a run to ``t_final`` accepts
+    (:func:`pinext.simulation.arguments.control_period_of`): :data:`~pinext.simulation.
+    arguments.MIN_CONTROL_PERIOD`, or longer when the run would take more than
+    :data:`~pinext.simulation.arguments.MAX_CONTROL_SAMPLES` samples."""
+    if t_final is None or not np.isfinite(t_final) or t_final <= 0:
+        return MIN_CONTROL_PERIOD
+    return max(MIN_CONTROL_PERIOD, float(t_final) / MAX_CONTROL_SAMPLES)
+
+
 def check_held_loop(
-    system: System, x0: np.ndarray, law: Callable, period: float, force: bool
+    system: System,
+    x0: np.ndarray,
+    law: Callable,
+    period: float,
+    force: bool,
+    t_final: float | None = None,
 ) -> None:
     """Refuse, at the start, a law held over ``period`` that the hold makes unstable.
 
@@ -144,7 +160,9 @@ def check_held_loop(
         InvalidParameter: The held loop grows by REFUSE_GROWTH or more a period at the
             start (below: a RuntimeWarning with the same message); the message names the joint
             that moves most in the fastest mode, the growth per period, the gains and inertia
-            of that joint, the stable period and the ways out.
+            of that joint, the stable period and the ways out; when that period is below
+            the shortest a run to ``t_final`` accepts (:func:`shortest_period`), it says so
+            and proposes the other ways out (continuous control, lower or damped gains).
     """
     if force or period is None or getattr(law, "controller", None) is None:
         return  # a plain u(t, x) may count its calls: only Controllers are probed
@@ -164,16 +182,30 @@ def check_held_loop(
     gains = a_open - a_closed  # M⁻¹ [K D] on the joints' rows
     k_over_m, d_over_m = float(gains[nv + k, k]), float(gains[nv + k, nv + k])
     shortest = stable_period(a_open, a_closed, period)
+    allowed = shortest_period(t_final)
+    if shortest >= allowed:
+        stable = f"the longest stable period here is {shortest:.3g} s"
+        ways = "shorten control_period, lower the gains or damp them"
+    else:  # no period the run accepts carries these gains: the other ways out
+        stable = (
+            f"the longest stable period here is {shortest:.3g} s"
+            if shortest > 0
+            else f"no period above {period * 2.0**-40:.3g} s is stable"
+        )
+        stable += (
+            f", below the shortest control_period a run accepts ({allowed:g} s): no sampled "
+            "period carries these gains"
+        )
+        ways = "lower the gains or damp them"
     message = (
         f"control_period={period:g} s is too long for the gains of the control law: the "
         f"held loop is unstable at the start, its fastest mode (mostly joint "
         f"{dof_name(system, k)}: stiffness/inertia {k_over_m:.3g} 1/s², damping/inertia "
-        f"{d_over_m:.3g} 1/s) grows by {growth:.4g} times per period; the longest stable "
-        f"period here is {shortest:.3g} s (a PD held on a joint of inertia m needs "
-        "T < min(2 m/d, 2 d/k), Åström & Wittenmark 1997); shorten control_period, lower "
-        "the gains or damp them (a pure P term held is never stable), run the law "
-        "continuously with control_period=0, or pass force=True to see the divergence "
-        "(the run stops at its first sign)"
+        f"{d_over_m:.3g} 1/s) grows by {growth:.4g} times per period; {stable} (a PD held "
+        "on a joint of inertia m needs T < min(2 m/d, 2 d/k), Åström & Wittenmark 1997); "
+        f"{ways} (a pure P term held is never stable), run the law continuously with "
+        "control_period=0, or pass force=True to see the divergence (the run stops at its "
+        "first sign)"
     )
     if growth < REFUSE_GROWTH:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
