@@ -22,6 +22,7 @@ from . import dop853
 from .arguments import explained_start, output_times
 from .chart import Chart, chart_event
 from .component import Component, Event, Phase
+from .cost import CostProbe
 from .linear import fused_rhs
 from .progress import bar as progress_bar
 from .recorder import Recorder
@@ -73,8 +74,10 @@ class Run:
         output_dt: float | None,
         progress: bool | None,
         max_events: int,
+        probe: tuple[str, str] | None = None,
     ) -> None:
         self.system, self.law, self.t_final = system, law, t_final
+        self.probe = probe  # the stiff element and its ways out: the run's pace is judged
         self.method, self.options, self.momentum = method, options, momentum
         self.chosen, self.rho = chosen, rho  # the method asked for; ρ of the start's spectrum
         self.output_dt, self.progress, self.max_events = output_dt, progress, max_events
@@ -104,8 +107,9 @@ class Run:
     def go(self) -> Trajectory:
         """Integrate to ``t_final``; the :class:`Trajectory` with its ``meta["stats"]`` (the
         components' reports on it are :func:`simulate`'s, whose caller their warnings name)."""
-        self.bar = progress_bar(self.progress, self.t_final, "simulate")
-        self.bar.step = self.t_final / 200  # type: ignore[attr-defined]
+        shown = progress_bar(self.progress, self.t_final, "simulate")
+        shown.step = self.t_final / 200  # type: ignore[attr-defined]
+        self.bar = shown if self.probe is None else CostProbe(shown, self.t, *self.probe)
         started = time.perf_counter()
         try:
             while not self.finished:
@@ -122,8 +126,8 @@ class Run:
                     self.apply(owned, fired)
         finally:
             done = self.t >= self.t_final
-            self.bar.update(max(self.bar.total - self.bar.n, 0) if done else 0)
-            self.bar.close()
+            shown.update(max(shown.total - shown.n, 0) if done else 0)
+            shown.close()
         wall = time.perf_counter() - started
         held = self.held
         traj = self.record.trajectory(self.law if held is None else held.applied())
@@ -193,7 +197,7 @@ class Run:
             self.solver,
             options,
             switch,
-            None if self.bar.disable else self.bar,
+            None if self.bar.disable and self.probe is None else self.bar,
             self.max_events + 1 - len(self.record.events),
         )
         self.segments += 1

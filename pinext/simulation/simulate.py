@@ -20,10 +20,17 @@ from .arguments import (
     explained_start,
 )
 from .controls import Controller, as_state_law
+from .cost import stiff_element
 from .held_loop import check_held_loop, diverging
 from .run import STIFF_STEPS, Run
 from .sampling import HeldControl
-from .stiffness import DOP853_STABILITY_BOUND, decaying_fast_modes, report_vibration, spectrum
+from .stiffness import (
+    DOP853_STABILITY_BOUND,
+    decaying_fast_modes,
+    eigenvalues_of,
+    report_vibration,
+    start_matrix,
+)
 from .system import System
 from .trajectory import Trajectory
 
@@ -120,8 +127,10 @@ def simulate(
             max_step and max_events do not apply to it).
         force: Run even when the start estimates a wall time above
             :data:`pinext.validation.LONG_RUN` (a lasting vibration that forces tens of
-            millions of steps, a time step far too small): without it such a run is refused at
-            the start, with the estimate and what shortens it.
+            millions of steps, a time step far too small, a stiff element whose steps the
+            run's first :data:`pinext.simulation.cost.PROBE_SECONDS` of integration measure
+            too short: :class:`pinext.simulation.cost.CostProbe`): without it such a run is
+            refused at the start, with the estimate, the stiff element and what shortens it.
         control_period: Sample period ``T_s`` [s] of the control law: the law is called at
             ``t_k = k T_s`` and its result held until ``t_{k+1}`` (zero-order hold, as a real
             controller and MuJoCo's ``ctrl``), and the dynamics between samples run on the
@@ -199,12 +208,17 @@ def simulate(
         with explained_start(system, given):
             check_held_loop(system, x, law, period, force, t_final)
         law = HeldControl(diverging(system, law), period, system.n_inputs)
-    rho = None
-    if method == "DOP853" and not momentum:
+    rho = element = None
+    if not momentum:  # the start's spectrum, with a continuous Controller's gains in it
+        closed = law if period is None and getattr(law, "controller", None) else None
         with explained_start(system, given):
-            eigenvalues = spectrum(system, x)
+            matrix = start_matrix(system, x, closed)
+            held = None if closed is None else start_matrix(system, x)
+        element = stiff_element(system, matrix, held)
+    if method == "DOP853" and not momentum:
+        eigenvalues = eigenvalues_of(matrix)
         rho = float(np.abs(eigenvalues).max()) if eigenvalues.size else 0.0
-        report_vibration(eigenvalues, t_final, rtol, force)
+        report_vibration(eigenvalues, t_final, rtol, force, element)
         steps = t_final * rho / DOP853_STABILITY_BOUND
         if period is not None and steps <= t_final / period:
             pass  # a sampled law cuts the steps at its period, within DOP853's stability
@@ -243,6 +257,7 @@ def simulate(
         output_dt=output_dt,
         progress=progress,
         max_events=max_events,
+        probe=None if force else element,
     ).go()
     for comp in system.components:  # their warnings (stacklevel 3) name simulate's caller
         comp.report(traj)

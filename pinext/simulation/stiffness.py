@@ -109,8 +109,9 @@ def central_differences(
     return ((f[0::2] - f[1::2]) / (2.0 * steps[:, None])).T
 
 
-def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
-    """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (held inputs zero;
+def _compiled_matrix(system: System, x0: np.ndarray, control: Any = None) -> np.ndarray | None:
+    """∂f/∂y of the initial phase's compiled right-hand side at ``x0`` (the inputs of
+    ``control``, a law that compiles, else zero;
     :func:`central_differences` of :func:`pinext.compiled.phase.rhs_rows`, the only kernel
     it loads), or None when the phase is not compiled. On a chart (angles, rotation vectors
     anchored at ``x0``) y's coordinates are tangent ones at x0, so the spectrum is
@@ -123,7 +124,7 @@ def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
         return None
     phase = system.initial_phase(0.0, x0)
     chart = Chart(system, x0)
-    kernel = compiled.phase_kernel(system, phase, chart, as_control(None, system.n_inputs))
+    kernel = compiled.phase_kernel(system, phase, chart, as_control(control, system.n_inputs))
     if kernel is None:
         return None
     y0 = chart.to_internal(x0)
@@ -142,20 +143,31 @@ def _compiled_matrix(system: System, x0: np.ndarray) -> np.ndarray | None:
     return central_differences(rhs_rows, moved, np.r_[np.zeros(nv), y0[nv:n]])
 
 
-def spectrum(system: System, x0: np.ndarray | None = None) -> np.ndarray:
-    """The eigenvalues of the linearised system at the initial state [1/s] (held inputs zero):
-    of the compiled phase's Jacobian when the phase compiles, else of
-    :func:`linearised_matrix`.
+def start_matrix(system: System, x0: np.ndarray, control: Any = None) -> np.ndarray:
+    """The linearised system at ``x0``: the compiled phase's Jacobian when the phase (and
+    ``control``) compile, else :func:`linearised_matrix`. ``control``: None (inputs zero) or
+    a law evaluated continuously, whose gains then enter the matrix (closed loop)."""
+    x0 = np.asarray(x0, dtype=float)
+    matrix = _compiled_matrix(system, x0, control)
+    return linearised_matrix(system, x0, control) if matrix is None else matrix
+
+
+def spectrum(system: System, x0: np.ndarray | None = None, control: Any = None) -> np.ndarray:
+    """The eigenvalues of the linearised system at the initial state [1/s]
+    (:func:`start_matrix`; held inputs zero, or the closed loop of a continuous ``control``).
 
     Args:
         system: The system.
         x0: Public initial state; default ``system.initial_state()`` (rest, neutral).
+        control: A continuous law whose gains enter the linearisation, or None.
     """
     if x0 is None:
         x0 = system.initial_state()
-    matrix = _compiled_matrix(system, np.asarray(x0, dtype=float))
-    if matrix is None:
-        matrix = linearised_matrix(system, x0)
+    return eigenvalues_of(start_matrix(system, x0, control))
+
+
+def eigenvalues_of(matrix: np.ndarray) -> np.ndarray:
+    """The eigenvalues of a linearised system [1/s] (none for an empty one)."""
     if matrix.size == 0:
         return np.zeros(0, dtype=complex)
     with np.errstate(all="ignore"):
@@ -245,7 +257,11 @@ def dop853_steps(system: System, t_final: float, x0: np.ndarray | None = None) -
 
 
 def report_vibration(
-    eigenvalues: np.ndarray, t_final: float, rtol: float, force: bool = False
+    eigenvalues: np.ndarray,
+    t_final: float,
+    rtol: float,
+    force: bool = False,
+    element: tuple[str, str] | None = None,
 ) -> None:
     """Warn at the start of a run about a vibration that no method can skip
     (:func:`unresolvable_vibrations`) when it forces more than :data:`VIBRATION_STEPS` steps,
@@ -253,15 +269,19 @@ def report_vibration(
     motion excites it (:func:`excited_steps`, ~20 × more at rtol 1e-10); refuse the run
     (unless ``force``) when the
     stability's steps alone take longer than :data:`pinext.validation.LONG_RUN` at
-    :data:`STEP_SECONDS` each."""
+    :data:`STEP_SECONDS` each. ``element``: the stiff element and the ways out of its cost
+    (:func:`pinext.simulation.cost.stiff_element`), named in the message."""
     frequency, steps = unresolvable_vibrations(eigenvalues, t_final)
     remedy = (
         "damp it (a flexible link's damping_ratio, a transmission's damping), make the gear "
         "rigid, or use the rigid model (the limit of a very stiff spring)"
     )
+    source = ""
+    if element is not None:  # the stiff element that sets it (pinext.simulation.cost)
+        source, remedy = f" ({element[0]})", element[1]
     refuse_long_run(
-        f"an undamped vibration at {frequency:.3g} Hz lasts the whole run: resolving it takes "
-        f"at least {thousands(steps)} steps for {t_final:g} s",
+        f"an undamped vibration at {frequency:.3g} Hz{source} lasts the whole run: resolving "
+        f"it takes at least {thousands(steps)} steps for {t_final:g} s",
         steps * STEP_SECONDS,
         force=force,
         hint=remedy,
