@@ -688,9 +688,12 @@ PRICES = {"DC22-24V-40W": 150.0, "DC26-24V-70W": 120.0, "DC32-48V-120W": 200.0,
 
 
 def priced_catalogue(tmp_path: Path, prices: dict[str, float] = PRICES) -> Path:
-    """examples/dc_motors.toml with a price after each motor's mass."""
+    """examples/dc_motors.toml with the test's price after each motor's mass (its own prices,
+    or none for the motors ``prices`` leaves out)."""
     lines, name = [], None
     for line in CATALOGUE.read_text().splitlines():
+        if line.startswith("price = "):
+            continue
         lines.append(line)
         if line.startswith("name = "):
             name = line.split('"')[1]
@@ -1028,12 +1031,14 @@ def test_bad_prices_and_harmonic_drives(tmp_path, arm):
     text = spec.read_text().replace(
         "samples = 401", f'samples = 101\nharmonic_drives = "{HARMONIC}"'
     )
+    no_prices = priced_catalogue(tmp_path, {}).rename(tmp_path / "no_prices.toml")
+    text = text.replace(str(CATALOGUE), str(no_prices))
     spec.write_text(text.replace('minimize = "motor_mass"', 'minimize = "cost"'))
     with pytest.raises(FileFormatError, match=r"catalogue.*'cost'.*without a price: DC22-24V-40W"):
         optimize(spec)
     with pytest.raises(InvalidParameter, match=r"^catalogue: .*DC40-48V-150W"):
         DriveProblem(arm, pick_and_place(), {"elbow": {"motor": "catalogue"}},
-                     catalogue=load_catalogue(CATALOGUE), minimize="cost")  # fmt: skip
+                     catalogue=load_catalogue(no_prices), minimize="cost")  # fmt: skip
     unpriced = tmp_path / "unpriced.toml"
     lines = HARMONIC.read_text().splitlines()
     unpriced.write_text("\n".join(line for line in lines if not line.startswith("price")))
