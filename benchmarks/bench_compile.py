@@ -45,7 +45,7 @@ px.simulate(px.load_robot("six_dof_arm"), 0.3, method="Radau", progress=False)
     "controller at 1 kHz": """
 import pinext as px
 system = px.System(px.load_robot("six_dof_arm"))
-px.simulate(system, 0.3, control=lambda t, q, v, sensors: -5.0 * v, progress=False)
+px.simulate(system, 0.3, control=lambda t, q, v, sensors: -0.1 * v, progress=False)
 """,
     "time stepping": """
 import pinext as px

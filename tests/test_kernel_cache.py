@@ -147,3 +147,45 @@ def test_an_edit_of_an_inlined_source_reaches_the_cached_kernel_that_inlines_it(
     (package / "low.py").write_text(LOW.format("21.5"))
     assert _run(RUN_TOP, env=env) == {"twice": 43.0, "cached": False}
     assert _run(RUN_TOP, env=env) == {"twice": 43.0, "cached": True}
+
+
+RUN_LINKED = """
+import json
+from toy.top import twice
+from toy.low import value
+result = twice()
+(top,) = twice.overloads.values()
+(low,) = value.overloads.values()
+symbol = low.fndesc.mangled_name
+functions = {f.name: f.is_declaration for f in top.library._final_module.functions}
+print(json.dumps({
+    "twice": result,
+    "cached": [bool(twice.stats.cache_hits), bool(value.stats.cache_hits)],
+    # compiled here: the caller's module declares the callee instead of holding a copy of it
+    "declared": functions.get(symbol) if not twice.stats.cache_hits else None,
+}))
+"""
+
+
+def test_a_kernel_is_compiled_once_and_its_callers_call_it_by_symbol(tmp_path):
+    """A kernel that is not inlined (``cached()`` without ``forceinline``) is compiled once:
+    a kernel calling it declares its symbol instead of linking, optimising and compiling a
+    copy of its body. A new process loads the callee before the caller's machine code; when
+    the callee's cache entry is gone and it compiles again, the caller is either loaded (same
+    symbol) or compiled again, never left calling a symbol that is not there."""
+    package = tmp_path / "src" / "toy"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "low.py").write_text(LOW.format("1.5"))
+    (package / "top.py").write_text(TOP)
+    env = {
+        "PYTHONPATH": os.pathsep.join([str(package.parent), os.environ.get("PYTHONPATH", "")]),
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    first = _run(RUN_LINKED, env=env)
+    assert first == {"twice": 3.0, "cached": [False, False], "declared": True}
+    assert _run(RUN_LINKED, env=env) == {"twice": 3.0, "cached": [True, True], "declared": None}
+    for stale in (tmp_path / "cache").rglob("low.value*"):
+        stale.unlink()
+    third = _run(RUN_LINKED, env=env)
+    assert third["twice"] == 3.0 and third["cached"][1] is False

@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 
-@kernel
+@helper
 def _value(P, e, t, y, evs):
     """Event e at (t, y) (:func:`pinext.simulation.events.event_value`), the phase's
     reactions ``P.lam``, layer force ``P.layer.out`` and watched gaps ``P.frames.gap``
@@ -80,7 +80,7 @@ def _evaluate(P, t, y, reads, tmp):
         gaps(P, y)
 
 
-@kernel
+@helper
 def _event(P, e, t, y, evs, tmp):
     """Event e at (t, y) (:func:`_value`), once what it reads is evaluated
     (:func:`pinext.simulation.events.event_reads`)."""

@@ -141,7 +141,7 @@ class PhaseKernel(NamedTuple):
     layer: _layers.LayerWork = _layers.NONE
 
 
-@kernel
+@helper
 def _sample(P, t, out, rate):
     """The schedule (P.u_times, P.u_values) at t into ``out``: constant, held (zero-order) or
     interpolated (np.interp's end rule), and its slope into ``rate`` (zero held, constant or
@@ -177,7 +177,7 @@ def _sample(P, t, out, rate):
                 rate[j] = (values[i + 1, j] - values[i, j]) / span
 
 
-@kernel
+@helper
 def _inputs(P, t, y, u):
     """u(t, y): the schedule (:func:`_sample`), or with a joint PD law its torques
     (:func:`pd_torques`), or those held since the PD law's last sample, or a Cartesian PD
@@ -194,7 +194,7 @@ def _inputs(P, t, y, u):
         pd_torques(P, t, y, u)
 
 
-@kernel
+@helper
 def pd_torques(P, t, y, u):
     """The joint PD law ``u_j = K_p,j (q_r − q)_j + K_d,j (q̇_r − q̇)_j`` on one-DOF joints, the
     reference q_r(t) the schedule and q̇_r its slope (:class:`pinext.control.JointPD`, its
@@ -225,7 +225,7 @@ def pd_torques(P, t, y, u):
             u[j] += terms[0, j] * (y[j] - terms[2, j]) + terms[1, j] * y[nv + j]
 
 
-@kernel
+@helper
 def _locked_rows(P, y, a):
     """The phase's rows ``J a + γ = 0`` on the free accelerations ``a`` (in place), as the
     acceleration step (:class:`pinext.simulation.step.AccelerationStep`) solves them
@@ -370,7 +370,7 @@ def _locked_rows(P, y, a):
         lam[i] = acc
 
 
-@kernel
+@helper
 def _environments(P, nv):
     """The reactions of the rows on environment masses (:func:`_locked_rows`) pushing the
     masses: ``s̈_e −= λ / m_e`` in P.lin."""
@@ -382,7 +382,7 @@ def _environments(P, nv):
             P.lin[e + 1 - nv] -= P.lam[n_joint + i] * fw.row_inverse_mass[i]
 
 
-@kernel
+@helper
 def _configuration(P, y):
     """P.q = the public configuration of the internal coordinates y[:nv] (the chart of
     :class:`pinext.simulation.chart.Angles`, anchored at P.anchor)."""

@@ -40,7 +40,7 @@ from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
 from .jit import cached
 from .phase import _configuration, _inputs, _locked_rows, evaluate, rhs
-from .spatial import kernel
+from .spatial import helper, kernel
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
 TI = np.ascontiguousarray(_sr.TI, dtype=np.float64)
@@ -485,7 +485,7 @@ def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
     st[_T] = t
 
 
-@kernel
+@helper
 def _event(Pk, e, t, y, evs, tmp):
     """Event e at (t, y) (:func:`pinext.compiled.events._event`: a REACTION evaluates the
     right-hand side into tmp)."""

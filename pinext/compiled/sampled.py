@@ -28,7 +28,7 @@ from . import events as _events
 from . import radau as _rad
 from .jit import cached
 from .phase import pd_torques
-from .spatial import kernel
+from .spatial import helper, kernel
 
 #: ``callback.function(t, y) -> (u, t_next)``: the input held from t for the internal state y,
 #: and the next sample time [s]; set by :func:`pinext.compiled.path.solve` for its thread.
@@ -50,7 +50,7 @@ def _python_sample(u_values, t, y):
     return t_next
 
 
-@kernel
+@helper
 def _held_sample(P, t, y):
     """A PD law held in the kernel (:attr:`PhaseKernel.pd_held`): its torques at (t, y) into
     P.pd_u and the sample's record; returns the next sample time, as
@@ -64,7 +64,7 @@ def _held_sample(P, t, y):
     return (np.floor(t / P.pd_period + SAME_SAMPLE) + 1.0) * P.pd_period
 
 
-@kernel
+@helper
 def _next(P, t, y):
     """The input held from the sample at t and the next sample time: from the PD law held in
     the kernel (:func:`_held_sample`), or from Python (:func:`_python_sample`)."""
