@@ -190,8 +190,12 @@ def _declaring(dispatcher: Any, add_overload: Callable) -> Callable:
         if cres.objectmode:
             return
         function = dispatcher.py_func
-        key = (function.__module__, function.__qualname__, tuple(cres.signature.args),
-               cres.fndesc.mangled_name)
+        key = (
+            function.__module__,
+            function.__qualname__,
+            tuple(cres.signature.args),
+            cres.fndesc.mangled_name,
+        )
         for _, implementation in dispatcher.targetctx._defns[cres.entry_point].versions:
             if getattr(implementation, "libs", ()) == (cres.library,):
                 implementation.libs = (_Declared(cres.library, key),)

@@ -28,7 +28,7 @@ from . import events as _events
 from . import radau as _rad
 from .jit import cached
 from .phase import pd_torques
-from .spatial import helper, kernel
+from .spatial import helper
 
 #: ``callback.function(t, y) -> (u, t_next)``: the input held from t for the internal state y,
 #: and the next sample time [s]; set by :func:`pinext.compiled.path.solve` for its thread.
