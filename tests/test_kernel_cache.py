@@ -189,3 +189,13 @@ def test_a_kernel_is_compiled_once_and_its_callers_call_it_by_symbol(tmp_path):
         stale.unlink()
     third = _run(RUN_LINKED, env=env)
     assert third["twice"] == 3.0 and third["cached"][1] is False
+
+
+def test_an_entry_of_another_layout_compiles_again():
+    """A cache entry written by an older pinext (Numba's payload alone, without the list of
+    kernels it calls) is a miss, not an error: the kernel compiles again."""
+    from pinext.compiled.jit import _Impl
+
+    impl = _Impl.__new__(_Impl)
+    for old in (("name", "object", b"code", 0, 1, 2, 3), ("name", [1, 2])):
+        assert impl.rebuild(None, old) is None

@@ -36,6 +36,8 @@ from numba.core.codegen import JITCodeLibrary
 
 from ._cache import source_digest
 
+HERE = Path(__file__).resolve()
+
 
 class _Library(JITCodeLibrary):
     """A library loaded from the cache whose bitcode is parsed on first use, when a new
@@ -134,6 +136,8 @@ class _Impl(CompileResultCacheImpl):
         return (_dependencies(cres.library), super().reduce(cres))
 
     def rebuild(self, target_context: Any, payload: Any) -> Any:
+        if not (isinstance(payload, tuple) and len(payload) == 2 and isinstance(payload[0], list)):
+            return None  # an entry of another layout (an older pinext): compile again
         dependencies, payload = payload
         if not _load(dependencies):
             return None
@@ -162,7 +166,10 @@ class _KernelCache(FunctionCache):
 
     def _index_key(self, sig: Any, codegen: Any) -> tuple:
         source = Path(self._py_func.__code__.co_filename)
-        return (*super()._index_key(sig, codegen), source_digest(source))
+        # this module's own sources too: a kernel made of another package's function (a
+        # rotation helper of pinext.dynamics) does not import them, but its entry's layout
+        # (:meth:`_Impl.reduce`) and its machine code's linking are theirs
+        return (*super()._index_key(sig, codegen), source_digest(source), source_digest(HERE))
 
 
 def cached(**options: Any) -> Callable[[Callable], Any]:
