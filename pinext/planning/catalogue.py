@@ -88,6 +88,15 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise FileFormatError(str(path), "TOML", str(err)) from None
 
 
+def _known_keys(path: Path, where: str, entry: Mapping[str, Any], valid: tuple[str, ...]) -> None:
+    """Refuse an entry of a catalogue with keys outside ``valid``, naming them and the valid."""
+    unknown = [key for key in entry if key not in valid]
+    if unknown:
+        raise FileFormatError(
+            str(path), where, f"unknown keys {unknown}; valid keys: {', '.join(valid)}"
+        )
+
+
 def load_catalogue(path: str | Path) -> dict[str, CatalogueMotor]:
     """Read a TOML motor catalogue: ``[[motor]]`` tables with ``name``, ``voltage`` [V], the
     :class:`~pinext.DCMotor` parameters, and the ratings ``rated_torque`` [N.m],
@@ -106,11 +115,7 @@ def load_catalogue(path: str | Path) -> dict[str, CatalogueMotor]:
     out: dict[str, CatalogueMotor] = {}
     for k, entry in enumerate(entries):
         where = f"motor[{k}]"
-        unknown = [key for key in entry if key not in valid]
-        if unknown:
-            raise FileFormatError(
-                str(path), where, f"unknown keys {unknown}; valid keys: {', '.join(valid)}"
-            )
+        _known_keys(path, where, entry, valid)
         try:
             motor = DCMotor(
                 **{key: entry[key] for key in MOTOR_KEYS if key in entry},
@@ -166,11 +171,7 @@ def load_harmonic_drives(path: str | Path) -> dict[str, HarmonicDrive]:
     out: dict[str, HarmonicDrive] = {}
     for k, entry in enumerate(entries):
         where = f"harmonic_drive[{k}]"
-        unknown = [key for key in entry if key not in HARMONIC_KEYS]
-        if unknown:
-            raise FileFormatError(
-                str(path), where, f"unknown keys {unknown}; valid keys: {', '.join(HARMONIC_KEYS)}"
-            )
+        _known_keys(path, where, entry, HARMONIC_KEYS)
         try:
             name = entry["name"]
             if not isinstance(name, str) or not name or name in out:
