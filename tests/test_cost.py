@@ -15,7 +15,7 @@ import pinext as px
 from pinext import validation
 from pinext.control import ImpedanceController, JointPD
 from pinext.exceptions import PinextError
-from pinext.simulation.cost import CostProbe, stiff_element
+from pinext.simulation.cost import PAUSE, CostProbe, stiff_element
 from pinext.simulation.stiffness import start_matrix
 
 #: Compiled path only: the rule is about the run's real cost (the Python path's own
@@ -127,6 +127,42 @@ def test_the_probe_extrapolates_the_pace_and_stops_judging():
         time.sleep(0.01)
         fast.update(1e-4)
     assert not fast.judging and fast.step == Bar.step
+
+
+def test_the_probe_judges_a_steady_pace_after_any_pause():
+    """A pace that grows 20 % every 0.1 s (steps growing out of a transient) projects beyond
+    the limit on its first reports but is let through, as a run like it finishes in
+    seconds; a pause longer than PAUSE (a kernel compiled at a first impact) is not counted
+    as integration: a fast run with one is let through, a slow one is still refused."""
+
+    class Bar:
+        total, step, disable = 0.05, 2.5e-4, True
+
+        def update(self, advance):
+            pass
+
+    growing = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    growing.update(0.0)
+    advance = 1e-8
+    for _ in range(100):
+        time.sleep(0.01)
+        growing.update(advance)
+        advance *= 1.2**0.1
+    assert not growing.judging
+    paused = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    paused.update(0.0)
+    time.sleep(PAUSE + 0.2)
+    for _ in range(100):
+        time.sleep(0.01)
+        paused.update(1e-4)
+    assert not paused.judging
+    slow = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    slow.update(0.0)
+    time.sleep(PAUSE + 0.2)
+    with pytest.raises(PinextError, match="steady pace"):
+        for _ in range(100):
+            time.sleep(0.01)
+            slow.update(1e-8)
 
 
 def test_the_stiff_element_is_named_from_the_fastest_mode():

@@ -38,6 +38,13 @@ PROBE_SECONDS = 0.3
 #: Wall time [s] of integration after which the probe stops judging: a refusal comes within
 #: the first second of a run, or not at all.
 PROBE_END = 0.8
+#: A pause [s] between two reports longer than this is not a step (a kernel compiled at a
+#: first impact, a law's first call): the probe measures again from the report after it.
+PAUSE = 0.5
+#: A run whose pace over the last third of the probe's window is this many times its pace
+#: over the first third is leaving a transient (the steps growing after a fast start, a
+#: damped mode or an electrical time constant dying out): it is not judged on that window.
+SPEEDING_UP = 1.25
 
 
 class CostProbe:
@@ -48,13 +55,19 @@ class CostProbe:
     element (:func:`stiff_element`) and the ways out. It forwards to the tqdm bar it wraps
     (which the compiled loop and the right-hand sides call), and asks for reports at every
     evaluation that advances time while it judges (``step`` 0), at the bar's own rate
-    after."""
+    after.
+
+    The pace is that of the window's last third, and only a steady one is judged: a run
+    whose steps still grow (its pace :data:`SPEEDING_UP` times that of the first third) is
+    judged again at the next report, and let through at :data:`PROBE_END`. A pause longer
+    than :data:`PAUSE` between two reports (a compilation, not a step) starts the window
+    again."""
 
     def __init__(self, bar: Any, t_start: float, element: str, ways: str) -> None:
         self.bar, self.element, self.ways = bar, element, ways
-        self.t_start = self.t_began = self.n = t_start  # (a disabled tqdm bar counts nothing)
+        self.t_start = self.n = t_start  # (a disabled tqdm bar counts nothing)
         self.total = float(bar.total)
-        self.began: float | None = None  # wall time of the first report
+        self.window: list[tuple[float, float]] = []  # (wall time, simulated time) reports
         self.judging = True
         self.own_step = getattr(bar, "step", 0.0)
 
@@ -72,27 +85,36 @@ class CostProbe:
         self.n += advance
         if not self.judging:
             return
-        now = time.perf_counter()
-        if self.began is None:
-            self.began, self.t_began = now, self.n
-            return
-        spent = now - self.began
+        now, window = time.perf_counter(), self.window
+        if window and now - window[-1][0] > PAUSE:
+            window.clear()
+        if not window or now - window[-1][0] >= PAUSE / 10:  # a few hundred reports at most
+            window.append((now, self.n))
+        spent = now - window[0][0]
         if spent < PROBE_SECONDS:
             return
         if spent > PROBE_END:
             self.judging = False
-        done, left = self.n - self.t_began, self.total - self.n
-        estimate = spent + (np.inf if done <= 0 else left * spent / done)
+            return
+        start = window[0][0]
+        one = next(report for report in window if report[0] >= start + spent / 3)
+        two = next(report for report in window if report[0] >= start + 2 * spent / 3)
+        first = (one[1] - window[0][1]) / max(one[0] - start, 1e-9)
+        last = (self.n - two[1]) / max(now - two[0], 1e-9)
+        if last > SPEEDING_UP * first:
+            return
+        left = self.total - self.n
+        estimate = np.inf if last <= 0 else left / last
         if not estimate > validation.LONG_RUN:
             return
         self.judging = False
         raise InvalidParameter(
-            f"the run would take about {duration_text(estimate)} (more than the long-run "
-            f"limit, {duration_text(validation.LONG_RUN)}): after {spent:.2g} s of wall time "
-            f"it has integrated {done:.3g} s of {self.total - self.t_start:g} s; "
-            f"{self.element} sets its steps (its mode's period, and the rounding of the "
-            f"spring's force, which its error estimate reads, shrink them); {self.ways}, or "
-            "pass force=True to run it anyway"
+            f"the run would take about {duration_text(spent + estimate)} (more than the "
+            f"long-run limit, {duration_text(validation.LONG_RUN)}): after {spent:.2g} s of "
+            f"wall time it has integrated {self.n - window[0][1]:.3g} s of "
+            f"{self.total - self.t_start:g} s at a steady pace; {self.element} sets its steps "
+            f"(its mode's period, and the rounding of the spring's force, which its error "
+            f"estimate reads, shrink them); {self.ways}, or pass force=True to run it anyway"
         )
 
 
