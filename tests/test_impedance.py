@@ -116,3 +116,23 @@ def test_bad_gains():
         ImpedanceController(system, "pen_tip", np.zeros(3), 100.0)
     with pytest.raises(px.exceptions.NameNotFound, match="pen_tip"):
         ImpedanceController(system, "pen", pin.SE3.Identity(), 100.0)
+
+
+def test_a_robot_is_controlled_as_simulate_wraps_it():
+    """Before: ``ImpedanceController(robot, …)`` ended in ``AttributeError: 'Robot' object has
+    no attribute 'n_inputs'``. A Robot is taken as JointPD and CartesianPD take it (the System
+    simulate makes of it, joint torques as inputs); anything else is refused naming what is
+    valid."""
+    robot = px.load_robot("six_dof_arm")
+    q0 = np.array([0.3, -0.6, 1.2, -0.4, 0.8, 0.2])
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q0)
+    pose = data.oMf[robot.model.getFrameId("pen_tip")]
+    law = ImpedanceController(robot, "pen_tip", pose, 50.0)
+    on_system = ImpedanceController(px.System(robot), "pen_tip", pose, 50.0)
+    v = np.linspace(-0.2, 0.3, 6)
+    np.testing.assert_array_equal(law(0.0, q0, v, {}), on_system(0.0, q0, v, {}))
+    traj = px.simulate(robot, 0.01, q0=q0, control=law, control_period=0, progress=False)
+    assert traj.t[-1] == pytest.approx(0.01, abs=1e-12)
+    with pytest.raises(InvalidParameter, match="expected a pinext.Robot"):
+        ImpedanceController("six_dof_arm", "pen_tip", pose, 50.0)

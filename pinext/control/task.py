@@ -27,6 +27,7 @@ from ..model import resolve_frame
 from ..validation import describe, real, vector
 from .actuation import MOTOR_BANDWIDTH, Actuation
 from .base import Controller
+from .drive_reference import as_system
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -127,7 +128,8 @@ class TaskSpaceController(Controller):
 
     Args:
         system: The System to control (its model, with the drives' armature, is the
-            controller's model: an exact model of the mechanism).
+            controller's model: an exact model of the mechanism), or a Robot, wrapped as
+            :func:`pinext.simulate` wraps it (joint torques as its inputs).
         frame: The controlled frame.
         target: A fixed ``pin.SE3`` or a :data:`Target`.
         null_damping: d_n [N.m.s/rad] on the null-space motion (redundant arms).
@@ -149,6 +151,7 @@ class TaskSpaceController(Controller):
         motor_bandwidth: float = MOTOR_BANDWIDTH,
         reference_damping: float | None = None,
     ) -> None:
+        system = as_system(system)  # a Robot as simulate wraps it; anything else refused
         self.actuation = Actuation(system, motor_bandwidth)
         # the mechanism as the law sees it: elastic drives' rotors move with their links
         self.model = system.model.copy()
