@@ -181,3 +181,22 @@ def test_bad_options():
         HybridForceMotionController(system, FRAME, goal, [1.0, 2.0])
     with pytest.raises(InvalidParameter, match="force_damping"):
         HybridForceMotionController(system, FRAME, goal, 1.0, force_damping=-1.0)
+
+
+def test_non_finite_gains_are_named_as_such():
+    """Before: ``force=nan`` gave "force must be a number or 1 numbers [N or N.m], got nan"
+    (nan is a number); the message now says finite, and how many values for the axes."""
+    system = px.System(px.load_robot("six_dof_arm"))
+    goal = pin.SE3.Identity()
+    with pytest.raises(
+        InvalidParameter, match=r"force must be a finite number \[N or N.m\], got nan"
+    ):
+        HybridForceMotionController(system, FRAME, goal, float("nan"))
+    with pytest.raises(
+        InvalidParameter,
+        match=r"force_damping must be a finite number >= 0 or 2 of them \(one per force axis: "
+        r"z, x\) .*got '200'",
+    ):
+        HybridForceMotionController(system, FRAME, goal, 1.0, force_axes="z x", force_damping="200")
+    with pytest.raises(InvalidParameter, match=r"bandwidth .* or 6 of them \(one per x, y, z"):
+        HybridForceMotionController(system, FRAME, goal, 1.0, bandwidth=[1.0, 2.0])

@@ -127,27 +127,34 @@ class HybridForceMotionController(TaskSpaceController):
         self.selection = axes[:, [COORDINATE_NAMES.index(a) for a in self.axes]].T  # A (k×6)
         self.motion = np.eye(6) - self.selection.T @ self.selection  # Ω
         k = len(self.axes)
-        self.force = self._per(force, k, "force", "[N or N.m]", positive=False)
-        self.force_damping = self._per(force_damping, k, "force_damping", "[N.s/m]")
+        per = f"one per force axis: {', '.join(self.axes)}"
+        self.force = self._per(force, k, "force", "[N or N.m]", positive=False, per=per)
+        self.force_damping = self._per(
+            force_damping, k, "force_damping", "[N.s/m or N.m.s/rad]", per=per
+        )
         self._approach(self.axes, self.force, self.force_damping)
-        omega = self._per(bandwidth, 6, "bandwidth", "[rad/s]")
+        omega = self._per(
+            bandwidth, 6, "bandwidth", "[rad/s]", per="one per " + ", ".join(COORDINATE_NAMES)
+        )
         self.kp, self.kd = np.diag(omega**2), np.diag(2.0 * omega)
 
     @staticmethod
-    def _per(value: Any, n: int, name: str, unit: str, positive: bool = True) -> np.ndarray:
-        kind = "non-negative numbers" if positive else "numbers"
+    def _per(
+        value: Any, n: int, name: str, unit: str, positive: bool = True, per: str = ""
+    ) -> np.ndarray:
+        kind = "a finite number >= 0" if positive else "a finite number"
+        several = f" or {n} of them ({per})" if n > 1 else ""
+        message = f"{name} must be {kind}{several} {unit}, got {value!r}"
         try:
             if isinstance(value, (str, bytes, bool, np.bool_)):
                 raise TypeError
             arr = np.array(value, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise InvalidParameter(
-                f"{name} must be a number or {n} {kind} {unit}, got {value!r}"
-            ) from None
+            raise InvalidParameter(message) from None
         if arr.size == 1:
             arr = np.full(n, float(arr[0]))
         if arr.shape != (n,) or not np.all(np.isfinite(arr)) or (positive and np.any(arr < 0)):
-            raise InvalidParameter(f"{name} must be a number or {n} {kind} {unit}, got {value!r}")
+            raise InvalidParameter(message)
         return arr
 
     @staticmethod
