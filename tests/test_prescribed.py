@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -140,3 +142,21 @@ def test_a_continuous_crank_is_prescribed_as_the_revolute_one(tmp_path):
     torque, expected = traj.outputs["crank.torque"][:, 0], reference.outputs["crank.torque"][:, 0]
     assert np.abs(torque - expected).max() < 1e-8 * (1 + np.abs(expected).max())
     assert traj.energy_balance().max_relative() < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("law", "options", "named"),
+    [
+        (lambda t: None, {}, "the position law's value"),
+        (np.sin, {"velocity": lambda t: None}, "velocity(t)"),
+    ],
+)
+def test_a_law_that_returns_none_is_named(law, options, named):
+    """Before: a law returning None was read as NaN ("the law gave non-finite values (q, qd,
+    qdd) = (nan, nan, nan)"); now the value is named as not a number, with what is valid."""
+    robot = px.load_urdf(px.robot_path("planar3r"))
+    system = px.System(robot, components=[px.Prescribed("joint1", law, **options)])
+    with pytest.raises(
+        InvalidParameter, match=rf"{re.escape(named)} must be one number .*got None"
+    ):
+        px.simulate(system, 0.01, progress=False)

@@ -242,8 +242,9 @@ def _checked_law(name: str, law: Any):
 
 
 def _number(name: str, value: Any) -> float:
-    """One number from a law: a float, or an array with one entry."""
-    if isinstance(value, (str, bytes)) or np.size(value) != 1:
+    """One number from a law: a float, or an array with one entry (None is not one: numpy
+    would read it as NaN)."""
+    if value is None or isinstance(value, (str, bytes)) or np.size(value) != 1:
         raise InvalidParameter(
             f"{name} must be one number [rad or m] or a triple (q, qd, qdd) of numbers, got "
             f"{describe(value)}"
