@@ -136,3 +136,17 @@ def test_a_robot_is_controlled_as_simulate_wraps_it():
     assert traj.t[-1] == pytest.approx(0.01, abs=1e-12)
     with pytest.raises(InvalidParameter, match="expected a pinext.Robot"):
         ImpedanceController("six_dof_arm", "pen_tip", pose, 50.0)
+
+
+def test_a_gain_not_positive_semi_definite_is_shown():
+    """Before: "stiffness must be symmetric positive semi-definite [N/m | N.m/rad]", without
+    the value given; the message now shows it and what is wrong with it."""
+    system = px.System(px.load_robot("six_dof_arm"))
+    with pytest.raises(InvalidParameter, match=r"stiffness .*got -1.0, of smallest eigenvalue -1"):
+        ImpedanceController(system, "pen_tip", pin.SE3.Identity(), -1.0)
+    skew = np.eye(6)
+    skew[0, 1] = 5.0
+    with pytest.raises(
+        InvalidParameter, match=r"damping .* \|damping\[i, j\] - damping\[j, i\]\| is 5"
+    ):
+        ImpedanceController(system, "pen_tip", pin.SE3.Identity(), 100.0, skew)

@@ -104,10 +104,19 @@ def gains(value: Any, name: str, unit: str) -> np.ndarray:
         raise InvalidParameter(f"{name} must be {forms}, got shape {np.shape(value)}")
     if not np.all(np.isfinite(arr)):
         raise InvalidParameter(f"{name} must be finite {unit}, got {value!r}")
-    if np.abs(arr - arr.T).max() > 1e-12 * (1 + np.abs(arr).max()) or (
-        np.linalg.eigvalsh(arr)[0] < -1e-12 * (1 + np.abs(arr).max())
-    ):
-        raise InvalidParameter(f"{name} must be symmetric positive semi-definite {unit}")
+    scale = 1e-12 * (1 + np.abs(arr).max())
+    asymmetry = np.abs(arr - arr.T).max()
+    if asymmetry > scale:
+        raise InvalidParameter(
+            f"{name} must be symmetric positive semi-definite {unit}, got a matrix whose "
+            f"largest |{name}[i, j] - {name}[j, i]| is {asymmetry:.3g}: {value!r}"
+        )
+    lowest = np.linalg.eigvalsh(arr)[0]
+    if lowest < -scale:
+        raise InvalidParameter(
+            f"{name} must be symmetric positive semi-definite {unit} (a negative gain "
+            f"pushes away from the target), got {value!r}, of smallest eigenvalue {lowest:.3g}"
+        )
     return arr
 
 
