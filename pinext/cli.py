@@ -14,6 +14,7 @@ import numpy as np
 
 from ._format import table
 from .exceptions import InvalidParameter, PinextError
+from .validation import real
 
 
 def _looks_like_path(text: str) -> bool:
@@ -131,11 +132,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from .simulation import System, simulate
 
     out = _output_path("--out", args.out, "result.npz")
+    # the flags as the user typed them (simulate would name its own arguments, t_final and
+    # output_dt), checked before the robot is loaded
+    duration = real("--duration", args.duration, unit="[s] (simulated time)", low=0, strict=True)
+    if args.output_dt is not None:  # (omitted: the solver's steps)
+        real("--output-dt", args.output_dt, unit="[s] (sample period)", low=0, strict=True)
     robot = _load(args)
     system = System(robot)
     traj = simulate(
         system,
-        args.duration,
+        duration,
         q0=args.q0,
         control=_torques(robot, system, args.torque),
         method=args.method,

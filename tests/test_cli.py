@@ -98,3 +98,22 @@ def test_unknown_joint_in_torque_suggests(robots_dir, tmp_path, capsys):
     argv = ["simulate", "ur5", "--duration", "0.1", "--out", str(tmp_path / "r.npz")]
     assert main([*argv, "--torque", "elbow=1", "--quiet"]) == 2
     assert "Did you mean 'elbow_joint'" in capsys.readouterr().err
+
+
+def test_simulate_names_the_flags_the_user_typed(tmp_path, capsys):
+    """Before: ``--duration nan`` said "t_final must be ..." and ``--output-dt -1`` "output_dt
+    must be None ...", names of the Python API the command line does not show. Refused before
+    the robot is loaded, exit 2, nothing written."""
+    out = tmp_path / "r.npz"
+    for flags, message in [
+        (
+            ["--duration", "nan"],
+            "--duration must be a finite number > 0 [s] (simulated time), got nan",
+        ),
+        (["--duration", "0"], "--duration must be a finite number > 0"),
+        (["--duration", "1", "--output-dt", "-1"], "--output-dt must be a finite number > 0"),
+        (["--duration", "1", "--output-dt", "inf"], "--output-dt must be a finite number > 0"),
+    ]:
+        assert main(["simulate", "planar3r", *flags, "--out", str(out), "--quiet"]) == 2
+        assert message in capsys.readouterr().err
+    assert not out.exists()
