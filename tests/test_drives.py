@@ -313,6 +313,38 @@ def test_bad_parameters_are_rejected():
         LinearActuator([[0, 1], [0, 0]], [0, 1.0], [0, 1], [0, 1])
 
 
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: Gear("fast"),
+            "transmission ratio must be a number [-] (non-zero, finite), got 'fast'",
+        ),
+        (lambda: Gear(None), "transmission ratio must be a number"),
+        (
+            lambda: ElasticTransmission(50, "stiff"),
+            "stiffness must be a number [N.m/rad], got 'stiff'",
+        ),
+        (
+            lambda: ElasticTransmission(50, 1e4, damping=None),
+            "damping must be a number [N.m.s/rad]",
+        ),
+        (lambda: Gear(50, input_inertia="big"), "input_inertia must be a number [kg.m^2]"),
+        (
+            lambda: ElasticTransmission(50, -1.0),
+            "stiffness must be > 0 and finite [N.m/rad], got -1",
+        ),
+    ],
+)
+def test_a_transmission_parameter_that_is_not_a_number_is_named(make, message):
+    """Before: ``Gear("fast")`` ended in numpy's "could not convert string to float" (a plain
+    ValueError), ``ElasticTransmission(50, "stiff")`` likewise; now each names the parameter,
+    its unit and the value given."""
+    with pytest.raises(InvalidParameter) as caught:
+        make()
+    assert message in str(caught.value)
+
+
 def test_unknown_joint_in_drives_lists_the_joints(pendulum):
     with pytest.raises(NameNotFound) as err:
         px.System(pendulum, drives={"elbow": Drive(motor(), Gear(10))})

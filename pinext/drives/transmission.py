@@ -13,11 +13,19 @@ from ..validation import real
 from .base import shared_copy
 
 
-def _finite(name: str, value: float, *, low: float = 0.0, strict: bool = False) -> float:
-    value = float(value)
+def _number(name: str, value: object, unit: str) -> float:
+    """``value`` as a float; what cannot be one (text, None) is refused naming ``name``."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InvalidParameter(f"{name} must be a number {unit}, got {value!r}") from None
+
+
+def _finite(name: str, value: float, unit: str, *, low: float = 0.0, strict: bool = False) -> float:
+    value = _number(name, value, unit)
     if not math.isfinite(value) or value < low or (strict and value == low):
         raise InvalidParameter(
-            f"{name} must be {'>' if strict else '>='} {low:g} and finite, got {value}"
+            f"{name} must be {'>' if strict else '>='} {low:g} and finite {unit}, got {value}"
         )
     return value
 
@@ -51,12 +59,16 @@ class Transmission(abc.ABC):
     backlash: float = 0.0
 
     def _check_common(self) -> None:
-        ratio = float(self.ratio)
+        ratio = _number("transmission ratio", self.ratio, "[-] (non-zero, finite)")
         if not math.isfinite(ratio) or ratio == 0:
             raise InvalidParameter(f"transmission ratio must be non-zero and finite, got {ratio}")
         object.__setattr__(self, "ratio", ratio)
-        object.__setattr__(self, "input_inertia", _finite("input_inertia", self.input_inertia))
-        object.__setattr__(self, "output_inertia", _finite("output_inertia", self.output_inertia))
+        object.__setattr__(
+            self, "input_inertia", _finite("input_inertia", self.input_inertia, "[kg.m^2]")
+        )
+        object.__setattr__(
+            self, "output_inertia", _finite("output_inertia", self.output_inertia, "[kg.m^2]")
+        )
 
     @property
     @abc.abstractmethod
@@ -182,8 +194,10 @@ class ElasticTransmission(Transmission):
     def __post_init__(self) -> None:
         self._check_common()
         object.__setattr__(self, "backlash", _backlash(self.backlash))
-        object.__setattr__(self, "stiffness", _finite("stiffness", self.stiffness, strict=True))
-        object.__setattr__(self, "damping", _finite("damping", self.damping))
+        object.__setattr__(
+            self, "stiffness", _finite("stiffness", self.stiffness, "[N.m/rad]", strict=True)
+        )
+        object.__setattr__(self, "damping", _finite("damping", self.damping, "[N.m.s/rad]"))
 
     @property
     def elastic(self) -> bool:
