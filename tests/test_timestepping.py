@@ -523,3 +523,27 @@ def test_solo12_stands_event_driven_on_frictionless_feet(robots_dir):
     assert np.abs(ref.v[-1]).max() < 1e-8  # standing still
     ts = px.simulate(system, 5.0, q0=q0, control=law, method="timestepping", dt=1e-3)
     np.testing.assert_allclose(ts.q[-1], ref.q[-1], atol=1e-3)
+
+
+def test_the_unconverged_solver_warning_names_a_call_that_takes_its_remedies():
+    """Before: the warning said "more iterations (max_iterations of simulate)", and
+    ``simulate(..., max_iterations=...)`` is a TypeError; it now names the call that takes
+    max_iterations and tolerance, and that call, as written, takes them (fewer steps left
+    unconverged)."""
+    system = px.System(_box(), contacts=())
+    q0 = pin.neutral(system.model)
+    q0[2] = 0.05
+    v0 = np.array([0.5, 0.2, -1.0, 0.3, -0.2, 0.1])
+    run = {"q0": q0, "v0": v0, "contacts": _box_contacts(0.5)}
+    with pytest.warns(RuntimeWarning, match="did not converge") as caught:
+        few = simulate_timestepping(system, 0.05, dt=1e-3, max_iterations=1, **run)
+    message = str(caught[0].message)
+    assert "simulate_timestepping(system, t_final, dt=..., max_iterations=..., tolerance=...)" in (
+        message
+    )
+    with pytest.raises(TypeError, match="max_iterations"):
+        px.simulate(system, 0.05, q0=q0, method="timestepping", dt=1e-3, max_iterations=1000)
+    more = px.simulation.timestepping.simulate_timestepping(
+        system, 0.05, dt=1e-3, max_iterations=2000, tolerance=1e-8, **run
+    )
+    assert more.meta["stats"]["unconverged"] < few.meta["stats"]["unconverged"]

@@ -252,8 +252,9 @@ def simulate_timestepping(
             f"the contact solver did not converge in {run.unconverged} of {n_steps} steps "
             f"(tolerance {tolerance:g}, {max_iterations} iterations; first at t = "
             f"{', '.join(f'{t:.4g}' for t in unconverged_at[:3])} s): those steps use its last "
-            "iterate; more iterations (max_iterations of simulate) "
-            "or a looser tolerance let it converge",
+            "iterate; more iterations or a looser tolerance let it converge: "
+            "pinext.simulation.timestepping.simulate_timestepping(system, t_final, dt=..., "
+            "max_iterations=..., tolerance=...) takes them (simulate does not)",
             RuntimeWarning,
             stacklevel=2,
         )
