@@ -547,6 +547,11 @@ def _output_file(path: Any, example: str) -> Path:
         raise InvalidParameter(
             f"path {str(path)!r} is a folder; give a file name in it, e.g. {str(path / example)!r}"
         )
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise InvalidParameter(
+            f"path {str(path)!r} cannot be written: {str(blocking)!r} is a file, not a folder"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 
