@@ -164,6 +164,27 @@ def test_bad_arguments(pendulum):
         px.System(pendulum)
 
 
+@pytest.mark.parametrize("method", [None, "timestepping"])
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        (
+            {"q0": np.array([0.1, np.nan, 0.0])},
+            r"q0 must be finite, got \[0.1 nan 0. \] \(entries \[1\]",
+        ),
+        ({"v0": [0.0, 0.0, np.inf]}, r"v0 must be finite, .*entries \[2\]"),
+        ({"x0": np.full(8, np.nan)}, r"x0 must be finite, .*entries \[0, 1, 2"),
+    ],
+)
+def test_a_non_finite_start_is_named_with_its_argument(pendulum, method, given, named):
+    """Before: "IntegrationError: non-finite initial state at t = 0 s; state = [...]", the
+    argument at fault unnamed; now refused as the argument and its entries, on every
+    method, before anything runs."""
+    options = {"method": "timestepping", "dt": 1e-3} if method else {}
+    with pytest.raises(InvalidParameter, match=named):
+        px.simulate(pendulum, 0.1, progress=False, **given, **options)
+
+
 def test_progress_bar(pendulum, capsys):
     px.simulate(pendulum, 0.2, progress=True)
     assert "simulate" in capsys.readouterr().err

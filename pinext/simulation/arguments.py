@@ -9,6 +9,7 @@ runs, names the argument and says what is valid:
 - :func:`as_initial_state`: ``x0`` in the full layout, as ``[q, v]`` (Pinocchio's state) or as
   ``[q, v, component states]``, or ``q0``/``v0`` (defined in
   :mod:`pinext.simulation.initial_state`, with :func:`state_sizes`);
+- :func:`check_finite_start`: no NaN or infinity in ``x0``, ``q0``, ``v0``;
 - :func:`checked_control`: the control law called once at the initial state, its signature and
   the shape of what it returns checked (defined in :mod:`pinext.simulation.controls`);
 - :func:`control_period_of`: the sample period of the control law (None: continuous).
@@ -40,6 +41,7 @@ __all__ = [
     "MAX_TOLERANCE",
     "MIN_CONTROL_PERIOD",
     "as_initial_state",
+    "check_finite_start",
     "check_options",
     "check_output_dt",
     "checked_control",
@@ -147,6 +149,28 @@ def check_output_dt(output_dt: Any) -> float | None:
             f"period [s], got {output_dt}"
         )
     return output_dt
+
+
+def check_finite_start(**given: Any) -> None:
+    """``x0``, ``q0``, ``v0`` as given: a NaN or an infinity is named with its argument and
+    entries (the state built from them was only reported as a "non-finite initial state").
+    What is not numbers is left to :func:`as_initial_state`, which names its shape and type.
+
+    Raises:
+        InvalidParameter: An argument with a non-finite entry.
+    """
+    for name, value in given.items():
+        if value is None:
+            continue
+        try:
+            entries = np.asarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            continue
+        bad = np.flatnonzero(~np.isfinite(entries))
+        if bad.size:
+            raise InvalidParameter(
+                f"{name} must be finite, got {entries} (entries {bad.tolist()} are not)"
+            )
 
 
 def output_times(t_start: float, t_final: float, output_dt: float) -> np.ndarray:

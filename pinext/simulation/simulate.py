@@ -13,6 +13,7 @@ from ..model import Robot
 from .arguments import (
     as_controller,
     as_initial_state,
+    check_finite_start,
     check_options,
     check_output_dt,
     checked_control,
@@ -157,6 +158,7 @@ def simulate(
         IntegrationError: The solver failed, a state became NaN or infinite, or too many events.
     """
     control = as_controller(control)
+    check_finite_start(x0=x0, q0=q0, v0=v0)
     if method == "timestepping":
         from .timestepping import simulate_timestepping
 
