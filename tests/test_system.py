@@ -113,3 +113,28 @@ def test_a_run_writes_no_cache_into_the_system(tmp_path):
     before = set(vars(system))
     px.simulate(system, 0.05)
     assert set(vars(system)) == before
+
+
+@pytest.mark.parametrize("attribute", ["joint_stiffness", "joint_damping"])
+@pytest.mark.parametrize(
+    ("value", "named"),
+    [
+        (
+            np.array([0.0, 0.0, np.nan, 0.0, 0.0, 0.0]),
+            r"finite and non-negative .*\[nan\] on \['elbow'\]",
+        ),
+        (np.array([0.0, 0.0, 0.0, np.inf, 0.0, 0.0]), r"\[inf\] on \['wrist_1'\]"),
+        (np.array([0.0, -1.0, 0.0, 0.0, 0.0, 0.0]), r"\[-1.0\] on \['shoulder_lift'\]"),
+        (np.zeros(5), r"must be 6 numbers >= 0 .*one per DOF\), got shape \(5,\)"),
+        ("stiff", r"must be 6 numbers >= 0 .*got 'stiff'"),
+    ],
+)
+def test_joint_springs_and_dampers_are_checked_per_dof(attribute, value, named):
+    """Before: a NaN, an infinity or a wrong size of robot.joint_stiffness or joint_damping
+    was taken by System (a NaN start state or a broadcasting error later), text ended in
+    numpy's ValueError; now System refuses it, naming the attribute, the value and the
+    joint."""
+    robot = px.load_robot("six_dof_arm")
+    setattr(robot, attribute, value)
+    with pytest.raises(InvalidParameter, match=rf"robot.{attribute} .*{named}"):
+        px.System(robot)

@@ -22,6 +22,37 @@ from .step import AccelerationStep, _mechanism
 Plugin = Callable[[Robot, dict[str, Any]], Any]
 
 
+def _per_dof(robot: Robot, name: str, unit: str) -> np.ndarray:
+    """``robot.<name>`` checked: one finite, non-negative value per DOF; a bad entry is named
+    with its DOF."""
+    value = getattr(robot, name)
+    nv = robot.model.nv
+    try:
+        values = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameter(
+            f"robot.{name} must be {nv} numbers >= 0 {unit} (one per DOF), got {value!r}"
+        ) from None
+    if values.shape != (nv,):
+        raise InvalidParameter(
+            f"robot.{name} must be {nv} numbers >= 0 {unit} (one per DOF), got shape {values.shape}"
+        )
+    bad = np.flatnonzero(~(np.isfinite(values) & (values >= 0)))
+    if bad.size:
+        model = robot.model
+        names = [
+            str(model.names[j])
+            for k in bad
+            for j in range(1, model.njoints)
+            if model.joints[j].idx_v <= k < model.joints[j].idx_v + model.joints[j].nv
+        ]
+        raise InvalidParameter(
+            f"robot.{name} must be finite and non-negative {unit} (a negative one creates "
+            f"energy), got {values[bad].tolist()} on {names}"
+        )
+    return values
+
+
 class System(FreshData):
     """A robot and the components around it, owning the state layout.
 
@@ -86,10 +117,8 @@ class System(FreshData):
             robot = Robot.from_model(robot)
         self.robot = robot
         self.model = robot.model.copy()
-        self.stiffness = np.array(robot.joint_stiffness, dtype=float)
-        self.damping = np.array(robot.joint_damping, dtype=float)
-        if (self.stiffness < 0).any() or (self.damping < 0).any():
-            raise InvalidParameter("joint stiffness and damping must be non-negative")
+        self.stiffness = _per_dof(robot, "joint_stiffness", "[N.m/rad or N/m]")
+        self.damping = _per_dof(robot, "joint_damping", "[N.m.s/rad or N.s/m]")
         self.drives = dict(robot.drives if drives is None else drives)
         options = {
             "drives": self.drives,
