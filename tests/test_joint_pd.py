@@ -100,6 +100,18 @@ def test_bad_arguments(tmp_path):
         px.control.JointPD(robot, np.zeros(2), kp=1.0, kd=[1.0, 2.0, 3.0])
 
 
+@pytest.mark.parametrize("gain", ["50", True, None, [1.0, [2.0, 3.0]]])
+def test_gains_that_are_not_numbers_are_refused(tmp_path, gain):
+    """Before: ``kp="50"`` was taken as 50 and ``kp=True`` as 1 (CartesianPD and the
+    task-space controllers refuse both), a ragged list ended in numpy's ValueError; now each
+    is refused naming the gain and what is valid."""
+    robot = pendulum(tmp_path, n=2)
+    with pytest.raises(InvalidParameter, match=r"kp must be a non-negative number or 2 of them"):
+        px.control.JointPD(robot, np.zeros(2), kp=gain, kd=1.0)
+    with pytest.raises(InvalidParameter, match=r"kd must be a non-negative number or 2 of them"):
+        px.control.JointPD(robot, np.zeros(2), kp=1.0, kd=gain)
+
+
 def test_positions_of_a_vectorised_and_of_a_scalar_reference_agree():
     grid = np.linspace(0.0, 1.0, 7)
 

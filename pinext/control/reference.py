@@ -138,13 +138,15 @@ class JointReference:
 
 
 def gains(name: str, value: Any, n: int) -> np.ndarray:
-    """A gain as a vector of n non-negative entries (a scalar is broadcast)."""
+    """A gain as a vector of n non-negative entries (a scalar is broadcast); text, booleans
+    and None are refused (numpy would read "50" as 50 and True as 1)."""
+    expected = f"{name} must be a non-negative number or {n} of them, got {value!r}"
     try:
+        if value is None or np.asarray(value).dtype.kind not in "iuf":
+            raise TypeError
         array = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
     except (TypeError, ValueError):
-        raise InvalidParameter(
-            f"{name} must be a non-negative number or {n} of them, got {value!r}"
-        ) from None
+        raise InvalidParameter(expected) from None
     if not np.all(np.isfinite(array) & (array >= 0)):
         raise InvalidParameter(f"{name} must be non-negative and finite, got {value!r}")
     return array
