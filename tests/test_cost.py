@@ -133,7 +133,9 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
     """A pace that grows 20 % every 0.1 s (steps growing out of a transient) projects beyond
     the limit on its first reports but is let through, as a run like it finishes in
     seconds; a pause longer than PAUSE (a kernel compiled at a first impact) is not counted
-    as integration: a fast run with one is let through, a slow one is still refused."""
+    as integration: a fast run with one is let through, a slow one is still refused; a run
+    that stalls after a fast start (an event handled in its last third) is judged on its
+    pace over the window, not refused for the stall."""
 
     class Bar:
         total, step, disable = 0.05, 2.5e-4, True
@@ -156,6 +158,12 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
         time.sleep(0.01)
         paused.update(1e-4)
     assert not paused.judging
+    stalling = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    stalling.update(0.0)
+    for i in range(100):  # 0.02 s simulated in its first 0.2 s, then nothing for a while
+        time.sleep(0.01)
+        stalling.update(1e-3 if i < 20 else 0.0)
+    assert not stalling.judging
     slow = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
     slow.update(0.0)
     time.sleep(PAUSE + 0.2)

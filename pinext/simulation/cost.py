@@ -57,9 +57,11 @@ class CostProbe:
     evaluation that advances time while it judges (``step`` 0), at the bar's own rate
     after.
 
-    The pace is that of the window's last third, and only a steady one is judged: a run
-    whose steps still grow (its pace :data:`SPEEDING_UP` times that of the first third) is
-    judged again at the next report, and let through at :data:`PROBE_END`. A pause longer
+    Only a steady pace is judged, over the whole window: a run whose steps still grow (its
+    pace over the window's last third :data:`SPEEDING_UP` times that over its first third)
+    is judged again at the next report, and let through at :data:`PROBE_END`; a run that
+    pauses in its last third (an event handled, a law's slow sample) is judged on its pace
+    over the window, not on the pause. A pause longer
     than :data:`PAUSE` between two reports (a compilation, not a step) starts the window
     again."""
 
@@ -103,15 +105,15 @@ class CostProbe:
         last = (self.n - two[1]) / max(now - two[0], 1e-9)
         if last > SPEEDING_UP * first:
             return
-        left = self.total - self.n
-        estimate = np.inf if last <= 0 else left / last
+        done, left = self.n - window[0][1], self.total - self.n
+        estimate = np.inf if done <= 0 else left * spent / done
         if not estimate > validation.LONG_RUN:
             return
         self.judging = False
         raise InvalidParameter(
             f"the run would take about {duration_text(spent + estimate)} (more than the "
             f"long-run limit, {duration_text(validation.LONG_RUN)}): after {spent:.2g} s of "
-            f"wall time it has integrated {self.n - window[0][1]:.3g} s of "
+            f"wall time it has integrated {done:.3g} s of "
             f"{self.total - self.t_start:g} s at a steady pace; {self.element} sets its steps "
             f"(its mode's period, and the rounding of the spring's force, which its error "
             f"estimate reads, shrink them); {self.ways}, or pass force=True to run it anyway"
