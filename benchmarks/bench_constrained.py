@@ -88,11 +88,12 @@ def compiled_rhs_time(system: px.System, x: np.ndarray, u: np.ndarray) -> float:
     from numba import njit
 
     from pinext.compiled.phase import rhs
+    from pinext.compiled.struct import view
     from pinext.simulation.chart import Chart
 
     law = px.simulation.arguments.checked_control(u, system, x)
     chart = Chart(system, x)
-    kernel = px.compiled.phase_kernel(system, system.initial_phase(0.0, x, law), chart, law)
+    kernel = view(px.compiled.phase_kernel(system, system.initial_phase(0.0, x, law), chart, law))
     y = chart.to_internal(x)
     out = np.empty_like(y)
 

@@ -15,6 +15,7 @@ import pytest
 import pinext as px
 from pinext.compiled import path as compiled_path
 from pinext.compiled.phase import rhs as compiled_rhs
+from pinext.compiled.struct import view
 from pinext.contact.constrained import baumgarte
 from pinext.contact.limits import VelocityLimitWarning
 from pinext.drives import DCMotor, Drive, ElasticTransmission
@@ -87,7 +88,7 @@ def test_frame_rows_equal_pinocchios_frame_kinematics(kind, load):
         closed, x = _states(system, rng, q0[:6] if load == "world" else None)
         kernel, chart, _ = _kernel(system, closed)
         y = chart.to_internal(x)
-        compiled_rhs(kernel, 0.0, y, np.empty(y.size))
+        compiled_rhs(view(kernel), 0.0, y, np.empty(y.size))
         q, v = chart.configuration(y), x[nq : nq + system.model.nv]
         data = system.model.createData()
         pin.computeAllTerms(system.model, data, q, v)
@@ -128,7 +129,7 @@ def test_two_welds_equal_constraint_dynamics():
         kernel, chart, _ = _kernel(system, x, tau)
         y = chart.to_internal(x)
         out = np.empty_like(y)
-        compiled_rhs(kernel, 0.0, y, out)
+        compiled_rhs(view(kernel), 0.0, y, out)
         a_pin, _ = _pin_two_welds(system, loops, q, v, tau)
         a = out[model.nv : 2 * model.nv]
         assert np.abs(a - a_pin).max() < 1e-9 * (1.0 + np.abs(a_pin).max())
@@ -242,8 +243,8 @@ def test_contact_rows_equal_the_constraint_kinematics():
     for _ in range(5):
         q, v = q0 + rng.normal(scale=0.05, size=6), rng.normal(size=6)
         x = system.initial_state(q, v)
-        compiled_rhs(kernel, 0.0, x.copy(), np.empty(x.size))
-        compiled_rhs(watching, 0.0, x.copy(), np.empty(x.size))
+        compiled_rhs(view(kernel), 0.0, x.copy(), np.empty(x.size))
+        compiled_rhs(view(watching), 0.0, x.copy(), np.empty(x.size))
         pin.computeAllTerms(arm.model, data, q, v)
         kin = contact.constraint.evaluate(arm.model, data, 0.0)
         gamma = kin.drift - baumgarte(kin, v, contact.stabilization)
@@ -389,7 +390,7 @@ def test_cartesian_law_in_the_kernel_equals_the_python_law():
         x = system.initial_state(q0 + rng.normal(scale=0.2, size=6), rng.normal(size=6))
         t = rng.uniform(0.0, 3.0)
         u = np.empty(6)
-        _inputs(kernel, t, x, u)
+        _inputs(view(kernel), t, x, u)
         expected = state_law(t, x)
         np.testing.assert_allclose(u, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
 

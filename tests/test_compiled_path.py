@@ -18,6 +18,7 @@ import pytest
 
 import pinext as px
 from pinext.compiled import path as compiled_path
+from pinext.compiled.struct import view
 from pinext.contact import JointLimits
 from pinext.drives import DCMotor, Drive, ElasticTransmission, Gear
 from pinext.simulation.controls import Schedule
@@ -179,7 +180,7 @@ def test_compiled_kernel_equals_fused_rhs(tmp_path):
     for _ in range(5):
         y = system.initial_state() + rng.standard_normal(system.nx)
         out = np.empty_like(y)
-        compiled_rhs(kernel, 0.0, y, out)
+        compiled_rhs(view(kernel), 0.0, y, out)
         expected = reference(0.0, y)
         np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
 
@@ -209,10 +210,10 @@ def test_one_step_equals_the_python_step(tmp_path):
         run = python_dop853._Run(rhs, y.size, 1e-6, 1e-8, 1.0)
         expected = run.state_at(0.2, y, 0.2 + h)
         got, f0 = np.empty_like(y), np.empty_like(y)
-        compiled_rhs(kernel, 0.2, y, f0)
+        compiled_rhs(view(kernel), 0.2, y, f0)
         it = np.zeros(N_INT, dtype=np.int64)
         loc = Locator(f0, np.empty((16, y.size)), it, np.empty(8), np.empty(0), np.empty(y.size))
-        _state_at(kernel, 0.2, y, 0.2 + h, 1e-6, 1e-8, 1.0, got, loc)
+        _state_at(view(kernel), 0.2, y, 0.2 + h, 1e-6, 1e-8, 1.0, got, loc)
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
         assert 11 <= it[_NFEV] <= run.nfev - 2
 
@@ -289,17 +290,17 @@ def assert_radau_jacobian_matches_central_differences(kernel, y, t=0.1):
 
     n, nv = y.size, kernel.damping.size
     f = np.empty(n)
-    compiled_rhs(kernel, t, y, f)
+    compiled_rhs(view(kernel), t, y, f)
     jac = np.empty((n, n))
-    radau._jacobian(kernel, t, y, f.copy(), jac, y.copy(), np.empty(n), np.empty((nv, nv)))
+    radau._jacobian(view(kernel), t, y, f.copy(), jac, y.copy(), np.empty(n), np.empty((nv, nv)))
     central = np.empty((n, n))
     plus, minus = np.empty(n), np.empty(n)
     for j in range(n):
         step = 1e-6 * max(1.0, abs(y[j]))
         e = np.zeros(n)
         e[j] = step
-        compiled_rhs(kernel, t, y + e, plus)
-        compiled_rhs(kernel, t, y - e, minus)
+        compiled_rhs(view(kernel), t, y + e, plus)
+        compiled_rhs(view(kernel), t, y - e, minus)
         central[:, j] = (plus - minus) / (2 * step)
     assert np.abs(jac - central).max() < 1e-6 * np.abs(central).max()
 
@@ -488,7 +489,7 @@ def test_compiled_radau_on_a_stiff_linear_system(tmp_path, rtol):
     y_rand = rng.standard_normal(system.nx)  # the dynamics are affine: checked, not assumed
     np.testing.assert_allclose(reference(0.0, y_rand)[:n], a_mat @ y_rand[:n] + f0, atol=1e-6)
     out = np.empty(system.nx)
-    compiled_rhs(kernel, 0.0, y_rand, out)
+    compiled_rhs(view(kernel), 0.0, y_rand, out)
     np.testing.assert_allclose(out[:n], a_mat @ y_rand[:n] + f0, atol=1e-6)
     stiffest = np.abs(np.linalg.eigvals(a_mat)).max()
     assert stiffest > 1e4  # stiff: explicit steps would be < 1e-4 s
@@ -556,7 +557,9 @@ def test_compiled_radau_jacobian_equals_the_analytic_one(tmp_path):
         y = system.initial_state() + rng.standard_normal(system.nx)
         f = reference(0.3, y)
         jac = np.empty((y.size, y.size))
-        evals = radau._jacobian(kernel, 0.3, y, f, jac, y.copy(), f.copy(), np.empty((nv, nv)))
+        evals = radau._jacobian(
+            view(kernel), 0.3, y, f, jac, y.copy(), f.copy(), np.empty((nv, nv))
+        )
         assert evals == 2 * nv
         expected = np.asarray(reference.jac(0.3, y))
         scale = np.abs(expected).max()
@@ -771,7 +774,7 @@ def test_compiled_rows_equal_the_acceleration_step(panda, case):
         y[: 2 * model.nv] += rng.uniform(-0.3, 0.3, 2 * model.nv)
         y[[i1, i2]] = 0.02 + rng.uniform(-1e-3, 1e-3, 2)  # near the coupling, off by a little
         out = np.empty_like(y)
-        compiled_rhs(kernel, 0.0, y, out)
+        compiled_rhs(view(kernel), 0.0, y, out)
         expected = reference(0.0, y)
         assert np.abs(out - expected).max() <= 1e-10 * np.abs(expected).max()
         forces = step(0.0, y, u).forces

@@ -32,7 +32,7 @@ from scipy.integrate._ivp import dop853_coefficients as _coef
 
 from .events import DISTANCES, LEAVING, REACTION, TIME, _event, events_at, values_at
 from .jit import cached
-from .phase import evaluate, rhs
+from .phase import rhs
 from .spatial import helper, kernel
 
 __all__ = ["DISTANCES", "LEAVING", "REACTION", "TIME", "events_at"]
@@ -124,7 +124,7 @@ def _stages(P, t, y, h, k, y1, n_stages):
             for j in range(s):
                 acc += A[s, j] * k[j, i]
             y1[i] = y[i] + h * acc
-        evaluate(P, t + C[s] * h, y1, k[s])
+        rhs(P, t + C[s] * h, y1, k[s])
 
 
 @kernel

@@ -13,15 +13,14 @@ rows, :mod:`pinext.compiled.rows`), the inputs are a constant or a
 :class:`pinext.control.ComputedTorque` (joint torques on one-DOF joints), or a law
 sampled at a control period (:class:`~pinext.simulation.sampling.HeldControl`: a constant
 between samples, see :mod:`pinext.compiled.sampled`), and every event of the phase has a
-compiled form
-(:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and pinext says once
-per process why (which joint, component or event); a continuous control law written in Python
-silently takes the Python path, which calls it at every evaluation. ``PINEXT_NO_COMPILED=1``
-forces the Python path.
+compiled form (:attr:`Event.compiled`). Otherwise the phase runs on the Python path, and
+pinext says once per process why (which joint, component or event); a continuous control law
+written in Python silently takes the Python path, which calls it at every evaluation.
+``PINEXT_NO_COMPILED=1`` forces the Python path.
 
 :func:`solve` runs the compiled DOP853 (:mod:`pinext.compiled.dop853`) or Radau
-(:mod:`pinext.compiled.radau`) with the interface of :func:`pinext.simulation.dop853.solve`,
-and returns the same kind of result.
+(:mod:`pinext.compiled.radau`) with the interface of :func:`pinext.simulation.dop853.solve`
+and the same kind of result, the phase handed over as one pointer (:mod:`.struct`).
 """
 
 from __future__ import annotations
@@ -59,6 +58,7 @@ from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel
 from .rows import fold, hybrid_fields, phase_rows
 from .stepping import pd_law
+from .struct import view
 
 if TYPE_CHECKING:
     from ..simulation.chart import Chart
@@ -84,8 +84,7 @@ def enabled() -> bool:
 #: the evaluations between pauses grow (a short run returns to Python a few times only).
 BAR_INTERVAL = 0.05
 
-#: Samples the compiled loop's output buffer holds (a step's samples that did not fit come
-#: in the next buffer, from the step's own interpolant).
+#: Samples the compiled loop's output buffer holds (a step's samples that do not fit come next).
 OUTPUT_CAPACITY = 4096
 
 #: Evaluations before the compiled loop's first pause for the progress bar (a few
@@ -464,6 +463,7 @@ def solve(
             pd_times=np.empty(room), pd_values=np.empty((room, kernel.pd_u.size))
         )
         kernel.pd_count[0] = 0
+    P = view(kernel)
     if sampler is not None:
         assert to_public is not None
 
@@ -499,35 +499,35 @@ def solve(
             pause = float(it[i_nfev]) + stride  # BAR_INTERVAL apart (inf without a bar)
             if radau and sampler is not None:
                 code = _sampled.radau_sampled(
-                    kernel, y, clock, t1, hmax, rtol, atol, work[0], work[1], work[2],
+                    P, y, clock, t1, hmax, rtol, atol, work[0], work[1], work[2],
                     work[3], work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y,
                     g_last, events, pause,
                 )  # fmt: skip
             elif radau and bouncing:
                 code = _impacts.radau_bouncing(
-                    kernel, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
+                    P, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
                     work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y, g_last,
                     events, pause, rows[: bounces - len(maps)], n_rows,
                 )  # fmt: skip
             elif radau:
                 code = _rad.advance(
-                    kernel, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
+                    P, y, t1, hmax, rtol, atol, work[0], work[1], work[2], work[3],
                     work[4], work[5], work[6], work[7], st, it, t_eval, out_t, out_y, g_last,
                     events, pause,
                 )  # fmt: skip
             elif sampler is not None:
                 code = _sampled.dop853_sampled(
-                    kernel, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y,
+                    P, y, clock, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y,
                     g_last, events, pause, stop_when_stiff,
                 )  # fmt: skip
             elif bouncing:
                 code = _impacts.dop853_bouncing(
-                    kernel, y, t1, limit, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
+                    P, y, t1, limit, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
                     events, pause, stop_when_stiff, rows[: bounces - len(maps)], n_rows,
                 )  # fmt: skip
             else:
                 code = _dop.advance(
-                    kernel, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
+                    P, y, t1, hmax, rtol, atol, k, st, it, t_eval, out_t, out_y, g_last,
                     events, pause, stop_when_stiff,
                 )  # fmt: skip
             if timer is not None:

@@ -453,13 +453,13 @@ def gaps(P, y):
     _frames.gaps(P.model, P.frames, y)
 
 
-@helper
-def evaluate(P, t, y, out):
-    """``out = f(t, y)`` of the phase (module docstring), inlined into its caller: the
-    integrators' loops of evaluations (DOP853's stages, Radau's collocation and Jacobian)
-    call it, so that LLVM optimises the right-hand side in place. With Numba ≥ 0.62 (LLVM's
-    new pass manager) the stages calling :func:`rhs` as a function of its own cost 2.5 × as
-    much: the flexible arm's DOP853 run measured 4.7 µs an evaluation, 1.89 µs inlined."""
+@kernel
+def rhs(P, t, y, out):
+    """``out = f(t, y)`` of the phase (module docstring). Compiled once and called by symbol
+    from the integrators' loops of evaluations (DOP853's stages, Radau's collocation and
+    Jacobian), the events and the starts: with the phase handed over as one pointer
+    (:mod:`pinext.compiled.struct`) a call costs a few arguments, not the ~900 of the phase's
+    arrays that once made inlining it the faster choice."""
     nv = P.damping.size
     m = P.z.size
     n_core = y.size - 2  # y = [core states, p_in, p_diss]
@@ -516,15 +516,8 @@ def evaluate(P, t, y, out):
 
 
 @kernel
-def rhs(P, t, y, out):
-    """``out = f(t, y)`` of the phase: :func:`evaluate` as a function of its own, for the
-    callers that evaluate it once at a time (a step's last stage, events, starts)."""
-    evaluate(P, t, y, out)
-
-
-@kernel
 def rhs_rows(P, t, ys, out):
     """``out[i] = f(t, ys[i])`` for each row: many states in one call (the columns of a
     finite-difference Jacobian, :func:`pinext.simulation.stiffness.central_differences`)."""
     for i in range(ys.shape[0]):
-        evaluate(P, t, ys[i], out[i])
+        rhs(P, t, ys[i], out[i])

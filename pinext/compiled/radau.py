@@ -39,7 +39,7 @@ from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
 from .jit import cached
-from .phase import _configuration, _inputs, _locked_rows, evaluate, rhs
+from .phase import _configuration, _inputs, _locked_rows, rhs
 from .spatial import helper, kernel
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
@@ -183,7 +183,7 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     for j in range(n_fd):
         d = (y[j] + SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
         y1[j] = y[j] + d
-        evaluate(Pk, t, y1, f1)
+        rhs(Pk, t, y1, f1)
         y1[j] = y[j]
         for i in range(n):
             J[i, j] = (f1[i] - f[i]) / d
@@ -332,7 +332,7 @@ def _collocation(
         for s in range(3):
             for i in range(n):
                 y1[i] = y[i] + Z[s, i]
-            evaluate(Pk, t + h * C[s], y1, F[s])
+            rhs(Pk, t + h * C[s], y1, F[s])
             it[_NFEV] += 1
             for i in range(n):
                 if not np.isfinite(F[s, i]):

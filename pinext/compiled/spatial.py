@@ -21,15 +21,14 @@ from .jit import cached
 #: The decorator of a compiled entry point: cached (:func:`pinext.compiled.jit.cached`); no
 #: fastmath (results equal Pinocchio's to 1e-12); no reference counting (nothing allocates;
 #: ``_nrt`` is a Numba compiler flag). Compiled once; its callers call it by symbol
-#: (:class:`pinext.compiled.jit._Declared`), which costs flattening its arguments (a phase's
-#: ~125 arrays: about a microsecond), so a kernel called in a hot loop is a ``helper``.
+#: (:class:`pinext.compiled.jit._Declared`). The phase is handed over as one pointer
+#: (:mod:`pinext.compiled.struct`), so a call costs a few arguments: the right-hand side
+#: (:func:`pinext.compiled.phase.rhs`) is a kernel that the integrators' loops call.
 kernel = cached(_nrt=False)
 #: The same, and inlined by LLVM into every caller (``forceinline``): the ABA, CRBA and momentum
 #: kernels and their helpers. It spares copying the packed model's ~30 array structures on each
-#: call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5. A large function called from
-#: many places stays a ``kernel`` and is inlined only into its hot loops: the right-hand side
-#: (:func:`pinext.compiled.phase.evaluate`) into the integrators' loops of evaluations, the
-#: small functions it calls on every evaluation (the inputs, the rows) into it.
+#: call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5; and the small functions the
+#: right-hand side calls on every evaluation (the inputs, the rows).
 helper = cached(_nrt=False, forceinline=True)
 
 

@@ -119,6 +119,7 @@ def _compiled_matrix(system: System, x0: np.ndarray, control: Any = None) -> np.
     are left out, as :func:`linearised_matrix` leaves them out."""
     from .. import compiled  # imported here: pinext.compiled imports this package
     from ..compiled.phase import rhs_rows as compiled_rows
+    from ..compiled.struct import view
 
     if not compiled.enabled():
         return None
@@ -127,12 +128,13 @@ def _compiled_matrix(system: System, x0: np.ndarray, control: Any = None) -> np.
     kernel = compiled.phase_kernel(system, phase, chart, as_control(control, system.n_inputs))
     if kernel is None:
         return None
+    P = view(kernel)
     y0 = chart.to_internal(x0)
     n, nv = y0.size - 2, system.model.nv
 
     def rhs_rows(ys: np.ndarray) -> np.ndarray:
         out = np.empty_like(ys)
-        compiled_rows(kernel, 0.0, ys, out)
+        compiled_rows(P, 0.0, ys, out)
         return out[:, :n]
 
     def moved(k: int, step: float) -> np.ndarray:
