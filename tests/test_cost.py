@@ -33,8 +33,11 @@ NAMED = {
     "joint_pd": "control law's gains",
 }
 # Open: a continuous ImpedanceController of 1e9 diverges within 8 ms with DOP853 (stopped
-# by the non-finite inputs check in 3 s) and with Radau gives the probe no report of
-# progress within 60 s; held at a period it is refused at the start (test_stiff_refusal.py).
+# by the non-finite inputs check in 3 s); with Radau (the Python path) of 1e15 it is refused
+# in 0.6 s, but of 1e9 and 1e12 scipy's first trial step evaluates the law at t_final, so the
+# progress the right-hand side reports (the furthest time evaluated) is complete at once and
+# the probe sees no pace (a run of minutes); held at a period it is refused at the start
+# (test_stiff_refusal.py).
 
 
 def _scene(kind: str, stiffness: float):
@@ -121,7 +124,7 @@ def test_the_probe_extrapolates_the_pace_and_stops_judging():
             time.sleep(0.01)
             slow.update(1e-8)
     fast = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
-    assert fast.step == 0.0  # every advance reported while it judges
+    assert fast.step == -np.inf  # every evaluation reported while it judges
     fast.update(0.0)
     for _ in range(100):
         time.sleep(0.01)
@@ -135,7 +138,8 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
     seconds; a pause longer than PAUSE (a kernel compiled at a first impact) is not counted
     as integration: a fast run with one is let through, a slow one is still refused; a run
     that stalls after a fast start (an event handled in its last third) is judged on its
-    pace over the window, not refused for the stall."""
+    pace over the window, not refused for the stall; a run stuck at its start (its
+    evaluations behind the furthest time, a rejected step's) is refused."""
 
     class Bar:
         total, step, disable = 0.05, 2.5e-4, True
@@ -164,6 +168,14 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
         time.sleep(0.01)
         stalling.update(1e-3 if i < 20 else 0.0)
     assert not stalling.judging
+    stuck = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    stuck.update(0.0)
+    stuck.update(1e-6)  # a trial step's evaluation, then every one behind it (rejected)
+    with pytest.raises(PinextError, match="integrated 1e-06 s of 0.05 s"):
+        for _ in range(100):
+            time.sleep(0.01)
+            stuck.update(-5e-7)
+    assert stuck.n == 1e-6
     slow = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
     slow.update(0.0)
     time.sleep(PAUSE + 0.2)

@@ -60,6 +60,7 @@ class CostProbe:
     Only a steady pace is judged, over the whole window: a run whose steps still grow (its
     pace over the window's last third :data:`SPEEDING_UP` times that over its first third)
     is judged again at the next report, and let through at :data:`PROBE_END`; a run that
+    has integrated nothing (stuck at its start, every step rejected) is judged there; a run that
     pauses in its last third (an event handled, a law's slow sample) is judged on its pace
     over the window, not on the pause. A pause longer
     than :data:`PAUSE` between two reports (a compilation, not a step) starts the window
@@ -78,11 +79,15 @@ class CostProbe:
 
     @property
     def step(self) -> float:
-        """The least advance of simulated time [s] between reports of the right-hand side."""
-        return 0.0 if self.judging else self.own_step
+        """The least advance of simulated time [s] between reports of the right-hand side:
+        while it judges, every evaluation reports, those behind the furthest time reached
+        (a rejected step's) too, so that a run stuck at its start is seen."""
+        return -np.inf if self.judging else self.own_step
 
     def update(self, advance: float) -> None:
-        """Forward ``advance`` [s] to the bar; judge the pace while the probe lasts."""
+        """Forward ``advance`` [s] to the bar (none for a report behind the furthest time);
+        judge the pace while the probe lasts."""
+        advance = max(advance, 0.0)
         self.bar.update(advance)
         self.n += advance
         if not self.judging:
@@ -92,20 +97,20 @@ class CostProbe:
             window.clear()
         if not window or now - window[-1][0] >= PAUSE / 10:  # a few hundred reports at most
             window.append((now, self.n))
-        spent = now - window[0][0]
+        start = window[0][0]
+        spent, done, left = now - start, self.n - window[0][1], self.total - self.n
         if spent < PROBE_SECONDS:
             return
         if spent > PROBE_END:
-            self.judging = False
-            return
-        start = window[0][0]
+            self.judging = False  # its last verdict
+        elif done <= 0:
+            return  # nothing integrated yet (a Jacobian at one time): judged at PROBE_END
         one = next(report for report in window if report[0] >= start + spent / 3)
         two = next(report for report in window if report[0] >= start + 2 * spent / 3)
         first = (one[1] - window[0][1]) / max(one[0] - start, 1e-9)
         last = (self.n - two[1]) / max(now - two[0], 1e-9)
         if last > SPEEDING_UP * first:
             return
-        done, left = self.n - window[0][1], self.total - self.n
         estimate = np.inf if done <= 0 else left * spent / done
         if not estimate > validation.LONG_RUN:
             return
