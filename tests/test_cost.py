@@ -106,30 +106,37 @@ def test_a_stiff_element_finishes_or_is_refused_at_the_start(
     assert time.perf_counter() - started < 1.5 * LONG_RUN_HERE
 
 
+class _Bar:
+    """A disabled progress bar of a 0.05 s run, as the probe wraps it."""
+
+    total, step, disable = 0.05, 2.5e-4, True
+
+    def update(self, advance):
+        pass
+
+
+def _probe() -> CostProbe:
+    return CostProbe(_Bar(), 0.0, "the spring of joint 'j'", "damp it")
+
+
 def test_the_probe_extrapolates_the_pace_and_stops_judging():
     """A pace of about 1e-6 s a second over 0.05 s projects 14 h (more with the sleeps'
     overhead): refused after PROBE_SECONDS; a
     pace that finishes in time is let through, and judged no more after PROBE_END."""
 
-    class Bar:
-        total, step, disable = 0.05, 2.5e-4, True
-
-        def update(self, advance):
-            pass
-
-    slow = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    slow = _probe()
     slow.update(0.0)
     with pytest.raises(PinextError, match=r"about 1\d\.\d h .*spring of joint 'j'.*damp it"):
         for _ in range(100):
             time.sleep(0.01)
             slow.update(1e-8)
-    fast = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    fast = _probe()
     assert fast.step == -np.inf  # every evaluation reported while it judges
     fast.update(0.0)
     for _ in range(100):
         time.sleep(0.01)
         fast.update(1e-4)
-    assert not fast.judging and fast.step == Bar.step
+    assert not fast.judging and fast.step == _Bar.step
 
 
 def test_the_probe_judges_a_steady_pace_after_any_pause():
@@ -141,13 +148,7 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
     pace over the window, not refused for the stall; a run stuck at its start (its
     evaluations behind the furthest time, a rejected step's) is refused."""
 
-    class Bar:
-        total, step, disable = 0.05, 2.5e-4, True
-
-        def update(self, advance):
-            pass
-
-    growing = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    growing = _probe()
     growing.update(0.0)
     advance = 1e-8
     for _ in range(100):
@@ -155,20 +156,20 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
         growing.update(advance)
         advance *= 1.2**0.1
     assert not growing.judging
-    paused = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    paused = _probe()
     paused.update(0.0)
     time.sleep(PAUSE + 0.2)
     for _ in range(100):
         time.sleep(0.01)
         paused.update(1e-4)
     assert not paused.judging
-    stalling = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    stalling = _probe()
     stalling.update(0.0)
     for i in range(100):  # 0.02 s simulated in its first 0.2 s, then nothing for a while
         time.sleep(0.01)
         stalling.update(1e-3 if i < 20 else 0.0)
     assert not stalling.judging
-    stuck = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    stuck = _probe()
     stuck.update(0.0)
     stuck.update(1e-6)  # a trial step's evaluation, then every one behind it (rejected)
     with pytest.raises(PinextError, match="integrated 1e-06 s of 0.05 s"):
@@ -176,7 +177,7 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
             time.sleep(0.01)
             stuck.update(-5e-7)
     assert stuck.n == 1e-6
-    slow = CostProbe(Bar(), 0.0, "the spring of joint 'j'", "damp it")
+    slow = _probe()
     slow.update(0.0)
     time.sleep(PAUSE + 0.2)
     with pytest.raises(PinextError, match="steady pace"):
