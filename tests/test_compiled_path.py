@@ -689,6 +689,33 @@ def test_panda_with_its_mimic_fingers_runs_compiled(panda, monkeypatch):
     assert a.energy_balance().max_relative() < 1e-9
 
 
+def test_panda_with_saturating_elastic_drives_and_its_mimic_fingers_runs_compiled(
+    panda, monkeypatch
+):
+    """The full Panda with a 48 V DC motor behind an elastic transmission on each arm joint
+    (:data:`pinext.drives.HARMONIC_DRIVE_MOTOR`), its limits and its <mimic> fingers, driven by
+    voltages that ramp to ±80 V: the amplifier clips them at 48 V in the compiled kernel as the
+    drives do on the Python path; every segment compiled, the same run, the energy balanced."""
+    from pinext.drives import HARMONIC_DRIVE_MOTOR
+
+    joints = [f"panda_joint{i}" for i in range(1, 8)]
+    drives = {j: Drive(HARMONIC_DRIVE_MOTOR, ElasticTransmission(100.0, 2e4, 10.0)) for j in joints}
+    start = _panda_start(panda)
+    x0 = px.System(panda, drives=drives).initial_state(start[:9], start[9:18])
+    ramp = Schedule([0.0, 0.3], [np.zeros(7), 80.0 * np.array([1, -1, 1, -1, 1, -1, 1])])
+    a, b = both(
+        monkeypatch, lambda: px.System(panda, drives=drives), 0.3, x0=x0, control=ramp,
+        output_dt=0.01,
+    )  # fmt: skip
+    stats = a.meta["stats"]
+    assert stats["compiled_segments"] == stats["segments"]
+    assert b.meta["stats"]["compiled_segments"] == 0
+    assert_same(a, b, tol=1e-7)
+    voltage = b.outputs["drives.voltage"]
+    assert np.abs(voltage).max() == pytest.approx(48.0, abs=1e-12)  # clipped from t = 0.18 s on
+    assert a.energy_balance().max_relative() < 1e-8
+
+
 def _panda_system(panda, order="limits first"):
     """The Panda System; ``"mimic first"``: the coupling before the limits among the
     components (its row then comes first in the phase)."""

@@ -72,14 +72,32 @@ def test_simulation_through_the_fused_path_closes_its_energy_balance(robot):
     assert traj.energy_balance().max_relative() < 1e-7
 
 
-@pytest.mark.parametrize(
-    "drive",
-    [
-        Drive(motor(voltage_limit=3.0), ElasticTransmission(30.0, 400.0)),  # saturation
-        Drive(motor(), Gear(50.0, efficiency=0.8)),  # efficiency modes
-    ],
-)
-def test_nonlinear_phases_use_the_generic_path(robot, drive):
+def test_saturated_inputs_are_clipped_where_the_drives_clip_them(robot):
+    """Amplifier limits keep a phase linear in the clipped input (a 3 V limit, and a 0.02 V one
+    below the unit steps the identification would take): the fused right-hand side equals the
+    components' own efforts, state derivatives and powers, which clip the inputs themselves, at
+    random states with inputs inside and far beyond the bounds."""
+    drives = mixed_drives()
+    drives["j0"] = Drive(motor(voltage_limit=0.02, viscous_friction=1e-5), Gear(50.0))
+    drives["j1"] = Drive(motor(voltage_limit=3.0), ElasticTransmission(30.0, 400.0, 0.3))
+    system = px.System(robot, drives=drives)
+    np.testing.assert_array_equal(system.input_bounds, [0.02, 3.0, np.inf, np.inf])
+    model, data = system.model, system.model.createData()
+    nv, n_core = model.nv, system.nx - 2
+    rng = np.random.default_rng(4)
+    for spread in (0.005, 0.5, 50.0):  # inside both bounds, beyond the small one, beyond both
+        u = spread * rng.standard_normal(4)
+        fused = linear.fused_rhs(system, Phase(), as_control(u, system.n_inputs), None)
+        assert fused is not None
+        y = rng.standard_normal(system.nx)
+        f = linear.forces(system, Phase(), np.concatenate((y[:n_core], u, [1.0])))
+        q, v = y[:nv], y[nv : 2 * nv]
+        expected = np.concatenate((v, pin.aba(model, data, q, v, f[:nv]), f[nv:]))
+        np.testing.assert_allclose(fused(0.0, y), expected, rtol=1e-10, atol=1e-9)
+
+
+def test_nonlinear_phases_use_the_generic_path(robot):
+    drive = Drive(motor(), Gear(50.0, efficiency=0.8))  # efficiency modes
     system = px.System(robot, drives={"j1": drive})
     phase = system.initial_phase(0.0, system.initial_state())
     assert linear.fused_rhs(system, phase, as_control(None, system.n_inputs), None) is None

@@ -125,6 +125,24 @@ def test_rigid_gears_and_inductances_analytically(tmp_path):
     assert analytic.state_units[-1] == "A"
 
 
+def test_a_saturated_amplifier_analytically(tmp_path):
+    """A 3 V amplifier (``voltage_limit``) in front of each motor: the phase stays linear in the
+    clipped voltage, so the model is analytic; a voltage inside the limit acts (B as the
+    central difference), one beyond it moves nothing (its column of B zero)."""
+    robot = _robot(tmp_path, n=2, length=0.3, mass=1.0)
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5, voltage_limit=3.0)
+    system = px.System(
+        robot, drives={"j0": Drive(motor, Gear(50.0)), "j1": Drive(motor, Gear(30.0))}
+    )
+    rng = np.random.default_rng(5)
+    x = system.initial_state(rng.uniform(-1, 1, 2), rng.uniform(-1, 1, 2))
+    u = np.array([1.5, -7.0])  # inside, beyond
+    analytic, central = _both(system, x, u)
+    _agree(analytic, central, 100 * STEP_ERROR)
+    assert not analytic.notes  # no central difference taken
+    assert np.abs(analytic.B[:, 0]).max() > 1.0 and not analytic.B[:, 1].any()
+
+
 def test_flexible_arm_analytic_equals_central_difference():
     robot = px.load_urdf(px.robot_path("flexible_arm"))
     system = px.System(robot, joint_limits=False)

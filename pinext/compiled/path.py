@@ -84,8 +84,7 @@ def enabled() -> bool:
 #: the evaluations between pauses grow (a short run returns to Python a few times only).
 BAR_INTERVAL = 0.05
 
-#: Samples the compiled loop's output buffer holds (a step's samples that do not fit come next).
-OUTPUT_CAPACITY = 4096
+OUTPUT_CAPACITY = 4096  # samples of the loop's output buffer (a step's rest comes next)
 
 #: Evaluations before the compiled loop's first pause for the progress bar (a few
 #: milliseconds), and the fewest between two pauses.
@@ -253,6 +252,7 @@ def phase_kernel(
         u_kind=inputs.pop("u_kind"),
         u_times=np.ascontiguousarray(inputs.pop("u_times"), dtype=float),
         u_values=np.array(inputs.pop("u_values"), dtype=float),  # a copy: a sampled law writes it
+        u_bound=bounds if np.isfinite(bounds := system.input_bounds).any() else np.zeros(0),
         **_rotation_chart(chart if rotating else None),
         **inputs,  # a joint PD law's fields
     )

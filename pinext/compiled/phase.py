@@ -139,6 +139,9 @@ class PhaseKernel(NamedTuple):
     # a compliant contact layer pressed in this phase (:class:`pinext.simulation.component.
     # Layer`): its owner's effort, state derivatives and power
     layer: _layers.LayerWork = _layers.NONE
+    # each input's saturation bound (:attr:`pinext.simulation.system.System.input_bounds`;
+    # empty: none), where the inputs are clipped before they enter z
+    u_bound: np.ndarray = np.zeros(0)
 
 
 @helper
@@ -181,7 +184,7 @@ def _sample(P, t, out, rate):
 def _inputs(P, t, y, u):
     """u(t, y): the schedule (:func:`_sample`), or with a joint PD law its torques
     (:func:`pd_torques`), or those held since the PD law's last sample, or a Cartesian PD
-    law's (:func:`pinext.compiled.laws.cartesian_torques`)."""
+    law's (:func:`pinext.compiled.laws.cartesian_torques`); clipped to ``P.u_bound``."""
     if P.cartesian.gains.size:
         nv = P.damping.size
         _laws.cartesian_torques(P.model, P.cartesian, t, y[:nv], y[nv : 2 * nv], u)
@@ -192,6 +195,8 @@ def _inputs(P, t, y, u):
             u[j] = P.pd_u[j]
     else:
         pd_torques(P, t, y, u)
+    for j in range(P.u_bound.size):
+        u[j] = min(max(u[j], -P.u_bound[j]), P.u_bound[j])
 
 
 @helper

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..exceptions import InvalidParameter
@@ -104,9 +106,9 @@ class LinearActuator(Actuator):
         return self._inertia
 
     @property
-    def linear(self) -> bool:
-        """Linear without an input limit."""
-        return self.input_limit is None
+    def input_bound(self) -> float:
+        """``input_limit`` (inf: none)."""
+        return math.inf if self.input_limit is None else self.input_limit
 
     def active_torque(self, states, theta, omega, u) -> float:
         """:math:`J_a (C_k x + d_k u)` with x from the shaft angle, velocity and stored states."""
@@ -128,12 +130,6 @@ class LinearActuator(Actuator):
         x[self.velocity_index] = omega
         x[self.other] = z + self._ratio * omega
         return x
-
-    def saturate(self, u: float) -> float:
-        """The control clipped to ``±input_limit``."""
-        if self.input_limit is None:
-            return u
-        return float(np.clip(u, -self.input_limit, self.input_limit))
 
     def torque(self, x: np.ndarray, u: float) -> float:
         """:math:`J_a (C_k x + d_k u)` [N.m] for the full state x of (20.74): the shaft torque

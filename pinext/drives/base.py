@@ -15,6 +15,7 @@ table :data:`pinext.drives.registry.ACTUATORS` (or, from user code, one call
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -69,12 +70,19 @@ class Actuator(abc.ABC):
     @property
     def linear(self) -> bool:
         """Whether its torque, state derivative and power are affine/quadratic in
-        (θ, θ̇, states, u) — no saturation (the System then fuses the phase's right-hand side)."""
+        (θ, θ̇, states, u), u the input clipped to ±:attr:`input_bound` (the System then
+        fuses the phase's right-hand side and clips the input in it)."""
         return True
 
+    @property
+    def input_bound(self) -> float:
+        """The bound u_max of the input's saturation ±u_max (inf: none)."""
+        return math.inf
+
     def saturate(self, u: float) -> float:
-        """The input after saturation."""
-        return u
+        """The input clipped to ±:attr:`input_bound`."""
+        bound = self.input_bound
+        return min(max(float(u), -bound), bound)
 
     @abc.abstractmethod
     def active_torque(self, states: np.ndarray, theta: float, omega: float, u: float) -> float:

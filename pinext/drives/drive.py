@@ -309,6 +309,11 @@ class DriveComponent(PlayHooks, Component):
         """``<joint>.<voltage|control|torque>`` for each input, in order."""
         return [f"{j}.{d.input_kind}" for j, d in zip(self.joints, self.drives, strict=True)]
 
+    def input_bounds(self) -> np.ndarray:
+        """Each actuator's :attr:`~pinext.drives.base.Actuator.input_bound` (a DC motor's
+        ``voltage_limit``)."""
+        return np.array([src.input_bound for src in self.sources], dtype=float)
+
     def states(self) -> list[tuple[str, int]]:
         blocks = []
         if self.elastic.size:
@@ -475,8 +480,9 @@ class DriveComponent(PlayHooks, Component):
         return e, np.array(stuck, dtype=int)
 
     def linear(self, mode):
-        """Linear without efficiency modes, saturations or continuous joints:
-        (20.64)–(20.69), (20.74) and (20.98)–(20.99) are linear in the state and the input."""
+        """Linear without efficiency modes, current limits or continuous joints:
+        (20.64)–(20.69), (20.74) and (20.98)–(20.99) are linear in the state and the input
+        clipped to :meth:`input_bounds`."""
         return not mode and all(src.linear for src in self.sources) and not self.continuous.any()
 
     def effort(self, t, x, q, v, u, mode):

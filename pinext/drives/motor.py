@@ -126,11 +126,10 @@ class DCMotor(Actuator):
         """3 with inductance (current state), 2 without."""
         return 3 if self.inductance > 0 else 2
 
-    def saturate(self, voltage: float) -> float:
-        """The voltage clipped to ``[-voltage_limit, voltage_limit]`` [V]."""
-        if self.voltage_limit is None:
-            return voltage
-        return np.clip(voltage, -self.voltage_limit, self.voltage_limit)
+    @property
+    def input_bound(self) -> float:
+        """``voltage_limit`` [V] (inf: none); :meth:`saturate` clips the voltage there."""
+        return math.inf if self.voltage_limit is None else self.voltage_limit
 
     def current(self, voltage: float, velocity: float) -> float:
         """Steady armature current of the second-order model (20.66) [A], within the
@@ -251,8 +250,8 @@ class DCMotor(Actuator):
 
     @property
     def linear(self) -> bool:
-        """Linear without amplifier limits."""
-        return self.voltage_limit is None and self.current_limit is None
+        """Linear in the clipped voltage without a current limit (which clips a state)."""
+        return self.current_limit is None
 
     def _current(self, states: np.ndarray, omega: float, u: float) -> float:
         if self.inductance > 0:

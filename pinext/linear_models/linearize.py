@@ -192,8 +192,10 @@ def _component_terms(point: _Point) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         form = forms[phase.structure]
         if form is not None:
             terms = form.a + _own_part(system, form.a.shape[1])  # columns [q, v, s, u, 1]
-            z0 = np.concatenate((point.x0[: system.nx - 2], point.u0, (1.0,)))
-            return terms[:, :n], terms[:, n:-1], terms[:nv] @ z0, None
+            bounds = system.input_bounds  # a saturated input moves nothing
+            u0 = np.clip(point.u0, -bounds, bounds)
+            z0 = np.concatenate((point.x0[: system.nx - 2], u0, (1.0,)))
+            return terms[:, :n], terms[:, n:-1] * (np.abs(point.u0) < bounds), terms[:nv] @ z0, None
     evolving = [(c, m) for c, m in step.modes if overrides(c, "derivative")]
 
     def terms_at(dz: np.ndarray) -> np.ndarray:

@@ -384,6 +384,12 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
         (:mod:`pinext.simulation.linear`)."""
         return False
 
+    def input_bounds(self) -> np.ndarray:
+        """The bound u_max of each of its inputs' saturation ±u_max (inf: none): where the
+        component clips its inputs; :meth:`linear` speaks of the clipped inputs, which the
+        fused and compiled right-hand sides clip there."""
+        return np.full(self.n_inputs, np.inf)
+
     def energy(self, x: np.ndarray, q: np.ndarray, v: np.ndarray) -> float:
         """Energy stored in the component (rotor kinetic, spring, ...) [J]."""
         return 0.0

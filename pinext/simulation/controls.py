@@ -299,7 +299,7 @@ def finite_law(law: ControlLaw, name: str) -> ControlLaw:
 
     def checked(t: float, x: np.ndarray) -> np.ndarray:
         u = law(t, x)
-        if not np.all(np.isfinite(u)):
+        if not np.isfinite(u).all():
             raise IntegrationError(
                 f"{name} returned non-finite inputs {u} (a control law must return finite "
                 "inputs: check its gains, its reference or target, and the state it was "

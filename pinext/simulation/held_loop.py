@@ -224,7 +224,7 @@ def diverging(system: System, law: Callable) -> Callable:
     def guarded(t: float, x: np.ndarray) -> Any:
         x = np.asarray(x)
         v = x[sv]
-        finite = bool(np.all(np.isfinite(x)))
+        finite = bool(np.isfinite(x).all())
         if not finite or (v.size and np.abs(v).max() > EXPLODING_SPEED):
             k = int(np.argmax(np.where(np.isfinite(v), np.abs(v), np.inf))) if v.size else 0
             what = "is not finite" if not finite else f"moves at {v[k]:.3g} [rad/s or m/s]"

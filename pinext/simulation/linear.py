@@ -156,8 +156,13 @@ def identify(
     base[-1] = 1.0
     unit = np.eye(m)
 
+    # the inputs probed at |u| <= bound / 8, within their saturation: the form is identified
+    # in z' = z / scale and rescaled at the end (exact for affine and quadratic forms)
+    scale = np.ones(m)
+    scale[n_core:-1] = np.minimum(1.0, system.input_bounds / 8.0)
+
     def f(z: np.ndarray) -> np.ndarray:
-        return component_forces(system, phase, z, replaced)
+        return component_forces(system, phase, scale * z, replaced)
 
     f0 = f(base)
     rng = np.random.default_rng(0)
@@ -177,14 +182,14 @@ def identify(
 
     stepped = steps_from(base)
     # the columns of A: the variables the efforts and state derivatives depend on
-    scale = 1e-13 * (1.0 + np.abs(f0).max())
-    changed = _changed(f, base, f0, groups, weights, slice(0, n_lin), scale, stepped)
+    tiny = 1e-13 * (1.0 + np.abs(f0).max())
+    changed = _changed(f, base, f0, groups, weights, slice(0, n_lin), tiny, stepped)
     # the variables the components' powers depend on, seen from a random point
     zr = np.concatenate((rng.standard_normal(m - 1), [1.0]))
     exact = f(zr)
-    scale = 1e-13 * (1.0 + np.abs(exact[n_lin:]).max())
+    tiny = 1e-13 * (1.0 + np.abs(exact[n_lin:]).max())
     near = steps_from(zr)
-    moved = _changed(f, zr, exact, groups, weights, slice(n_lin, None), scale, near)
+    moved = _changed(f, zr, exact, groups, weights, slice(n_lin, None), tiny, near)
     active = np.array(moved + [m - 1])
     a = np.zeros((n_lin, m))
     for k in changed:
@@ -215,13 +220,13 @@ def identify(
         q[:, i, -1] = q[:, -1, i] = 0.5 * (near(k)[n_lin:] - exact[n_lin:])
     check = np.concatenate((rng.standard_normal(m - 1), [1.0]))
     if fits() and fits(check, f(check)):
-        return LinearForm(a, active, q)
+        return _unscaled(a, active, q, scale)
     for i, k in enumerate(active[:-1]):  # squares too (a resistance's R i²)
         minus = f(base - unit[k])[n_lin:]
         q[:, i, i] = 0.5 * (stepped(k)[n_lin:] + minus) - f0[n_lin:]
         q[:, i, -1] = q[:, -1, i] = 0.25 * (stepped(k)[n_lin:] - minus)
     if fits():  # no products of two variables: done
-        return LinearForm(a, active, q)
+        return _unscaled(a, active, q, scale)
     for i, k in enumerate(active[:-1]):
         for j_, j in enumerate(active[:i]):
             q[:, i, j_] = q[:, j_, i] = 0.5 * (
@@ -230,7 +235,13 @@ def identify(
                 - stepped(j)[n_lin:]
                 + f0[n_lin:]
             )
-    return LinearForm(a, active, q) if fits() else None
+    return _unscaled(a, active, q, scale) if fits() else None
+
+
+def _unscaled(a: np.ndarray, active: np.ndarray, q: np.ndarray, scale: np.ndarray) -> LinearForm:
+    """The form in z of the form identified in z' = z / scale."""
+    s = scale[active]
+    return LinearForm(a / scale, active, q / (s[:, None] * s[None, :]))
 
 
 #: Variables tested together by :func:`_changed` (a group that changes nothing is cleared
@@ -279,14 +290,17 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     damping = system.damping
     damped, torque_inputs = bool(damping.any()), system.torque_inputs
     one = np.ones(1)
+    bounds = system.input_bounds
+    clip = (lambda u: u) if np.isinf(bounds).all() else (lambda u: np.clip(u, -bounds, bounds))
     constant = getattr(control, "value", None)  # None, or the inputs of a constant control
+    constant = None if constant is None else clip(np.asarray(constant, dtype=float))
     tail = None if constant is None else np.concatenate((constant, one))
     whole = active.size == a_mat.shape[1]  # the components' powers involve every variable
     aba, concatenate = pin.aba, np.concatenate
 
     def rhs(t: float, y: np.ndarray) -> np.ndarray:
         if tail is None:
-            u = control(t, y)
+            u = clip(control(t, y))
             z = concatenate((y[:n_core], u, one))
         else:
             u = constant
@@ -310,8 +324,8 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     jacobian[2 * nv : n_core, :n_core] = a_states
 
     def jac(t: float, y: np.ndarray) -> np.ndarray:
-        u = control(t, y) if tail is None else constant
-        z: np.ndarray = concatenate((y[:n_core], np.asarray(u, dtype=float), one))
+        u = constant if constant is not None else clip(np.asarray(control(t, y), dtype=float))
+        z: np.ndarray = concatenate((y[:n_core], u, one))
         v = y[nv : 2 * nv]
         da_dq, da_dv, m_inv = pin.computeABADerivatives(model, data, y[:nv], v, a_mat[:nv] @ z)
         da = m_inv @ a_tau

@@ -75,7 +75,7 @@ class HeldControl:
         u = np.array(self.law(t, x), dtype=float).reshape(-1)
         if self.n_inputs is None:
             self.n_inputs = u.size
-        if u.shape != (self.n_inputs,) or not np.all(np.isfinite(u)):
+        if u.shape != (self.n_inputs,) or not np.isfinite(u).all():
             raise InvalidParameter(
                 f"the control law returned {u!r} at t = {t:.9g} s; expected {self.n_inputs} "
                 "finite inputs"

@@ -170,6 +170,9 @@ class System(FreshData):
         if self.n_inputs == 0:
             self.n_inputs = nv  # ideal actuation: the inputs are joint torques
         self.torque_inputs = offset == 0
+        #: Each input's saturation bound (inf: none), where the linear forms clip it.
+        bounds = [c.input_bounds() for c in self.components]
+        self.input_bounds = np.full(nv, np.inf) if self.torque_inputs else np.concatenate(bounds)
         for comp in self.components:
             comp.bind(self)
         self.data = self.model.createData()
