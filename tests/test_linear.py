@@ -96,8 +96,14 @@ def test_saturated_inputs_are_clipped_where_the_drives_clip_them(robot):
         np.testing.assert_allclose(fused(0.0, y), expected, rtol=1e-10, atol=1e-9)
 
 
-def test_nonlinear_phases_use_the_generic_path(robot):
-    drive = Drive(motor(), Gear(50.0, efficiency=0.8))  # efficiency modes
+@pytest.mark.parametrize(
+    "drive",
+    [
+        Drive(motor(current_limit=2.0), ElasticTransmission(30.0, 400.0)),  # clips a state
+        Drive(motor(), Gear(50.0, efficiency=0.8)),  # efficiency modes
+    ],
+)
+def test_nonlinear_phases_use_the_generic_path(robot, drive):
     system = px.System(robot, drives={"j1": drive})
     phase = system.initial_phase(0.0, system.initial_state())
     assert linear.fused_rhs(system, phase, as_control(None, system.n_inputs), None) is None
