@@ -32,12 +32,9 @@ NAMED = {
     "support": "elastic support's axis 'support_z'",
     "joint_pd": "control law's gains",
 }
-# Open: a continuous ImpedanceController of 1e9 diverges within 8 ms with DOP853 (stopped
-# by the non-finite inputs check in 3 s); with Radau (the Python path) of 1e15 it is refused
-# in 0.6 s, but of 1e9 and 1e12 scipy's first trial step evaluates the law at t_final, so the
-# progress the right-hand side reports (the furthest time evaluated) is complete at once and
-# the probe sees no pace (a run of minutes); held at a period it is refused at the start
-# (test_stiff_refusal.py).
+# A continuous ImpedanceController of 1e9 diverges within 8 ms with DOP853 (stopped by the
+# non-finite inputs check in 3 s); held at a period it is refused at the start
+# (test_stiff_refusal.py); with Radau (the Python path): below.
 
 
 def _scene(kind: str, stiffness: float):
@@ -104,6 +101,24 @@ def test_a_stiff_element_finishes_or_is_refused_at_the_start(
         return
     assert traj.t[-1] == pytest.approx(0.05, abs=1e-12)
     assert time.perf_counter() - started < 1.5 * LONG_RUN_HERE
+
+
+@pytest.mark.parametrize("stiffness", [1e9, 1e12, 1e15])
+def test_a_stiff_continuous_impedance_law_with_radau_is_refused_at_the_start(
+    monkeypatch, stiffness
+):
+    """The law runs on the Python path, where scipy's Radau evaluates its first trial near
+    t_final: the bar moves at the accepted steps (the time the right-hand side saw was complete
+    at once, and runs of 1e9 and 1e12 went on for minutes unjudged); refused in under a second
+    naming the law's gains."""
+    monkeypatch.setattr(validation, "LONG_RUN", LONG_RUN_HERE)
+    system, q0, options = _scene("impedance", stiffness)
+    started = time.perf_counter()
+    with warnings.catch_warnings(), pytest.raises(PinextError) as err:
+        warnings.simplefilter("ignore")
+        px.simulate(system, 0.05, q0=q0, method="Radau", progress=False, **options)
+    assert time.perf_counter() - started < 1.0
+    assert NAMED["joint_pd"] in str(err.value) and "about" in str(err.value)
 
 
 class _Bar:

@@ -211,6 +211,20 @@ def time_event(t_break: float):
     return g
 
 
+def accepted_time(progress):
+    """An event function that never fires and moves ``progress`` to the time of each step
+    solve_ivp accepts (it evaluates its events once there): an implicit method's trials run
+    ahead of that time (scipy's Radau evaluates near the end of its first, rejected trial),
+    so the time its right-hand side sees is no measure of the run's pace."""
+
+    def g(t: float, y: np.ndarray) -> float:
+        if t > progress.n:
+            progress.update(min(t, progress.total) - progress.n)
+        return 1.0
+
+    return g
+
+
 def turned(events: list[Event], functions: list, t: float, y: np.ndarray) -> int | None:
     """The first dynamic event already past zero in its direction where a segment starts at a
     control breakpoint or sample, or None. The law's input jumps there, and with it a held

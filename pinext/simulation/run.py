@@ -26,7 +26,7 @@ from .cost import CostProbe
 from .linear import fused_rhs
 from .progress import bar as progress_bar
 from .recorder import Recorder
-from .rhs import event_functions, make_rhs, past_bound, time_event, turned
+from .rhs import accepted_time, event_functions, make_rhs, past_bound, time_event, turned
 from .sampling import HeldControl
 from .stiffness import DOP853_STABILITY_BOUND
 from .system import System
@@ -393,7 +393,7 @@ def _segment(
             bounces=bounces,
         ), True
     implicit = method in IMPLICIT
-    rhs = make_rhs(system, phase, chart, law, bar, implicit)
+    rhs = make_rhs(system, phase, chart, law, None if implicit else bar, implicit)
     extra: dict[str, Any] = {}
     if implicit:
         extra["jac"] = getattr(rhs, "jac", None)
@@ -406,6 +406,8 @@ def _segment(
     # that becomes useless shows as the solver's failure, which is reported)
     finite_differences = implicit and extra.get("jac") is None
     functions = event_functions(events, chart, system, phase, law) + restarts
+    if implicit and bar is not None:  # the bar at the accepted steps (never fires: last)
+        functions.append(accepted_time(bar))
     with np.errstate(over="ignore") if finite_differences else contextlib.nullcontext():
         sol = solver(rhs, span, chart.to_internal(x), events=functions or None, **options, **extra)
     return sol, False
