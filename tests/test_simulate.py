@@ -1,6 +1,8 @@
 """simulate: conservation, manifold integration, agreement with a hand-written aba + RK4 loop,
 joint elasticity, phases and events, and failure modes."""
 
+import warnings
+
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -65,6 +67,26 @@ def test_free_flyer_stays_on_the_manifold():
     energy = traj.energy()
     assert np.abs(energy - energy[0]).max() < 1e-7 * energy[0]
     assert traj.q[-1, 3:7] @ q0[3:7] < 0.99  # it really rotated (several chart re-centrings)
+
+
+def test_a_free_flyer_with_nothing_to_hold_it_is_said_to_fall_freely():
+    """The event-driven run says it as time stepping does: a robot on a free flyer under
+    gravity whose components act on its joints only falls freely (a warning naming the ways
+    to give it contacts); nothing is said with gravity off or with a contact."""
+    model = pin.buildSampleModelHumanoid()
+    with pytest.warns(UserWarning, match="free flyer with no contact: it falls freely"):
+        px.simulate(px.System(model), 0.01, progress=False)
+    foot = px.Contact(px.plane(model.frames[-1].name, (0.0, 0.0, -2.0)))
+    for system in (px.System(model, contacts=[foot]), px.System(_weightless(model))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            px.simulate(system, 0.01, progress=False)
+
+
+def _weightless(model: pin.Model) -> pin.Model:
+    model = pin.Model(model)
+    model.gravity.setZero()
+    return model
 
 
 def test_joint_stiffness_gives_the_closed_form_frequency(tmp_path):

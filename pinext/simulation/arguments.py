@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -341,3 +342,33 @@ def control_period_of(
     if isinstance(control, Controller):
         return CONTROL_PERIOD
     return None
+
+
+def warn_free_fall(system: System, held: bool, stacklevel: int = 3) -> None:
+    """Warn that a robot on a free flyer falls freely under gravity when nothing can hold it
+    (``held``: it has contacts, or a component that is not one of the joint-space ones of
+    :func:`joint_space_only`), naming the ways to give it contacts; ``stacklevel`` points
+    at the caller of :func:`pinext.simulate`."""
+    model = system.model
+    root = model.joints[1].shortname() if model.njoints > 1 else ""
+    if held or root != "JointModelFreeFlyer" or not np.any(model.gravity.linear):
+        return
+    warnings.warn(
+        f"'{model.name}' floats on a free flyer with no contact: it falls freely. Give it "
+        "contacts: contacts=[...] of simulate or System, the robot's [[contacts]] extensions "
+        "(load_robot gives them for the robots pinext ships them for, e.g. Solo12's feet)",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def joint_space_only(system: System) -> bool:
+    """Whether every component of the System acts on one-DOF joints only (limits, friction,
+    couplings, drives, effort saturation): none of them can hold a floating base."""
+    from ..constraints.mimic import Mimic
+    from ..contact.joint_friction import JointFriction
+    from ..contact.limits import EffortSaturation, JointLimits
+    from ..drives.drive import DriveComponent
+
+    kinds = (JointLimits, JointFriction, Mimic, DriveComponent, EffortSaturation)
+    return all(isinstance(c, kinds) for c in system.components)

@@ -19,6 +19,8 @@ from .arguments import (
     checked_control,
     control_period_of,
     explained_start,
+    joint_space_only,
+    warn_free_fall,
 )
 from .controls import Controller, as_state_law
 from .cost import stiff_element
@@ -204,6 +206,7 @@ def simulate(
     x = given = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
+    warn_free_fall(system, not joint_space_only(system))
     period = control_period_of(control, control_period, t_final)
     law: Any = checked_control(control, system, x)
     if period is not None:

@@ -34,6 +34,7 @@ from ..contact.timestepping import (
 from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
+from .arguments import warn_free_fall
 from .component import Component
 from .controls import checked_control
 from .initial_state import as_initial_state
@@ -140,16 +141,7 @@ def simulate_timestepping(
         system = System(system_or_robot, contacts=())
     specs = contact_specs(system, contacts)
     found = [PointContact.from_contact(system.model, c) for c in specs]
-    root = system.model.joints[1].shortname() if system.model.njoints > 1 else ""
-    if not found and root == "JointModelFreeFlyer":
-        warnings.warn(
-            f"'{system.model.name}' floats on a free flyer with no contact: it falls freely. "
-            "Give it contacts: contacts=[...] of simulate or System, the robot's [[contacts]] "
-            "extensions (load_robot gives them for the robots pinext ships them for, e.g. "
-            "Solo12's feet)",
-            UserWarning,
-            stacklevel=3,
-        )
+    warn_free_fall(system, bool(found), stacklevel=4)
     x = as_initial_state(system, x0, q0, v0)
     if not np.all(np.isfinite(x)):
         raise IntegrationError("non-finite initial state", 0.0, x)
