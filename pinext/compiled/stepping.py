@@ -26,6 +26,7 @@ from .model import (
     SPHERICAL,
     TRANSLATION,
 )
+from .struct import view
 
 #: Joint codes whose exponential map :func:`pinext.compiled.timestep.integrate` implements
 #: (every packed joint but the planar one).
@@ -359,9 +360,10 @@ class CompiledStepper:
         input u (overwritten by the PD law when the scene has one); returns (status, steps
         done, time). At most :data:`CHUNK` steps per call (the events' buffer); the caller
         drains the events after each call (:meth:`drain`)."""
-        args = (self.pm, self.scene, self.work, q, v, u, h, t, k, steps, self.every, self.out)
+        pm, scene, work, out = self._views
+        args = (pm, scene, work, q, v, u, h, t, k, steps, self.every, out)
         if self._entry is not None:
-            return self._entry(*args)  # skips the dispatcher's type resolution: ~4 µs, not 10
+            return self._entry(*args)  # skips the dispatcher's type resolution
         result = _ts.run(*args)  # (the first call compiles or loads the loop)
         self._calls += 1
         if self._calls == DIRECT_AFTER:  # a run of many calls (a law per step)
@@ -396,7 +398,8 @@ class CompiledStepper:
     def close(self, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Close the energy audit at the end state; the contacts' gaps and the energies
         (kinetic, gravity, joint-elastic) there."""
-        _ts.close(self.pm, self.scene, self.work, q, v)
+        pm, scene, work, _ = self._views
+        _ts.close(pm, scene, work, q, v)
         return self.work.gap.copy(), self.work.energy.copy()
 
     def run(
@@ -428,6 +431,9 @@ class CompiledStepper:
         state = np.array(x[: nq + nv + 2], dtype=float)  # q, v and the totals: views below
         q, v = state[:nq], state[nq : nq + nv]
         self.work = self.work._replace(totals=state[nq + nv :])
+        # the kernels' data as four pointers (pinext.compiled.struct): the loop's ~100 arrays
+        # are not unboxed at each of its calls (one per step under a Python law)
+        self._views = tuple(view(data) for data in (self.pm, self.scene, self.work, self.out))
         u = np.zeros(nv)
         events, t, k, undrained, unticked = [], 0.0, 0, 0, 0.0
         while k < n_steps:
