@@ -1110,3 +1110,193 @@ def test_sections_and_payload_in_python(tmp_path):
     bare.flexible = robot.flexible
     with pytest.raises(InvalidParameter, match="variables.bar: .*URDF file"):
         DriveProblem(bare, motion, {"bar": tube}, samples=3)
+
+
+# --------------------------------------------------------------------------------------------
+# the first natural frequency as a limit; the chosen sections written back
+
+
+def frequency_spec(tmp_path: Path, variables: str, limit: str = "12.0") -> Path:
+    """The flexible arm held still, loose stress and deflection limits, a lower limit on the
+    first natural frequency."""
+    path = flex_spec(tmp_path, variables, stress=1.0e12, deflection=10.0)
+    text = path.read_text().replace(
+        "samples = 3\n", f"samples = 3\nmin_natural_frequency = {limit}\n"
+    )
+    path.write_text(text)
+    return path
+
+
+def cantilever_frequency(outer: float, wall: float) -> float:
+    """Euler–Bernoulli first bending frequency [Hz] of the steel tube clamped at the locked
+    hub: f1 = (1.875104²/2π) √(EI/(ρA L⁴))."""
+    area, inertia = tube(outer, wall)
+    return (
+        1.875104**2 / (2 * math.pi) * math.sqrt(E_STEEL * inertia / (RHO_STEEL * area * LENGTH**4))
+    )
+
+
+def test_min_natural_frequency_lightest_tube(tmp_path):
+    """`min_natural_frequency = 12.0` [Hz]: the lightest steel tube of the flexible arm's 2 m
+    bar whose first natural frequency (hub locked: a cantilever) is at least 12 Hz.
+
+    For a tube √(I/A) = √(D² + d²)/4: at a given f1 the mass ∝ D² − d² falls as the wall
+    thins, so the wall goes to its lower bound (0.5 mm) and D falls until f1 binds. The
+    sublink model (ν = 20, Celentano (2008) §5) is stiffer than Euler–Bernoulli by
+    0.2296/ν² (measured at ν = 5, 10, 20, 40 for two sections: 0.925 %, 0.230 %, 0.0574 %,
+    0.0143 %), so the found section's closed-form f1 lies within 0.25/ν² = 0.0625 % below
+    the limit, and its D within the same of the closed-form optimum (f1 ∝ D for a thin
+    wall). The limit binds: margin ≈ 0, a 0.1 % smaller D fails it."""
+    from scipy.optimize import brentq
+
+    f_min, nu = 12.0, 20
+    spec = frequency_spec(tmp_path, TUBE)
+    problem = DriveProblem.from_spec(spec)
+    assert problem.min_natural_frequency == f_min
+    result = optimize(problem, seed=3, maxiter=15, popsize=6)
+    name = "robot: first natural frequency [Hz]"
+    outer, wall = result.design["bar.outer_diameter"], result.design["bar.wall_thickness"]
+    assert result.feasible and name in result.binding(0.01)
+    assert result.constraints[name] == pytest.approx(0.0, abs=1e-6)
+    assert wall == pytest.approx(0.0005, rel=1e-6)
+    closed = cantilever_frequency(outer, wall)
+    assert f_min * (1 - 0.25 / nu**2) <= closed <= f_min * (1 + 1e-6)
+    optimum = brentq(lambda d: cantilever_frequency(d, 0.0005) - f_min, 0.02, 0.12, xtol=1e-12)
+    assert outer == pytest.approx(optimum, rel=0.25 / nu**2)
+    assert outer < optimum  # the model is the stiffer
+    smaller = problem.evaluate({"bar.outer_diameter": outer * 0.999, "bar.wall_thickness": wall})
+    assert smaller.margins[name] < 0 and not smaller.feasible
+    thinner = problem.evaluate({"bar.outer_diameter": outer, "bar.wall_thickness": wall * 0.9})
+    assert thinner.margins[name] > 0  # a thinner wall at the same D raises f1
+    print(
+        f"f1 >= {f_min} Hz: D = {1e3 * outer:.4f} mm (closed-form optimum {1e3 * optimum:.4f} "
+        f"mm), t = {1e3 * wall:.3f} mm, mass {result.objective:.4f} kg, margin "
+        f"{result.constraints[name]:.2e}, EB f1 at the section {closed:.5f} Hz, 0.1 % smaller "
+        f"D: margin {smaller.margins[name]:.2e}, {result.evaluations} evaluations"
+    )
+
+
+def test_sections_and_payload_written_back(tmp_path):
+    """write_design_spec writes the chosen tube into [links.bar] (section, D, t, ρ, E,
+    sublinks) and the chosen payload into [payload]: `pinext design` (read_design) rebuilds
+    the same flexible link (E I, μ and section modulus equal to the optimum's, bit for bit),
+    the same payload, and run_design gives every margin of the optimization to 1e-12, the
+    first natural frequency's included."""
+    from pinext.planning import read_design
+
+    variables = TUBE + PAYLOAD.format(mass="[0.5, 1.0]")
+    spec = frequency_spec(tmp_path, variables)
+    spec.write_text(
+        spec.read_text().replace("max_tip_deflection = 10.0", "max_tip_deflection = 0.01")
+    )
+    result = optimize(spec, seed=1, maxiter=8, popsize=5)
+    problem = result.problem
+    written = write_design_spec(result, tmp_path / "elsewhere" / "chosen.toml")
+    text = written.read_text()
+    assert "[links.bar]" in text and "[payload]" in text and "section_modulus" not in text
+    reloaded = read_design(written)
+    link = next(s for s in reloaded.robot.flexible if s.link == "bar")
+    chosen = problem.sections["bar"].flexible(result.design)
+    assert link == chosen
+    assert reloaded.section_modulus["bar"] == problem.sections["bar"].section_modulus(result.design)
+    assert reloaded.min_natural_frequency == 12.0
+    optimum = problem.robot_of(result.design)
+    for mine, theirs in ((reloaded.robot.model, optimum.model),
+                         (reloaded.robot.rigid_model, optimum.rigid_model)):  # fmt: skip
+        for a, b in zip(mine.inertias, theirs.inertias, strict=True):
+            np.testing.assert_array_equal(a.toDynamicParameters(), b.toDynamicParameters())
+    checked = run_design(written, html=tmp_path / "chosen.html")
+    margins = {f"{r.name}: {r.quantity}": r.margin for r in checked.check.rows}
+    expected = {k: m for k, m in result.constraints.items() if k != "bar: wall thickness [m]"}
+    assert margins.keys() == expected.keys()
+    for name, margin in expected.items():
+        assert margins[name] == pytest.approx(margin, rel=1e-12, abs=1e-12), name
+    print(f"written back: {result.design}, margins {margins}")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "says"),
+    [
+        ("min_natural_frequency = nan", "min_natural_frequency", "finite"),
+        ("min_natural_frequency = -3.0", "min_natural_frequency", "> 0"),
+        ("min_natural_frequency = 0.0", "min_natural_frequency", "> 0"),
+        ('min_natural_frequency = "high"', "min_natural_frequency", "number"),
+        ("min_natural_frequencies = 3.0", "top level", "min_natural_frequency"),
+    ],
+)
+def test_bad_min_natural_frequency(tmp_path, text, where, says):
+    """A bad `min_natural_frequency`: a FileFormatError naming the file and the key, from
+    `pinext optimize` and `pinext design` alike; in Python an InvalidParameter, and a robot
+    without a flexible link is refused (with its joints held it has no vibration mode)."""
+    spec = frequency_spec(tmp_path, TUBE)
+    spec.write_text(spec.read_text().replace("min_natural_frequency = 12.0", text))
+    design = tmp_path / "design.toml"  # the same without [variables] and [objective]
+    design.write_text(spec.read_text().split("[objective]")[0])
+    for run, path in ((optimize, spec), (run_design, design)):
+        with pytest.raises(FileFormatError) as err:
+            run(path)
+        spec = path
+        assert str(spec) in str(err.value) and where in str(err.value), str(err.value)
+        assert says in str(err.value), str(err.value)
+
+
+def test_bad_min_natural_frequency_in_python(arm):
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
+    motion = RestToRest([0.0], [0.0], 1.0)
+    tube_table = {"section": "tube", "outer_diameter": 0.05, "wall_thickness": [0.001, 0.002],
+                  "density": 7850.0}  # fmt: skip
+    for bad in (math.nan, -1.0, math.inf):
+        with pytest.raises(InvalidParameter, match="min_natural_frequency"):
+            DriveProblem(robot, motion, {"bar": tube_table}, min_natural_frequency=bad)
+    with pytest.raises(InvalidParameter, match="min_natural_frequency: needs a flexible link"):
+        DriveProblem(arm, pick_and_place(), {"elbow": {"motor": "catalogue"}},
+                     catalogue=load_catalogue(CATALOGUE), min_natural_frequency=5.0)  # fmt: skip
+    from pinext.planning.natural_frequency import first_natural_frequency
+
+    with pytest.raises(InvalidParameter, match="no vibration mode"):
+        first_natural_frequency(arm)
+
+
+@pytest.mark.parametrize(
+    ("table", "where", "says"),
+    [
+        ('[links.bar]\nsection = "tube"\nouter_diameter = 0.05\nwall_thickness = 0.001\n'
+         "density = nan\n", "links.bar.density", "finite"),
+        ('[links.bar]\nsection = "tube"\nouter_diameter = [0.05, 0.06]\nwall_thickness = 0.001\n'
+         "density = 7850.0\n", "links.bar", "ranges and lists"),
+        ('[links.bar]\nsection = "tube"\nouter_diameter = 0.05\nwall_thickness = 0.001\n'
+         "density = 7850.0\nsection_modulus = 1e-6\n", "links.bar", "not both"),
+        ('[links.bra]\nsection = "tube"\nouter_diameter = 0.05\nwall_thickness = 0.001\n'
+         "density = 7850.0\n", "links.bra", "bar"),
+        ('[links.bar]\nsection = "tube"\nouter_diameter = 0.05\nwall_thickness = 0.03\n'
+         "density = 7850.0\n", "links.bar.wall_thickness", "thinner than the radius"),
+        ('[payload]\nmass = -1.0\nframe = "tip"\n', "payload", ">= 0"),
+        ('[payload]\nmass = 1.0\nframe = "tap"\n', "payload", "tip"),
+        ('[payload]\nmass = [1.0, 2.0]\nframe = "tip"\n', "payload", "ranges and lists"),
+    ],
+)  # fmt: skip
+def test_bad_sections_and_payload_of_a_design(tmp_path, table, where, says):
+    """A `pinext design` specification's [links.LINK] section and [payload]: bad values are a
+    FileFormatError naming the file and the key."""
+    path = tmp_path / "design.toml"
+    body = FLEX_SPEC.format(root=ROOT, stress=5.0e7, deflection=0.01).split("[links.bar]")[0]
+    path.write_text(body + table)
+    with pytest.raises(FileFormatError) as err:
+        run_design(path)
+    assert str(path) in str(err.value) and where in str(err.value), str(err.value)
+    assert says in str(err.value), str(err.value)
+
+
+def test_fixed_payload_of_an_optimize_specification(tmp_path):
+    """A top-level [payload] in a `pinext optimize` specification is the fixed payload of
+    every design (as [variables.payload] with one mass); both at once are refused."""
+    spec = frequency_spec(tmp_path, TUBE)
+    text = spec.read_text().replace(
+        "[objective]", '[payload]\nmass = 1.5\nframe = "tip"\n\n[objective]'
+    )
+    spec.write_text(text)
+    fixed = DriveProblem.from_spec(spec)
+    assert fixed.payload is not None and fixed.payload.mass_of({}) == 1.5
+    spec.write_text(text + PAYLOAD.format(mass="2.0"))
+    with pytest.raises(FileFormatError, match=r"payload.*not both"):
+        DriveProblem.from_spec(spec)

@@ -22,6 +22,7 @@ from .feedforward import Feedforward, elastic_drive_feedforward, rest_to_rest, t
 from .kinematics import ScrewAxes, poe_forward_kinematics, poe_jacobian, screw_axes
 from .link_variables import section_properties
 from .motion import Motion, RestToRest, as_motion
+from .natural_frequency import first_natural_frequency
 from .optimize import optimize
 from .optimize_problem import Choice, Continuous, Evaluation, OptimalDesign, Problem
 from .optimize_report import write_design_spec, write_optimize_html
@@ -59,6 +60,7 @@ __all__ = [
     "check_design",
     "drive_requirements",
     "elastic_drive_feedforward",
+    "first_natural_frequency",
     "jacobian_control",
     "load_catalogue",
     "load_harmonic_drives",

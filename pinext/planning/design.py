@@ -26,7 +26,9 @@ from ..validation import flag, integer, real, vector
 from .catalogue import CatalogueMotor, _read_toml, catalogue_drive, load_catalogue
 from .design_check import CheckRow, DesignCheck, DriveLimits, LinkLimits, check_design
 from .drive_sizing import MAX_SAMPLES, DriveReport, drive_requirements
+from .link_variables import LINK_KEYS, parse_link, parse_payload
 from .motion import RestToRest
+from .natural_frequency import frequency_row, min_frequency_limit
 from .splines import Spline3m
 
 __all__ = [
@@ -67,6 +69,8 @@ TOP_KEYS = (
     "drives",
     "limits",
     "links",
+    "payload",
+    "min_natural_frequency",
 )
 #: Keys of its ``[motion]`` table, per law.
 MOTION_KEYS = {
@@ -114,7 +118,7 @@ def _top_level(spec: Mapping[str, Any], path: Path) -> None:
         raise FileFormatError(
             str(path), "extensions", f"must be a file name or false, got {spec['extensions']!r}"
         )
-    for key in ("motion", "drives", "limits", "links"):
+    for key in ("motion", "drives", "limits", "links", "payload"):
         if key in spec and not isinstance(spec[key], dict):
             raise FileFormatError(str(path), key, f"must be a table [{key}], got {spec[key]!r}")
     if "gravity" in spec:
@@ -213,6 +217,16 @@ class DesignSpec(NamedTuple):
     """Include gravity."""
     samples: int
     """Samples of the motion."""
+    min_natural_frequency: float | None = None
+    """Lower limit of the first natural frequency [Hz] (joints locked), or None."""
+
+    def check(self, report: DriveReport) -> DesignCheck:
+        """:func:`~pinext.planning.check_design` of ``report`` against the specification's
+        limits, with the first natural frequency's row when it has a lower limit."""
+        check = check_design(report, self.limits, self.link_limits)
+        if self.min_natural_frequency is not None:
+            check.rows.append(frequency_row(self.robot, self.motion, self.min_natural_frequency))
+        return check
 
     def requirements(self, drives: Mapping[str, Drive] | None = None) -> DriveReport:
         """:func:`~pinext.planning.drive_requirements` of the specification (``drives``
@@ -283,9 +297,18 @@ def read_design(spec_path: str | Path, *, extra: tuple[str, ...] = ()) -> Design
         if "section_modulus" in link_table:
             moduli[link] = link_table.pop("section_modulus")
         try:
-            link_limits[link] = LinkLimits(**link_table)
+            link_limits[link] = LinkLimits(
+                **{k: v for k, v in link_table.items() if k not in LINK_KEYS}
+            )
         except (TypeError, InvalidParameter) as err:
             raise FileFormatError(str(path), f"links.{link}", str(err)) from None
+    robot = _sections(path, robot, table.get("links", {}), moduli, extensions)
+    if "payload" in table and "payload" not in extra:
+        _payload(path, robot, table["payload"])
+    try:
+        frequency = min_frequency_limit("min_natural_frequency", table.get("min_natural_frequency"))
+    except InvalidParameter as err:
+        raise FileFormatError(str(path), "min_natural_frequency", str(err)) from None
     return DesignSpec(
         path=path,
         table=table,
@@ -299,7 +322,60 @@ def read_design(spec_path: str | Path, *, extra: tuple[str, ...] = ()) -> Design
         link_limits=link_limits,
         gravity=table.get("gravity", True),
         samples=table.get("samples", 801),
+        min_natural_frequency=frequency,
     )
+
+
+def _sections(
+    path: Path, robot: Any, links: Mapping[str, Any], moduli: dict[str, Any], extensions: Any
+) -> Any:
+    """The robot with the sections of its ``[links.LINK]`` tables (``section``, its
+    dimensions [m], ``density``, ``young_modulus``, ``sublinks``: the written result of
+    ``pinext optimize``), their section moduli put in ``moduli``."""
+    from ..robot import load_urdf
+
+    specs = {spec.link: spec for spec in robot.flexible}
+    rebuilt = {}
+    for link, link_table in links.items():
+        section = {k: v for k, v in link_table.items() if k in LINK_KEYS}
+        if not section:
+            continue
+        where = f"links.{link}"
+        if link not in specs:
+            raise FileFormatError(
+                str(path), where, str(NameNotFound("flexible link", link, list(specs)))
+            )
+        if link in moduli:
+            raise FileFormatError(str(path), where, "give section_modulus or a section, not both")
+        try:
+            found, variables = parse_link(robot, link, section, extensions, where=where)
+        except InvalidParameter as err:
+            raise FileFormatError(str(path), where, str(err)) from None
+        if variables:
+            raise FileFormatError(
+                str(path), where, "a section of a design takes numbers [m]; ranges and lists "
+                f"are design variables of pinext optimize ({', '.join(v.name for v in variables)})"
+            )  # fmt: skip
+        rebuilt[link] = found.flexible({})
+        moduli[link] = found.section_modulus({})
+    if not rebuilt:
+        return robot
+    specs.update(rebuilt)
+    return load_urdf(robot.path, flexible=list(specs.values()), extensions=extensions)
+
+
+def _payload(path: Path, robot: Any, table: Any) -> None:
+    """Add the ``[payload]`` table (``mass`` [kg], ``frame``) to ``robot``."""
+    try:
+        payload, variables = parse_payload(robot, table)
+    except (InvalidParameter, NameNotFound) as err:
+        raise FileFormatError(str(path), "payload", str(err)) from None
+    if variables:
+        raise FileFormatError(
+            str(path), "payload", "a design's payload mass is a number [kg]; ranges and lists "
+            "are design variables of pinext optimize ([variables.payload])"
+        )  # fmt: skip
+    payload.add_to(robot, {})
 
 
 def run_design(
@@ -316,6 +392,7 @@ def run_design(
         html = "design.html"               # optional report (default <spec stem>.html)
         gravity = true
         samples = 801
+        min_natural_frequency = 12.0       # optional lower limit [Hz] of f1, joints locked
         [motion]                           # law = "rest_to_rest" (q0, dq, duration) or
         law = "rest_to_rest"               # "spline" (times, positions with "free" at the
         q0 = [...]; dq = [...]; duration = 1.5   # 2nd and 2nd-to-last knots, v0, a0, vf, af)
@@ -325,9 +402,13 @@ def run_design(
         [limits.JOINT]                     # optional, overrides the catalogue's ratings
         max_winding_temperature = 100.0
         [links.LINK]                       # flexible links of the URDF
-        section_modulus = 1.7e-7
-        max_stress = 2e8
-        max_tip_deflection = 0.01
+        section_modulus = 1.7e-7           # or a section that rebuilds the link:
+        max_stress = 2e8                   # section = "tube", outer_diameter, wall_thickness
+        max_tip_deflection = 0.01          # (or "rectangle", width, height) [m], density,
+                                           # young_modulus, sublinks
+        [payload]                          # optional point mass [kg] at a frame
+        mass = 1.5
+        frame = "tip"
 
     Args:
         spec_path: The TOML file.
@@ -356,6 +437,6 @@ def run_design(
         )
     design = read_design(path)
     report = design.requirements()
-    check = check_design(report, design.limits, design.link_limits)
+    check = design.check(report)
     write_design_html(report, check, target, title=design.title, limits=design.limits)
     return DesignResult(report, check, target)

@@ -99,16 +99,24 @@ class CheckRow(NamedTuple):
     """The computed value (NaN: not computed)."""
     limit: float
     """The limit."""
+    lower: bool = False
+    """The limit is a lower one (a natural frequency): value ≥ limit."""
 
     @property
     def margin(self) -> float:
-        """1 − value / limit (negative when the limit is exceeded)."""
+        """1 − value / limit, or value / limit − 1 for a lower limit (negative when the
+        limit is not met)."""
+        if self.lower:
+            return self.value / self.limit - 1.0
         return 1.0 - self.value / self.limit
 
     @property
     def passed(self) -> bool:
-        """value ≤ limit (False when the value could not be computed)."""
-        return bool(np.isfinite(self.value) and self.value <= self.limit)
+        """value ≤ limit, or value ≥ limit for a lower limit (False when the value could not
+        be computed)."""
+        if not np.isfinite(self.value):
+            return False
+        return bool(self.value >= self.limit if self.lower else self.value <= self.limit)
 
 
 @dataclass
@@ -135,7 +143,7 @@ class DesignCheck:
                 r.name,
                 r.quantity,
                 f"{r.value:.4g}",
-                f"{r.limit:.4g}",
+                f"{'≥ ' if r.lower else ''}{r.limit:.4g}",
                 f"{100 * r.margin:+.1f} %" if np.isfinite(r.value) else "-",
                 "pass" if r.passed else "FAIL",
             ]

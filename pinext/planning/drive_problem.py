@@ -25,9 +25,10 @@ from ..exceptions import FileFormatError, InvalidParameter, NameNotFound
 from ..validation import real
 from .catalogue import CatalogueMotor, HarmonicDrive, load_harmonic_drives
 from .design import _unknown, read_design
-from .design_check import DesignCheck, DriveLimits, LinkLimits, check_design
+from .design_check import CheckRow, DesignCheck, DriveLimits, LinkLimits, check_design
 from .drive_sizing import DriveReport, _assemble, _joint_side
 from .link_variables import LinkSection, Payload, parse_link, parse_payload
+from .natural_frequency import frequency_row, min_frequency_limit
 from .optimize_problem import Choice, Continuous, Evaluation, Problem, Variable
 
 __all__ = ["DRIVE_CRITERIA", "DriveProblem"]
@@ -91,6 +92,8 @@ class DriveProblem(Problem):
             catalogue's ratings key by key.
         link_limits: Flexible link name -> :class:`~pinext.planning.LinkLimits`.
         section_modulus: Flexible link name -> W [m^3].
+        min_natural_frequency: Lower limit of the first natural frequency [Hz] with the
+            joints locked (:mod:`.natural_frequency`), computed once per robot (no simulation).
         minimize: Criterion or criteria of :data:`DRIVE_CRITERIA`.
         weights: See :class:`Problem`.
         gravity: Include gravity.
@@ -115,6 +118,7 @@ class DriveProblem(Problem):
         limits: Mapping[str, Mapping[str, Any] | DriveLimits] | None = None,
         link_limits: Mapping[str, LinkLimits] | None = None,
         section_modulus: Mapping[str, Any] | None = None,
+        min_natural_frequency: float | None = None,
         minimize: str | Sequence[str] = "motor_mass",
         weights: Sequence[float] | None = None,
         gravity: bool = True,
@@ -147,6 +151,12 @@ class DriveProblem(Problem):
             self.limit_overrides[joint] = dict(table)
         self.link_limits = dict(link_limits or {})
         self.section_modulus = dict(section_modulus or {})
+        self.min_natural_frequency = min_frequency_limit("min_natural_frequency",
+                                                         min_natural_frequency)  # fmt: skip
+        if min_natural_frequency is not None and not getattr(robot, "flexible", None):
+            raise _bad("min_natural_frequency", "needs a flexible link: with its joints held "
+                       "this robot has no vibration mode", self.source)  # fmt: skip
+        self._frequencies: dict[Any, CheckRow] = {}
         self.gravity = gravity
         self.samples = samples
         criteria = [minimize] if isinstance(minimize, str) else list(minimize)
@@ -440,10 +450,14 @@ class DriveProblem(Problem):
         key = (samples, tuple((n, design.get(n)) for n in self.structural))
         if key in self._sides:
             return self._sides[key]
+        robot = self.robot_of(design)
+        if self.min_natural_frequency is not None and key[1] not in self._frequencies:
+            row = frequency_row(robot, self.motion, self.min_natural_frequency)
+            self._frequencies[key[1]] = row
         moduli = dict(self.section_modulus)
         moduli.update({link: s.section_modulus(design) for link, s in self.sections.items()})
         side = _joint_side(
-            self.robot_of(design), self.motion, gravity=self.gravity,
+            robot, self.motion, gravity=self.gravity,
             section_modulus=moduli, samples=samples,
         )  # fmt: skip
         if len(self._sides) >= 4:
@@ -461,7 +475,14 @@ class DriveProblem(Problem):
     ) -> tuple[DriveReport, DesignCheck]:
         """(report, :class:`~pinext.planning.DesignCheck`) of a design."""
         report = self.report_of(design, samples)
-        return report, check_design(report, self.limits_of(design), self.link_limits)
+        return report, self._check(report, design)
+
+    def _check(self, report: DriveReport, design: Mapping[str, Any]) -> DesignCheck:
+        """The limits of a design checked; the first natural frequency of its robot."""
+        check = check_design(report, self.limits_of(design), self.link_limits)
+        if self.min_natural_frequency is not None:
+            check.rows.append(self._frequencies[tuple((n, design.get(n)) for n in self.structural)])
+        return check
 
     def _parts(self, design: Mapping[str, Any], drives: Mapping[str, Drive]) -> list[Any]:
         """The catalogue entries of a design: its motors (chosen, or a specification's motor
@@ -479,7 +500,7 @@ class DriveProblem(Problem):
     def _evaluate(self, design: dict[str, Any]) -> Evaluation:
         drives = self.drives_of(design)
         report = _assemble(self._joint_side(self.samples, design), drives)
-        check = check_design(report, self.limits_of(design), self.link_limits)
+        check = self._check(report, design)
         margins = {
             f"{r.name}: {r.quantity}": -math.inf if math.isnan(r.margin) else float(r.margin)
             for r in check.rows
@@ -524,7 +545,8 @@ class DriveProblem(Problem):
         Raises:
             FileFormatError: The file, with the key that is wrong and what is valid.
         """
-        design = read_design(spec_path, extra=("variables", "objective", "harmonic_drives"))
+        design = read_design(spec_path, extra=("variables", "objective", "harmonic_drives",
+                                               "payload"))  # fmt: skip
         path = design.path
         table = design.table
         harmonic = table.get("harmonic_drives")
@@ -540,6 +562,11 @@ class DriveProblem(Problem):
             raise FileFormatError(
                 str(path), "variables", "needs [variables.JOINT] tables (motor, ratio, ...)"
             )
+        if "payload" in table:  # a fixed payload, added to each design's robot
+            if "payload" in variables:
+                raise FileFormatError(str(path), "payload", "give [payload] or "
+                                      "[variables.payload], not both")  # fmt: skip
+            variables = {**variables, "payload": table["payload"]}
         objective = table.get("objective", {"minimize": "motor_mass"})
         if not isinstance(objective, dict):
             raise FileFormatError(str(path), "objective", "must be a table [objective]")
@@ -557,6 +584,7 @@ class DriveProblem(Problem):
                 limits=table.get("limits", {}),
                 link_limits=design.link_limits,
                 section_modulus=design.section_modulus,
+                min_natural_frequency=design.min_natural_frequency,
                 minimize=objective.get("minimize", "motor_mass"),
                 weights=objective.get("weights"),
                 gravity=design.gravity,

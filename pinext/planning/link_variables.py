@@ -216,12 +216,13 @@ def _beam_length(robot: Any, spec: Any, extensions: Any) -> float:
 
 
 def parse_link(
-    robot: Any, link: str, table: Mapping[str, Any], extensions: Any
+    robot: Any, link: str, table: Mapping[str, Any], extensions: Any, *, where: str = ""
 ) -> tuple[LinkSection, list[Variable]]:
     """A ``[variables.LINK]`` table of a flexible link: ``section`` (``"tube"`` or
     ``"rectangle"``), its dimensions (a ``{low, high}`` range, a list or a number [m]),
     ``density`` [kg/m^3], optional ``young_modulus`` [Pa] (default: the link's) and
-    ``sublinks``.
+    ``sublinks``. ``where`` names the table in messages (default ``variables.LINK``; a
+    ``pinext design`` specification's ``[links.LINK]`` holds a section of numbers).
 
     Raises:
         InvalidParameter: Unknown keys, a missing dimension or density, a bound that is not
@@ -229,7 +230,7 @@ def parse_link(
             the message names the key.
     """
     spec = next(s for s in robot.flexible if s.link == link)
-    where = f"variables.{link}"
+    where = where or f"variables.{link}"
     if getattr(robot, "path", None) is None:
         raise InvalidParameter(
             f"{where}: a section variable rebuilds the robot from its URDF file; this robot "

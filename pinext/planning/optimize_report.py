@@ -109,10 +109,29 @@ def _toml(value: Any) -> str:
     raise InvalidParameter(f"cannot write {value!r} to TOML")
 
 
+def _write_structure(result: OptimalDesign, problem: DriveProblem, table: dict) -> None:
+    """The chosen link sections into ``[links.LINK]`` (``section``, its dimensions [m],
+    ``density``, ``young_modulus``, ``sublinks``: the section moduli follow from them) and the
+    payload into ``[payload]`` (``mass``, ``frame``), in place."""
+    links = dict(table.get("links", {}))
+    for link, section in problem.sections.items():
+        entry = {k: v for k, v in links.get(link, {}).items() if k != "section_modulus"}
+        entry.update(section=section.kind, **section.dims(result.design))
+        entry.update(density=section.density, young_modulus=section.young_modulus)
+        entry["sublinks"] = int(section.spec.sublinks)
+        links[link] = entry
+    if links:
+        table["links"] = links
+    if problem.payload is not None:
+        mass = problem.payload.mass_of(result.design)
+        table["payload"] = {"mass": float(mass), "frame": problem.payload.frame}
+
+
 def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
     """Write the chosen design as a ``pinext design`` specification (the source file's
-    robot, motion and limits; ``[drives.JOINT]`` with the chosen catalogue motor and ratio);
-    ``pinext design`` reloads it. Paths are rewritten relative to the new file.
+    robot, motion and limits; ``[drives.JOINT]`` with the chosen catalogue motor and ratio;
+    ``[links.LINK]`` with the chosen section of a flexible link; ``[payload]``); ``pinext
+    design`` reloads the same robot and drives. Paths are rewritten relative to the new file.
 
     Raises:
         InvalidParameter: The result is not of a :class:`DriveProblem` read from a file.
@@ -164,13 +183,8 @@ def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
             }
         drives[joint] = entry
     table["drives"] = drives
+    _write_structure(result, problem, table)
     lines = [f"# written by pinext optimize from {source.name}: objective {result.objective:.6g}"]
-    structure = {k: v for k, v in result.design.items() if k in problem.structural}
-    if structure:  # the design format holds drives only: the sections and payload as a note
-        lines.append(
-            "# chosen link sections and payload (give them to the robot's flexible links and "
-            "load): " + ", ".join(f"{k} = {v:.6g}" for k, v in structure.items())
-        )
     scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
     lines += [f"{k} = {_toml(v)}" for k, v in scalars.items()]
     for key, value in table.items():
