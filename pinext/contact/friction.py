@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
+from scipy.optimize import root_scalar
 
 from ..exceptions import InvalidParameter
 from ..simulation.component import Component, ConstraintRows, Event, ModeState, RowKind, Step, Trial
@@ -76,11 +77,15 @@ class FrictionMode:
         state: :class:`FrictionState`.
         direction: Unit slip direction (x, y) in the plane's frame (slip), else (0, 0).
         leaving: (t0 [s], gap at t0 [m]) after a lift-off, else None.
+        started: The time [s] a slide started from rest (slip), else None: its stop event
+            is then the separation test of the sliding speed (:meth:`FrictionalContact.
+            _stop_function`).
     """
 
     state: FrictionState
     direction: tuple[float, float] = (0.0, 0.0)
     leaving: tuple[float, float] | None = None
+    started: float | None = None
 
     def __str__(self) -> str:
         return str(self.state)
@@ -193,7 +198,8 @@ class FrictionalContact(Component):
                     1.0 + np.abs(step.a).max()
                 ):
                     return held  # other rows hold it: the cone needs to take nothing
-                return self._settle(t, x, FrictionMode(SLIP, _unit(-force[1:])), trial)
+                start = self._slip_direction(t, x, _unit(-force[1:]), trial)
+                return self._settle(t, x, FrictionMode(SLIP, start, started=t), trial)
             return mode
         force = trial(x, mode).force(self.name, 1)
         return self._leave(t, x) if force[0] < 0.0 else mode
@@ -234,9 +240,11 @@ class FrictionalContact(Component):
 
     @staticmethod
     def _direction(slip: np.ndarray, mode: FrictionMode) -> np.ndarray:
-        """t̂: the sliding direction, or the mode's while the contact starts sliding."""
+        """t̂: the sliding direction, or the mode's while the contact starts sliding (its
+        speed within VELOCITY_TOLERANCE of rest, where ``ṡ/|ṡ|`` is the direction of the
+        rounding of the first steps, not of the slide)."""
         speed = float(np.linalg.norm(slip))
-        return slip / speed if speed > 0.0 else np.asarray(mode.direction)
+        return slip / speed if speed > VELOCITY_TOLERANCE else np.asarray(mode.direction)
 
     # -- energy, outputs and scene -------------------------------------------------------------
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
@@ -325,10 +333,19 @@ class FrictionalContact(Component):
         return g
 
     def _stop_function(self, mode: FrictionMode):
+        """The sliding speed along the mode's direction; for a slide that started from rest
+        at t0, that speed over ``t − t0`` (1 at t ≤ t0): the same roots after t0, and
+        positive from the start (the acceleration along the direction, :meth:`_slip_direction`)
+        where the speed itself starts at zero or a rounding error below it, which the event
+        would take for a stop at once."""
         direction = np.asarray(mode.direction)
+        started = mode.started
 
         def g(t: float, x: np.ndarray) -> float:
-            return float(direction @ self._slip_velocity(t, x))
+            rate = float(direction @ self._slip_velocity(t, x))
+            if started is None:
+                return rate
+            return 1.0 if t <= started else rate / (t - started)
 
         return g
 
@@ -378,8 +395,43 @@ class FrictionalContact(Component):
 
     def _slip(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial):
         force = trial(x, mode).force(self.name, 3)
-        slip = FrictionMode(SLIP, _unit(-force[1:]))
+        start = self._slip_direction(t, x, _unit(-force[1:]), trial)
+        slip = FrictionMode(SLIP, start, started=t)
         return x.copy(), self._settle(t, x, slip, trial), {"contact": self.contact.name}
+
+    def _slip_direction(
+        self, t: float, x: np.ndarray, start: tuple[float, float], trial: Trial
+    ) -> tuple[float, float]:
+        """The direction d in which a contact at rest starts to slide: the point's tangential
+        acceleration ``a_t(d)`` under the friction force ``−μ λ_n d`` must point along d
+        (Coulomb's law from rest, at the acceleration level). The stick reaction's ``−λ_t``
+        (``start``) is that direction only where the contact's tangential Delassus operator
+        is isotropic (a free block); at an arm's tip the two differ, and a slide started
+        along ``−λ_t`` may decelerate at once (the stop event at its start, then the cone
+        again: a Zeno cascade). The angle φ of d solves ``d(φ) × a_t(d(φ)) = 0`` (scipy's
+        secant from −λ_t and the direction of its acceleration; the plain fixed-point
+        iteration ``d ← a_t/|a_t|`` diverges at the six-DOF arm's tip at μ = 0.3)."""
+        _, tangent = self._kinematics(t, x)
+
+        def acceleration(phi: float) -> tuple[np.ndarray, np.ndarray]:
+            d = np.array([np.cos(phi), np.sin(phi)])
+            step = trial(x, FrictionMode(SLIP, (float(d[0]), float(d[1]))))
+            return d, tangent.jacobian @ step.a + tangent.drift
+
+        def cross(phi: float) -> float:
+            d, a_t = acceleration(phi)
+            return float(d[0] * a_t[1] - d[1] * a_t[0]) / (1e-300 + float(np.linalg.norm(a_t)))
+
+        phi0 = float(np.arctan2(start[1], start[0]))
+        _, a0 = acceleration(phi0)
+        phi1 = float(np.arctan2(a0[1], a0[0]))
+        if abs(phi1 - phi0) > 1e-13:
+            found = root_scalar(cross, x0=phi0, x1=phi1, method="secant", xtol=1e-13)
+            phi0 = float(found.root) if found.converged else phi0
+        d, a_t = acceleration(phi0)
+        if d @ a_t <= 0.0:  # no consistent slide found: the stick reaction's direction
+            return start
+        return (float(d[0]), float(d[1]))
 
     def _stop(self, t: float, x: np.ndarray, mode: FrictionMode, trial: Trial):
         x = x.copy()
