@@ -716,6 +716,31 @@ def test_panda_with_saturating_elastic_drives_and_its_mimic_fingers_runs_compile
     assert a.energy_balance().max_relative() < 1e-8
 
 
+def test_lossy_gears_run_compiled_between_their_stops(monkeypatch):
+    """Six lossy gears (η' = 0.7, η'' = 0.5, Vukobratović & Potkonjak after (20.69)) behind
+    6 V amplifiers, the voltages reversed twice: the moving modes run compiled (their rotors'
+    e J N² in the packed armature, the loss's part through the acceleration in the power, the
+    power-flow and motor-stop events as GEAR and DISTANCES forms), the stuck gears on the
+    Python path; the same events at the same instants, the same run, the energy balanced."""
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5, voltage_limit=6.0)
+    joints = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+    lossy = Gear(50.0, efficiency=0.7, backdrive_efficiency=0.5)
+    push = np.array([8.0, 4.0, -4.0, 2.0, -2.0, 1.0])
+    volts = Schedule([0.0, 0.15, 0.3, 0.45], [push, -push, push, np.zeros(6)])
+    drives = dict.fromkeys(joints, Drive(motor, lossy))
+    a, b = both(
+        monkeypatch, lambda: px.System(px.load_robot("six_dof_arm"), drives=drives), 0.5,
+        q0=np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2]), control=volts, output_dt=0.01,
+    )  # fmt: skip
+    stats = a.meta["stats"]
+    kinds = {e.name.split(".")[-1] for e in a.events}
+    assert {"gear_torque_zero", "motor_stops", "gear_slips_low", "gear_slips_high"} <= kinds
+    assert stats["segments"] > stats["compiled_segments"] > stats["segments"] / 2
+    assert b.meta["stats"]["compiled_segments"] == 0
+    assert_same(a, b, tol=1e-9)
+    assert a.energy_balance().max_relative() < 1e-12
+
+
 def _panda_system(panda, order="limits first"):
     """The Panda System; ``"mimic first"``: the coupling before the limits among the
     components (its row then comes first in the phase)."""

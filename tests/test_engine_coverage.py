@@ -142,6 +142,11 @@ def radau_with_drives():
     return system, {"q0": ARM_Q0, "control": np.full(6, 1.0), "method": "Radau"}
 
 
+def lossy_gear():
+    drives = {j: Drive(MOTOR, Gear(50.0, efficiency=0.8)) for j in JOINTS}
+    return px.System(_arm(), drives=drives), {"q0": ARM_Q0, "control": np.full(6, 2.0)}
+
+
 def real_panda_with_harmonic_drives():
     if example_robot_data_dir() is None:
         pytest.skip("example-robot-data not installed (pip install '.[robots]')")
@@ -170,12 +175,8 @@ COMPILED = [
     python_law_at_1khz,
     radau_with_drives,
     real_panda_with_harmonic_drives,
+    lossy_gear,
 ]
-
-
-def lossy_gear():
-    drives = {j: Drive(MOTOR, Gear(50.0, efficiency=0.8)) for j in JOINTS}
-    return px.System(_arm(), drives=drives), {"q0": ARM_Q0, "control": np.full(6, 2.0)}
 
 
 def backlash():
@@ -196,7 +197,7 @@ def compliant_tool():
 
 
 #: The open part of the engine issue: scenes that still run on the Python path.
-FALLING_BACK = [lossy_gear, backlash, coulomb_contact_on_a_table, compliant_tool]
+FALLING_BACK = [backlash, coulomb_contact_on_a_table, compliant_tool]
 
 
 def _segments(build) -> tuple[int, int]:

@@ -40,9 +40,16 @@ def _pivot_inertia(length: float, mass: float) -> float:
     return mass * length**2 / 12 + mass * (length / 2) ** 2
 
 
-def _agree(analytic: px.LinearModel, central: px.LinearModel, bound: float) -> float:
+def _agree(
+    analytic: px.LinearModel,
+    central: px.LinearModel,
+    bound: float,
+    terms: np.ndarray | None = None,
+) -> float:
     """The largest difference of [A B] over the scale of the terms each row sums (the
-    scale the difference's error is relative to); asserts it is below ``bound``."""
+    scale the difference's error is relative to); asserts it is below ``bound``. ``terms``
+    (shape (n,)): the size of terms a row sums that cancel in its result (a reaction against
+    the efforts on a held joint), when larger than the result's own."""
     ab_a = np.hstack((analytic.A, analytic.B))
     ab_c = np.hstack((central.A, central.B))
     n = analytic.A.shape[0]
@@ -53,6 +60,8 @@ def _agree(analytic: px.LinearModel, central: px.LinearModel, bound: float) -> f
         )
     )
     rows = np.abs(ab_c) @ scales + 1e-300
+    if terms is not None:
+        rows = np.maximum(rows, terms)
     worst = float((np.abs(ab_a - ab_c) @ scales / rows).max())
     assert worst < bound, worst
     assert n == len(analytic.state_names)
@@ -219,16 +228,76 @@ def test_panda_with_mimic_fingers_on_a_stop_analytic_equals_central_difference(p
     _agree(analytic, central, 100 * STEP_ERROR)
 
 
-def test_a_replaced_mechanism_or_a_lossy_gear_is_differenced_and_says_so(tmp_path):
+def test_constant_rows_in_closed_form_equal_the_central_difference(panda):
+    """The Panda with seven elastic drives, its mimic fingers and a joint pressed onto its
+    stop by its transmission, from a seeded random pose: the rows' own terms in closed form
+    (constant Jacobians, Baumgarte's γ linear in q and v: nothing differenced) agree with the
+    central difference of the whole constrained step to the difference's own bound."""
+    joints = [f"panda_joint{i}" for i in range(1, 8)]
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5, viscous_friction=1e-5)
+    drives = {j: Drive(motor, ElasticTransmission(100.0, 3000.0, 0.5)) for j in joints}
+    system = px.System(panda, drives=drives)
+    model = system.model
+    rng = np.random.default_rng(11)
+    low, high = model.lowerPositionLimit, model.upperPositionLimit
+    q = low + (high - low) * rng.uniform(0.2, 0.8, model.nq)
+    v = rng.uniform(-1, 1, model.nv)
+    k = int(rng.integers(7))  # this joint on its lower stop, at rest
+    q[k], v[k] = low[k], 0.0
+    q[8], v[8] = q[7], v[7]  # the fingers on their coupling
+    x = system.initial_state(q, v)
+    push = np.zeros(7)
+    push[k] = -0.05  # the transmission's spring presses the joint onto its stop
+    x[system.layout["drives.motor_angle"]] = 100 * (q[:7] + push) + rng.uniform(-0.01, 0.01, 7)
+    x[system.layout["drives.motor_velocity"]] = 100 * v[:7] + rng.uniform(-1, 1, 7)
+    u = rng.uniform(-5, 5, 7)
+    analytic, central = _both(system, x, u)
+    assert analytic.method == "analytic"
+    (note,) = analytic.notes
+    assert "rows of joint_limits, mimic" in note and "in closed form" in note, note
+    phase = system.initial_phase(0.0, x, u)
+    rows = system.trial(0.0, phase, system.components[0], u).rows(x)
+    assert [name for name, _ in rows] == ["joint_limits", "mimic:panda_finger_joint2"]
+    assert rows[0][1].jacobian[0, k] == 1.0  # the joint's stop is a row of the phase
+    # the difference's bound: ~eps^(2/3) of the terms each row sums, 100 x headroom; an
+    # acceleration sums M⁻¹ (τ − h) and M⁻¹ Jᵀ λ, which cancel on the held joint's row
+    step = system.acceleration_step(phase)(0.0, x, u)
+    data = model.createData()
+    mass = pin.crba(model, data, q)
+    inverse = np.abs(np.linalg.inv(np.triu(mass) + np.triu(mass, 1).T))
+    jacobian = np.vstack([r.jacobian for _, r in rows])
+    forces = np.concatenate([step.forces[name] for name, _ in rows])
+    bias = pin.nonLinearEffects(model, data, q, v)
+    summed = inverse @ (np.abs(step.tau) + np.abs(bias)) + inverse @ np.abs(jacobian.T) @ np.abs(
+        forces
+    )
+    terms = np.zeros(analytic.A.shape[0])
+    terms[9:18] = (analytic.A.shape[0] + 7) * summed  # each column's error: eps^(2/3) of them
+    _agree(analytic, central, 100 * STEP_ERROR, terms)
+    # again from the rows' forms kept for the phase (CRBA, no kinematics): the same to rounding
+    again = px.linearize(system, x, u, method="analytic")
+    for new, first in ((again.A, analytic.A), (again.B, analytic.B)):
+        assert np.abs(new - first).max() <= 1e-12 * np.abs(first).max()
+
+
+def test_a_moving_lossy_gear_is_analytic_and_backlash_is_differenced_and_says_so(tmp_path):
+    """A lossy gear in a moving mode acts linearly (``e N τ_s``, its rotor's ``e J N²`` an
+    added inertia of the step's model): analytic, equal to the central difference; a gear
+    with backlash is not linear in its mode: differenced, and the model says why."""
     robot = _robot(tmp_path, n=1)
     motor = DCMotor(1.2, 0.05, 0.05, 2e-5)
-    system = px.System(robot, drives={"j0": Drive(motor, Gear(50.0, efficiency=0.8))})
-    x = system.initial_state(np.array([0.3]), np.array([0.5]))
-    model = px.linearize(system, x, [3.0])
+    lossy = px.System(robot, drives={"j0": Drive(motor, Gear(50.0, efficiency=0.8))})
+    x = lossy.initial_state(np.array([0.3]), np.array([0.5]))
+    analytic, central = _both(lossy, x, [3.0])
+    assert analytic.method == "analytic"
+    _agree(analytic, central, 100 * STEP_ERROR)
+    play = px.System(robot, drives={"j0": Drive(motor, Gear(50.0, backlash=0.01))})
+    x = play.initial_state(np.array([0.3]), np.array([0.5]))
+    model = px.linearize(play, x, [3.0])
     assert model.method == "central difference"
     assert any("drives is not linear in its mode" in note for note in model.notes)
     with pytest.raises(InvalidParameter, match="drives is not linear.*method='auto' or 'central'"):
-        px.linearize(system, x, [3.0], method="analytic")
+        px.linearize(play, x, [3.0], method="analytic")
 
 
 def test_a_loop_in_independent_coordinates_keeps_the_physical_poles():

@@ -63,11 +63,11 @@ __all__ = [
 @helper
 def _value(P, e, t, y, evs):
     """Event e at (t, y) (:func:`pinext.simulation.events.event_value`), the phase's
-    reactions ``P.lam``, layer force ``P.layer.out`` and watched gaps ``P.frames.gap``
-    already evaluated there."""
+    reactions ``P.lam``, layer force ``P.layer.out``, watched gaps ``P.frames.gap``,
+    variables ``P.z`` and accelerations ``P.acc`` already evaluated there."""
     return event_value(
         evs[0][e], t, y, evs[3][e], evs[4], evs[5], evs[6], evs[1][e], evs[2][e], P.lam,
-        P.layer.out, P.frames.gap,
+        P.layer.out, P.frames.gap, P.z, P.acc,
     )  # fmt: skip
 
 

@@ -37,13 +37,7 @@ import numpy as np
 from ..exceptions import InvalidParameter, UnsupportedModel
 from ..simulation.caches import cache as engine_cache
 from ..simulation.chart import angles
-from ..simulation.component import (
-    Event,
-    FrameRows,
-    JointRows,
-    Phase,
-    overrides,
-)
+from ..simulation.component import Event, FrameRows, JointRows, Phase, overrides
 from ..simulation.controls import Schedule
 from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
@@ -56,7 +50,7 @@ from .laws import cartesian_law, sample_torques
 from .model import pack
 from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel
-from .rows import fold, hybrid_fields, phase_rows
+from .rows import fold, hybrid_fields, inertia_fields, phase_rows
 from .stepping import pd_law
 from .struct import view
 
@@ -279,6 +273,9 @@ def _phase_part(
     if len(layers) > 1 or (layers and chart.momentum):
         announce("more than one compliant layer, or one in the momentum form, is not compiled")
         return None
+    if (added := inertia_fields(system, phase, packed, events, chart.momentum)) is None:
+        return None
+    packed, inertia = added
     form = None if found is None else _form(system, phase, found[0], frozenset(layers))
     if found is None or form is None or (found[1:] != (None, None) and chart.momentum):
         busy = [c.name for c in system.components if not c.linear(phase.get(c.name))]
@@ -349,6 +346,7 @@ def _phase_part(
         **hybrid_fields(packed, held, frames.m, chart.momentum),
         frames=_frames.work(frames, packed.parent.size, nv, watch),
         layer=_layers.layer_work(next(iter(layers.values()), None), packed.parent.size, nv, index),
+        **inertia,
     )
 
 

@@ -142,6 +142,10 @@ class PhaseKernel(NamedTuple):
     # each input's saturation bound (:attr:`pinext.simulation.system.System.input_bounds`;
     # empty: none), where the inputs are clipped before they enter z
     u_bound: np.ndarray = np.zeros(0)
+    # a lossy gear's loss through its rotor's acceleration: p_diss += Σ c_j q̈_j q̇_j (nv,; empty:
+    # none), and the accelerations kept for the GEAR events (nv,; empty: none)
+    inertia_power: np.ndarray = np.zeros(0)
+    acc: np.ndarray = np.zeros(0)
 
 
 @helper
@@ -511,6 +515,10 @@ def rhs(P, t, y, out):
         p_diss += P.q_val[1, k] * zz
     for i in range(nv):
         p_diss += P.damping[i] * z[nv + i] * z[nv + i]
+    for i in range(P.inertia_power.size):
+        p_diss += P.inertia_power[i] * out[nv + i] * z[nv + i]
+    for i in range(P.acc.size):
+        P.acc[i] = out[nv + i]
     if P.layer.constants.size:
         p_diss += P.layer.out[1]
     if P.torque_inputs:

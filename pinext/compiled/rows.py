@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..simulation.caches import cache as engine_cache
-from ..simulation.component import FrameRows, JointRows, Phase
+from ..simulation.component import Event, FrameRows, GearTorque, JointRows, Phase
+from .notice import announce
 
 if TYPE_CHECKING:
     from ..simulation.system import System
@@ -30,10 +31,10 @@ def phase_rows(
     """(the names of the constrained components, their joint rows stacked, their frame rows
     stacked): the compiled rows of every constrained component of the phase, each kind in the
     acceleration step's order (:attr:`AccelerationStep.constrained`, the System's component
-    order). None when one of them has no compiled form, or the phase has added inertia or a
-    replaced mechanism."""
+    order). None when one of them has no compiled form, or the phase has a replaced
+    mechanism (added inertia goes into the packed model's armature)."""
     step = system.acceleration_step(phase)
-    if step.added is not None or step.mechanism is not None:
+    if step.mechanism is not None:
         return None
     joints: list[JointRows] = []
     frames: list[FrameRows] = []
@@ -130,3 +131,30 @@ def hybrid_fields(packed: PackedModel, held: JointRows, n_frame: int, momentum: 
     locked = np.zeros(nv)
     locked[held.iv] = float(hybrid)
     return {"hybrid": hybrid, "locked": locked, "held": np.zeros(nv)}
+
+
+def inertia_fields(
+    system: System, phase: Phase, packed: PackedModel, events: list[Event], momentum: bool
+) -> tuple[PackedModel, dict] | None:
+    """The packed model with the phase's added inertia in its armature (a moving lossy gear's
+    ``e J N²`` in place of ``J N²``: the acceleration step's copy of the model, as the kernels'
+    ABA reads it), and the :class:`~pinext.compiled.phase.PhaseKernel` fields of that
+    inertia's work in the dissipated power (:meth:`Component.inertia_power`) and of the
+    accelerations the phase's GEAR events read; None in the momentum form (said once)."""
+    added = system.acceleration_step(phase).added
+    if added is not None and momentum:
+        announce("added inertia in the momentum form is not compiled")
+        return None
+    if added is not None:
+        packed = packed._replace(armature=packed.armature + added)
+    fields = {}
+    powers = [
+        c
+        for comp in system.components
+        if (c := comp.inertia_power(phase.get(comp.name))) is not None
+    ]
+    if powers:
+        fields["inertia_power"] = np.sum(powers, axis=0)
+    if any(isinstance(e.compiled, GearTorque) for e in events):
+        fields["acc"] = np.zeros(system.model.nv)
+    return packed, fields

@@ -11,7 +11,16 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter, NameNotFound
-from ..simulation.component import Component, ConstraintRows, Event, RowKind, Step, Trial
+from ..simulation.component import (
+    Component,
+    ConstraintRows,
+    Distances,
+    Event,
+    GearTorque,
+    RowKind,
+    Step,
+    Trial,
+)
 from .backlash import Flank, Play, PlayHooks
 from .base import Actuator, TorqueSource
 from .modes import GearMode, GearModes
@@ -330,6 +339,7 @@ class DriveComponent(PlayHooks, Component):
         """Reflect rigid drives' rotor and gear inertia into ``system.model.armature``."""
         self.model = system.model
         self.nq, self.nv = system.model.nq, system.model.nv
+        self.nx, self.n_system_inputs = system.nx, system.n_inputs
         armature = np.array(system.model.armature, dtype=float)
         for i in self.rigid:
             armature[self.iv[i]] += self.drives[i].reflected_inertia()
@@ -480,10 +490,27 @@ class DriveComponent(PlayHooks, Component):
         return e, np.array(stuck, dtype=int)
 
     def linear(self, mode):
-        """Linear without efficiency modes, current limits or continuous joints:
+        """Linear without current limits, continuous joints, backlash or a stuck gear:
         (20.64)–(20.69), (20.74) and (20.98)–(20.99) are linear in the state and the input
-        clipped to :meth:`input_bounds`."""
-        return not mode and all(src.linear for src in self.sources) and not self.continuous.any()
+        clipped to :meth:`input_bounds`; a lossy gear moving (or held by other rows) gives
+        ``e N τ_s`` with e fixed by its mode, its rotor's ``e J N²`` as added inertia, and
+        its loss ``(1 − e) M θ̇`` a quadratic form of the state and the inputs plus the
+        work of that inertia (:meth:`inertia_power`)."""
+        if mode and (mode.play or GearMode.STUCK in mode.gears):
+            return False
+        return all(src.linear for src in self.sources) and not self.continuous.any()
+
+    def inertia_power(self, mode):
+        """The part ``−(1 − e) J N² q̈ q̇`` of a moving lossy gear's loss ``(1 − e) M θ̇``
+        (``M = τ_s − J N q̈``, ``θ̇ = N q̇``) that :meth:`power` leaves out without a step."""
+        if not mode or not self.lossy.size:
+            return None
+        e, _ = self._factors(mode)
+        c = np.zeros(self.nv)
+        for i in self.lossy:
+            if e[i] > 0:
+                c[self.iv[i]] -= (1.0 - e[i]) * self.motor_inertia[i] * self.ratio[i] ** 2
+        return c
 
     def effort(self, t, x, q, v, u, mode):
         return self._evaluate(t, x, q, v, u, mode).effort
@@ -518,9 +545,11 @@ class DriveComponent(PlayHooks, Component):
         if self.elastic.size:
             friction[self.elastic] += self.transmission_damping * now.relative_velocity**2
         efficiency = np.zeros(n)
-        if mode and step is not None and now.factor is not None:
+        if mode and now.factor is not None:
             e = now.factor
-            M = now.active_torque - self.motor_inertia * self.ratio * step.a[self.iv]
+            M = now.active_torque.copy()
+            if step is not None:  # (without one: the rotor's part is inertia_power's)
+                M -= self.motor_inertia * self.ratio * step.a[self.iv]
             moving = self.lossy[e[self.lossy] > 0]
             efficiency[moving] = (1.0 - e[moving]) * M[moving] * now.shaft_velocity[moving]
         return {
@@ -707,14 +736,17 @@ class DriveComponent(PlayHooks, Component):
                     -m,
                     self._flip_action(k),
                     dynamic=True,
+                    compiled=self._torque_form(i),
                 )
             )
+            speed = Distances(np.array([self.nq + self.iv[i]]), self.ratio[[i]], np.zeros(1))
             events.append(
                 Event(
                     f"{joint}.motor_stops",
                     self._velocity_function(i),
                     -gear.sign,
                     self._stop_action(k),
+                    compiled=speed,  # θ̇ = N q̇
                 )
             )
         return events
@@ -724,6 +756,39 @@ class DriveComponent(PlayHooks, Component):
             return float(self._gear_torque(x, mode, step)[0][i])
 
         return g
+
+    def _torque_form(self, i: int) -> GearTorque | None:
+        """M = τ_s − J N q̈ of rigid drive i as a :class:`GearTorque` over the Euclidean
+        ``z = [x without the work totals, u, 1]``: its actuator's active torque identified
+        through the :class:`Actuator` protocol at unit steps of (θ = N q, θ̇ = N q̇, its own
+        states, u within its bound), exact for a linear actuator; None for another."""
+        src = self.sources[i]
+        if not src.linear or self.continuous[i]:
+            return None
+        own = np.zeros(src.n_states)
+        base = src.active_torque(own, 0.0, 0.0, 0.0)
+        step = min(1.0, src.input_bound / 8.0)
+        n_core = self.nx - 2
+        entry = [self.iq[i], self.nq + self.iv[i], n_core + self.layout.inputs.start + i]
+        coefficient = [
+            self.ratio[i] * (src.active_torque(own, 1.0, 0.0, 0.0) - base),
+            self.ratio[i] * (src.active_torque(own, 0.0, 1.0, 0.0) - base),
+            (src.active_torque(own, 0.0, 0.0, step) - base) / step,
+        ]
+        block = self.own.get(i)
+        for j, index in enumerate(range(self.nx)[block] if block is not None else ()):
+            unit = np.zeros(src.n_states)
+            unit[j] = 1.0
+            entry.append(index)
+            coefficient.append(src.active_torque(unit, 0.0, 0.0, 0.0) - base)
+        entry.append(n_core + self.n_system_inputs)
+        coefficient.append(base)
+        return GearTorque(
+            np.array(entry, dtype=np.int64),
+            np.array(coefficient, dtype=float),
+            int(self.iv[i]),
+            float(self.motor_inertia[i] * self.ratio[i]),
+        )
 
     def _velocity_function(self, i: int):
         index, N = self.nq + int(self.iv[i]), float(self.ratio[i])

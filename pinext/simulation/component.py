@@ -37,6 +37,7 @@ from .events import (
     Distances,
     EventForm,
     Gap,
+    GearTorque,
     LayerForce,
     Leaving,
     Reaction,
@@ -74,6 +75,7 @@ __all__ = [
     "Gap",
     "JointRows",
     "Layer",
+    "GearTorque",
     "LayerForce",
     "Leaving",
     "ModeState",
@@ -226,7 +228,8 @@ class Event:
             may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
         compiled: Optional compiled form of ``function`` (:class:`Distances`,
-            :class:`Leaving`, :class:`Reaction`, :class:`Gap` or :class:`LayerForce`); it lets
+            :class:`Leaving`, :class:`Reaction`, :class:`Gap`, :class:`LayerForce` or
+            :class:`GearTorque`); it lets
             :mod:`pinext.compiled` evaluate the event in its own loop.
         bound: Whether ``function`` is a bound that the physics never leaves past zero (the
             distances of joints inside their ranges to their stops): when a segment starts
@@ -377,12 +380,21 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
 
     def linear(self, mode: Any) -> bool:
         """Whether, in this mode, :meth:`effort` and :meth:`derivative` are affine and
-        :meth:`power` is quadratic in ``(q, v, states, u)``, independent of t and of the
-        accelerations, on a Euclidean model, without added inertia, and without rows unless
-        they have a compiled form (:meth:`compiled_rows`, solved apart). :func:`simulate`
-        then evaluates the phase through matrices identified once
-        (:mod:`pinext.simulation.linear`)."""
+        :meth:`power` is quadratic in ``(q, v, states, u)`` (u clipped to
+        :meth:`input_bounds`), independent of t and, given no step, of the accelerations (the
+        work of an added inertia apart: :meth:`inertia_power`), and without rows unless they
+        have a compiled form (:meth:`compiled_rows`, solved apart). :func:`simulate` then
+        evaluates the phase through matrices identified once (:mod:`pinext.simulation.
+        linear`; with added inertia on the compiled path only, its ABA on the armature)."""
         return False
+
+    def inertia_power(self, mode: Any) -> np.ndarray | None:
+        """In a linear phase whose power also holds the work of an added inertia (a lossy
+        gear's loss ``(1 − e) J N² q̈ q̇`` through its rotor's acceleration): c (nv,) with
+        that part of the dissipated power ``Σ_j c_j q̈_j q̇_j``, which :meth:`power`
+        leaves out when it is given no step (the linear form is identified without one);
+        None: none."""
+        return None
 
     def input_bounds(self) -> np.ndarray:
         """The bound u_max of each of its inputs' saturation ±u_max (inf: none): where the

@@ -234,6 +234,37 @@ def reaction(lam, row, sign, bound):
     return sign * lam[row] + bound
 
 
+class GearTorque(NamedTuple):
+    """``g(t, x, step) = Σ_k c_k z[entry_k] − inertia · a[dof]``: the torque M = τ_s − J N q̈
+    entering a lossy gear (Vukobratović & Potkonjak, after (20.69)), its motor's active torque
+    τ_s affine in ``z = [x without the work totals, u, 1]`` (a linear actuator, its input
+    clipped where its amplifier clips it) and its rotor's inertia through the joint's
+    acceleration: the compiled form of a moving gear's power-flow event (on the state of a
+    Euclidean model; the drive's own function is the Python path's)."""
+
+    entry: np.ndarray  # int64: indices into z
+    coefficient: np.ndarray  # c_k
+    dof: int
+    inertia: float  # J N [kg.m^2]
+
+    def slots(self, row: int, watched: int, chart: np.ndarray | None) -> Slots | None:
+        """Its :class:`Slots`: (entry_k, c_k, 0) for each term, then (dof, inertia, 0); None
+        on a chart (z is the Euclidean state's)."""
+        if chart is not None:
+            return None
+        index = np.r_[self.entry, self.dof].astype(np.int64)
+        return Slots(GEAR, 0.0, index, np.r_[self.coefficient, self.inertia], np.zeros(index.size))
+
+
+@register_jitable
+def gear_torque(z, acc, index, sign, start, stop):
+    """:class:`GearTorque`'s value from the slots ``start:stop`` (the last the acceleration's)."""
+    value = 0.0
+    for k in range(start, stop - 1):
+        value += sign[k] * z[index[k]]
+    return value - sign[stop - 1] * acc[index[stop - 1]]
+
+
 class Breakpoint(NamedTuple):
     """``g(t, x) = t − time``: a control breakpoint (a schedule's corner, a sample)."""
 
@@ -249,10 +280,10 @@ class Breakpoint(NamedTuple):
 
 
 #: An event's compiled form: what :attr:`pinext.simulation.component.Event.compiled` holds.
-EventForm = Distances | Leaving | Reaction | Gap | LayerForce | Breakpoint
+EventForm = Distances | Leaving | Reaction | Gap | LayerForce | GearTorque | Breakpoint
 
 #: The kinds of compiled event (:attr:`Slots.kind`; :func:`event_value`).
-DISTANCES, TIME, REACTION, LEAVING, GAP, LAYER = 0, 1, 2, 3, 4, 5
+DISTANCES, TIME, REACTION, LEAVING, GAP, LAYER, GEAR = 0, 1, 2, 3, 4, 5, 6
 
 
 class Slots(NamedTuple):
@@ -281,16 +312,19 @@ def _on_chart(entry: np.ndarray, chart: np.ndarray | None) -> np.ndarray | None:
 
 
 @register_jitable
-def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, gaps):
+def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, gaps, z, acc):
     """The value at (t, y) of a compiled event of ``kind`` whose entries of (index, sign,
     bound) are ``start:stop`` and whose time is ``time`` (its :class:`Slots`), the phase's
-    reactions ``lam``, its layer's force ``layer[0]`` and its watched gaps ``gaps`` having
-    been evaluated there (:func:`event_reads`): what each kind of compiled event is, said
-    once. DISTANCES :func:`nearest_entry`; TIME ``t − time``; REACTION :func:`reaction`;
-    LAYER the force; GAP :func:`approach`; LEAVING the separation test of a stop
-    (:func:`left_stop`)."""
+    reactions ``lam``, its layer's force ``layer[0]``, its watched gaps ``gaps``, its
+    variables ``z`` and accelerations ``acc`` having been evaluated there
+    (:func:`event_reads`): what each kind of compiled event is, said once. DISTANCES
+    :func:`nearest_entry`; TIME ``t − time``; REACTION :func:`reaction`; LAYER the force; GAP
+    :func:`approach`; LEAVING the separation test of a stop (:func:`left_stop`); GEAR
+    :func:`gear_torque`."""
     if kind == TIME:
         return t - time
+    if kind == GEAR:
+        return gear_torque(z, acc, index, sign, start, stop)
     if kind == REACTION:
         return reaction(lam, index[start], sign[start], bound[start])
     if kind == LAYER:
@@ -307,7 +341,8 @@ def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, g
 @register_jitable
 def event_reads(kind):
     """What an event of ``kind`` reads besides the state: 2 the right-hand side (a
-    REACTION's reaction, a LAYER's force), 1 the positions (a GAP's gap), 0 nothing."""
-    if kind == REACTION or kind == LAYER:
+    REACTION's reaction, a LAYER's force, a GEAR's accelerations), 1 the positions (a GAP's
+    gap), 0 nothing."""
+    if kind == REACTION or kind == LAYER or kind == GEAR:
         return 2
     return 1 if kind == GAP else 0

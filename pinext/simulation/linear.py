@@ -142,7 +142,7 @@ def identify(
     step = system.acceleration_step(phase)
     constrained = [c for c, _ in step.constrained if c.name not in rows]
     dense = bool(constrained) or step.mechanism is not None
-    if dense or step.added is not None or system.imposing:
+    if dense or system.imposing:  # (added inertia: the form holds the efforts alone)
         return None
     if chart is not None:  # a spring on an unbounded angle acts on its wrapped difference,
         three = np.arange(3)  # one on a free flyer or a ball joint on Pinocchio's difference
@@ -275,8 +275,8 @@ def fused_rhs(system: System, phase: Phase, control, progress) -> Any:
     Its attribute ``jac(t, y)`` is the Jacobian for the implicit methods, from Pinocchio's
     ``computeABADerivatives`` (∂a/∂q, ∂a/∂v, M⁻¹) and the identified matrices; it treats the
     inputs as constant during a step (exact for open-loop controls)."""
-    if not system.euclidean:  # the rhs below calls pin.aba on the internal coordinates
-        return None
+    if not system.euclidean or system.acceleration_step(phase).added is not None:
+        return None  # the rhs below calls pin.aba on the internal coordinates, on M alone
     cache = engine_cache(system, "linear_forms")
     if phase.structure not in cache:
         cache[phase.structure] = identify(system, phase)
