@@ -1,13 +1,25 @@
-"""Linearizing the Panda with seven elastic DC drives, in units of one ``pin.aba`` call.
+"""Linearizing Systems in units of one ``pin.aba`` call: analytic against the central
+difference of the right-hand side, unconstrained and in constrained phases.
 
-``pinext.linearize`` analytic (Pinocchio's ``computeABADerivatives`` beside the drives' linear
-form that the engine identifies once per phase) against the central difference of the System's
-right-hand side (2 (n + m) evaluations), at a seeded random state of the 32-state, 7-input model;
-the first analytic call (which identifies the drives' form) is timed on its own. Then the
-same robot with its mimic fingers and limits (a constrained phase: RNEA derivatives and a KKT
-solve, the rows' terms differenced). Times are
-medians of 5 batches (``_common.per_call``); the two are timed in turn so that the ratio is
-taken in one state of the machine.
+Cases (each at a fixed state, the linearization's every step included: the phase at the
+state, the matrices, the model):
+
+* the Panda with seven elastic DC drives, fingers free (no rows): 32 states, 7 inputs;
+  ``computeABADerivatives`` beside the drives' linear form that the engine identifies once per
+  phase (the first call in a process, which identifies it, is timed on its own);
+* the same with its ``<mimic>`` finger coupling (a constrained phase, one constant row);
+* the same with the mimic row and the URDF's limits, joint 4 and a finger on their stops
+  (three constant rows); the phase alone (``System.initial_phase``: the limits' active set,
+  from the System's contact problem) is timed apart;
+* the four-bar's loop (rows between two frames, differenced);
+* the six-DOF arm holding a pen on a plane (a bilateral contact; rows without a compiled form,
+  differenced).
+
+The constrained cases solve one KKT system with Pinocchio's RNEA derivatives; their rows' own
+terms are in closed form for constant rows and differenced for frame rows
+(:mod:`pinext.linear_models.constrained`). Each ratio is the median over ``REPEATS`` rounds in
+which ``pin.aba``, the analytic and the central linearization are timed one after the other, so
+that a ratio is taken in one state of the machine.
 """
 
 from __future__ import annotations
@@ -15,75 +27,132 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import per_call, print_table  # noqa: E402
+from _common import print_table  # noqa: E402
 
 import pinext as px  # noqa: E402
 from pinext.drives import DCMotor, Drive, ElasticTransmission  # noqa: E402
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 RATIO = 100.0
+REPEATS = 9
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def panda_system(constrained: bool = False) -> px.System:
-    """The Panda, each arm joint behind a DC motor and an elastic transmission; fingers free
-    (no mimic row, no limits: an unconstrained phase) or, ``constrained``, coupled by their
-    ``<mimic>`` row with the URDF's limits (a finger on its stop)."""
+def panda_system(mimic: bool = False, limits: bool = False) -> px.System:
+    """The Panda, each arm joint behind a DC motor and an elastic transmission; the fingers
+    free, or coupled by their ``<mimic>`` row, with or without the URDF's limits."""
     robot = px.load_robot("panda")
     motor = DCMotor(0.5, 0.05, 0.05, 2e-5, viscous_friction=1e-6)
     drives = {j: Drive(motor, ElasticTransmission(RATIO, 6000.0, 3.0)) for j in JOINTS}
-    return px.System(robot, drives=drives, mimic=constrained, joint_limits=constrained)
+    return px.System(robot, drives=drives, mimic=mimic, joint_limits=limits)
 
 
-def main() -> None:
-    system = panda_system()
-    rng = np.random.default_rng(0)
-    q = pin.randomConfiguration(system.model)
-    v = rng.uniform(-1.0, 1.0, system.model.nv)
+def _panda_state(system: px.System, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     x = system.initial_state(q, v)
     x[system.layout["drives.motor_angle"]] = RATIO * q[:7]
     x[system.layout["drives.motor_velocity"]] = RATIO * v[:7]
+    return x
+
+
+def cases() -> list[tuple[str, px.System, np.ndarray, np.ndarray]]:
+    """(name, System, x, u) of every case."""
+    rng = np.random.default_rng(0)
+    free = panda_system()
+    q = pin.randomConfiguration(free.model)
+    v = rng.uniform(-1.0, 1.0, free.model.nv)
     u = rng.uniform(-5.0, 5.0, 7)
-    start = time.perf_counter()
-    first = px.linearize(system, x, u, method="analytic")
-    first_call = time.perf_counter() - start
-    data = system.model.createData()
-    aba = per_call(lambda: pin.aba(system.model, data, q, v, v))
-    analytic = per_call(lambda: px.linearize(system, x, u, method="analytic"), 0.5)
-    central = per_call(lambda: px.linearize(system, x, u, method="central"), 1.0)
-    reference = px.linearize(system, x, u, method="central")
-    agreement = np.abs(first.A - reference.A).max() / np.abs(reference.A).max()
-    n, m = first.B.shape
-    rows = [
-        ("pin.aba", f"{aba * 1e6:.2f}", "1.0"),
-        ("linearize, analytic (first call)", f"{first_call * 1e6:.0f}", f"{first_call / aba:.0f}"),
-        ("linearize, analytic", f"{analytic * 1e6:.0f}", f"{analytic / aba:.1f}"),
-        ("linearize, central difference", f"{central * 1e6:.0f}", f"{central / aba:.0f}"),
-    ]
-    held = panda_system(constrained=True)
-    with warnings.catch_warnings():  # the neutral pose's joint 4 moved inside its range
+    out = [("Panda, 7 elastic drives (no rows)", free, _panda_state(free, q, v), u)]
+    mimic = panda_system(mimic=True)
+    q[8], v[8] = q[7], v[7]  # on the coupling
+    out.append(("+ mimic row", mimic, _panda_state(mimic, q, v), u))
+    held = panda_system(mimic=True, limits=True)
+    with warnings.catch_warnings():  # the neutral pose's joint 4 moved onto its stop
         warnings.simplefilter("ignore")
-        x_held = held.initial_state()
-    x_held[held.layout["drives.motor_angle"]] = RATIO * x_held[:7]
-    held_analytic = per_call(lambda: px.linearize(held, x_held, method="analytic"), 0.5)
-    held_central = per_call(lambda: px.linearize(held, x_held, method="central"), 1.0)
-    rows += [
-        ("mimic row + finger on its stop, analytic", f"{held_analytic * 1e6:.0f}",
-         f"{held_analytic / aba:.0f}"),
-        ("mimic row + finger on its stop, central", f"{held_central * 1e6:.0f}",
-         f"{held_central / aba:.0f}"),
-    ]  # fmt: skip
-    print(f"Panda with 7 elastic DC drives: {n} states, {m} inputs")
-    print_table(rows, ["", "time [us]", "aba calls"])
-    print(
-        f"central / analytic: {central / analytic:.0f} x; "
-        f"max |A_an - A_cd| / max |A| = {agreement:.1e}"
+        x = held.initial_state()
+    x[held.layout["drives.motor_angle"]] = RATIO * x[:7]
+    out.append(("+ mimic row, joint 4 and a finger on their stops", held, x, np.zeros(7)))
+    loop = px.System(px.load_urdf(EXAMPLES / "four_bar.urdf"))
+    x = px.close_loops(loop, np.array([0.0, 1.5, 1.5]))
+    out.append(("four-bar loop (frame rows)", loop, x, np.array([0.5, -0.2, 0.1])))
+    out.append(("six-DOF arm, pen held on a plane", *_held_pen()))
+    return out
+
+
+def _held_pen() -> tuple[px.System, np.ndarray, np.ndarray]:
+    from pinext.contact import Contact, consistent_initial_state, plane
+
+    contact = Contact(plane("pen_tip", (0, 0, 0.3)), unilateral=False)
+    system = px.System(
+        px.load_urdf(px.robot_path("six_dof_arm")), contacts=[contact], joint_limits=False
     )
+    with warnings.catch_warnings():  # the pose projected onto the plane
+        warnings.simplefilter("ignore")
+        x = consistent_initial_state(system, np.array([0.3, 0.7, 1.2, 0.2, 0.9, 0.1]))
+    return system, x, np.random.default_rng(7).uniform(-1, 1, 6)
+
+
+def in_turn(funcs: list[Callable[[], object]], min_time: float = 0.02) -> list[float]:
+    """The time of one call of each function [s], medians over :data:`REPEATS` rounds in which
+    the functions run one after the other (each for at least ``min_time``)."""
+    numbers = []
+    for func in funcs:
+        func()  # warm up (identification of the linear form, compilation)
+        n, start = 1, time.perf_counter()
+        func()
+        while (time.perf_counter() - start) * n < min_time:
+            n *= 2
+        numbers.append(n)
+    samples: list[list[float]] = [[] for _ in funcs]
+    for _ in range(REPEATS):
+        for func, n, out in zip(funcs, numbers, samples, strict=True):
+            start = time.perf_counter()
+            for _ in range(n):
+                func()
+            out.append((time.perf_counter() - start) / n)
+    return [float(np.median(s)) for s in samples]
+
+
+def _calls(system: px.System, x: np.ndarray, u: np.ndarray) -> list[Callable[[], object]]:
+    """``pin.aba`` at the state, the analytic and the central linearization, the phase."""
+    data = system.model.createData()
+    q, v = system.split(x)
+    return [
+        lambda: pin.aba(system.model, data, q, v, v),
+        lambda: px.linearize(system, x, u, method="analytic"),
+        lambda: px.linearize(system, x, u, method="central"),
+        lambda: system.initial_phase(0.0, x, u),
+    ]
+
+
+def main() -> None:
+    rows, notes = [], []
+    for k, (name, system, x, u) in enumerate(cases()):
+        if k == 0:
+            start = time.perf_counter()
+            px.linearize(system, x, u, method="analytic")
+            first = time.perf_counter() - start
+        analytic = px.linearize(system, x, u, method="auto")
+        central = px.linearize(system, x, u, method="central")
+        agreement = np.abs(analytic.A - central.A).max() / np.abs(central.A).max()
+        aba, t_an, t_cd, t_phase = in_turn(_calls(system, x, u))
+        if k == 0:
+            rows.append(("  first call (identifies the drives' form)", "", f"{first / aba:.0f}",
+                         "", "", ""))  # fmt: skip
+        n = analytic.A.shape[0]
+        ratios = (f"{t_an / aba:.1f}", f"{t_cd / aba:.0f}", f"{t_phase / aba:.1f}")
+        rows.append((name, str(n), *ratios, f"{agreement:.1e}"))
+        notes += [f"{name}: {note}" for note in analytic.notes]
+    print("pin.aba calls of time per linearization (medians of in-turn rounds)")
+    header = ["System", "states", "analytic", "central", "of it: phase", "|dA|/max|A|"]
+    print_table(rows, header)
+    print("\n".join(notes))
 
 
 if __name__ == "__main__":

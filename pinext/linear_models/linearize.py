@@ -104,6 +104,8 @@ class _Point:
         self.ns = system.nx - 2 - self.nq - self.nv
         self.n = 2 * self.nv + self.ns
         self.phase: Phase = system.initial_phase(t, x0, u0) if phase is None else phase
+        self.step = system.acceleration_step(self.phase)  # the phase's, looked up once
+        self.structure = self.phase.structure  # what decides its rows and efforts
 
     def state(self, dx: np.ndarray) -> np.ndarray:
         """The public state at deviation ``dx`` (shape (n,))."""
@@ -134,7 +136,7 @@ class _Point:
         about a moving state on a manifold."""
         nv = self.nv
         rows = np.zeros((nv, self.n))
-        rows[:, nv : 2 * nv] = np.eye(nv)
+        rows[:, nv : 2 * nv].flat[:: nv + 1] = 1.0  # the identity
         v0 = self.x0[self.nq : self.nq + nv]
         if not self.system.euclidean and v0.any():
             model, q0 = self.system.model, self.x0[: self.nq]
@@ -164,9 +166,18 @@ def _central(point: _Point) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _analytic_reason(point: _Point) -> str | None:
-    """Why the analytic path does not apply in the point's phase, or None when it does."""
+    """Why the analytic path does not apply in the point's phase, or None when it does (once
+    a phase: kept in the engine's cache of the System)."""
+    found = engine_cache(point.system, "linear_models")
+    key = ("reason", point.phase)
+    if key not in found:
+        found[key] = _reason(point)
+    return found[key]
+
+
+def _reason(point: _Point) -> str | None:
     system = point.system
-    step = system.acceleration_step(point.phase)
+    step = point.step
     if step.mechanism is not None:
         return f"{step.mechanism.name} replaces the mechanism's mass matrix"
     if system.imposing:
@@ -178,24 +189,45 @@ def _analytic_reason(point: _Point) -> str | None:
     return None
 
 
+def _linear_terms(point: _Point) -> np.ndarray | None:
+    """``[τ; ṡ] = T [q, v, s, u, 1]`` of a linear phase on a Euclidean model: the components'
+    linear form (:func:`pinext.simulation.linear.identify`, shared with the fused right-hand
+    side and the compiled path, which identify a constrained phase's efforts with its rows
+    apart) and the System's own springs, dampers and torque inputs; None when the phase is
+    not linear. Once a phase (kept in the engine's cache of the System)."""
+    system, structure = point.system, point.structure
+    own = engine_cache(system, "linear_models")
+    if ("terms", structure) not in own:
+        forms = engine_cache(system, "linear_forms")
+        rows = frozenset(c.name for c, _ in point.step.constrained)
+        key = (structure, rows, frozenset()) if rows else structure
+        if key not in forms:
+            forms[key] = identify(system, point.phase, rows)
+        form = forms[key]
+        own["terms", structure] = (
+            None if form is None else form.a + _own_part(system, form.a.shape[1])
+        )
+    return own["terms", structure]
+
+
 def _component_terms(point: _Point) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:
     """``∂[τ; ṡ]/∂(δx, δu)`` (every effort but the reactions, the component states'
     derivatives), τ at the point, and a note when the terms were differenced."""
     system, t = point.system, point.t
     nv, n = point.nv, point.n
-    phase = point.phase
-    step = system.acceleration_step(phase)
+    step = point.step
     if system.euclidean and step.added is None:
-        forms = engine_cache(system, "linear_forms")  # shared with the fused right-hand side
-        if phase.structure not in forms:
-            forms[phase.structure] = identify(system, phase)
-        form = forms[phase.structure]
-        if form is not None:
-            terms = form.a + _own_part(system, form.a.shape[1])  # columns [q, v, s, u, 1]
+        terms = _linear_terms(point)  # columns [q, v, s, u, 1]
+        if terms is not None:
             bounds = system.input_bounds  # a saturated input moves nothing
-            u0 = np.clip(point.u0, -bounds, bounds)
+            inside = np.abs(point.u0) < bounds
+            if inside.all():
+                u0, terms_u = point.u0, terms[:, n:-1]
+            else:
+                u0 = np.minimum(np.maximum(point.u0, -bounds), bounds)
+                terms_u = terms[:, n:-1] * inside
             z0 = np.concatenate((point.x0[: system.nx - 2], u0, (1.0,)))
-            return terms[:, :n], terms[:, n:-1] * (np.abs(point.u0) < bounds), terms[:nv] @ z0, None
+            return terms[:, :n], terms_u, terms[:nv] @ z0, None
     evolving = [(c, m) for c, m in step.modes if overrides(c, "derivative")]
 
     def terms_at(dz: np.ndarray) -> np.ndarray:
@@ -221,7 +253,7 @@ def _component_terms(point: _Point) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 def _analytic(point: _Point) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """A and B from Pinocchio's ABA derivatives and the components' terms."""
     system, nv, n = point.system, point.nv, point.n
-    step = system.acceleration_step(point.phase)
+    step = point.step
     terms_x, terms_u, tau0, note = _component_terms(point)
     q0, v0 = system.split(point.x0)
     da_dq, da_dv, m_inv = pin.computeABADerivatives(step.model, step.data, q0, v0, tau0)
@@ -248,17 +280,22 @@ def _state_matrices(point: _Point, method: str) -> tuple[np.ndarray, np.ndarray,
         a, b = _central(point)
         why = "asked for" if method == "central" else reason
         return a, b, "central difference", [f"A and B by central differences ({why})"]
-    step = point.system.acceleration_step(point.phase)
+    step = point.step
     if step.constrained:
-        terms_x, terms_u, _, note = _component_terms(point)
-        matrices = constrained_matrices(point, terms_x, terms_u, central_jacobian)
+        terms_x, terms_u, tau0, note = _component_terms(point)
+        matrices = constrained_matrices(point, terms_x, terms_u, tau0, central_jacobian)
     if step.constrained and matrices is not None:
-        a, b = matrices
+        a, b, differenced = matrices
         a[: point.nv] = point.configuration_rows()
         names = ", ".join(c.name for c, _ in step.constrained)
+        rows = (
+            f"the rows' own terms of {', '.join(differenced)} by central differences"
+            if differenced
+            else "the rows' own terms in closed form (constant Jacobians)"
+        )
         notes = [
             f"constrained phase (rows of {names}): Pinocchio's RNEA derivatives and one KKT "
-            "solve; the rows' own terms by central differences"
+            f"solve; {rows}"
         ]
         return a, b, "analytic", notes + ([] if note is None else [note])
     a, b, notes = _analytic(point)
@@ -290,8 +327,9 @@ def _checked_state(system: System, x0: Any, names: Sequence[str]) -> np.ndarray:
             f"(system.initial_state(q, v); layout {', '.join(system.layout)}), or "
             f"({nx - 2},) without the energy accumulators"
         )
-    bad = np.flatnonzero(~np.isfinite(x[: nx - 2]))
-    if bad.size:
+    finite = np.isfinite(x[: nx - 2])
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
         public = _public_names(system, names)
         raise InvalidParameter(
             f"x0 has non-finite entries: {', '.join(public[k] for k in bad[:8])}"
