@@ -11,9 +11,10 @@ state, the matrices, the model):
 * the same with the mimic row and the URDF's limits, joint 4 and a finger on their stops
   (three constant rows); the phase alone (``System.initial_phase``: the limits' active set,
   from the System's contact problem) is timed apart;
-* the four-bar's loop (rows between two frames, differenced);
-* the six-DOF arm holding a pen on a plane (a bilateral contact; rows without a compiled form,
-  differenced).
+* the four-bar's loop (a hinge between two frames: its rows differenced over q and v);
+* the six-DOF arm holding a pen on a plane (a bilateral contact: rows without a compiled form,
+  differenced over every state), and pressing it onto the plane (a unilateral contact, closed:
+  a normal row whose Jacobian is its gap's gradient, differenced over q alone).
 
 The constrained cases solve one KKT system with Pinocchio's RNEA derivatives; their rows' own
 terms are in closed form for constant rows and differenced for frame rows
@@ -80,15 +81,19 @@ def cases() -> list[tuple[str, px.System, np.ndarray, np.ndarray]]:
     out.append(("+ mimic row, joint 4 and a finger on their stops", held, x, np.zeros(7)))
     loop = px.System(px.load_urdf(EXAMPLES / "four_bar.urdf"))
     x = px.close_loops(loop, np.array([0.0, 1.5, 1.5]))
-    out.append(("four-bar loop (frame rows)", loop, x, np.array([0.5, -0.2, 0.1])))
-    out.append(("six-DOF arm, pen held on a plane", *_held_pen()))
+    out.append(("four-bar loop (a hinge between frames)", loop, x, np.array([0.5, -0.2, 0.1])))
+    out.append(("six-DOF arm, pen held on a plane (bilateral)", *_pen(unilateral=False)))
+    out.append(("six-DOF arm, pen pressed on a plane (unilateral)", *_pen(unilateral=True)))
     return out
 
 
-def _held_pen() -> tuple[px.System, np.ndarray, np.ndarray]:
+def _pen(unilateral: bool) -> tuple[px.System, np.ndarray, np.ndarray]:
+    """The six-DOF arm's pen on a plane: held there by a bilateral row (no compiled form:
+    its rows differenced over every state) or pressed onto it by gravity (a unilateral
+    contact, closed: the normal row of its compiled form, differenced over q alone)."""
     from pinext.contact import Contact, consistent_initial_state, plane
 
-    contact = Contact(plane("pen_tip", (0, 0, 0.3)), unilateral=False)
+    contact = Contact(plane("pen_tip", (0, 0, 0.3)), unilateral=unilateral)
     system = px.System(
         px.load_urdf(px.robot_path("six_dof_arm")), contacts=[contact], joint_limits=False
     )

@@ -347,6 +347,36 @@ def test_a_held_contact_is_differenced_and_its_inputs_keep_the_contact():
     assert np.abs(jacobian @ accelerations).max() < bound
 
 
+def test_a_pressed_contact_row_differenced_over_q_alone():
+    """A pen pressed onto a fixed plane by gravity (a unilateral contact, closed: the normal
+    row of its compiled form, whose Jacobian is the gradient of its gap): its terms are
+    differenced over q alone, ∂(J̇ v)/∂v = 2 ∂(J v₀)/∂q from the same evaluations; equal to the
+    central difference of the whole constrained step to the difference's bound."""
+    from pinext.contact import Contact, consistent_initial_state, plane
+    from pinext.contact.constrained import InconsistentInitialConditionsWarning
+
+    from ._contact_models import arm
+
+    system = px.System(
+        px.Robot.from_model(arm()), contacts=[Contact(plane("pen_tip", (0, 0, 0.3)))],
+        joint_limits=False,
+    )  # fmt: skip
+    rng = np.random.default_rng(8)
+    q = np.array([0.3, 0.7, 1.2, 0.2, 0.9, 0.1]) + rng.uniform(-0.05, 0.05, 6)
+    with pytest.warns(InconsistentInitialConditionsWarning):
+        x = consistent_initial_state(system, q, rng.uniform(-0.5, 0.5, 6))
+    u = rng.uniform(-1, 1, 6)
+    analytic, central = _both(system, x, u)
+    assert any("rows' own terms of contact by central" in note for note in analytic.notes)
+    _agree(analytic, central, 100 * STEP_ERROR)
+    from pinext.simulation.caches import cache
+
+    (treatment,) = [
+        t for k, t in cache(system, "linear_models").items() if k[:2] == ("rows", "contact")
+    ]
+    assert treatment[1].size == 6 and treatment[2] is not None  # the q columns, J = ∇φ
+
+
 # -- closed forms --------------------------------------------------------------------------
 def test_undamped_eigenvalues_equal_natural_frequencies():
     robot = px.load_urdf(px.robot_path("flexible_arm"))

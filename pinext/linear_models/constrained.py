@@ -42,7 +42,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..simulation.caches import cache as engine_cache
-from ..simulation.forms import FrameRows, JointRows
+from ..simulation.forms import FRAME_NORMAL, FRAME_POINT, FRAME_ROWS, FrameRows, JointRows
 from ..simulation.step import RANK_TOLERANCE, _well_conditioned
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ class _Block(NamedTuple):
     start: int  # first row in the stacked rows
     closed: np.ndarray | None  # ∂(J a_0 + γ)/∂(δq, δv) of rows in closed form; else None
     columns: np.ndarray | None  # deviation entries the rows read, to difference; else None
+    gradient: np.ndarray | None  # (m_b,): Baumgarte's ω of rows with J = ∇φ; else None
 
     @property
     def rows(self) -> slice:
@@ -103,11 +104,13 @@ def _closed_form(point: _Point, form: JointRows, rows: ConstraintRows) -> bool:
 
 def _treatment(
     point: _Point, comp: Component, mode: Any, rows: ConstraintRows
-) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """``([ω² J, 2ω J], None)``, ``∂(J a_0 + γ)/∂(δq, δv)`` of a component's rows in closed
-    form (:func:`_closed_form`; Baumgarte's ``γ = 2ω J v + ω² φ`` with ``∂φ/∂δq = J`` and
-    ``δJ = 0``), else ``(None, columns)`` to difference; once per component and mode (kept in
-    the engine's cache of the System: a form's Jacobian is constant)."""
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """``([ω² J, 2ω J], None, None)``, ``∂(J a_0 + γ)/∂(δq, δv)`` of a component's rows in
+    closed form (:func:`_closed_form`; Baumgarte's ``γ = 2ω J v + ω² φ`` with ``∂φ/∂δq = J``
+    and ``δJ = 0``), else ``(None, columns, gradient)``: the columns to difference and, for
+    rows whose Jacobian is the gradient of their residual (:func:`_gradient_rows`), their ω
+    (None otherwise); once per component and mode (kept in the engine's cache of the
+    System)."""
     found = engine_cache(point.system, "linear_models")
     key = ("rows", comp.name, getattr(mode, "structure", mode))
     if key not in found:
@@ -115,10 +118,33 @@ def _treatment(
         if isinstance(form, JointRows) and _closed_form(point, form, rows):
             omega = form.omega[:, None]
             closed = np.hstack((omega**2 * rows.jacobian, 2.0 * omega * rows.jacobian))
-            found[key] = (closed, None)
+            found[key] = (closed, None, None)
+        elif isinstance(form, FrameRows) and _gradient_rows(point, form, rows):
+            omega = np.repeat(form.omega, [FRAME_ROWS[k] for k in form.kind.tolist()])
+            found[key] = (None, np.arange(point.nv), omega)
         else:
-            found[key] = (None, _columns(point, form))
+            found[key] = (None, _columns(point, form), None)
     return found[key]
+
+
+def _gradient_rows(point: _Point, form: FrameRows, rows: ConstraintRows) -> bool:
+    """Whether the rows are :class:`FrameRows` whose Jacobian is the gradient of their
+    residual on a Euclidean model: points joined (``FRAME_POINT``) or a point on a fixed
+    plane (``FRAME_NORMAL`` on the world, no environment's mass or layer), with W = J. Then
+    ``J̇ v = vᵀ ∇²φ v`` and ``∂(J̇ v)/∂v = 2 ∂(J v_0)/∂q`` (the Hessian is symmetric), so the
+    rows' terms need differences over q alone."""
+    kinds = form.kind.tolist()
+    return bool(
+        point.system.euclidean
+        and rows.force_map is None
+        and form.m == rows.m
+        and np.all(form.env < 0)
+        and np.all(form.layer < 0)
+        and all(
+            k == FRAME_POINT or (k == FRAME_NORMAL and j == 0)
+            for k, j in zip(kinds, form.joint_b.tolist(), strict=True)
+        )
+    )
 
 
 def _coordinates(system: System) -> dict[int, int]:
@@ -159,15 +185,16 @@ def _blocks(point: _Point, q0: np.ndarray, v0: np.ndarray) -> list[_Block]:
         pin.nonLinearEffects(step.model, step.data, q0, v0)
         blocks, start = [], 0
         for name, form, jac, closed in plan:
-            blocks.append(_Block(name, jac, form.drift(q0, v0), None, None, start, closed, None))
+            drift = form.drift(q0, v0)
+            blocks.append(_Block(name, jac, drift, None, None, start, closed, None, None))
             start += jac.shape[0]
         return blocks
     blocks, start, entries = [], 0, []
     for comp, mode, r in _evaluate(point, point.x0, step.model, step.data):
-        closed, columns = _treatment(point, comp, mode, r)
+        closed, columns, gradient = _treatment(point, comp, mode, r)
         blocks.append(
             _Block(comp.name, r.jacobian, r.drift, r.force_map, r.compliance, start, closed,
-                   columns)
+                   columns, gradient)
         )  # fmt: skip
         start += r.m
         form = comp.compiled_rows(mode)
@@ -207,21 +234,31 @@ def _row_terms(
     rows = np.concatenate(
         [np.arange(nv)] + [nv + np.arange(b.start, b.rows.stop) for b in differenced]
     )
+    # rows with J = ∇φ: over q alone, with J(q) v_0 for ∂(J̇ v)/∂v = 2 ∂(J v_0)/∂q
+    gradient = all(b.gradient is not None for b in differenced)
+    v0 = point.x0[point.nq : point.nq + nv]
 
     def terms(dz: np.ndarray) -> np.ndarray:
         dx = np.zeros(n)
         dx[columns] = dz
-        out = np.zeros(nv + m)
+        out = np.zeros(nv + 2 * m if gradient else nv + m)
         for comp, _, r in _evaluate(point, point.state(dx), system.model, system.data):
             if comp.name in names:
                 b = names[comp.name]
                 w = r.jacobian if r.force_map is None else r.force_map
                 out[:nv] += w.T @ lam0[b.rows]
                 out[nv + b.start : nv + b.rows.stop] = -(r.jacobian @ a0 + r.drift)
+                if gradient:
+                    out[nv + m + b.start : nv + m + b.rows.stop] = r.jacobian @ v0
         return out
 
     jac = jacobian(terms, np.zeros(columns.size), point.scales()[columns])
     rhs[np.ix_(rows, columns)] += jac[rows]
+    if gradient:  # −∂(J̇ v + 2ω J v)/∂v = −2 ∂(J v_0)/∂q − 2ω J
+        for b in differenced:
+            rate = jac[nv + m + b.start : nv + m + b.rows.stop]
+            block = slice(nv + b.start, nv + b.rows.stop)
+            rhs[block, nv : 2 * nv] -= 2.0 * rate + 2.0 * b.gradient[:, None] * b.jacobian  # type: ignore[index]
     return sorted(names)
 
 
