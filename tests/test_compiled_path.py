@@ -716,12 +716,13 @@ def test_panda_with_saturating_elastic_drives_and_its_mimic_fingers_runs_compile
     assert a.energy_balance().max_relative() < 1e-8
 
 
-def test_lossy_gears_run_compiled_between_their_stops(monkeypatch):
+def test_lossy_gears_moving_and_stuck_run_compiled(monkeypatch):
     """Six lossy gears (η' = 0.7, η'' = 0.5, Vukobratović & Potkonjak after (20.69)) behind
-    6 V amplifiers, the voltages reversed twice: the moving modes run compiled (their rotors'
-    e J N² in the packed armature, the loss's part through the acceleration in the power, the
-    power-flow and motor-stop events as GEAR and DISTANCES forms), the stuck gears on the
-    Python path; the same events at the same instants, the same run, the energy balanced."""
+    6 V amplifiers, the voltages reversed twice: every segment compiled, the moving modes
+    (their rotors' e J N² in the packed armature, the loss's part through the acceleration in
+    the power, the power-flow and motor-stop events as GEAR and DISTANCES forms) and the stuck
+    gears (a row each, their slip tests as GEAR_HOLD forms); the same events at the same
+    instants, the same run, the energy balanced."""
     motor = DCMotor(1.2, 0.05, 0.05, 2e-5, voltage_limit=6.0)
     joints = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
     lossy = Gear(50.0, efficiency=0.7, backdrive_efficiency=0.5)
@@ -735,7 +736,7 @@ def test_lossy_gears_run_compiled_between_their_stops(monkeypatch):
     stats = a.meta["stats"]
     kinds = {e.name.split(".")[-1] for e in a.events}
     assert {"gear_torque_zero", "motor_stops", "gear_slips_low", "gear_slips_high"} <= kinds
-    assert stats["segments"] > stats["compiled_segments"] > stats["segments"] / 2
+    assert stats["segments"] == stats["compiled_segments"] > 20
     assert b.meta["stats"]["compiled_segments"] == 0
     assert_same(a, b, tol=1e-9)
     assert a.energy_balance().max_relative() < 1e-12

@@ -16,7 +16,9 @@ from ..simulation.component import (
     ConstraintRows,
     Distances,
     Event,
+    GearHold,
     GearTorque,
+    JointRows,
     RowKind,
     Step,
     Trial,
@@ -490,13 +492,14 @@ class DriveComponent(PlayHooks, Component):
         return e, np.array(stuck, dtype=int)
 
     def linear(self, mode):
-        """Linear without current limits, continuous joints, backlash or a stuck gear:
+        """Linear without current limits, continuous joints or backlash:
         (20.64)–(20.69), (20.74) and (20.98)–(20.99) are linear in the state and the input
         clipped to :meth:`input_bounds`; a lossy gear moving (or held by other rows) gives
         ``e N τ_s`` with e fixed by its mode, its rotor's ``e J N²`` as added inertia, and
         its loss ``(1 − e) M θ̇`` a quadratic form of the state and the inputs plus the
-        work of that inertia (:meth:`inertia_power`)."""
-        if mode and (mode.play or GearMode.STUCK in mode.gears):
+        work of that inertia (:meth:`inertia_power`); a stuck gear transmits nothing and holds
+        its joint through its row (:meth:`compiled_rows`)."""
+        if mode and mode.play:
             return False
         return all(src.linear for src in self.sources) and not self.continuous.any()
 
@@ -616,6 +619,16 @@ class DriveComponent(PlayHooks, Component):
     def is_constrained(self, mode: GearModes | None) -> bool:
         return mode is not None and GearMode.STUCK in mode.gears
 
+    def compiled_rows(self, mode: GearModes | None) -> JointRows | None:
+        """The stuck gears' rows ``q̈_i = 0`` (no stabilisation: a gear sticks at rest); None
+        with backlash (its flanks' rows are not compiled)."""
+        if not mode or mode.play:
+            return None
+        _, stuck = self._factors(mode)
+        iq, iv = self.iq[stuck], self.iv[stuck]
+        rows = [[(int(a), int(b), 1.0)] for a, b in zip(iq, iv, strict=True)]
+        return JointRows.build(rows, [0.0] * stuck.size, [0.0] * stuck.size)
+
     def constraint_rows(self, t, x, q, v, mode, data):
         """A stuck gear holds its joint: the row ``a_i = 0``; its reaction is the joint torque
         the gear supplies."""
@@ -717,6 +730,7 @@ class DriveComponent(PlayHooks, Component):
             if gear is GearMode.HELD:
                 continue
             if gear is GearMode.STUCK:
+                row = [g for g in mode.gears[:k]].count(GearMode.STUCK)  # its row's place
                 events += [
                     Event(
                         f"{joint}.gear_slips_{'low' if low else 'high'}",
@@ -724,6 +738,7 @@ class DriveComponent(PlayHooks, Component):
                         -1.0,
                         self._slip_action(k, low),
                         dynamic=True,
+                        compiled=self._hold_form(i, row, low),
                     )
                     for low in (True, False)
                 ]
@@ -789,6 +804,15 @@ class DriveComponent(PlayHooks, Component):
             int(self.iv[i]),
             float(self.motor_inertia[i] * self.ratio[i]),
         )
+
+    def _hold_form(self, i: int, row: int, low: bool) -> GearHold | None:
+        """The slip test of stuck gear i (its row ``row`` among the stuck gears') as a
+        :class:`GearHold` (:meth:`_torque_form`'s τ_s), or None."""
+        torque = self._torque_form(i)
+        if torque is None or self.play_drives.size:
+            return None
+        ends = (self.efficiency[i] * self.ratio[i], self.ratio[i] / self.backdrive_efficiency[i])
+        return GearHold(row, torque.entry, torque.coefficient, ends, low)
 
     def _velocity_function(self, i: int):
         index, N = self.nq + int(self.iv[i]), float(self.ratio[i])

@@ -37,6 +37,7 @@ from .events import (
     Distances,
     EventForm,
     Gap,
+    GearHold,
     GearTorque,
     LayerForce,
     Leaving,
@@ -75,6 +76,7 @@ __all__ = [
     "Gap",
     "JointRows",
     "Layer",
+    "GearHold",
     "GearTorque",
     "LayerForce",
     "Leaving",
@@ -228,8 +230,8 @@ class Event:
             may watch several limits and name the one it met).
         dynamic: Whether ``function`` takes the step as third argument.
         compiled: Optional compiled form of ``function`` (:class:`Distances`,
-            :class:`Leaving`, :class:`Reaction`, :class:`Gap`, :class:`LayerForce` or
-            :class:`GearTorque`); it lets
+            :class:`Leaving`, :class:`Reaction`, :class:`Gap`, :class:`LayerForce`,
+            :class:`GearTorque` or :class:`GearHold`); it lets
             :mod:`pinext.compiled` evaluate the event in its own loop.
         bound: Whether ``function`` is a bound that the physics never leaves past zero (the
             distances of joints inside their ranges to their stops): when a segment starts

@@ -265,6 +265,43 @@ def gear_torque(z, acc, index, sign, start, stop):
     return value - sign[stop - 1] * acc[index[stop - 1]]
 
 
+class GearHold(NamedTuple):
+    """``g(t, x, step)``: a stuck lossy gear's slip test, its holding torque λ (the reaction of
+    its owner's row ``row``) against the bounds ``[lo, hi]`` of the ends ``η' N τ_s`` and
+    ``N τ_s / η''`` (Vukobratović & Potkonjak, after (20.69)), τ_s affine in z as in
+    :class:`GearTorque`: ``λ − lo`` (``low``) or ``hi − λ``, each with a slack of 1e-12 of
+    the bounds (:func:`gear_hold`; the drive's own function is the Python path's)."""
+
+    row: int
+    entry: np.ndarray  # int64: indices into z of τ_s's terms
+    coefficient: np.ndarray
+    ends: tuple[float, float]  # (η' N, N / η'')
+    low: bool
+
+    def slots(self, row: int, watched: int, chart: np.ndarray | None) -> Slots | None:
+        """Its :class:`Slots`: (its row among the phase's, ±1 low/high, η' N), then
+        (entry_k, c_k, N / η'' for the first, 0 after); None on a chart."""
+        if chart is not None:
+            return None
+        index = np.r_[row + self.row, self.entry].astype(np.int64)
+        sign = np.r_[1.0 if self.low else -1.0, self.coefficient]
+        bound = np.r_[self.ends, np.zeros(self.entry.size - 1)]
+        return Slots(GEAR_HOLD, 0.0, index, sign, bound)
+
+
+@register_jitable
+def gear_hold(lam, z, index, sign, bound, start, stop):
+    """:class:`GearHold`'s value from the slots ``start:stop``."""
+    tau = 0.0
+    for k in range(start + 1, stop):
+        tau += sign[k] * z[index[k]]
+    a, b = bound[start] * tau, bound[start + 1] * tau
+    lo, hi = min(a, b), max(a, b)
+    slack = 1e-12 * (1.0 + abs(hi) + abs(lo))
+    held = lam[index[start]]
+    return held - lo + slack if sign[start] > 0.0 else hi - held + slack
+
+
 class Breakpoint(NamedTuple):
     """``g(t, x) = t − time``: a control breakpoint (a schedule's corner, a sample)."""
 
@@ -280,10 +317,10 @@ class Breakpoint(NamedTuple):
 
 
 #: An event's compiled form: what :attr:`pinext.simulation.component.Event.compiled` holds.
-EventForm = Distances | Leaving | Reaction | Gap | LayerForce | GearTorque | Breakpoint
+EventForm = Distances | Leaving | Reaction | Gap | LayerForce | GearTorque | GearHold | Breakpoint
 
 #: The kinds of compiled event (:attr:`Slots.kind`; :func:`event_value`).
-DISTANCES, TIME, REACTION, LEAVING, GAP, LAYER, GEAR = 0, 1, 2, 3, 4, 5, 6
+DISTANCES, TIME, REACTION, LEAVING, GAP, LAYER, GEAR, GEAR_HOLD = 0, 1, 2, 3, 4, 5, 6, 7
 
 
 class Slots(NamedTuple):
@@ -320,11 +357,13 @@ def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, g
     (:func:`event_reads`): what each kind of compiled event is, said once. DISTANCES
     :func:`nearest_entry`; TIME ``t − time``; REACTION :func:`reaction`; LAYER the force; GAP
     :func:`approach`; LEAVING the separation test of a stop (:func:`left_stop`); GEAR
-    :func:`gear_torque`."""
+    :func:`gear_torque`; GEAR_HOLD :func:`gear_hold`."""
     if kind == TIME:
         return t - time
     if kind == GEAR:
         return gear_torque(z, acc, index, sign, start, stop)
+    if kind == GEAR_HOLD:
+        return gear_hold(lam, z, index, sign, bound, start, stop)
     if kind == REACTION:
         return reaction(lam, index[start], sign[start], bound[start])
     if kind == LAYER:
@@ -341,8 +380,8 @@ def event_value(kind, t, y, time, index, sign, bound, start, stop, lam, layer, g
 @register_jitable
 def event_reads(kind):
     """What an event of ``kind`` reads besides the state: 2 the right-hand side (a
-    REACTION's reaction, a LAYER's force, a GEAR's accelerations), 1 the positions (a GAP's
-    gap), 0 nothing."""
-    if kind == REACTION or kind == LAYER or kind == GEAR:
+    REACTION's reaction, a LAYER's force, a GEAR's accelerations, a GEAR_HOLD's reaction),
+    1 the positions (a GAP's gap), 0 nothing."""
+    if kind == REACTION or kind == LAYER or kind == GEAR or kind == GEAR_HOLD:
         return 2
     return 1 if kind == GAP else 0
