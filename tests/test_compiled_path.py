@@ -742,6 +742,31 @@ def test_lossy_gears_moving_and_stuck_run_compiled(monkeypatch):
     assert a.energy_balance().max_relative() < 1e-12
 
 
+def test_backlash_beside_a_lossy_gear_runs_compiled(monkeypatch):
+    """A gear with 0.02 rad of backlash (restitution 0.3) on the elbow beside a lossy gear on
+    a wrist, 12 V amplifiers, the voltages reversed twice: every segment compiled (the motor
+    in its play driven through the joint's acceleration, ψ̈ = τ_s/(N J) − q̈; the flanks'
+    approach as DISTANCES and LEAVING forms, an engaged flank's torque N τ_s − I_m q̈ as a
+    GEAR form; the flank impacts applied between segments), the same events and run as the
+    Python path, the energy balanced."""
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5, voltage_limit=12.0)
+    drives = {
+        "elbow": Drive(motor, Gear(50.0, backlash=0.02, restitution=0.3)),
+        "wrist_1": Drive(motor, Gear(30.0, efficiency=0.8)),
+    }
+    volts = Schedule([0.0, 0.2, 0.4], [[6.0, 3.0], [-6.0, -3.0], [6.0, 3.0]], kind="zoh")
+    a, b = both(
+        monkeypatch, lambda: px.System(px.load_robot("six_dof_arm"), drives=drives), 0.6,
+        q0=np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2]), control=volts, output_dt=0.01,
+    )  # fmt: skip
+    stats = a.meta["stats"]
+    kinds = {e.name.split(".")[-1] for e in a.events}
+    assert {"backlash_engages", "backlash_separates", "gear_torque_zero"} <= kinds
+    assert stats["segments"] == stats["compiled_segments"] > 20
+    assert_same(a, b, tol=1e-9)
+    assert a.energy_balance().max_relative() < 1e-11
+
+
 def _panda_system(panda, order="limits first"):
     """The Panda System; ``"mimic first"``: the coupling before the limits among the
     components (its row then comes first in the phase)."""

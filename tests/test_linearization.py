@@ -283,7 +283,8 @@ def test_constant_rows_in_closed_form_equal_the_central_difference(panda):
 def test_a_moving_lossy_gear_is_analytic_and_backlash_is_differenced_and_says_so(tmp_path):
     """A lossy gear in a moving mode acts linearly (``e N τ_s``, its rotor's ``e J N²`` an
     added inertia of the step's model): analytic, equal to the central difference; a gear
-    with backlash is not linear in its mode: differenced, and the model says why."""
+    in its backlash drives its motor's state through the joint's acceleration: differenced,
+    and the model says why."""
     robot = _robot(tmp_path, n=1)
     motor = DCMotor(1.2, 0.05, 0.05, 2e-5)
     lossy = px.System(robot, drives={"j0": Drive(motor, Gear(50.0, efficiency=0.8))})
@@ -293,10 +294,11 @@ def test_a_moving_lossy_gear_is_analytic_and_backlash_is_differenced_and_says_so
     _agree(analytic, central, 100 * STEP_ERROR)
     play = px.System(robot, drives={"j0": Drive(motor, Gear(50.0, backlash=0.01))})
     x = play.initial_state(np.array([0.3]), np.array([0.5]))
+    x[play.layout["drives.play_angle"]] = 0.0  # the motor in the middle of the play
     model = px.linearize(play, x, [3.0])
     assert model.method == "central difference"
-    assert any("drives is not linear in its mode" in note for note in model.notes)
-    with pytest.raises(InvalidParameter, match="drives is not linear.*method='auto' or 'central'"):
+    assert any("drives's states in its mode" in note for note in model.notes)
+    with pytest.raises(InvalidParameter, match="driven by the accelerations.*'auto' or 'central'"):
         px.linearize(play, x, [3.0], method="analytic")
 
 

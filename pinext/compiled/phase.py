@@ -146,6 +146,11 @@ class PhaseKernel(NamedTuple):
     # none), and the accelerations kept for the GEAR events (nv,; empty: none)
     inertia_power: np.ndarray = np.zeros(0)
     acc: np.ndarray = np.zeros(0)
+    # component states whose derivative holds an acceleration (Component.acceleration_coupling):
+    # out[couple_row[k]] += couple_coef[k] q̈[couple_dof[k]]
+    couple_row: np.ndarray = np.zeros(0, dtype=np.int64)
+    couple_dof: np.ndarray = np.zeros(0, dtype=np.int64)
+    couple_coef: np.ndarray = np.zeros(0)
 
 
 @helper
@@ -507,6 +512,8 @@ def rhs(P, t, y, out):
         _forward(P, y, nv, lin, out)
     for i in range(nv, lin.size):
         out[nv + i] = lin[i]
+    for k in range(P.couple_row.size):
+        out[P.couple_row[k]] += P.couple_coef[k] * out[nv + P.couple_dof[k]]
     p_in = 0.0
     p_diss = 0.0
     for k in range(P.q_row.size):

@@ -228,6 +228,9 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
                     J[nv + i, c] += minv[i, r] * val
             else:  # a component state's derivative
                 J[nv + r, c] += val
+    for k in range(Pk.couple_row.size):  # a state's derivative through an acceleration
+        for c in range(2 * nv, n_core):
+            J[Pk.couple_row[k], c] += Pk.couple_coef[k] * J[nv + Pk.couple_dof[k], c]
     for k in range(Pk.q_row.size):
         a = Pk.q_row[k]
         b = Pk.q_col[k]

@@ -139,12 +139,10 @@ def inertia_fields(
     """The packed model with the phase's added inertia in its armature (a moving lossy gear's
     ``e J N²`` in place of ``J N²``: the acceleration step's copy of the model, as the kernels'
     ABA reads it), and the :class:`~pinext.compiled.phase.PhaseKernel` fields of that
-    inertia's work in the dissipated power (:meth:`Component.inertia_power`) and of the
+    inertia's work in the dissipated power (:meth:`Component.inertia_power`), of the states
+    driven by an acceleration (:meth:`Component.acceleration_coupling`) and of the
     accelerations the phase's GEAR events read; None in the momentum form (said once)."""
     added = system.acceleration_step(phase).added
-    if added is not None and momentum:
-        announce("added inertia in the momentum form is not compiled")
-        return None
     if added is not None:
         packed = packed._replace(armature=packed.armature + added)
     fields = {}
@@ -155,6 +153,22 @@ def inertia_fields(
     ]
     if powers:
         fields["inertia_power"] = np.sum(powers, axis=0)
+    couplings = [
+        coupling
+        for comp in system.components
+        if (coupling := comp.acceleration_coupling(phase.get(comp.name))) is not None
+    ]
+    if couplings and not system.euclidean:
+        announce("a state driven by an acceleration on a non-Euclidean model is not compiled")
+        return None
+    if couplings:  # (a Euclidean state: the public index is the internal one)
+        row, dof, coef = (np.concatenate(parts) for parts in zip(*couplings, strict=True))
+        fields.update(
+            couple_row=row.astype(np.int64), couple_dof=dof.astype(np.int64), couple_coef=coef
+        )
     if any(isinstance(e.compiled, GearTorque) for e in events):
         fields["acc"] = np.zeros(system.model.nv)
+    if momentum and (added is not None or fields):
+        announce("added inertia or its work in the momentum form is not compiled")
+        return None
     return packed, fields

@@ -305,8 +305,19 @@ class PlayHooks:
         if free.any():
             f = i[free]
             accel[free] = now.active_torque[f] * self.inv_ratio[f] / self.motor_inertia[f]
-            accel[free] -= step.a[self.iv[f]]
+            if step is not None:  # (without one: acceleration_coupling's part)
+                accel[free] -= step.a[self.iv[f]]
         out[s["play_velocity"]] = accel
+
+    def acceleration_coupling(self, mode: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """A rigid gear in its play: ``ψ̈ = τ_s / (N J) − q̈_j``, the part ``−q̈_j``."""
+        if not self.rigid_play.size:
+            return None
+        free = self._engaged(mode)[self.rigid_play] == 0
+        if not free.any():
+            return None
+        rows = self.layout.slices["play_velocity"].start + np.flatnonzero(free)
+        return rows, self.iv[self.rigid_play[free]], -np.ones(int(free.sum()))
 
     def _play_energy(self, x: np.ndarray, q: np.ndarray, v: np.ndarray) -> float:
         """The motors' kinetic energy beyond what the armature counts,
@@ -420,8 +431,15 @@ class PlayHooks:
                             return distance
                         return leaving_distance(distance, t, start[0], start[1], -sign * rate)
 
+                    form = self._engage_form(k, sign, half, start)
                     events.append(
-                        Event(f"{joint}.backlash_engages", g, -1.0, self._engage_action(k, sign))
+                        Event(
+                            f"{joint}.backlash_engages",
+                            g,
+                            -1.0,
+                            self._engage_action(k, sign),
+                            compiled=form,
+                        )
                     )
                 continue
             sign = play.flank.sign
@@ -446,9 +464,37 @@ class PlayHooks:
                     -1.0,
                     self._part_action(k),
                     dynamic=True,
+                    compiled=self._flank_form(int(self.play_drives[k]), sign),
                 )
             )
         return events
+
+    def _engage_form(self, k: int, sign: float, half: float, start: Any) -> Any:
+        """Play gear k's flank ``sign`` approached from the play: the gap ``b/2 − s ψ`` as
+        :class:`Distances` on ψ, or just after it left that flank its separation test
+        (:class:`Leaving`, ψ̇ its rate); None for an elastic transmission (its δ = θ/N − q
+        spans two states)."""
+        from ..simulation.events import Distances, Leaving
+
+        if self.play_elastic[k]:
+            return None
+        r = list(self._rigid_k).index(k)
+        psi = self.layout.slices["play_angle"].start + r
+        rate = self.layout.slices["play_velocity"].start + r
+        if start is None:
+            return Distances(np.array([psi]), np.array([-sign]), np.array([sign * half]))
+        return Leaving(psi, -sign, sign * half, float(start[0]), float(start[1]), rate)
+
+    def _flank_form(self, i: int, sign: float) -> Any:
+        """The engaged flank's torque ``s (N τ_s − I_m q̈_j)`` as a :class:`GearTorque`."""
+        from ..simulation.events import GearTorque
+
+        torque = self._torque_form(i)  # type: ignore[attr-defined]
+        if torque is None:
+            return None
+        inertia = self.motor_inertia[i] * self.ratio[i] ** 2
+        scale = sign * self.ratio[i]
+        return GearTorque(torque.entry, scale * torque.coefficient, torque.dof, sign * inertia)
 
     def _part_action(self, k: int):
         def action(t, x, mode, trial):

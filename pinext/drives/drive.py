@@ -492,15 +492,15 @@ class DriveComponent(PlayHooks, Component):
         return e, np.array(stuck, dtype=int)
 
     def linear(self, mode):
-        """Linear without current limits, continuous joints or backlash:
+        """Linear without current limits or continuous joints:
         (20.64)–(20.69), (20.74) and (20.98)–(20.99) are linear in the state and the input
         clipped to :meth:`input_bounds`; a lossy gear moving (or held by other rows) gives
         ``e N τ_s`` with e fixed by its mode, its rotor's ``e J N²`` as added inertia, and
         its loss ``(1 − e) M θ̇`` a quadratic form of the state and the inputs plus the
         work of that inertia (:meth:`inertia_power`); a stuck gear transmits nothing and holds
-        its joint through its row (:meth:`compiled_rows`)."""
-        if mode and mode.play:
-            return False
+        its joint through its row (:meth:`compiled_rows`); a gear with backlash transmits
+        nothing in its play (its motor's ψ̈ through the joint's acceleration:
+        :meth:`acceleration_coupling`) and is rigid on a flank."""
         return all(src.linear for src in self.sources) and not self.continuous.any()
 
     def inertia_power(self, mode):
@@ -620,9 +620,8 @@ class DriveComponent(PlayHooks, Component):
         return mode is not None and GearMode.STUCK in mode.gears
 
     def compiled_rows(self, mode: GearModes | None) -> JointRows | None:
-        """The stuck gears' rows ``q̈_i = 0`` (no stabilisation: a gear sticks at rest); None
-        with backlash (its flanks' rows are not compiled)."""
-        if not mode or mode.play:
+        """The stuck gears' rows ``q̈_i = 0`` (no stabilisation: a gear sticks at rest)."""
+        if not mode:
             return None
         _, stuck = self._factors(mode)
         iq, iv = self.iq[stuck], self.iv[stuck]
@@ -776,9 +775,10 @@ class DriveComponent(PlayHooks, Component):
         """M = τ_s − J N q̈ of rigid drive i as a :class:`GearTorque` over the Euclidean
         ``z = [x without the work totals, u, 1]``: its actuator's active torque identified
         through the :class:`Actuator` protocol at unit steps of (θ = N q, θ̇ = N q̇, its own
-        states, u within its bound), exact for a linear actuator; None for another."""
+        states, u within its bound; with backlash θ = N (q + ψ)), exact for a linear
+        actuator; None for another or an elastic transmission (its θ is a state)."""
         src = self.sources[i]
-        if not src.linear or self.continuous[i]:
+        if not src.linear or self.continuous[i] or self.drives[i].elastic:
             return None
         own = np.zeros(src.n_states)
         base = src.active_torque(own, 0.0, 0.0, 0.0)
@@ -790,6 +790,12 @@ class DriveComponent(PlayHooks, Component):
             self.ratio[i] * (src.active_torque(own, 0.0, 1.0, 0.0) - base),
             (src.active_torque(own, 0.0, 0.0, step) - base) / step,
         ]
+        if i in self.rigid_play:  # θ = N (q + ψ), θ̇ = N (q̇ + ψ̇)
+            r = list(self.rigid_play).index(i)
+            entry += [
+                self.layout.slices[name].start + r for name in ("play_angle", "play_velocity")
+            ]
+            coefficient += coefficient[:2]
         block = self.own.get(i)
         for j, index in enumerate(range(self.nx)[block] if block is not None else ()):
             unit = np.zeros(src.n_states)
@@ -809,7 +815,7 @@ class DriveComponent(PlayHooks, Component):
         """The slip test of stuck gear i (its row ``row`` among the stuck gears') as a
         :class:`GearHold` (:meth:`_torque_form`'s τ_s), or None."""
         torque = self._torque_form(i)
-        if torque is None or self.play_drives.size:
+        if torque is None:
             return None
         ends = (self.efficiency[i] * self.ratio[i], self.ratio[i] / self.backdrive_efficiency[i])
         return GearHold(row, torque.entry, torque.coefficient, ends, low)

@@ -186,6 +186,8 @@ def _reason(point: _Point) -> str | None:
     for comp, mode in step.modes:
         if any(overrides(comp, h) for h in hooks) and not comp.linear(mode):
             return f"{comp.name} is not linear in its mode {mode!r} (no derivative of its own)"
+        if comp.acceleration_coupling(mode) is not None:
+            return f"{comp.name}'s states in its mode {mode!r} are driven by the accelerations"
     return None
 
 

@@ -398,6 +398,13 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
         None: none."""
         return None
 
+    def acceleration_coupling(self, mode: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """In a linear phase whose state derivatives also hold the joints' accelerations (a
+        motor in its gear's backlash: ψ̈ = τ_s / (N J) − q̈_j): (public state indices k, dofs
+        j, c) with ``ẋ_k += c q̈_j``, which :meth:`derivative` leaves out when it is given no
+        step; None: none."""
+        return None
+
     def input_bounds(self) -> np.ndarray:
         """The bound u_max of each of its inputs' saturation ±u_max (inf: none): where the
         component clips its inputs; :meth:`linear` speaks of the clipped inputs, which the
