@@ -367,26 +367,17 @@ class ContactComponent(Component):
         return not self.moving and not (self.layered and mode[0] is SPRING)
 
     def compiled_layer(self, mode: ContactModes) -> Layer | None:
-        """The pressed layer of a model (d) environment in front of a rigid tool as compiled
-        data (the tool point's row on the plane, the mass's and the layer's constants)."""
+        """The pressed layer of a model (d) environment, or a compliant tool's spring and
+        damper (on an immobile surface or in series with the layer without a state of their
+        own: :attr:`SeriesCompliance.single`), as compiled data (the tool point's row on the
+        plane, the mass's and the compliance's constants)."""
         block = self._block(0) if self.layered and mode[0] is SPRING else None
         if block is None:
             return None
         env = self.environment
-        series = self.compliance
-        assert env is not None and series.surface_stiffness is not None
-        return Layer(
-            block,
-            np.array(
-                [
-                    env.inverse_mass,
-                    env.stiffness,
-                    env.damping,
-                    series.surface_stiffness,
-                    series.surface_damping,
-                ]
-            ),
-        )
+        single = self.compliance.single  # (the tool's, the layer's or their series)
+        assert env is not None and single is not None
+        return Layer(block, np.array([env.inverse_mass, env.stiffness, env.damping, *single]))
 
     def compiled_rows(self, mode: ContactModes) -> FrameRows | None:
         """The closed contacts' rows as compiled data when every contact is a point on a
@@ -407,7 +398,7 @@ class ContactComponent(Component):
     def _build_block(self, c: Contact) -> FrameRows | None:
         k = c.constraint
         if (
-            (self.layered and self.compliance.tool_stiffness is not None)
+            (self.layered and self.compliance.has_state)
             or not isinstance(k, FunctionalCoordinates)
             or k.names != ("z",)
             or k.law is not None

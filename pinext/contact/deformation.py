@@ -108,6 +108,19 @@ class SeriesCompliance:
         return self.two_sided and self.tool_damping + self.surface_damping > 0.0
 
     @property
+    def single(self) -> tuple[float, float] | None:
+        """(k, c) of the one spring and damper the series amounts to without a state of its
+        own: the deforming side's alone, or the series stiffness of two undamped sides; None
+        with a state (:attr:`has_state`)."""
+        if self.has_state:
+            return None
+        if self.tool_stiffness is None:
+            return float(self.surface_stiffness), self.surface_damping  # type: ignore[arg-type]
+        if self.surface_stiffness is None:
+            return float(self.tool_stiffness), self.tool_damping
+        return self.stiffness, 0.0
+
+    @property
     def stiffness(self) -> float:
         """The series stiffness k = k_t k_c / (k_t + k_c) [N/m]."""
         return series_stiffness(
