@@ -767,12 +767,13 @@ def test_backlash_beside_a_lossy_gear_runs_compiled(monkeypatch):
     assert a.energy_balance().max_relative() < 1e-11
 
 
-@pytest.mark.parametrize("case", ["tool on a rigid table", "tool and layer undamped in series"])
+@pytest.mark.parametrize("case", ["tool on a rigid table", "undamped series", "damped series"])
 def test_a_compliant_tool_runs_compiled(monkeypatch, case):
-    """A pen with its own spring and damper on an immobile table, or undamped in series with
-    an undamped layer on a massive table: the series amounts to one spring and damper
-    (SeriesCompliance.single), the compiled layer's law; the arm falls onto the table, the pen
-    presses, lifts off and lands again: every segment compiled, the Python path's run."""
+    """A pen with its own spring and damper on an immobile table, or in series with the layer
+    of a massive table: undamped (the series amounts to one spring and damper,
+    SeriesCompliance.single) or both damped (the tool's compression a state, its rate
+    forms.series_rate); the arm falls onto the table, the pen presses, lifts off and lands
+    again: every segment compiled, the Python path's run."""
     from pinext.contact import DynamicEnvironment
 
     q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
@@ -785,8 +786,13 @@ def test_a_compliant_tool_runs_compiled(monkeypatch, case):
         if case == "tool on a rigid table":
             pen = px.Contact(table, tool_stiffness=8e4, tool_damping=20.0)
             return px.System(robot, contacts=[pen])
-        env = DynamicEnvironment(mass=2.0, stiffness=2e4, damping=100.0, contact_stiffness=5e4)
-        return px.System(robot, contacts=[px.Contact(table, tool_stiffness=8e4)], environment=env)
+        damped = case == "damped series"
+        env = DynamicEnvironment(
+            mass=2.0, stiffness=2e4, damping=100.0, contact_stiffness=5e4,
+            contact_damping=30.0 if damped else 0.0,
+        )  # fmt: skip
+        pen = px.Contact(table, tool_stiffness=8e4, tool_damping=20.0 if damped else 0.0)
+        return px.System(robot, contacts=[pen], environment=env)
 
     # (the free fall ends in near-grazing impacts after 0.24 s, where the runs part)
     a, b = both(monkeypatch, build, 0.2, q0=q0, output_dt=0.01)

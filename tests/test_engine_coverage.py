@@ -162,6 +162,15 @@ def compliant_tool():
     return px.System(robot, contacts=[pen]), {"q0": ARM_Q0}
 
 
+def tool_and_layer_both_damped():
+    robot = _arm()
+    env = DynamicEnvironment(
+        mass=2.0, stiffness=2.0e4, damping=100.0, contact_stiffness=5e4, contact_damping=30.0
+    )
+    pen = Contact(plane("pen_tip", _tip(robot, ARM_Q0)), tool_stiffness=8e4, tool_damping=20.0)
+    return px.System(robot, contacts=[pen], environment=env), {"q0": ARM_Q0}
+
+
 def real_panda_with_harmonic_drives():
     if example_robot_data_dir() is None:
         pytest.skip("example-robot-data not installed (pip install '.[robots]')")
@@ -193,6 +202,7 @@ COMPILED = [
     lossy_gear,
     backlash_beside_a_lossy_gear,
     compliant_tool,
+    tool_and_layer_both_damped,
 ]
 
 
@@ -202,17 +212,8 @@ def coulomb_contact_on_a_table():
     return px.System(robot, contacts=[pen]), {"q0": ARM_Q0}
 
 
-def tool_and_layer_both_damped():
-    robot = _arm()
-    env = DynamicEnvironment(
-        mass=2.0, stiffness=2.0e4, damping=100.0, contact_stiffness=5e4, contact_damping=30.0
-    )
-    pen = Contact(plane("pen_tip", _tip(robot, ARM_Q0)), tool_stiffness=8e4, tool_damping=20.0)
-    return px.System(robot, contacts=[pen], environment=env), {"q0": ARM_Q0}
-
-
 #: The open part of the engine issue: scenes that still run on the Python path.
-FALLING_BACK = [coulomb_contact_on_a_table, tool_and_layer_both_damped]
+FALLING_BACK = [coulomb_contact_on_a_table]
 
 
 def _segments(build) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..simulation.forms import Layer, damper_power, kelvin_voigt, mass_acceleration
+from ..simulation.forms import Layer, damper_power, kelvin_voigt, mass_acceleration, series_rate
 from . import frames as _frames
 from .spatial import helper
 
@@ -32,7 +32,7 @@ class LayerWork(NamedTuple):
     """A :class:`pinext.simulation.forms.Layer` as arrays, with its workspace."""
 
     work: _frames.FrameWork  # the tool point's row on the plane (its env: s_e's index)
-    constants: np.ndarray  # (5,) 1/m_e, k, b, k_c, c_c; empty: no layer
+    constants: np.ndarray  # (5,) 1/m_e, k, b, k_c, c_c, or (7,) with k_t, d_t first; empty: none
     out: np.ndarray  # (2,) the layer's force F [N] and the dissipated power [W]
 
 
@@ -67,15 +67,24 @@ def press(pm, lw, y, nv, lin):
         rate += jac[0, c] * y[nv + c]
     e = rows.env[0]
     s_e, sd_e, w = y[e], y[e + 1], y[e + 2]
-    inverse_mass, k, b, k_c, c_c = (
-        lw.constants[0], lw.constants[1], lw.constants[2], lw.constants[3], lw.constants[4]
-    )  # fmt: skip
+    constants = lw.constants
+    inverse_mass, k, b = constants[0], constants[1], constants[2]
     wdot = sd_e - rate
-    force = kelvin_voigt(k_c, c_c, w, wdot)
+    if constants.size == 5:  # one spring and damper: the layer's, or its series with a tool
+        k_c, c_c = constants[3], constants[4]
+        force = kelvin_voigt(k_c, c_c, w, wdot)
+        dissipated = damper_power(c_c, wdot)
+    else:  # a tool and a layer both damped in series: the tool's compression w_t a state
+        k_t, d_t, k_c, c_c = constants[3], constants[4], constants[5], constants[6]
+        w_t = y[e + 3]
+        rate_t = series_rate(k_t, d_t, k_c, c_c, w, w_t, wdot)
+        force = kelvin_voigt(k_t, d_t, w_t, rate_t)
+        dissipated = damper_power(d_t, rate_t) + damper_power(c_c, wdot - rate_t)
+        lin[e + 3 - nv] = rate_t
     for c in range(nv):
         lin[c] += jac[0, c] * force
     lin[e - nv] = sd_e
     lin[e + 1 - nv] = mass_acceleration(inverse_mass, k, b, s_e, sd_e, force)
     lin[e + 2 - nv] = wdot
     lw.out[0] = force
-    lw.out[1] = damper_power(b, sd_e) + damper_power(c_c, wdot)
+    lw.out[1] = damper_power(b, sd_e) + dissipated

@@ -375,9 +375,12 @@ class ContactComponent(Component):
         if block is None:
             return None
         env = self.environment
-        single = self.compliance.single  # (the tool's, the layer's or their series)
-        assert env is not None and single is not None
-        return Layer(block, np.array([env.inverse_mass, env.stiffness, env.damping, *single]))
+        series = self.compliance
+        assert env is not None
+        # one spring and damper (the tool's, the layer's or their undamped series), or both
+        sides = series.single or (series.tool_stiffness, series.tool_damping,
+                                  series.surface_stiffness, series.surface_damping)  # fmt: skip
+        return Layer(block, np.array([env.inverse_mass, env.stiffness, env.damping, *sides]))
 
     def compiled_rows(self, mode: ContactModes) -> FrameRows | None:
         """The closed contacts' rows as compiled data when every contact is a point on a
@@ -398,8 +401,7 @@ class ContactComponent(Component):
     def _build_block(self, c: Contact) -> FrameRows | None:
         k = c.constraint
         if (
-            (self.layered and self.compliance.has_state)
-            or not isinstance(k, FunctionalCoordinates)
+            not isinstance(k, FunctionalCoordinates)
             or k.names != ("z",)
             or k.law is not None
             or not c.unilateral

@@ -44,7 +44,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import InvalidParameter
-from ..simulation.forms import damper_power, kelvin_voigt
+from ..simulation.forms import damper_power, kelvin_voigt, series_rate
 from ..validation import real, vector
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class SeriesCompliance:
         if self.surface_stiffness is None:
             return wdot
         if self.has_state:
-            return (k_c * (w - w_t) - k_t * w_t + c_c * wdot) / (d_t + c_c)
+            return series_rate(k_t, d_t, k_c, c_c, w, w_t, wdot)
         return k_c * wdot / (k_t + k_c)
 
     def force(self, w: float, w_t: float, wdot: float) -> float:

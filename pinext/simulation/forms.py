@@ -429,6 +429,14 @@ def kelvin_voigt(stiffness, damping, compression, rate):
 
 
 @register_jitable
+def series_rate(k_t, d_t, k_c, c_c, w, w_t, wdot):
+    """``ẇ_t = (k_c (w − w_t) − k_t w_t + c_c ẇ) / (d_t + c_c)`` [m/s]: the compression rate of a
+    tool's spring and damper in series with a surface's, both damped (the massless node
+    between them in equilibrium; :class:`pinext.contact.deformation.SeriesCompliance`)."""
+    return (k_c * (w - w_t) - k_t * w_t + c_c * wdot) / (d_t + c_c)
+
+
+@register_jitable
 def damper_power(damping, rate):
     """``c ẇ²`` [W]: the power a damper dissipates."""
     return damping * rate * rate
