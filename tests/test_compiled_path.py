@@ -742,6 +742,33 @@ def test_lossy_gears_moving_and_stuck_run_compiled(monkeypatch):
     assert a.energy_balance().max_relative() < 1e-12
 
 
+def test_a_bounce_in_the_compiled_loop_meets_the_rotors_own_inertia(monkeypatch):
+    """Lossy gears move (their rotors reflect e J N² in the phase's dynamics) while the tool
+    bounces on a table (restitution 0.5) inside the compiled loop: the impulse meets the
+    System's own mass matrix, rotors J N², as the Python path's impact does (it met e J N²
+    before, and the runs parted at the first bounce); the same events, to the rounding a
+    cascade of bounces amplifies."""
+    q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
+    joints = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+
+    def build():
+        robot = px.load_robot("six_dof_arm")
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, q0)
+        table = px.plane(
+            "tool", data.oMf[robot.model.getFrameId("tool")].translation - [0, 0, 0.02]
+        )
+        drive = Drive(DCMotor(1.2, 0.05, 0.05, 2e-5), Gear(5.0, efficiency=0.8))
+        contact = px.Contact(table, restitution=0.5)
+        return px.System(robot, contacts=[contact], drives=dict.fromkeys(joints, drive))
+
+    a, b = both(monkeypatch, build, 0.6, q0=q0, control=np.zeros(6), output_dt=0.01)
+    assert a.meta["stats"]["loop_events"] > 3  # bounces applied inside the compiled loop
+    assert a.meta["stats"]["compiled_segments"] == a.meta["stats"]["segments"]
+    assert_same(a, b, tol=1e-7)
+    assert a.energy_balance().max_relative() < 1e-10
+
+
 def test_backlash_beside_a_lossy_gear_runs_compiled(monkeypatch):
     """A gear with 0.02 rad of backlash (restitution 0.3) on the elbow beside a lossy gear on
     a wrist, 12 V amplifiers, the voltages reversed twice: every segment compiled (the motor

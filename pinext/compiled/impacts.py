@@ -79,6 +79,8 @@ def bounce(P, e, t, y, evs, values):
         return False
     mass = np.empty((nv, nv))
     crba_from_transforms(P.model, mass)
+    for i in range(P.added.size):  # an impulse meets the rotors' own inertia (the System's M)
+        mass[i, i] -= P.added[i]
     v = y[nv : 2 * nv].copy()
     impulse = np.zeros(1)
     status, _ = _frictionless(

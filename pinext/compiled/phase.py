@@ -146,6 +146,7 @@ class PhaseKernel(NamedTuple):
     # none), and the accelerations kept for the GEAR events (nv,; empty: none)
     inertia_power: np.ndarray = np.zeros(0)
     acc: np.ndarray = np.zeros(0)
+    added: np.ndarray = np.zeros(0)  # (nv,) the added inertia in model.armature (empty: none)
     # component states whose derivative holds an acceleration (Component.acceleration_coupling):
     # out[couple_row[k]] += couple_coef[k] q̈[couple_dof[k]]
     couple_row: np.ndarray = np.zeros(0, dtype=np.int64)

@@ -143,9 +143,10 @@ def inertia_fields(
     driven by an acceleration (:meth:`Component.acceleration_coupling`) and of the
     accelerations the phase's GEAR events read; None in the momentum form (said once)."""
     added = system.acceleration_step(phase).added
+    fields = {}
     if added is not None:
         packed = packed._replace(armature=packed.armature + added)
-    fields = {}
+        fields["added"] = added
     powers = [
         c
         for comp in system.components

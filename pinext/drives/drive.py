@@ -729,7 +729,7 @@ class DriveComponent(PlayHooks, Component):
             if gear is GearMode.HELD:
                 continue
             if gear is GearMode.STUCK:
-                row = [g for g in mode.gears[:k]].count(GearMode.STUCK)  # its row's place
+                row = mode.gears[:k].count(GearMode.STUCK)  # its row among the stuck gears'
                 events += [
                     Event(
                         f"{joint}.gear_slips_{'low' if low else 'high'}",
