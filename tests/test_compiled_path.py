@@ -716,6 +716,19 @@ def test_panda_with_saturating_elastic_drives_and_its_mimic_fingers_runs_compile
     assert a.energy_balance().max_relative() < 1e-8
 
 
+#: The six-DOF arm's joints and a pose away from its singularities [rad].
+ARM_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+ARM_Q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
+
+
+def _driven_arm(monkeypatch, drives, t_final, control):
+    """The six-DOF arm with ``drives`` from ARM_Q0 under ``control``, on both paths."""
+    return both(
+        monkeypatch, lambda: px.System(px.load_robot("six_dof_arm"), drives=drives), t_final,
+        q0=ARM_Q0, control=control, output_dt=0.01,
+    )  # fmt: skip
+
+
 def test_lossy_gears_moving_and_stuck_run_compiled(monkeypatch):
     """Six lossy gears (η' = 0.7, η'' = 0.5, Vukobratović & Potkonjak after (20.69)) behind
     6 V amplifiers, the voltages reversed twice: every segment compiled, the moving modes
@@ -724,15 +737,10 @@ def test_lossy_gears_moving_and_stuck_run_compiled(monkeypatch):
     gears (a row each, their slip tests as GEAR_HOLD forms); the same events at the same
     instants, the same run, the energy balanced."""
     motor = DCMotor(1.2, 0.05, 0.05, 2e-5, voltage_limit=6.0)
-    joints = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
     lossy = Gear(50.0, efficiency=0.7, backdrive_efficiency=0.5)
     push = np.array([8.0, 4.0, -4.0, 2.0, -2.0, 1.0])
     volts = Schedule([0.0, 0.15, 0.3, 0.45], [push, -push, push, np.zeros(6)])
-    drives = dict.fromkeys(joints, Drive(motor, lossy))
-    a, b = both(
-        monkeypatch, lambda: px.System(px.load_robot("six_dof_arm"), drives=drives), 0.5,
-        q0=np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2]), control=volts, output_dt=0.01,
-    )  # fmt: skip
+    a, b = _driven_arm(monkeypatch, dict.fromkeys(ARM_JOINTS, Drive(motor, lossy)), 0.5, volts)
     stats = a.meta["stats"]
     kinds = {e.name.split(".")[-1] for e in a.events}
     assert {"gear_torque_zero", "motor_stops", "gear_slips_low", "gear_slips_high"} <= kinds
@@ -748,8 +756,7 @@ def test_a_bounce_in_the_compiled_loop_meets_the_rotors_own_inertia(monkeypatch)
     System's own mass matrix, rotors J N², as the Python path's impact does (it met e J N²
     before, and the runs parted at the first bounce); the same events, to the rounding a
     cascade of bounces amplifies."""
-    q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
-    joints = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+    q0 = ARM_Q0
 
     def build():
         robot = px.load_robot("six_dof_arm")
@@ -760,7 +767,7 @@ def test_a_bounce_in_the_compiled_loop_meets_the_rotors_own_inertia(monkeypatch)
         )
         drive = Drive(DCMotor(1.2, 0.05, 0.05, 2e-5), Gear(5.0, efficiency=0.8))
         contact = px.Contact(table, restitution=0.5)
-        return px.System(robot, contacts=[contact], drives=dict.fromkeys(joints, drive))
+        return px.System(robot, contacts=[contact], drives=dict.fromkeys(ARM_JOINTS, drive))
 
     a, b = both(monkeypatch, build, 0.6, q0=q0, control=np.zeros(6), output_dt=0.01)
     assert a.meta["stats"]["loop_events"] > 3  # bounces applied inside the compiled loop
@@ -782,10 +789,7 @@ def test_backlash_beside_a_lossy_gear_runs_compiled(monkeypatch):
         "wrist_1": Drive(motor, Gear(30.0, efficiency=0.8)),
     }
     volts = Schedule([0.0, 0.2, 0.4], [[6.0, 3.0], [-6.0, -3.0], [6.0, 3.0]], kind="zoh")
-    a, b = both(
-        monkeypatch, lambda: px.System(px.load_robot("six_dof_arm"), drives=drives), 0.6,
-        q0=np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2]), control=volts, output_dt=0.01,
-    )  # fmt: skip
+    a, b = _driven_arm(monkeypatch, drives, 0.6, volts)
     stats = a.meta["stats"]
     kinds = {e.name.split(".")[-1] for e in a.events}
     assert {"backlash_engages", "backlash_separates", "gear_torque_zero"} <= kinds
@@ -803,7 +807,7 @@ def test_a_compliant_tool_runs_compiled(monkeypatch, case):
     again: every segment compiled, the Python path's run."""
     from pinext.contact import DynamicEnvironment
 
-    q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
+    q0 = ARM_Q0
 
     def build():
         robot = px.load_robot("six_dof_arm")
