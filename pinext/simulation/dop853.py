@@ -18,6 +18,7 @@ function propagate unchanged.
 from __future__ import annotations
 
 import warnings
+import weakref
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,6 +36,15 @@ _MESSAGES = {
 }
 _MAX_STEPS = 2**31 - 1
 _EPS = np.finfo(float).eps
+
+
+def _weakly(function):
+    """``function`` (a function or a bound method) called through a weak reference: scipy's
+    compiled DOP853 keeps a reference to the callbacks of its last run (its solout's argument
+    list), which would keep the run, and with it the System, alive after the run has ended
+    (a legged robot's System on the Python path: 370 MB a run)."""
+    ref = weakref.WeakMethod(function) if hasattr(function, "__self__") else weakref.ref(function)
+    return lambda *args: ref()(*args)
 
 
 class _Run:
@@ -65,9 +75,9 @@ class _Run:
         return f
 
     def integrator(self, solout=None, first_step: float = 0.0) -> ode:
-        r = ode(self.rhs).set_integrator("dop853", first_step=first_step, **self.options)
+        r = ode(_weakly(self.rhs)).set_integrator("dop853", first_step=first_step, **self.options)
         if solout is not None:
-            r.set_solout(solout)
+            r.set_solout(_weakly(solout))
         return r
 
     def advance(self, r: ode, t: float) -> int:
