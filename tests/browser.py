@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import queue
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -118,21 +120,33 @@ def screenshots(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def drain() -> None:  # read chromium's log to its end: a full pipe would block it
+        for raw in proc.stderr:
+            lines.put(raw.decode("utf-8", "replace"))
+        lines.put("")
+
+    threading.Thread(target=drain, daemon=True).start()
     try:
         ws_url = None
         deadline = time.monotonic() + timeout
         while ws_url is None:
-            line = proc.stderr.readline().decode("utf-8", "replace")
-            if not line and proc.poll() is not None:
+            try:
+                line = lines.get(timeout=max(deadline - time.monotonic(), 0.0))
+            except queue.Empty:
+                raise TimeoutError("chromium did not open its DevTools port") from None
+            if not line:
+                proc.wait(timeout)
                 raise RuntimeError(f"chromium exited with code {proc.returncode}")
             match = re.search(r"DevTools listening on (ws://\S+)", line)
             if match:
                 ws_url = match.group(1)
-            if time.monotonic() > deadline:
-                raise TimeoutError("chromium did not open its DevTools port")
 
         async def run() -> BrowserCapture:
-            conn = await websocket_connect(ws_url, max_message_size=256 * 1024 * 1024)
+            conn = await asyncio.wait_for(
+                websocket_connect(ws_url, max_message_size=256 * 1024 * 1024), timeout
+            )
             counter = [0]
             pending: dict[int, asyncio.Future] = {}
             requests: list[str] = []
