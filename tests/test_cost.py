@@ -15,7 +15,7 @@ import pinext as px
 from pinext import validation
 from pinext.control import ImpedanceController, JointPD
 from pinext.exceptions import PinextError
-from pinext.simulation.cost import PAUSE, CostProbe, stiff_element
+from pinext.simulation.cost import PAUSE, PAUSES, CostProbe, stiff_element
 from pinext.simulation.stiffness import start_matrix
 
 #: Compiled path only: the rule is about the run's real cost (the Python path's own
@@ -199,6 +199,14 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
         for _ in range(100):
             time.sleep(0.01)
             slow.update(1e-8)
+    # every step longer than PAUSE (a slower machine): judged once PAUSES pauses are spent
+    crawling = _probe()
+    crawling.update(0.0)
+    with pytest.raises(PinextError, match="steady pace"):
+        for _ in range(PAUSES + 4):
+            time.sleep(PAUSE + 0.05)
+            crawling.update(1e-8)
+    assert crawling.pauses == PAUSES
 
 
 def test_the_stiff_element_is_named_from_the_fastest_mode():

@@ -41,6 +41,10 @@ PROBE_END = 0.8
 #: A pause [s] between two reports longer than this is not a step (a kernel compiled at a
 #: first impact, a law's first call): the probe measures again from the report after it.
 PAUSE = 0.5
+#: How many such pauses start the window again: a run has a few compilations, while a run
+#: whose every step takes longer than PAUSE (a slower machine, a stiffer scene) would never
+#: be judged; after these its pauses count as its pace.
+PAUSES = 3
 #: A run whose pace over the last third of the probe's window is this many times its pace
 #: over the first third is leaving a transient (the steps growing after a fast start, a
 #: damped mode or an electrical time constant dying out): it is not judged on that window.
@@ -64,7 +68,7 @@ class CostProbe:
     pauses in its last third (an event handled, a law's slow sample) is judged on its pace
     over the window, not on the pause. A pause longer
     than :data:`PAUSE` between two reports (a compilation, not a step) starts the window
-    again."""
+    again, the first :data:`PAUSES` times."""
 
     def __init__(self, bar: Any, t_start: float, element: str, ways: str) -> None:
         self.bar, self.element, self.ways = bar, element, ways
@@ -73,6 +77,7 @@ class CostProbe:
         self.window: list[tuple[float, float]] = []  # (wall time, simulated time) reports
         self.judging = True
         self.own_step = getattr(bar, "step", 0.0)
+        self.pauses = 0
 
     def __getattr__(self, name: str) -> Any:  # disable, close … are the bar's
         return getattr(self.bar, name)
@@ -93,8 +98,9 @@ class CostProbe:
         if not self.judging:
             return
         now, window = time.perf_counter(), self.window
-        if window and now - window[-1][0] > PAUSE:
+        if window and now - window[-1][0] > PAUSE and self.pauses < PAUSES:
             window.clear()
+            self.pauses += 1
         if not window or now - window[-1][0] >= PAUSE / 10:  # a few hundred reports at most
             window.append((now, self.n))
         start = window[0][0]
