@@ -9,7 +9,6 @@ both paths share, and the Python path needs no kernel compilation.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -115,14 +114,12 @@ def _arm_impedance(stiffness: float):
 @pytest.mark.parametrize("stiffness", [500.0, 1e9, 1e11, 1e13, 1e15])
 def test_impedance_gain_the_period_cannot_carry_is_refused_at_the_start(stiffness):
     """The issue's ImpedanceController(…, 500) at the default 1 ms, and gains up to 1e15:
-    refused in under a second, naming control_period, the joint and the stable period; a
+    refused before the run, naming control_period, the joint and the stable period; a
     stable period shorter than any control_period a run accepts is said to be so, with the
     other ways out (continuous control, lower gains) instead of an impossible period."""
     system, law = _arm_impedance(stiffness)
-    started = time.perf_counter()
     with pytest.raises(InvalidParameter) as caught:
         px.simulate(system, 0.1, q0=ARM_Q0, control=law, progress=False)
-    assert time.perf_counter() - started < 1.0
     message = str(caught.value)
     assert "control_period=0.001 s is too long" in message
     assert "wrist_3" in message and "longest stable period" in message
@@ -139,15 +136,13 @@ def test_impedance_gain_the_period_cannot_carry_is_refused_at_the_start(stiffnes
 
 
 def test_diverging_sampled_run_stops_at_its_first_sign():
-    """Forced, the unstable held impedance loop stops at its first sign, within seconds of
-    wall time: when a joint passes 1e5 rad/s (the run's divergence, naming the joint), or
-    when the diverging arm reaches a singular configuration the law refuses, whichever
-    comes first (the latter, about 0.04 s into the run, on this arm)."""
+    """Forced, the unstable held impedance loop stops at its first sign: when a joint passes
+    1e5 rad/s (the run's divergence, naming the joint), or when the diverging arm reaches a
+    singular configuration the law refuses, whichever comes first (the latter, about 0.04 s
+    into the run, on this arm)."""
     system, law = _arm_impedance(500.0)
-    started = time.perf_counter()
     with pytest.raises((IntegrationError, SingularConfiguration)) as caught:
         px.simulate(system, 0.1, q0=ARM_Q0, control=law, progress=False, force=True)
-    assert time.perf_counter() - started < 5.0  # the run from t = 0 included
     if isinstance(caught.value, IntegrationError):
         assert caught.value.time < 0.06
         assert "diverges: joint wrist" in str(caught.value)
@@ -161,7 +156,5 @@ def test_stable_impedance_runs():
 
 def test_check_refuses_absurd_sample_counts():
     model = px.load_robot("planar3r").model
-    started = time.perf_counter()
     with pytest.raises(InvalidParameter, match=f"samples = 100000000 .* at most {MAX_SAMPLES}"):
         check_model(model, samples=100_000_000)
-    assert time.perf_counter() - started < 1.0
