@@ -217,6 +217,56 @@ def test_a_closed_loop_analytic_equals_central_difference():
     _agree(analytic, central, 100 * STEP_ERROR)
 
 
+def _kkt_terms(system: px.System, x: np.ndarray, u: np.ndarray, columns: int) -> np.ndarray:
+    """The size of the terms each acceleration row sums in a constrained step, through its
+    solve (componentwise, as rounding enters them): ``a = M⁻¹ (τ − h) + M⁻¹ Jᵀ λ`` with
+    ``λ = −S⁻¹ (J M⁻¹ (τ − h) + γ)``, ``S = J M⁻¹ Jᵀ``; times ``columns``, the columns each
+    scaled row of [A B] sums (the argument ``terms`` of :func:`_agree`)."""
+    model = system.model
+    phase = system.initial_phase(0.0, x, u)
+    rows = system.trial(0.0, phase, system.components[0], u).rows(x)
+    step = system.acceleration_step(phase)(0.0, x, u)
+    q, v = system.split(x)
+    data = model.createData()
+    mass = pin.crba(model, data, q)
+    inverse = np.linalg.inv(np.triu(mass) + np.triu(mass, 1).T)
+    jacobian = np.vstack([r.jacobian for _, r in rows])
+    drift = np.concatenate([r.drift for _, r in rows])
+    efforts = np.abs(step.tau) + np.abs(pin.nonLinearEffects(model, data, q, v))
+    schur = np.linalg.inv(jacobian @ inverse @ jacobian.T)
+    reactions = np.abs(schur) @ (np.abs(jacobian) @ np.abs(inverse) @ efforts + np.abs(drift))
+    summed = np.abs(inverse) @ (efforts + np.abs(jacobian.T) @ reactions)
+    nv = model.nv
+    terms = np.zeros(system.nx - 2 - model.nq + nv)
+    terms[nv : 2 * nv] = columns * summed
+    return terms
+
+
+def test_two_arms_holding_a_box_analytic_equals_central_difference():
+    """Two six-DOF arms welded to a free box (two loops, 12 rows on 18 DOFs, a free flyer):
+    the constrained phase's analytic model against the central difference of the whole
+    constrained step at seeded random closed states. The box's accelerations come from the
+    grips' reactions, which the step solves through ``S = J M⁻¹ Jᵀ`` (condition ~3e4 here):
+    the difference's rounding is ε^(2/3) of the terms summed through that solve."""
+    from .test_assembly import two_arms_holding_a_box
+
+    system, _, x0 = two_arms_holding_a_box()
+    q0, _ = system.split(x0)
+    rng = np.random.default_rng(61)
+    for _ in range(2):
+        q = q0.copy()
+        q[:12] += rng.normal(scale=0.05, size=12)
+        x = px.close_loops(system, q, rng.normal(scale=0.5, size=system.model.nv))
+        u = rng.uniform(-5, 5, system.n_inputs)
+        analytic, central = _both(system, x, u)
+        assert analytic.method == "analytic"
+        assert any("rows of left grip, right grip" in note for note in analytic.notes)
+        n = analytic.A.shape[0]
+        assert n == 2 * system.model.nv  # the tangent space: the box's quaternion as 3 DOFs
+        terms = _kkt_terms(system, x, u, n + system.n_inputs)
+        _agree(analytic, central, 100 * STEP_ERROR, terms)
+
+
 def test_panda_with_mimic_fingers_on_a_stop_analytic_equals_central_difference(panda):
     from pinext.contact.limits import JointLimitWarning
 
@@ -300,6 +350,38 @@ def test_a_moving_lossy_gear_is_analytic_and_backlash_is_differenced_and_says_so
     assert any("drives's states in its mode" in note for note in model.notes)
     with pytest.raises(InvalidParameter, match="driven by the accelerations.*'auto' or 'central'"):
         px.linearize(play, x, [3.0], method="analytic")
+
+
+def test_a_component_without_derivatives_is_differenced_and_says_so(tmp_path):
+    """A user's component with a nonlinear effort and no derivative of its own (a hardening
+    spring −k₃ q³, ``Component.linear`` left False): the model takes the central difference
+    of the right-hand side, says so naming the component, and refuses ``method='analytic'``;
+    its A is the closed form ∂q̈/∂q = −(m g L/2 cos q₀ + 3 k₃ q₀²) / I, ∂q̇/∂q̇ = −c / I to
+    the difference's bound (ε^(2/3) of the terms summed)."""
+    length, mass, c, k3, q0 = 0.5, 2.0, 0.3, 40.0, 0.4
+
+    class HardeningSpring(px.Component):
+        name = "hardening spring"
+
+        def effort(self, t, x, q, v, u, mode):
+            return -k3 * q**3
+
+    robot = _robot(tmp_path, n=1, length=length, mass=mass, damping=c)
+    system = px.System(robot, components=[HardeningSpring()], joint_limits=False)
+    x = system.initial_state(np.array([q0]), np.array([0.7]))
+    model = px.linearize(system, x, [0.2])
+    assert model.method == "central difference"
+    (note,) = model.notes
+    assert "central differences" in note and "hardening spring is not linear" in note, note
+    assert "no derivative of its own" in note
+    with pytest.raises(InvalidParameter, match="hardening spring is not linear.*'central'"):
+        px.linearize(system, x, [0.2], method="analytic")
+    inertia = _pivot_inertia(length, mass)
+    stiffness = mass * G * length / 2 * np.cos(q0) + 3 * k3 * q0**2
+    expected = np.array([[0.0, 1.0], [-stiffness / inertia, -c / inertia]])
+    scale = (mass * G * length / 2 + k3 * (1 + 3 * q0**2) + c) / inertia  # the terms summed
+    assert np.abs(model.A - expected).max() < 100 * STEP_ERROR * scale
+    assert model.B[1, 0] == pytest.approx(1 / inertia, rel=100 * STEP_ERROR)
 
 
 def test_a_loop_in_independent_coordinates_keeps_the_physical_poles():
