@@ -16,7 +16,14 @@ import pinext as px
 from pinext import validation
 from pinext.control import ImpedanceController, JointPD
 from pinext.exceptions import PinextError
-from pinext.simulation.cost import PAUSE, PAUSES, PROBE_END, CostProbe, stiff_element
+from pinext.simulation.cost import (
+    PAUSE,
+    PAUSES,
+    PROBE_END,
+    PROBE_LIMIT,
+    CostProbe,
+    stiff_element,
+)
 from pinext.simulation.stiffness import start_matrix
 
 #: Compiled path only: the rule is about the run's real cost (the Python path's own
@@ -66,10 +73,11 @@ def _scene(kind: str, stiffness: float):
 
 def _refused_at_the_start(message: str) -> None:
     """The refusal came before the run (an estimate from the spectrum) or from the probe
-    within its window of PROBE_END seconds of integration, as the rule says; wall time
-    measured around the call would also count the machine's load."""
+    within its window (a steady pace judged by PROBE_END, a growing one by PROBE_LIMIT), as
+    the rule says; wall time measured around the call would also count the machine's
+    load."""
     spent = re.search(r"after (\S+) s of wall time", message)
-    assert spent is None or float(spent.group(1)) <= PROBE_END, message
+    assert spent is None or float(spent.group(1)) <= PROBE_LIMIT, message
 
 
 @pytest.fixture(scope="module")
@@ -161,22 +169,33 @@ def test_the_probe_extrapolates_the_pace_and_stops_judging():
 
 
 def test_the_probe_judges_a_steady_pace_after_any_pause():
-    """A pace that grows 20 % every 0.1 s (steps growing out of a transient) projects beyond
-    the limit on its first reports but is let through, as a run like it finishes in
-    seconds; a pause longer than PAUSE (a kernel compiled at a first impact) is not counted
-    as integration: a fast run with one is let through, a slow one is still refused; a run
-    that stalls after a fast start (an event handled in its last third) is judged on its
-    pace over the window, not refused for the stall; a run stuck at its start (its
-    evaluations behind the furthest time, a rejected step's) is refused."""
+    """A pace that doubles every 0.1 s (steps growing out of a transient) projects beyond
+    the limit on its first reports but is not refused, as it finishes in seconds; one that
+    grows for a second past PROBE_END and then holds a pace of hours is refused once its
+    pace holds (it used to be let through at PROBE_END and ran for hours); a pause longer
+    than PAUSE (a kernel compiled at a first impact) is not counted as integration: a fast
+    run with one is let through, a slow one is still refused; a run that stalls after a fast
+    start (an event handled in its last third) is judged on its pace over the window, not
+    refused for the stall; a run stuck at its start (its evaluations behind the furthest
+    time, a rejected step's) is refused."""
 
-    growing = _probe()
+    growing = _probe()  # its pace doubles every 0.1 s: it finishes in 2 s, never judged
     growing.update(0.0)
     advance = 1e-8
-    for _ in range(100):
+    while growing.n < growing.total:
         time.sleep(0.01)
         growing.update(advance)
-        advance *= 1.2**0.1
-    assert not growing.judging
+        advance *= 2.0**0.1
+    assert growing.judging
+    settling = _probe()  # growing for its first second, then a steady pace of hours
+    settling.update(0.0)
+    advance = 1e-9
+    with pytest.raises(PinextError, match="steady pace"):
+        for i in range(300):
+            time.sleep(0.01)
+            settling.update(advance)
+            advance *= 1.3**0.1 if i < 100 else 1.0
+    assert PROBE_END < time.perf_counter() - settling.opened < PROBE_LIMIT
     paused = _probe()
     paused.update(0.0)
     time.sleep(PAUSE + 0.2)

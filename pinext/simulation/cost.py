@@ -35,9 +35,14 @@ if TYPE_CHECKING:
 #: Wall time [s] of integration over which the probe measures the run's pace before it
 #: extrapolates (the kernels' loading and compilation, before the first step, not counted).
 PROBE_SECONDS = 0.3
-#: Wall time [s] of integration after which the probe stops judging: a refusal comes within
-#: the first second of a run, or not at all.
+#: Wall time [s] of integration after which the probe stops judging a steady pace: a
+#: refusal comes within the first second of a run that is past its transients.
 PROBE_END = 0.8
+#: Wall time [s] after which a pace still growing is judged all the same, on the last
+#: PROBE_SECONDS: a run let through while its steps grew would run on at the pace they
+#: settle to (a stiff law's steps grew for its first second on one machine, then held a
+#: pace of hours).
+PROBE_LIMIT = 5.0
 #: A pause [s] between two reports longer than this is not a step (a kernel compiled at a
 #: first impact, a law's first call): the probe measures again from the report after it.
 PAUSE = 0.5
@@ -63,12 +68,13 @@ class CostProbe:
 
     Only a steady pace is judged, over the whole window: a run whose steps still grow (its
     pace over the window's last third :data:`SPEEDING_UP` times that over its first third)
-    is judged again at the next report, and let through at :data:`PROBE_END`; a run that
-    has integrated nothing (stuck at its start, every step rejected) is judged there; a run that
-    pauses in its last third (an event handled, a law's slow sample) is judged on its pace
-    over the window, not on the pause. A pause longer
-    than :data:`PAUSE` between two reports (a compilation, not a step) starts the window
-    again, the first :data:`PAUSES` times."""
+    is judged again at the next report, on the last :data:`PROBE_SECONDS` once past
+    :data:`PROBE_END`, until its pace holds (or :data:`PROBE_LIMIT`); a run that has
+    integrated nothing (stuck at its start, every step rejected) is judged at
+    :data:`PROBE_END`; a run that pauses in its last third (an event handled, a law's slow
+    sample) is judged on its pace over the window, not on the pause. A pause longer than
+    :data:`PAUSE` between two reports (a compilation, not a step) starts the window again,
+    the first :data:`PAUSES` times."""
 
     def __init__(self, bar: Any, t_start: float, element: str, ways: str) -> None:
         self.bar, self.element, self.ways = bar, element, ways
@@ -78,6 +84,7 @@ class CostProbe:
         self.judging = True
         self.own_step = getattr(bar, "step", 0.0)
         self.pauses = 0
+        self.opened = 0.0  # wall time of the window's first report
 
     def __getattr__(self, name: str) -> Any:  # disable, close … are the bar's
         return getattr(self.bar, name)
@@ -101,22 +108,24 @@ class CostProbe:
         if window and now - window[-1][0] > PAUSE and self.pauses < PAUSES:
             window.clear()
             self.pauses += 1
+        if not window:
+            self.opened = now
         if not window or now - window[-1][0] >= PAUSE / 10:  # a few hundred reports at most
             window.append((now, self.n))
         start = window[0][0]
         spent, done, left = now - start, self.n - window[0][1], self.total - self.n
-        if spent < PROBE_SECONDS:
-            return
-        if spent > PROBE_END:
-            self.judging = False  # its last verdict
-        elif done <= 0:
+        if spent < PROBE_SECONDS or (done <= 0 and spent <= PROBE_END):
             return  # nothing integrated yet (a Jacobian at one time): judged at PROBE_END
         one = next(report for report in window if report[0] >= start + spent / 3)
         two = next(report for report in window if report[0] >= start + 2 * spent / 3)
         first = (one[1] - window[0][1]) / max(one[0] - start, 1e-9)
         last = (self.n - two[1]) / max(now - two[0], 1e-9)
-        if last > SPEEDING_UP * first:
+        if last > SPEEDING_UP * first and now - self.opened < PROBE_LIMIT:
+            if spent > PROBE_END:  # still leaving its transient: judged on a later window
+                del window[: next(i for i, r in enumerate(window) if r[0] >= now - PROBE_SECONDS)]
             return
+        if spent > PROBE_END or now - self.opened >= PROBE_LIMIT:
+            self.judging = False  # its last verdict
         estimate = np.inf if done <= 0 else left * spent / done
         if not estimate > validation.LONG_RUN:
             return
