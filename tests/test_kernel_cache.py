@@ -199,3 +199,33 @@ def test_an_entry_of_another_layout_compiles_again():
     impl = _Impl.__new__(_Impl)
     for old in (("name", "object", b"code", 0, 1, 2, 3), ("name", [1, 2])):
         assert impl.rebuild(None, old) is None
+
+
+#: A NamedTuple of a module of the caller's, handed to view() (its overload cached by
+#: Numba under the module's name), then another process's NamedTuple, that module absent.
+MINE = """
+import json, sys
+from typing import NamedTuple
+import numpy as np
+from pinext.compiled.struct import view
+if sys.argv[1] == "first":
+    from mine import Mine as Data
+else:
+    class Data(NamedTuple):
+        a: np.ndarray
+print(json.dumps({"address": view(Data(np.arange(3.0))).address > 0}))
+"""
+
+
+def test_a_cached_kernel_that_saw_another_programs_type_still_loads(tmp_path):
+    """Numba's index of a cached kernel pickles every overload's argument types: once a test
+    module's NamedTuple went through view(), every later process without that module failed
+    in view() with ``ModuleNotFoundError`` (a user's script after the test suite). The index
+    is read as empty instead, and rewritten."""
+    (tmp_path / "mine.py").write_text(
+        "from typing import NamedTuple\nimport numpy as np\n\n\n"
+        "class Mine(NamedTuple):\n    a: np.ndarray\n"
+    )
+    cache = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    assert _run(MINE, "first", env={**cache, "PYTHONPATH": str(tmp_path)})["address"]
+    assert _run(MINE, "second", env=cache)["address"]

@@ -31,7 +31,7 @@ from typing import Any
 
 import llvmlite.binding as ll
 from numba import njit
-from numba.core.caching import CompileResultCacheImpl, FunctionCache
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
 from numba.core.codegen import JITCodeLibrary
 
 from ._cache import source_digest
@@ -157,12 +157,33 @@ class _Impl(CompileResultCacheImpl):
         return super().rebuild(target_context, payload)
 
 
+class _Index(IndexDataCacheFile):
+    """Numba's index of a kernel's cached overloads, read as empty when it names a type this
+    process cannot import (the index pickles every overload's argument types: a NamedTuple of
+    a test module, given to :func:`pinext.compiled.struct.view`, made every later load in a
+    script that does not import that module fail with ``ModuleNotFoundError``); the next
+    save rewrites it with this process's overloads."""
+
+    def _load_index(self) -> dict:
+        try:
+            return super()._load_index()
+        except (ImportError, AttributeError):
+            return {}
+
+
 class _KernelCache(FunctionCache):
     """Numba's cache of one kernel, keyed also on the sources the kernel's module imports
     (:func:`pinext.compiled._cache.source_digest`): Numba's own key covers the function's
     bytecode and its file's time stamp only, not the kernels it inlines from other files."""
 
     _impl_class = _Impl
+
+    def __init__(self, py_func: Callable) -> None:
+        super().__init__(py_func)
+        index = self._cache_file
+        self._cache_file = _Index(
+            index._cache_path, index._index_name[: -len(".nbi")], index._source_stamp
+        )
 
     def _index_key(self, sig: Any, codegen: Any) -> tuple:
         source = Path(self._py_func.__code__.co_filename)
