@@ -1,5 +1,6 @@
 """Optimal drives of the six_dof_arm for pick and place, inertia matching, a Pareto front,
-harmonic-drive sizes, and the lightest tube section of the flexible arm with a payload."""
+harmonic-drive sizes (by torque, then stiff enough for a first natural frequency), and the
+lightest tube section of the flexible arm with a payload."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pinext.planning import (
     DriveProblem,
     LinkLimits,
     RestToRest,
+    first_natural_frequency,
     load_harmonic_drives,
     optimize,
     write_design_spec,
@@ -93,7 +95,7 @@ def harmonic_drives() -> None:
     problem = DriveProblem(
         base.robot,
         base.motion,
-        {j: {"motor": "catalogue", "harmonic_drive": "catalogue"} for j in joints},
+        problem_variables(joints),
         catalogue=base.catalogue,
         harmonic_drives=load_harmonic_drives(HARMONIC),
         minimize="drive_mass",
@@ -106,6 +108,24 @@ def harmonic_drives() -> None:
         margin = result.constraints[f"{joint}: RMS gear torque [N.m]"]
         print(f"  {joint}: {size} with {result.design[f'{joint}.motor']} (rated torque margin "
               f"{100 * margin:.1f} %)")  # fmt: skip
+    # the harmonic drives' springs set the first natural frequency (motors held, the other
+    # joints locked): a limit above the torques' choice asks for stiffer sizes
+    f1 = first_natural_frequency(problem.robot, problem.motion,
+                                 drives=problem.drives_of(result.design))  # fmt: skip
+    stiff = DriveProblem(problem.robot, problem.motion, problem_variables(joints),
+                         catalogue=base.catalogue, harmonic_drives=problem.harmonic_drives,
+                         minimize="drive_mass", samples=201,
+                         min_natural_frequency=15.0)  # fmt: skip
+    chosen = optimize(stiff)
+    sizes = ", ".join(chosen.design[f"{j}.harmonic_drive"] for j in joints)
+    margin = chosen.constraints["robot: first natural frequency [Hz]"]
+    print(f"  f1 >= 15 Hz (the sizes above give {f1:.1f} Hz): {sizes}, f1 margin "
+          f"{100 * margin:.1f} %, drive mass {chosen.objective:.2f} kg")  # fmt: skip
+
+
+def problem_variables(joints: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """A catalogue motor and a harmonic-drive size for each of ``joints``."""
+    return {j: {"motor": "catalogue", "harmonic_drive": "catalogue"} for j in joints}
 
 
 def tube_section() -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "catalogue_drive",
     "load_catalogue",
     "load_harmonic_drives",
+    "missing_prices",
 ]
 
 
@@ -204,3 +205,32 @@ def catalogue_drive(
         "voltage_limit": entry.motor.voltage_limit,
     }
     return drive_from_spec(joint, {**parts, "motor": motor}, transmission)
+
+
+def missing_prices(
+    variables: Any,
+    drives: Mapping[str, Drive],
+    catalogue: Mapping[str, CatalogueMotor],
+    harmonic_drives: Mapping[str, HarmonicDrive],
+) -> tuple[str, str] | None:
+    """The entries without a price that an optimal design may choose (the ``motor`` and
+    ``harmonic_drive`` choices among ``variables``, and the catalogue motors of the fixed
+    ``drives``): None, or (``"catalogue"`` or ``"harmonic_drives"``, their names)."""
+    motors: set[str] = set()
+    gears: set[str] = set()
+    for v in variables:
+        options = getattr(v, "options", None)
+        if options is not None and v.name.endswith(".motor"):
+            motors.update(options)
+        elif options is not None and v.name.endswith(".harmonic_drive"):
+            gears.update(options)
+    for drive in drives.values():
+        motors.update(n for n, e in catalogue.items() if e.motor == drive.actuator)
+    for where, names, entries in (
+        ("catalogue", motors, catalogue),
+        ("harmonic_drives", gears, harmonic_drives),
+    ):
+        missing = sorted(n for n in names if entries[n].price is None)
+        if missing:
+            return where, ", ".join(missing)
+    return None

@@ -218,14 +218,16 @@ class DesignSpec(NamedTuple):
     samples: int
     """Samples of the motion."""
     min_natural_frequency: float | None = None
-    """Lower limit of the first natural frequency [Hz] (joints locked), or None."""
+    """Lower limit of the first natural frequency [Hz] (rigid joints and motors held, the
+    elastic transmissions' springs in place), or None."""
 
     def check(self, report: DriveReport) -> DesignCheck:
         """:func:`~pinext.planning.check_design` of ``report`` against the specification's
         limits, with the first natural frequency's row when it has a lower limit."""
         check = check_design(report, self.limits, self.link_limits)
         if self.min_natural_frequency is not None:
-            check.rows.append(frequency_row(self.robot, self.motion, self.min_natural_frequency))
+            limit = self.min_natural_frequency
+            check.rows.append(frequency_row(self.robot, self.motion, limit, drives=self.drives))
         return check
 
     def requirements(self, drives: Mapping[str, Drive] | None = None) -> DriveReport:
@@ -392,7 +394,7 @@ def run_design(
         html = "design.html"               # optional report (default <spec stem>.html)
         gravity = true
         samples = 801
-        min_natural_frequency = 12.0       # optional lower limit [Hz] of f1, joints locked
+        min_natural_frequency = 12.0       # optional lower limit [Hz] of f1, motors held
         [motion]                           # law = "rest_to_rest" (q0, dq, duration) or
         law = "rest_to_rest"               # "spline" (times, positions with "free" at the
         q0 = [...]; dq = [...]; duration = 1.5   # 2nd and 2nd-to-last knots, v0, a0, vf, af)

@@ -23,12 +23,12 @@ import numpy as np
 from ..drives import Drive, ElasticTransmission, Gear
 from ..exceptions import FileFormatError, InvalidParameter, NameNotFound
 from ..validation import real
-from .catalogue import CatalogueMotor, HarmonicDrive, load_harmonic_drives
+from .catalogue import CatalogueMotor, HarmonicDrive, load_harmonic_drives, missing_prices
 from .design import _unknown, read_design
-from .design_check import CheckRow, DesignCheck, DriveLimits, LinkLimits, check_design
+from .design_check import DesignCheck, DriveLimits, LinkLimits, check_design
 from .drive_sizing import DriveReport, _assemble, _joint_side
 from .link_variables import LinkSection, Payload, parse_link, parse_payload
-from .natural_frequency import frequency_row, min_frequency_limit
+from .natural_frequency import FrequencyRows, min_frequency_limit
 from .optimize_problem import Choice, Continuous, Evaluation, Problem, Variable
 
 __all__ = ["DRIVE_CRITERIA", "DriveProblem"]
@@ -57,6 +57,17 @@ def _bad(where: str, message: str, path: Path | None) -> Exception:
     if path is not None:
         return FileFormatError(str(path), where, message)
     return InvalidParameter(f"{where}: {message}")
+
+
+def _vibrates(robot: Any, drives: Mapping[str, Drive], variables: Mapping[str, Any]) -> bool:
+    """Whether a design's robot has a vibration mode with its joints held: a flexible link, or
+    an elastic transmission (given, or a stiffness or harmonic drive among the variables)."""
+    tables = [t for t in variables.values() if isinstance(t, Mapping)]
+    return (
+        bool(getattr(robot, "flexible", None))
+        or any(isinstance(d.transmission, ElasticTransmission) for d in drives.values())
+        or any("stiffness" in t or "harmonic_drive" in t for t in tables)
+    )
 
 
 class DriveProblem(Problem):
@@ -92,8 +103,9 @@ class DriveProblem(Problem):
             catalogue's ratings key by key.
         link_limits: Flexible link name -> :class:`~pinext.planning.LinkLimits`.
         section_modulus: Flexible link name -> W [m^3].
-        min_natural_frequency: Lower limit of the first natural frequency [Hz] with the
-            joints locked (:mod:`.natural_frequency`), computed once per robot (no simulation).
+        min_natural_frequency: Lower limit of the first natural frequency [Hz], rigid joints
+            and motors held, elastic transmissions' springs in place (:mod:`.natural_frequency`;
+            mass matrices once per robot, no simulation).
         minimize: Criterion or criteria of :data:`DRIVE_CRITERIA`.
         weights: See :class:`Problem`.
         gravity: Include gravity.
@@ -153,10 +165,7 @@ class DriveProblem(Problem):
         self.section_modulus = dict(section_modulus or {})
         self.min_natural_frequency = min_frequency_limit("min_natural_frequency",
                                                          min_natural_frequency)  # fmt: skip
-        if min_natural_frequency is not None and not getattr(robot, "flexible", None):
-            raise _bad("min_natural_frequency", "needs a flexible link: with its joints held "
-                       "this robot has no vibration mode", self.source)  # fmt: skip
-        self._frequencies: dict[Any, CheckRow] = {}
+        self._frequency = FrequencyRows(motion, self.min_natural_frequency or 1.0)
         self.gravity = gravity
         self.samples = samples
         criteria = [minimize] if isinstance(minimize, str) else list(minimize)
@@ -219,6 +228,10 @@ class DriveProblem(Problem):
         self.structural = [v.name for v in parsed if v.name.split(".")[0] not in self.fixed]
         if "cost" in criteria:
             self._check_prices(parsed)
+        if min_natural_frequency is not None and not _vibrates(robot, self.base_drives, variables):
+            raise _bad("min_natural_frequency", "needs a flexible link or an elastic "
+                       "transmission: with its joints held this robot has no vibration mode",
+                       self.source)  # fmt: skip
         # a section or a payload changes every joint's torques: no groups then
         groups = None if self.structural else list(self.varied.values())
         super().__init__(parsed, self._evaluate, criteria, weights, verify, title, groups)
@@ -284,15 +297,15 @@ class DriveProblem(Problem):
                 "the motor",
                 self.source,
             )
-        if ("stiffness" in table) != ("damping" in table) and not (
-            joint in self.base_drives
-            and isinstance(self.base_drives[joint].transmission, ElasticTransmission)
-        ):
-            raise _bad(
-                f"variables.{joint}",
-                "an elastic transmission needs both stiffness and damping",
-                self.source,
-            )
+        base = self.base_drives.get(joint)
+        elastic = isinstance(getattr(base, "transmission", None), ElasticTransmission)
+        if ("stiffness" in table) != ("damping" in table) and not elastic:
+            raise _bad(f"variables.{joint}", "an elastic transmission needs both stiffness "
+                       "and damping", self.source)  # fmt: skip
+        if "efficiency" in table and (elastic or "stiffness" in table or "damping" in table):
+            raise _bad(f"variables.{joint}.efficiency", "an elastic transmission ((20.98)-(20.99)) "
+                       "has no efficiency, its loss is its damping: give efficiency only with a "
+                       "rigid gear", self.source)  # fmt: skip
         return fixed
 
     def _absent(self, design: Mapping[str, Any]) -> set[str]:
@@ -341,27 +354,11 @@ class DriveProblem(Problem):
 
     def _check_prices(self, variables: Sequence[Variable]) -> None:
         """The criterion ``"cost"`` needs the price of every catalogue entry it may choose."""
-        motors: set[str] = set()
-        gears: set[str] = set()
-        for v in variables:
-            if isinstance(v, Choice) and v.name.endswith(".motor"):
-                motors.update(v.options)
-            elif isinstance(v, Choice) and v.name.endswith(".harmonic_drive"):
-                gears.update(v.options)
-        for drive in self.base_drives.values():
-            motors.update(n for n, e in self.catalogue.items() if e.motor == drive.actuator)
-        for where, names, catalogue in (
-            ("catalogue", motors, self.catalogue),
-            ("harmonic_drives", gears, self.harmonic_drives),
-        ):
-            missing = sorted(n for n in names if catalogue[n].price is None)
-            if missing:
-                raise _bad(
-                    where,
-                    "the criterion 'cost' needs the price of every entry it may choose; "
-                    f"without a price: {', '.join(missing)} (give each a price = ...)",
-                    self.source,
-                )
+        found = missing_prices(variables, self.base_drives, self.catalogue, self.harmonic_drives)
+        if found is not None:
+            raise _bad(found[0], "the criterion 'cost' needs the price of every entry it may "
+                       f"choose; without a price: {found[1]} (give each a price = ...)",
+                       self.source)  # fmt: skip
 
     # -- building a candidate
     def drives_of(self, design: Mapping[str, Any]) -> dict[str, Drive]:
@@ -451,9 +448,8 @@ class DriveProblem(Problem):
         if key in self._sides:
             return self._sides[key]
         robot = self.robot_of(design)
-        if self.min_natural_frequency is not None and key[1] not in self._frequencies:
-            row = frequency_row(robot, self.motion, self.min_natural_frequency)
-            self._frequencies[key[1]] = row
+        if self.min_natural_frequency is not None:
+            self._frequency.prepare(key[1], robot)
         moduli = dict(self.section_modulus)
         moduli.update({link: s.section_modulus(design) for link, s in self.sections.items()})
         side = _joint_side(
@@ -480,8 +476,10 @@ class DriveProblem(Problem):
     def _check(self, report: DriveReport, design: Mapping[str, Any]) -> DesignCheck:
         """The limits of a design checked; the first natural frequency of its robot."""
         check = check_design(report, self.limits_of(design), self.link_limits)
-        if self.min_natural_frequency is not None:
-            check.rows.append(self._frequencies[tuple((n, design.get(n)) for n in self.structural)])
+        if self.min_natural_frequency is not None:  # motors held, the design's springs
+            key = tuple((n, design.get(n)) for n in self.structural)
+            robot = lambda: self.robot_of(design)  # noqa: E731
+            check.rows.append(self._frequency.row(key, robot, self.drives_of(design)))
         return check
 
     def _parts(self, design: Mapping[str, Any], drives: Mapping[str, Drive]) -> list[Any]:
