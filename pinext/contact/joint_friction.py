@@ -209,20 +209,35 @@ class JointFriction(Component):
         return abs(force) - self.torque[k] * (1.0 + 1e-12)
 
     def _unstick(self, x: np.ndarray, mode: JointFrictionModes, trial: Trial):
-        """The mode with no stuck joint past its cone: a joint that sticks or slips changes
-        the reactions of the joints stuck before it, which may then need more than F_c. The
-        one furthest past its cone slips, one at a time (each slip changes the others')."""
-        for _ in range(len(self.joints)):
+        """The mode with no stuck joint past its cone and no joint slipping from rest against
+        its acceleration. A joint that sticks or slips changes the reactions of the joints
+        stuck before it, which may then need more than F_c: the one furthest past its cone
+        slips, one at a time (each slip changes the others'). It also changes the
+        acceleration of a joint that chose its slip from rest before it: a slip whose joint
+        then accelerates the other way (its friction pushing it along) chooses again."""
+        for _ in range(2 * len(self.joints)):
             stuck = [k for k, s in enumerate(mode.states) if s is STICK]
-            if not stuck:
+            step = trial(x, mode)
+            if stuck:
+                force = self._reactions(mode, step)
+                excess = [self._past_cone(force[k], k) for k in stuck]
+                worst = int(np.argmax(excess))
+                if excess[worst] > 0.0:
+                    k = stuck[worst]
+                    mode = mode.replace(k, DOWN if force[k] > 0.0 else UP)
+                    continue
+            a = step.a
+            against = [
+                k
+                for k, s in enumerate(mode.states)
+                if s in (UP, DOWN)
+                and self._v(x, k) == 0.0
+                and a[self.iv[k]] * s.sign < -HELD_TOLERANCE * (1.0 + np.abs(a).max())
+            ]
+            if not against:
                 break
-            force = self._reactions(mode, trial(x, mode))
-            excess = [self._past_cone(force[k], k) for k in stuck]
-            worst = int(np.argmax(excess))
-            if excess[worst] <= 0.0:
-                break
-            k = stuck[worst]
-            mode = mode.replace(k, DOWN if force[k] > 0.0 else UP)
+            k = against[0]
+            mode = mode.replace(k, self._from_rest(x, mode.replace(k, HELD), k, trial))
         return mode
 
     # -- efforts, rows, energy -------------------------------------------------------------
