@@ -809,13 +809,15 @@ def test_harmonic_drive_sizes_from_their_rated_torque(arm):
 def test_harmonic_drive_result_reloads(tmp_path):
     """A harmonic drive chosen from a specification (harmonic_drives = FILE) is written as its
     elastic transmission with its ratings as [limits]: `pinext design` reloads it with every
-    margin of the optimization, the gear rows included."""
+    margin of the optimization, the gear rows included, and the first natural frequency's
+    (motors held: the harmonic drive's spring under the elbow, f1 = 21.9 Hz > 20 Hz)."""
     spec = write_spec(
         tmp_path,
         variables='\n[variables.elbow]\nmotor = "catalogue"\nharmonic_drive = "catalogue"\n',
     )
     text = spec.read_text().replace(
-        "samples = 401", f'samples = 101\nharmonic_drives = "{HARMONIC}"'
+        "samples = 401",
+        f'samples = 101\nharmonic_drives = "{HARMONIC}"\nmin_natural_frequency = 20.0',
     )
     spec.write_text(text.replace('minimize = "motor_mass"', 'minimize = "drive_mass"'))
     result = optimize(spec, neighbours=False)
@@ -825,6 +827,7 @@ def test_harmonic_drive_result_reloads(tmp_path):
     margins = {f"{r.name}: {r.quantity}": r.margin for r in checked.check.rows}
     assert margins.keys() == result.constraints.keys()
     assert "elbow: RMS gear torque [N.m]" in margins
+    assert "robot: first natural frequency [Hz]" in margins
     for name, margin in result.constraints.items():
         assert margins[name] == pytest.approx(margin, rel=1e-12, abs=1e-12), name
 
@@ -1300,3 +1303,93 @@ def test_fixed_payload_of_an_optimize_specification(tmp_path):
     spec.write_text(text + PAYLOAD.format(mass="2.0"))
     with pytest.raises(FileFormatError, match=r"payload.*not both"):
         DriveProblem.from_spec(spec)
+
+
+VERIFIED = """title = "one joint, verified by simulation"
+robot = "revolute.urdf"
+extensions = false
+catalogue = "{catalogue}"
+samples = 201
+
+[motion]
+law = "rest_to_rest"
+q0 = [0.0]
+dq = [0.3]
+duration = 0.5
+
+[objective]
+minimize = "motor_mass"
+
+[variables.axis]
+motor = "catalogue"
+ratio = [50.0, 100.0]
+{verify}"""
+VERIFY = """
+[verify]
+max_tracking_error = 0.02
+settle = 0.1
+
+[verify.stiffness]
+axis = 2.0e4
+
+[verify.damping]
+axis = 10.0
+"""
+
+
+def verified_spec(tmp_path: Path, verify: str = VERIFY) -> Path:
+    one_joint(tmp_path, "revolute", 1.0, 0.5)
+    spec = tmp_path / "verified.toml"
+    spec.write_text(VERIFIED.format(catalogue=CATALOGUE, verify=verify))
+    return spec
+
+
+def test_a_verify_table_simulates_the_chosen_design_with_playback(tmp_path):
+    """A specification's [verify] table (as `pinext optimize` reads it) simulates the best
+    screened design with the elastic transmission of [verify.stiffness] and
+    [verify.damping] under feedforward + motor PD: its margins join the result
+    (`verify: ...`), the report links the run's 3-D playback (a self-contained HTML animation
+    next to it, from the run kept by the verification: no second simulation), and the written
+    specification, without [verify], reloads in `pinext design` and passes. The simulated
+    motor's RMS torque (C_M i of the run) agrees with the screening's inverse dynamics to
+    0.5 % of the rating: the transmission is stiff (√(c/J_L)/2π = 32 Hz for a 0.5 s move)."""
+    result = optimize(verified_spec(tmp_path), neighbours=False)
+    assert result.feasible and result.verifications == 1
+    assert result.constraints["verify: axis: peak tracking error [rad]"] > 0
+    rms = "axis: RMS motor torque [N.m]"
+    assert result.constraints[f"verify: {rms}"] == pytest.approx(result.constraints[rms], abs=0.005)
+    html = write_optimize_html(result, tmp_path / "out" / "r.html")
+    playback = tmp_path / "out" / "r_playback.html"
+    assert playback.exists() and 'href="r_playback.html"' in html.read_text()
+    assert "meshcat" in playback.read_text()
+    written = write_design_spec(result, tmp_path / "out" / "chosen.toml")
+    assert "verify" not in written.read_text()
+    assert run_design(written, html=tmp_path / "chosen.html").check.passed
+    simulated, screened = result.constraints[f"verify: {rms}"], result.constraints[rms]
+    print(f"verified: {result.design}, RMS torque margin {simulated:.4f} (screened {screened:.4f})")
+
+
+@pytest.mark.parametrize(
+    ("verify", "says"),
+    [
+        ("\n[verify]\nmax_tracking_error = 0.02\nkpp = 1.0\n[verify.stiffness]\naxis = 1e4\n"
+         "[verify.damping]\naxis = 1.0\n", "unknown keys ['kpp']"),
+        ("\n[verify]\nmax_tracking_error = 0.02\n[verify.stiffness]\nelbow = 1e4\n"
+         "[verify.damping]\nelbow = 1.0\n", "joint 'elbow'"),
+        ("\n[verify]\n[verify.stiffness]\naxis = 1e4\n[verify.damping]\naxis = 1.0\n",
+         "max_tracking_error"),
+        ("\n[verify]\nmax_tracking_error = nan\n[verify.stiffness]\naxis = 1e4\n"
+         "[verify.damping]\naxis = 1.0\n", "finite"),
+        ("\n[verify]\nmax_tracking_error = 0.02\n[verify.stiffness]\naxis = -1e4\n"
+         "[verify.damping]\naxis = 1.0\n", "stiffness"),
+        ("\n[verify]\nmax_tracking_error = 0.02\nstiffness = 1e4\n", "[verify.stiffness]"),
+    ],
+)  # fmt: skip
+def test_bad_verify_tables(tmp_path, verify, says):
+    """A bad [verify] table: a FileFormatError naming the file and [verify], before any
+    evaluation."""
+    spec = verified_spec(tmp_path, verify)
+    with pytest.raises(FileFormatError) as err:
+        DriveProblem.from_spec(spec)
+    assert str(spec) in str(err.value) and "verify" in str(err.value), str(err.value)
+    assert says in str(err.value), str(err.value)

@@ -28,7 +28,7 @@ from .design import _unknown, read_design
 from .design_check import DesignCheck, DriveLimits, LinkLimits, check_design
 from .drive_sizing import DriveReport, _assemble, _joint_side
 from .link_variables import LinkSection, Payload, parse_link, parse_payload
-from .natural_frequency import FrequencyRows, min_frequency_limit
+from .natural_frequency import FrequencyRows, min_frequency_limit, vibrates
 from .optimize_problem import Choice, Continuous, Evaluation, Problem, Variable
 
 __all__ = ["DRIVE_CRITERIA", "DriveProblem"]
@@ -57,17 +57,6 @@ def _bad(where: str, message: str, path: Path | None) -> Exception:
     if path is not None:
         return FileFormatError(str(path), where, message)
     return InvalidParameter(f"{where}: {message}")
-
-
-def _vibrates(robot: Any, drives: Mapping[str, Drive], variables: Mapping[str, Any]) -> bool:
-    """Whether a design's robot has a vibration mode with its joints held: a flexible link, or
-    an elastic transmission (given, or a stiffness or harmonic drive among the variables)."""
-    tables = [t for t in variables.values() if isinstance(t, Mapping)]
-    return (
-        bool(getattr(robot, "flexible", None))
-        or any(isinstance(d.transmission, ElasticTransmission) for d in drives.values())
-        or any("stiffness" in t or "harmonic_drive" in t for t in tables)
-    )
 
 
 class DriveProblem(Problem):
@@ -228,7 +217,7 @@ class DriveProblem(Problem):
         self.structural = [v.name for v in parsed if v.name.split(".")[0] not in self.fixed]
         if "cost" in criteria:
             self._check_prices(parsed)
-        if min_natural_frequency is not None and not _vibrates(robot, self.base_drives, variables):
+        if min_natural_frequency is not None and not vibrates(robot, self.base_drives, variables):
             raise _bad("min_natural_frequency", "needs a flexible link or an elastic "
                        "transmission: with its joints held this robot has no vibration mode",
                        self.source)  # fmt: skip
@@ -539,27 +528,26 @@ class DriveProblem(Problem):
             [objective]
             minimize = "motor_mass"            # or ["motor_mass", "copper_loss"]: a front
             weights = [1.0, 0.05]              # optional: a weighted sum
+            [verify]                           # optional: ElasticTracking.from_table
 
         Raises:
             FileFormatError: The file, with the key that is wrong and what is valid.
         """
         design = read_design(spec_path, extra=("variables", "objective", "harmonic_drives",
-                                               "payload"))  # fmt: skip
+                                               "payload", "verify"))  # fmt: skip
         path = design.path
         table = design.table
         harmonic = table.get("harmonic_drives")
         if harmonic is not None and not isinstance(harmonic, str):
-            raise FileFormatError(
-                str(path), "harmonic_drives", f"must be a file name, got {harmonic!r}"
-            )
+            raise FileFormatError(str(path), "harmonic_drives",
+                                  f"must be a file name, got {harmonic!r}")  # fmt: skip
         extensions = table.get("extensions")
         if isinstance(extensions, str):
             extensions = path.parent / extensions
         variables = table.get("variables")
         if not isinstance(variables, dict) or not variables:
-            raise FileFormatError(
-                str(path), "variables", "needs [variables.JOINT] tables (motor, ratio, ...)"
-            )
+            raise FileFormatError(str(path), "variables",
+                                  "needs [variables.JOINT] tables (motor, ratio, ...)")  # fmt: skip
         if "payload" in table:  # a fixed payload, added to each design's robot
             if "payload" in variables:
                 raise FileFormatError(str(path), "payload", "give [payload] or "
@@ -570,7 +558,7 @@ class DriveProblem(Problem):
             raise FileFormatError(str(path), "objective", "must be a table [objective]")
         _unknown(path, "objective", objective, OBJECTIVE_KEYS)
         try:
-            return cls(
+            problem = cls(
                 design.robot,
                 design.motion,
                 variables,
@@ -595,3 +583,11 @@ class DriveProblem(Problem):
             raise FileFormatError(str(path), "variables", str(err)) from None
         except InvalidParameter as err:  # [objective]: its weights, its number of criteria
             raise FileFormatError(str(path), "objective", str(err)) from None
+        if "verify" in table:  # simulation with elastic transmissions of the best candidates
+            from .elastic_tracking import ElasticTracking
+
+            try:
+                problem.verify = ElasticTracking.from_table(problem, table["verify"])
+            except InvalidParameter as err:
+                raise FileFormatError(str(path), "verify", str(err)) from None
+        return problem

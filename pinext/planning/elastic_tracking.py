@@ -13,7 +13,7 @@ import numpy as np
 
 from ..drives import DCMotor, Drive, ElasticTransmission
 from ..drives.feedforward import elastic_drive_feedforward
-from ..exceptions import InvalidParameter
+from ..exceptions import InvalidParameter, NameNotFound
 from ..simulation.simulate import simulate
 from ..simulation.system import System
 from ..validation import integer, real
@@ -23,7 +23,10 @@ from .motion import as_motion
 if TYPE_CHECKING:
     from .drive_problem import DriveProblem
 
-__all__ = ["ElasticTracking"]
+__all__ = ["VERIFY_KEYS", "ElasticTracking"]
+
+#: Keys of a specification's ``[verify]`` table (:meth:`ElasticTracking.from_table`).
+VERIFY_KEYS = ("stiffness", "damping", "max_tracking_error", "settle", "kp", "kd", "samples")
 
 
 class ElasticTracking:
@@ -82,9 +85,47 @@ class ElasticTracking:
         self.kd = real("kd", kd, unit="[V.s/rad]", low=0.0)
         self.samples = integer("samples", samples, low=2)
         self.options = {"rtol": 1e-8, "atol": 1e-10, "output_dt": 2e-3, **simulate_options}
+        #: (design, trajectory, system) of the last run, or None.
+        self.last: tuple[dict[str, Any], Any, Any] | None = None
+
+    @classmethod
+    def from_table(cls, problem: DriveProblem, table: Any) -> ElasticTracking:
+        """The verification of a specification's ``[verify]`` table::
+
+            [verify]
+            max_tracking_error = 0.02          # [rad], every joint
+            kp = 2.0                           # optional: motor PD [V/rad], [V.s/rad]
+            kd = 0.05
+            [verify.stiffness]                 # [N.m/rad] of each joint's transmission
+            elbow = 1.5e4
+            [verify.damping]                   # [N.m.s/rad], the same joints
+            elbow = 8.0
+
+        Raises:
+            InvalidParameter: Not a table, an unknown key (the valid ones named), a joint the
+                robot does not have, or a bad number.
+        """
+        if not isinstance(table, Mapping):
+            raise InvalidParameter(f"must be a table [verify], got {table!r}")
+        unknown = [k for k in table if k not in VERIFY_KEYS]
+        if unknown:
+            raise InvalidParameter(f"unknown keys {unknown}; valid keys: {', '.join(VERIFY_KEYS)}")
+        joints = list(problem.robot.model.names)[1:]
+        for key in ("stiffness", "damping"):
+            values = table.get(key)
+            if not isinstance(values, Mapping) or not values:
+                raise InvalidParameter(f"{key} must be a table [verify.{key}] of joint = value")
+            for joint in values:
+                if joint not in joints:
+                    raise InvalidParameter(f"{key}: {NameNotFound('joint', joint, joints)}")
+        options = {k: v for k, v in table.items() if k not in ("stiffness", "damping")}
+        if "max_tracking_error" not in options:
+            raise InvalidParameter("needs max_tracking_error [rad]")
+        return cls(problem, dict(table["stiffness"]), dict(table["damping"]), **options)
 
     def run(self, design: Mapping[str, Any]) -> tuple[Any, Any, dict[str, float]]:
-        """(trajectory, system, margins) of one design."""
+        """(trajectory, system, margins) of one design; the last run is kept as
+        :attr:`last` (design, trajectory, system) for the report's playback."""
         problem = self.problem
         rigid = problem.drives_of(design)
         robot = problem.robot_of(design)
@@ -149,6 +190,7 @@ class ElasticTracking:
                 limit = getattr(lim, key)
                 if limit is not None:
                     margins[f"{joint}: {label}"] = 1.0 - value / limit
+        self.last = (dict(design), traj, system)
         return traj, system, margins
 
     def __call__(self, design: Mapping[str, Any]) -> dict[str, float]:

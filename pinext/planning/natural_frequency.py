@@ -58,6 +58,7 @@ __all__ = [
     "first_natural_frequency",
     "frequency_row",
     "min_frequency_limit",
+    "vibrates",
 ]
 
 #: Configurations of the motion at which the first natural frequency is computed.
@@ -76,6 +77,18 @@ def min_frequency_limit(where: str, value: Any) -> float | None:
             ``where``.
     """
     return real(where, value, unit="[Hz]", low=0.0, strict=True, none=True)
+
+
+def vibrates(robot: Any, drives: Mapping[str, Drive], variables: Mapping[str, Any]) -> bool:
+    """Whether a design's robot has a vibration mode with its joints held: a flexible link, or
+    an elastic transmission (in ``drives``, or a ``stiffness`` or ``harmonic_drive`` among an
+    optimal design's ``variables``: joint name -> its table)."""
+    tables = [t for t in variables.values() if isinstance(t, Mapping)]
+    return (
+        bool(getattr(robot, "flexible", None))
+        or any(isinstance(d.transmission, ElasticTransmission) for d in drives.values())
+        or any("stiffness" in t or "harmonic_drive" in t for t in tables)
+    )
 
 
 def elastic_springs(

@@ -16,6 +16,7 @@ from ..drives import ElasticTransmission, Gear
 from ..exceptions import InvalidParameter
 from .catalogue import _read_toml
 from .drive_problem import DriveProblem
+from .elastic_tracking import ElasticTracking
 from .optimize_problem import BINDING, OptimalDesign
 
 __all__ = ["pareto_figure", "write_design_spec", "write_optimize_html"]
@@ -45,16 +46,24 @@ def pareto_figure(result: OptimalDesign) -> Any:
 
 
 def write_optimize_html(
-    result: OptimalDesign, path: str | Path, *, title: str | None = None, samples: int | None = None
+    result: OptimalDesign,
+    path: str | Path,
+    *,
+    title: str | None = None,
+    samples: int | None = None,
+    playback: bool = True,
 ) -> Path:
     """Write the self-contained HTML report: the optimization's tables (and Pareto plot),
-    then the ``pinext design`` report of the chosen drives.
+    then the ``pinext design`` report of the chosen drives. A design verified by simulation
+    (:class:`~pinext.planning.ElasticTracking`) gets its run as a 3-D playback, written next
+    to the report (``<stem>_playback.html``, self-contained) and linked from it.
 
     Args:
         result: From :func:`~pinext.planning.optimize` of a :class:`DriveProblem`.
         path: Output file.
         title: Page title (default the problem's).
         samples: Samples of the motion for the drive report (default the problem's).
+        playback: Write the playback of the verifying simulation (when there is one).
 
     Returns:
         The path written.
@@ -83,6 +92,13 @@ def write_optimize_html(
         sections.append(
             f'<img alt="Pareto front" src="data:image/png;base64,{_png(pareto_figure(result))}">'
         )
+    if playback and result.verifications and isinstance(problem.verify, ElasticTracking):
+        movie = _playback(result, problem.verify, Path(path))
+        sections.append(
+            f'<h2>The chosen design, simulated</h2><p><a href="{html_lib.escape(movie.name)}">'
+            "3-D playback</a> of the run that verified it: elastic transmissions under "
+            "feedforward and motor PD (its margins are the <code>verify:</code> rows).</p>"
+        )
     sections.append("<h2>The chosen design, checked (pinext design)</h2>")
     report, check = problem.check_of(result.design, samples)
     return write_design_html(
@@ -93,6 +109,18 @@ def write_optimize_html(
         limits=problem.limits_of(result.design),
         sections=sections,
     )
+
+
+def _playback(result: OptimalDesign, verify: ElasticTracking, path: Path) -> Path:
+    """The verifying run of the chosen design (the last run of ``verify``, or run again) as
+    a self-contained HTML animation next to ``path``."""
+    from ..visualization.replay import export_html
+
+    if verify.last is None or verify.last[0] != result.design:
+        verify.run(result.design)
+    assert verify.last is not None
+    _, trajectory, system = verify.last
+    return export_html(trajectory, path.with_name(f"{path.stem}_playback.html"), system)
 
 
 def _toml(value: Any) -> str:
@@ -145,7 +173,7 @@ def write_design_spec(result: OptimalDesign, path: str | Path) -> Path:
     path = Path(path)
     source = problem.source
     table = _read_toml(source)
-    for key in ("variables", "objective", "html", "harmonic_drives"):
+    for key in ("variables", "objective", "html", "harmonic_drives", "verify"):
         table.pop(key, None)
     for key in ("robot", "catalogue", "extensions"):
         if isinstance(table.get(key), str):
