@@ -619,6 +619,36 @@ def test_generic_problem_pareto_and_resume(tmp_path):
     assert again.design == result.design
 
 
+def test_verifications_are_stored_and_read_back(tmp_path):
+    """With a store, the verification (a simulation, here a counted function that fails the
+    best screened design x = 0 and passes the next) is stored as it runs: a second run with
+    the same store simulates nothing, and decides the same; the store's lines hold both
+    verifications."""
+    import json
+
+    runs = []
+
+    def verify(design):
+        runs.append(design["x"])
+        return {"margin": -1.0 if design["x"] == 0.0 else 0.5}
+
+    problem = Problem(
+        [Choice("x", (0.0, 1.0, 2.0, 3.0))],
+        lambda d: Evaluation({"f": d["x"] ** 2}, {}),
+        "f",
+        verify=verify,
+    )
+    store = tmp_path / "evaluations.jsonl"
+    first = optimize(problem, path=store, neighbours=False)
+    assert first.design == {"x": 1.0} and first.verifications == 2 and runs == [0.0, 1.0]
+    assert first.constraints == {"verify: margin": 0.5}
+    again = optimize(problem, path=store, neighbours=False)
+    assert runs == [0.0, 1.0]  # nothing simulated again
+    assert again.design == first.design and again.constraints == first.constraints
+    rows = [json.loads(line) for line in store.read_text().splitlines()]
+    assert [r["verify"] for r in rows if "verify" in r] == [{"margin": -1.0}, {"margin": 0.5}]
+
+
 def test_workers_map_is_used(arm):
     """A map-like ``workers=`` callable evaluates the designs a generation at a time (here
     the builtin map, counted): it receives batches, and no more designs than were evaluated

@@ -38,8 +38,9 @@ the non-convex parts of a front that a weighted sum misses. Weights turn several
 one weighted sum instead.
 
 Evaluations are cached by design (a design that differential evolution proposes twice is
-evaluated once, and counted once), and with ``path=`` stored as JSON lines: a run that is
-interrupted and started again reads them back (resumable, as :func:`pinext.sweep` is).
+evaluated once, and counted once), and with ``path=`` stored as JSON lines, the
+verifications (simulations) too: a run that is interrupted and started again reads them back
+(resumable, as :func:`pinext.sweep` is).
 
 The parts: the records (variables, problem, result) in :mod:`.optimize_problem`, the store of
 evaluations in :mod:`.optimize_store`, :class:`DriveProblem` in :mod:`.drive_problem`,
@@ -512,11 +513,9 @@ def _verify(
 ) -> tuple[str, dict[str, float], int]:
     """Run the problem's ``verify`` on the candidates, best screened first, until one meets
     every limit; returns (its key, its margins with the verification's, runs)."""
-    verify = ev.problem.verify
-    assert verify is not None
     failed: list[tuple[float, str, dict[str, float]]] = []
     for runs, key in enumerate(candidates, 1):
-        margins = {f"verify: {k}": float(m) for k, m in verify(ev.designs[key]).items()}
+        margins = {f"verify: {k}": m for k, m in ev.verification(ev.designs[key]).items()}
         violation = Evaluation({}, margins).violation
         if violation == 0.0:
             return key, {**ev.cache[key].margins, **margins}, runs

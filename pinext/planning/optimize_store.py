@@ -30,14 +30,18 @@ class EvaluationStore:
             criteria of its ``minimize``.
         mapper: ``(func, designs) -> results``, the map that evaluates several designs at
             once (None: one after the other in this process).
-        path: A JSON-lines file, one ``{"design", "criteria", "margins"}`` a line: read
-            back if it exists, appended to with every new evaluation.
+        path: A JSON-lines file, one ``{"design", "criteria", "margins"}`` a line, or
+            ``{"design", "verify"}`` for a verification (the margins of the problem's
+            ``verify``, a simulation): read back if it exists, appended to with every new
+            evaluation and verification. The file is not checked against the problem: a
+            changed problem needs a new file.
 
     Attributes:
         cache: Design key -> its evaluation.
         designs: Design key -> the design.
         seen: The keys of the designs asked for in this run (stored ones included): what a
             run decides from, so that a run that reads the store back decides the same.
+        verified: Design key -> the margins of its verification.
     """
 
     def __init__(
@@ -52,11 +56,15 @@ class EvaluationStore:
         self.cache: dict[str, Evaluation] = {}
         self.designs: dict[str, dict[str, Any]] = {}
         self.seen: set[str] = set()
+        self.verified: dict[str, dict[str, float]] = {}
         if path is not None and path.exists():
             for line in path.read_text().splitlines():
                 if line.strip():
                     row = json.loads(line)
                     key = design_key(row["design"])
+                    if "verify" in row:
+                        self.verified[key] = row["verify"]
+                        continue
                     self.designs[key] = row["design"]
                     self.cache[key] = Evaluation(row["criteria"], row["margins"])
 
@@ -88,10 +96,26 @@ class EvaluationStore:
             self.cache[key] = evaluation
             self.designs[key] = design
             lines.append(json.dumps({"design": design, **evaluation._asdict()}))
+        self._append(lines)
+
+    def _append(self, lines: list[str]) -> None:
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as stream:
                 stream.write("".join(line + "\n" for line in lines))
+
+    def verification(self, design: dict[str, Any]) -> dict[str, float]:
+        """The margins of the problem's ``verify`` (a simulation) for one design: read from
+        the store, or run once and stored (a resumed run does not simulate again)."""
+        key = design_key(design)
+        if key not in self.verified:
+            verify = self.problem.verify
+            if verify is None:
+                raise InvalidParameter("the problem has no verify to run")
+            margins = {str(k): float(m) for k, m in verify(design).items()}
+            self.verified[key] = margins
+            self._append([json.dumps({"design": design, "verify": margins})])
+        return self.verified[key]
 
     def evaluation(self, design: dict[str, Any]) -> Evaluation:
         """The evaluation of one design (computed if it is not stored)."""
