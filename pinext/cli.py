@@ -259,7 +259,9 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         if client is not None:
             client.close()
     print(result.table())
-    print(f"\nreport: {write_optimize_html(result, html)}")
+    from .visualization import export_html
+
+    print(f"\nreport: {write_optimize_html(result, html, playback=export_html)}")
     if args.write_spec:
         print(f"design specification: {write_design_spec(result, args.write_spec)}")
     return 0

@@ -29,6 +29,7 @@ from pinext.planning import (
     write_optimize_html,
 )
 from pinext.planning.optimize import enumerate_designs
+from pinext.visualization import export_html
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "examples" / "dc_motors.toml"
@@ -1388,7 +1389,7 @@ def test_a_verify_table_simulates_the_chosen_design_with_playback(tmp_path):
     assert result.constraints["verify: axis: peak tracking error [rad]"] > 0
     rms = "axis: RMS motor torque [N.m]"
     assert result.constraints[f"verify: {rms}"] == pytest.approx(result.constraints[rms], abs=0.005)
-    html = write_optimize_html(result, tmp_path / "out" / "r.html")
+    html = write_optimize_html(result, tmp_path / "out" / "r.html", playback=export_html)
     playback = tmp_path / "out" / "r_playback.html"
     assert playback.exists() and 'href="r_playback.html"' in html.read_text()
     assert "meshcat" in playback.read_text()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html as html_lib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,19 +52,23 @@ def write_optimize_html(
     *,
     title: str | None = None,
     samples: int | None = None,
-    playback: bool = True,
+    playback: Callable[..., Path] | None = None,
 ) -> Path:
     """Write the self-contained HTML report: the optimization's tables (and Pareto plot),
     then the ``pinext design`` report of the chosen drives. A design verified by simulation
     (:class:`~pinext.planning.ElasticTracking`) gets its run as a 3-D playback, written next
-    to the report (``<stem>_playback.html``, self-contained) and linked from it.
+    to the report (``<stem>_playback.html``, self-contained) by ``playback`` and linked from
+    it.
 
     Args:
         result: From :func:`~pinext.planning.optimize` of a :class:`DriveProblem`.
         path: Output file.
         title: Page title (default the problem's).
         samples: Samples of the motion for the drive report (default the problem's).
-        playback: Write the playback of the verifying simulation (when there is one).
+        playback: ``playback(trajectory, path, system) -> path``, the writer of the verifying
+            simulation's page (:func:`pinext.visualization.export_html`, which ``pinext
+            optimize`` passes; the design layer does not import the viewer); None: no
+            playback.
 
     Returns:
         The path written.
@@ -93,7 +98,7 @@ def write_optimize_html(
             f'<img alt="Pareto front" src="data:image/png;base64,{_png(pareto_figure(result))}">'
         )
     if playback and result.verifications and isinstance(problem.verify, ElasticTracking):
-        movie = _playback(result, problem.verify, Path(path))
+        movie = _playback(result, problem.verify, Path(path), playback)
         sections.append(
             f'<h2>The chosen design, simulated</h2><p><a href="{html_lib.escape(movie.name)}">'
             "3-D playback</a> of the run that verified it: elastic transmissions under "
@@ -111,11 +116,11 @@ def write_optimize_html(
     )
 
 
-def _playback(result: OptimalDesign, verify: ElasticTracking, path: Path) -> Path:
+def _playback(
+    result: OptimalDesign, verify: ElasticTracking, path: Path, export_html: Callable[..., Path]
+) -> Path:
     """The verifying run of the chosen design (the last run of ``verify``, or run again) as
     a self-contained HTML animation next to ``path``."""
-    from ..visualization.replay import export_html
-
     if verify.last is None or verify.last[0] != result.design:
         verify.run(result.design)
     assert verify.last is not None
