@@ -84,7 +84,7 @@ class CostProbe:
         self.judging = True
         self.own_step = getattr(bar, "step", 0.0)
         self.pauses = 0
-        self.opened = 0.0  # wall time of the window's first report
+        self.opened = 0.0  # wall time the window opened (its first report, or after a pause)
 
     def __getattr__(self, name: str) -> Any:  # disable, close … are the bar's
         return getattr(self.bar, name)
