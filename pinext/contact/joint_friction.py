@@ -60,6 +60,12 @@ if TYPE_CHECKING:
 
 #: Relative acceleration below which a joint at rest counts as held by other rows.
 HELD_TOLERANCE = 1e-10
+#: A slip from rest contradicts its acceleration when the joint accelerates against σ by more
+#: than this fraction of the largest acceleration [-]: a slip that starts at its cone's edge
+#: starts with no acceleration, signed by the rounding of the step's solve (1.8e-10 of it
+#: seen on a pendulum with a continuous joint); a contradicted slip is far past it (4e-2 on
+#: the real Panda from a seeded random pose, tests/test_real_panda_drives.py).
+CONTRADICTED = 1e-6
 
 
 class JointFrictionState(ModeState):
@@ -232,7 +238,7 @@ class JointFriction(Component):
                 for k, s in enumerate(mode.states)
                 if s in (UP, DOWN)
                 and self._v(x, k) == 0.0
-                and a[self.iv[k]] * s.sign < -HELD_TOLERANCE * (1.0 + np.abs(a).max())
+                and a[self.iv[k]] * s.sign < -CONTRADICTED * (1.0 + np.abs(a).max())
             ]
             if not against:
                 break
