@@ -42,21 +42,7 @@ def _start(robot, seed):
     return q
 
 
-#: From pin.neutral both fingers rest on their lower stops with their <mimic> row, and the
-#: arm upright: gravity is across their axis, so the stops' reactions start at zero, within
-#: rounding. Whether a finger lets go is decided by the sign that rounding gives the reaction
-#: and found at the end of the step that sees it: 2.9e-6 s on the Python path, 2.8e-4 s
-#: compiled (0.4 ms and 0.7 ms without drives), though every state agrees. A reaction that
-#: starts at zero needs its rate to choose the mode at the start: an open defect.
-NEUTRAL = pytest.param(
-    None,
-    marks=pytest.mark.xfail(
-        strict=True, reason="a stop whose reaction starts at zero lets go at a step's end"
-    ),
-)
-
-
-@pytest.mark.parametrize("seed", [NEUTRAL, 3, 11, 23])
+@pytest.mark.parametrize("seed", [None, 3, 11, 23])
 def test_real_panda_with_drives_friction_stops_and_mimic_from_any_start(seed, panda, monkeypatch):
     """0.4 s to a target 0.3 rad from the start on every joint (clipped into the limits less
     0.05 rad): the amplifiers saturate, joints stick and slip, stops may be met. Every segment
