@@ -15,7 +15,8 @@ A limited joint (one position coordinate, one velocity: revolute, prismatic) wit
   bounces when ``e |q̇⁻|`` exceeds ``rest_velocity``;
 * **at the limit** the row ``±a_i + γ = 0`` (Baumgarte stabilised) joins the System's
   acceleration step with a reaction that may only push; the dynamic event
-  ``limit-off:<joint>`` is the reaction crossing zero (it would pull): free again.
+  ``limit-off:<joint>`` is the reaction crossing zero (it would pull, by more than
+  :data:`LIFT_OFF` of the joint's effort limit: not on its rounding): free again.
 
 Joints without limits stay free: continuous joints (two position coordinates), free
 flyers, and the "no limit" encodings (±inf, magnitudes above :data:`NO_LIMIT`, lower ≥ upper).
