@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from pinext.planning import Spline3m
 from pinext.robots import robot_path
 
 
@@ -121,3 +122,19 @@ def arm_with_friction_and_drives(tmp_path: Path):
         for j in ["shoulder_pan", "shoulder_lift", "elbow"]
     }
     return arm, drives
+
+
+def pick_and_place() -> Spline3m:
+    """The pick-and-place spline of examples/size_drives.py."""
+    return Spline3m(
+        [0.0, 0.25, 0.6, 1.0, 1.4, 1.75, 2.0],
+        [
+            np.array([0.0, 0.6, 1.2, 0.2, -1.2, 0.0]),
+            None,
+            np.array([0.15, 0.35, 1.0, 0.4, -1.2, 0.3]),
+            np.array([0.8, 0.3, 0.9, 0.4, -1.0, 0.8]),
+            np.array([1.4, 0.35, 1.0, 0.3, -0.9, 1.2]),
+            None,
+            np.array([1.5, 0.6, 1.25, 0.1, -0.9, 1.3]),
+        ],
+    )

@@ -18,13 +18,13 @@ from pinext.exceptions import InvalidParameter, NameNotFound
 from pinext.planning import (
     DriveProblem,
     RestToRest,
-    Spline3m,
     first_natural_frequency,
     load_catalogue,
     load_harmonic_drives,
     optimize,
 )
 from pinext.planning.natural_frequency import POSES, FrequencyLimit
+from tests.models import pick_and_place
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "examples" / "dc_motors.toml"
@@ -90,22 +90,6 @@ def test_bad_inputs(tmp_path):
         first_natural_frequency(robot, drives={"elbow": drive})
     with pytest.raises(InvalidParameter, match="must be a pinext Drive"):
         first_natural_frequency(robot, drives={"axis": 3.0})
-
-
-def pick_and_place() -> Spline3m:
-    """The pick-and-place spline of examples/size_drives.py."""
-    return Spline3m(
-        [0.0, 0.25, 0.6, 1.0, 1.4, 1.75, 2.0],
-        [
-            np.array([0.0, 0.6, 1.2, 0.2, -1.2, 0.0]),
-            None,
-            np.array([0.15, 0.35, 1.0, 0.4, -1.2, 0.3]),
-            np.array([0.8, 0.3, 0.9, 0.4, -1.0, 0.8]),
-            np.array([1.4, 0.35, 1.0, 0.3, -0.9, 1.2]),
-            None,
-            np.array([1.5, 0.6, 1.25, 0.1, -0.9, 1.3]),
-        ],
-    )
 
 
 @pytest.fixture(scope="module")

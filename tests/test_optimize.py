@@ -20,7 +20,6 @@ from pinext.planning import (
     Evaluation,
     Problem,
     RestToRest,
-    Spline3m,
     load_catalogue,
     load_harmonic_drives,
     optimize,
@@ -30,6 +29,7 @@ from pinext.planning import (
 )
 from pinext.planning.optimize import enumerate_designs
 from pinext.visualization import export_html
+from tests.models import pick_and_place
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = ROOT / "examples" / "dc_motors.toml"
@@ -130,22 +130,6 @@ def test_inertia_matching_with_a_load_torque(tmp_path):
     expected = math.sqrt((mass * a + mass * g) / (j_rotor * a))
     assert result.design["axis.ratio"] == pytest.approx(expected, rel=1e-4)
     assert result.design["axis.ratio"] > 1.5 * math.sqrt(mass / j_rotor)  # the optimum moved
-
-
-def pick_and_place() -> Spline3m:
-    """The pick-and-place spline of examples/size_drives.py."""
-    return Spline3m(
-        [0.0, 0.25, 0.6, 1.0, 1.4, 1.75, 2.0],
-        [
-            np.array([0.0, 0.6, 1.2, 0.2, -1.2, 0.0]),
-            None,
-            np.array([0.15, 0.35, 1.0, 0.4, -1.2, 0.3]),
-            np.array([0.8, 0.3, 0.9, 0.4, -1.0, 0.8]),
-            np.array([1.4, 0.35, 1.0, 0.3, -0.9, 1.2]),
-            None,
-            np.array([1.5, 0.6, 1.25, 0.1, -0.9, 1.3]),
-        ],
-    )
 
 
 @pytest.fixture(scope="module")
