@@ -5,8 +5,9 @@ Cases (each at a fixed state, the linearization's every step included: the phase
 state, the matrices, the model):
 
 * the Panda with seven elastic DC drives, fingers free (no rows): 32 states, 7 inputs;
-  ``computeABADerivatives`` beside the drives' linear form that the engine identifies once per
-  phase (the first call in a process, which identifies it, is timed on its own);
+  ``computeABADerivatives`` beside the drives' efforts and state derivatives in closed form
+  (``DriveComponent.linear_terms``), built once per phase (the first call in a process, which
+  also builds the phase's step and the model's labels, is timed on its own);
 * the same with its ``<mimic>`` finger coupling (a constrained phase, one constant row);
 * the same with the mimic row and the URDF's limits, joint 4 and a finger on their stops
   (three constant rows); the phase alone (``System.initial_phase``: the limits' active set,
@@ -148,7 +149,7 @@ def main() -> None:
         agreement = np.abs(analytic.A - central.A).max() / np.abs(central.A).max()
         aba, t_an, t_cd, t_phase = in_turn(_calls(system, x, u))
         if k == 0:
-            rows.append(("  first call (identifies the drives' form)", "", f"{first / aba:.0f}",
+            rows.append(("  first call (the drives' closed form)", "", f"{first / aba:.0f}",
                          "", "", ""))  # fmt: skip
         n = analytic.A.shape[0]
         ratios = (f"{t_an / aba:.1f}", f"{t_cd / aba:.0f}", f"{t_phase / aba:.1f}")

@@ -137,6 +137,18 @@ class LinearActuator(Actuator):
         k = self.velocity_index
         return self._inertia * (float(self.C[k] @ x) + self.d[k] * u)
 
+    def linear_coefficients(self) -> np.ndarray:
+        """The active torque and the stored states' derivatives as rows over
+        ``(θ, θ̇, z, u)``: :meth:`torque` and :meth:`z_derivative` through
+        :meth:`full_state`."""
+        m, k = self.other.size, self.velocity_index
+        full = np.zeros((self.f.size, 2 + m))  # x of (θ, θ̇, z)
+        full[self.position_index, 0] = full[k, 1] = 1.0
+        full[self.other, 1] = self._ratio
+        full[self.other, 2:] = np.eye(m)
+        rows = np.vstack((self._inertia * self.C[k], self.z_matrix)) @ full
+        return np.column_stack((rows, np.r_[self._inertia * self.d[k], self.z_input]))
+
     def z_derivative(self, x: np.ndarray, u: float) -> np.ndarray:
         """Time derivative of the stored states z."""
         return self.z_matrix @ x + self.z_input * u

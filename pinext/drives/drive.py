@@ -503,6 +503,47 @@ class DriveComponent(PlayHooks, Component):
         :meth:`acceleration_coupling`) and is rigid on a flank."""
         return all(src.linear for src in self.sources) and not self.continuous.any()
 
+    def linear_terms(self, mode):
+        """``[τ; ṡ] = T z`` in closed form (:meth:`Component.linear_terms`), from each
+        actuator's ``linear_coefficients`` (τ_s and its own states' derivatives over
+        ``(θ, θ̇, states, u)``): a rigid drive acts on its joint with ``N τ_s`` at ``θ = N q``
+        (20.68)–(20.69); an elastic transmission with ``τ = c (θ/N − q) + d (θ̇/N − q̇)``
+        on the joint and ``(J + I' + I''/N²) θ̈ = τ_s − τ/N`` on the motor (20.98)–(20.99)
+        (Vukobratović & Potkonjak). None with lossy gears or backlash (they have modes), a
+        continuous joint, a curved model or an actuator without ``linear_coefficients``."""
+        rows = [_coefficients(src) for src in self.sources]
+        curved = self.continuous.any() or self.nq != self.nv
+        if self.lossy.size or self.play_drives.size or curved or any(r is None for r in rows):
+            return None
+        nv, n_core = self.nv, self.nx - 2
+        t = np.zeros((n_core - nv, n_core + self.n_system_inputs + 1))
+        iv, iq, ratio, inertia = (
+            a.tolist() for a in (self.iv, self.iq, self.ratio, self.motor_inertia)
+        )
+        motor = {i: k for k, i in enumerate(self.elastic.tolist())}  # drive -> elastic index
+        for i, r in enumerate(rows):  # (scalar updates: faster than numpy's on a few entries)
+            j, n = iv[i], ratio[i]
+            if i in motor:  # θ, θ̇ states; τ = c (θ/N − q) + d (θ̇/N − q̇) on joint and motor
+                k = motor[i]
+                angle, speed = self.s_angle.start + k, self.s_vel.start + k
+                c, d = float(self.stiffness[k]), float(self.transmission_damping[k])
+                for column, value in ((angle, c / n), (iq[i], -c), (speed, d / n), (nv + j, -d)):
+                    t[j, column] += value
+                    t[speed - nv, column] -= value / (n * inertia[i])
+                t[angle - nv, speed] = 1.0  # dθ/dt = θ̇
+                target, gain, scale = speed - nv, 1.0 / inertia[i], 1.0
+            else:  # θ = N q, τ_s on the joint through N
+                angle, speed, target, gain, scale = iq[i], nv + j, j, n, n
+            own = list(range(n_core)[self.own.get(i, slice(0))])
+            columns = [angle, speed, *own, n_core + self.layout.inputs.start + i]
+            weights = [scale, scale] + [1.0] * (len(own) + 1)
+            rows_of = [target, *(state - nv for state in own)]  # τ_s, then its own states'
+            gains = [gain] + [1.0] * len(own)
+            for row, g, coefficients in zip(rows_of, gains, r.tolist(), strict=True):
+                for column, w, value in zip(columns, weights, coefficients, strict=True):
+                    t[row, column] += g * w * value
+        return t
+
     def inertia_power(self, mode):
         """The part ``−(1 − e) J N² q̈ q̇`` of a moving lossy gear's loss ``(1 − e) M θ̇``
         (``M = τ_s − J N q̈``, ``θ̇ = N q̇``) that :meth:`power` leaves out without a step."""
@@ -948,6 +989,15 @@ class DriveComponent(PlayHooks, Component):
 
 
 _EMPTY = np.zeros(0)
+
+
+def _coefficients(src: Actuator) -> np.ndarray | None:
+    """``[τ_s; ṡ]`` of an actuator over ``(θ, θ̇, states, u)`` (its ``linear_coefficients``;
+    τ_s = u for a torque source), or None."""
+    rows = getattr(src, "linear_coefficients", None)
+    if rows is not None:
+        return rows()
+    return np.array([[0.0, 0.0, 1.0]]) if isinstance(src, TorqueSource) else None
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:

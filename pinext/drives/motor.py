@@ -265,6 +265,19 @@ class DCMotor(Actuator):
             return u
         return self.resistance * current + self.back_emf_constant * omega
 
+    def linear_coefficients(self) -> np.ndarray | None:
+        """The active torque and the current's derivative as rows over ``(θ, θ̇, i, u)``:
+        ``τ_s = C_M i − B θ̇``, ``di/dt = (u − R i − C_E θ̇)/L`` (20.62), (20.64); without
+        inductance, ``τ_s = C_M (u − C_E θ̇)/R − B θ̇`` over ``(θ, θ̇, u)`` (20.66). None
+        with a current limit (which clips)."""
+        if not self.linear:
+            return None
+        R, L, B = self.resistance, self.inductance, self.viscous_friction
+        cm, ce = self.torque_constant, self.back_emf_constant
+        if L > 0:
+            return np.array([[0.0, -B, cm, 0.0], [0.0, -ce / L, -R / L, 1.0 / L]])
+        return np.array([[0.0, -cm * ce / R - B, cm / R]])
+
     def active_torque(self, states: np.ndarray, theta: float, omega: float, u: float) -> float:
         """``C_M i - B θ̇`` (20.62)."""
         return self.torque_constant * self._current(states, omega, u) - (

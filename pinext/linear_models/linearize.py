@@ -17,10 +17,11 @@ algorithm, on the model whose armature carries the drives' reflected inertias), 
 with Pinocchio's ``computeABADerivatives`` (Carpentier & Mansard 2018, analytical derivatives
 of rigid body dynamics; Pinocchio: Carpentier et al. 2019). The efforts τ and the component
 states' derivatives are affine in (x, u) in such a phase (every component reports
-:meth:`~pinext.Component.linear`): their Jacobian is the linear form the engine identifies
-(:func:`pinext.simulation.linear.identify`, shared with the simulator's cache) on Euclidean
-models, else the central difference below of those terms alone (no ABA call; exact up to
-rounding for affine terms).
+:meth:`~pinext.Component.linear`): on Euclidean models their Jacobian is the sum of the
+components' closed forms (:meth:`~pinext.Component.linear_terms`: the drives' equations),
+else the linear form the engine identifies (:func:`pinext.simulation.linear.identify`,
+shared with the simulator's cache); on other models the central difference below of those
+terms alone (no ABA call; exact up to rounding for affine terms).
 
 In a constrained phase the same efforts' terms enter one KKT solve beside Pinocchio's RNEA
 derivatives (:mod:`pinext.linear_models.constrained`).
@@ -193,23 +194,48 @@ def _reason(point: _Point) -> str | None:
 
 def _linear_terms(point: _Point) -> np.ndarray | None:
     """``[τ; ṡ] = T [q, v, s, u, 1]`` of a linear phase on a Euclidean model: the components'
-    linear form (:func:`pinext.simulation.linear.identify`, shared with the fused right-hand
-    side and the compiled path, which identify a constrained phase's efforts with its rows
-    apart) and the System's own springs, dampers and torque inputs; None when the phase is
-    not linear. Once a phase (kept in the engine's cache of the System)."""
+    closed forms (:meth:`~pinext.Component.linear_terms`) when every component with efforts
+    or states gives one, else their linear form (:func:`pinext.simulation.linear.identify`,
+    shared with the fused right-hand side and the compiled path, which identify a constrained
+    phase's efforts with its rows apart), and the System's own springs, dampers and torque
+    inputs; None when the phase is not linear. Once a phase (kept in the engine's cache of
+    the System)."""
     system, structure = point.system, point.structure
     own = engine_cache(system, "linear_models")
     if ("terms", structure) not in own:
-        forms = engine_cache(system, "linear_forms")
-        rows = frozenset(c.name for c, _ in point.step.constrained)
-        key = (structure, rows, frozenset()) if rows else structure
-        if key not in forms:
-            forms[key] = identify(system, point.phase, rows)
-        form = forms[key]
+        terms = _closed_terms(point)
+        if terms is None:
+            forms = engine_cache(system, "linear_forms")
+            rows = frozenset(c.name for c, _ in point.step.constrained)
+            key = (structure, rows, frozenset()) if rows else structure
+            if key not in forms:
+                forms[key] = identify(system, point.phase, rows)
+            form = forms[key]
+            terms = None if form is None else form.a
         own["terms", structure] = (
-            None if form is None else form.a + _own_part(system, form.a.shape[1])
+            None if terms is None else terms + _own_part(system, terms.shape[1])
         )
     return own["terms", structure]
+
+
+def _closed_terms(point: _Point) -> np.ndarray | None:
+    """The sum of the components' :meth:`~pinext.Component.linear_terms`, or None when one
+    with an effort or a state derivative gives none."""
+    n_core = point.system.nx - 2
+    terms = np.zeros((n_core - point.nv, n_core + point.u0.size + 1))
+    for comp, mode in point.step.modes:
+        if overrides(comp, "effort") or overrides(comp, "derivative"):
+            part = comp.linear_terms(mode)
+            if part is None:
+                return None
+            if np.shape(part) != terms.shape or not np.all(np.isfinite(part)):
+                raise InvalidParameter(
+                    f"{comp.name}.linear_terms({mode!r}) must be finite numbers of shape "
+                    f"{terms.shape} ([τ; ṡ] over [q, v, states, u, 1]), got shape "
+                    f"{np.shape(part)}"
+                )
+            terms += part
+    return terms
 
 
 def _component_terms(point: _Point) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:

@@ -390,6 +390,15 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
         linear`; with added inertia on the compiled path only, its ABA on the armature)."""
         return False
 
+    def linear_terms(self, mode: Any) -> np.ndarray | None:
+        """In a :meth:`linear` mode on a Euclidean model (nq = nv), its efforts and its own
+        states' derivatives in closed form: T with ``[τ; ṡ] = T z``, ``z = [q, v, s, u, 1]``
+        (s every component's states, u every input within its bounds; zero rows for the
+        others' states), the rows and columns of the A of
+        :func:`pinext.simulation.linear.identify`. None (the default): identified from
+        :meth:`effort` and :meth:`derivative` instead."""
+        return None
+
     def inertia_power(self, mode: Any) -> np.ndarray | None:
         """In a linear phase whose power also holds the work of an added inertia (a lossy
         gear's loss ``(1 − e) J N² q̈ q̇`` through its rotor's acceleration): c (nv,) with
