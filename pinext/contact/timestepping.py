@@ -474,33 +474,43 @@ def point_contacts(system: System, contacts: Sequence[Any] | None = None) -> lis
 
 
 def _effort_law(system: System, phase: Phase, rows: tuple[type, ...] = ()):
-    """``efforts(t, x, u) -> (τ, work_rate_efforts)``: the System's generalized efforts
-    without the contact rows, and the part of them that is not joint elasticity (for the
-    input work). ``rows``: further component types whose rows the stepper holds."""
+    """``(step, efforts, integrated)``: the phase's acceleration step, ``efforts(t, x, u) ->
+    τ`` (the System's generalized efforts without the contact rows and without the components
+    whose states the steps integrate) and those components with their modes (for
+    :class:`SecondOrderStates`). ``rows``: further component types whose rows the stepper
+    holds."""
     step = system.acceleration_step(phase)
     if step.mechanism is not None:
         raise InvalidParameter(
             f"component '{step.mechanism.name}' replaces the mechanism; time stepping "
             "integrates Pinocchio's model only"
         )
+    held = (ContactComponent, FrictionalContact, JointLimits, EffortSaturation, JointFriction)
+    integrated = []
     for comp in system.components:
-        held = (ContactComponent, FrictionalContact, JointLimits, EffortSaturation, JointFriction)
         if isinstance(comp, (*held, *rows)):
             continue
         mode = phase.get(comp.name)
-        if comp.states() or comp.is_constrained(mode):
+        if mode is not None:
             raise InvalidParameter(
-                f"component '{comp.name}' ({type(comp).__name__}) has its own states or "
-                "constraint rows, which time stepping does not integrate; valid: components "
-                "that only add efforts or inertia (or use the event-driven simulate)"
+                f"component '{comp.name}' ({type(comp).__name__}) has modes ({mode!r} at the "
+                "start: a lossy gear's direction of power flow, a backlash's flank) that time "
+                "stepping does not switch; valid: lossless gears, elastic drives, or the "
+                "event-driven simulate"
             )
-    acting = [
-        (c, m)
-        for c, m in step.acting
-        if not isinstance(
-            c, (ContactComponent, FrictionalContact, JointLimits, JointFriction, *rows)
-        )
-    ]
+        if comp.is_constrained(mode) or (comp.states() and comp.second_order() is None):
+            raise InvalidParameter(
+                f"component '{comp.name}' ({type(comp).__name__}) has its own states (other "
+                "than rotors' angles and velocities) or constraint rows, which time stepping "
+                "does not integrate; valid: components that add efforts or inertia, elastic drives "
+                "(DC motors without inductance or torque sources behind elastic "
+                "transmissions, no backlash nor lossy gears), or the event-driven simulate"
+            )
+        if comp.states():
+            integrated.append((comp, mode))
+    stepped = (ContactComponent, FrictionalContact, JointLimits, JointFriction, *rows)
+    skipped = (*stepped, *(type(c) for c, _ in integrated))
+    acting = [(c, m) for c, m in step.acting if not isinstance(c, skipped)]
     q_block, v_block = system.layout["q"], system.layout["v"]
 
     def efforts(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -514,4 +524,185 @@ def _effort_law(system: System, phase: Phase, rows: tuple[type, ...] = ()):
                 tau = tau + effort
         return tau
 
-    return step, efforts
+    return step, efforts, integrated
+
+
+class StateStep(NamedTuple):
+    """What the component states add to one step (see :class:`SecondOrderStates`) [J]."""
+
+    #: ``h p_in`` and ``h p_diss`` of the components at the start of the step.
+    work: float
+    lost: float
+    #: The components' parts of the step's numerical dissipation and explicit error.
+    numerical: float
+    explicit: float
+
+
+class SecondOrderStates:
+    """The states of the components that the steps integrate (:meth:`pinext.simulation.
+    component.Component.second_order`): the angles p and velocities w of rotors of constant
+    inertia J behind elastic transmissions, whose forces are linear in the positions
+    ``Q = (q, p)`` and velocities ``V = (v, w)``: ``F = (τ_c, J ẇ)``, ``∂F/∂Q = K`` (the
+    transmissions' springs), ``∂F/∂V = C`` (their dampers, the motors' back-EMF and friction),
+    differenced once at the start of the run (exact for linear forces).
+
+    A stiff transmission on a light link has modes far beyond ``1/h`` (the six-DOF arm's
+    wrist: 4 700 rad/s), so these forces are taken at the end of the step, linearly
+    implicit (the θ = 1 step of the mechanism extended to them),
+
+    .. math::
+
+        (M_{ext} - hC - h^2 K)\\, ΔV = h F(Q, V) + h^2 K V + J_c^T λ, \\qquad
+        Q^+ = Q \\oplus h V^+,
+
+    the rotors eliminated, ``Δw = (J − A_ww)⁻¹ (b_w + A_wv Δv)`` with ``A = hC + h²K``, which
+    leaves the mechanism's matrix ``M − S``, ``S = A_vv + A_vw (J − A_ww)⁻¹ A_wv``: diagonal
+    for drives on single joints, so it is the armature of the stepper's model
+    (:meth:`stepper_model`), and Pinocchio's ABA, Delassus operator and conic solvers run
+    unchanged. The applied forces are ``F + C ΔV + h K V⁺``: the springs at the end of the
+    step, ``F_U(Q⁺)``, and the rest at the end velocities, ``F_nc(V⁺)``. The step's energy
+    identity takes them as the mechanism's (:func:`step_audit`, on the forces applied to its
+    own M): the states add
+
+    .. math::
+
+        D_{num} = \\tfrac12 ΔwᵀJ Δw, \\qquad
+        S_{expl} = \\big[U(Q^+) - U(Q) + h F_U(Q^+)^T V^+\\big]
+        + h \\big(F_{nc}(V^+)^T V^+ - F_{nc}(V)^T V\\big)
+
+    (``U`` the components' energy at rest, ``F_nc(V)ᵀV`` their ``p_in − p_diss``), while the
+    input work and the dissipation receive ``h p_in`` and ``h p_diss`` of the start of the
+    step. The first term is ``½ h² V⁺ᵀ K V⁺ ≤ 0`` (the springs' numerical damping, O(h²) per
+    step), the second the change of the non-conservative power over the step."""
+
+    def __init__(
+        self, system: System, items: list[tuple[Any, Any]], model: pin.Model, x: np.ndarray
+    ) -> None:
+        self.system, self.items = system, items
+        parts = [comp.second_order() for comp, _ in items]
+        self.p = np.concatenate([part[0] for part in parts]).astype(int)
+        self.w = np.concatenate([part[1] for part in parts]).astype(int)
+        self.inertia = np.concatenate([part[2] for part in parts]).astype(float)
+        self.q_block, self.v_block = system.layout["q"], system.layout["v"]
+        self.armature = np.array(model.armature, dtype=float)
+        self.stiffness, self.damping = self._derivatives(model, x)
+        self.h = np.nan
+
+    def forces(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """``F = (τ_c, J ẇ)``: the components' efforts on the mechanism and on their rotors
+        at ``(t, x, u)``."""
+        q, v = x[self.q_block], x[self.v_block]
+        tau = np.zeros(self.system.model.nv)
+        out = np.zeros_like(x)
+        for comp, mode in self.items:
+            effort = comp.effort(t, x, q, v, u, mode)
+            if effort is not None:
+                tau += effort
+            comp.derivative(t, x, q, v, u, mode, out, None)
+        return np.concatenate((tau, self.inertia * out[self.w]))
+
+    def _moved(self, model: pin.Model, x: np.ndarray, dq: np.ndarray, dv: np.ndarray):
+        """``x`` moved by ``dq`` in ``Q = (q, p)`` (q along the tangent) and ``dv`` in V."""
+        nv = model.nv
+        y = x.copy()
+        y[self.q_block] = pin.integrate(model, x[self.q_block], dq[:nv])
+        y[self.p] += dq[nv:]
+        y[self.v_block] += dv[:nv]
+        y[self.w] += dv[nv:]
+        return y
+
+    def _derivatives(self, model: pin.Model, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(K, C)`` by unit steps from ``x``, checked at a random point."""
+        n = model.nv + self.p.size
+        zero = np.zeros(self.system.n_inputs)
+        base = self.forces(0.0, x, zero)
+        unit = np.eye(n)
+        k = np.column_stack(
+            [self.forces(0.0, self._moved(model, x, e, 0 * e), zero) - base for e in unit]
+        )
+        c = np.column_stack(
+            [self.forces(0.0, self._moved(model, x, 0 * e, e), zero) - base for e in unit]
+        )
+        rng = np.random.default_rng(0)
+        dq, dv = rng.uniform(-0.1, 0.1, n), rng.uniform(-1.0, 1.0, n)
+        moved = self.forces(0.0, self._moved(model, x, dq, dv), zero)
+        if not np.allclose(
+            moved, base + k @ dq + c @ dv, rtol=1e-9, atol=1e-9 * np.abs(moved).max()
+        ):
+            raise InvalidParameter(
+                f"the forces of {', '.join(c.name for c, _ in self.items)} are not linear in "
+                "the positions and velocities, which time stepping needs of the states it "
+                "integrates; use the event-driven simulate"
+            )
+        return k, c
+
+    def stepper_model(self, model: pin.Model, h: float) -> None:
+        """Set ``model.armature`` to the mechanism's part of the step's matrix ``M − S``
+        for a step ``h`` (:class:`SecondOrderStates`); refuse components that couple
+        joints."""
+        if h == self.h:
+            return
+        nv = model.nv
+        a = h * self.damping + h * h * self.stiffness
+        self.solve_w = np.linalg.inv(np.diag(self.inertia) - a[nv:, nv:])
+        self.a, self.h = a, h
+        schur = a[:nv, :nv] + a[:nv, nv:] @ self.solve_w @ a[nv:, :nv]
+        if np.abs(schur - np.diag(np.diag(schur))).max() > 1e-12 * np.abs(schur).max():
+            raise InvalidParameter(
+                "the components whose states time stepping integrates couple several joints; "
+                "valid: drives on single joints, or the event-driven simulate"
+            )
+        model.armature = self.armature - np.diag(schur)
+
+    def efforts(self, x: np.ndarray, f: np.ndarray, h: float) -> np.ndarray:
+        """The efforts on the mechanism that the stepper's model (:meth:`stepper_model`)
+        turns into the step's velocity update, from the forces ``f`` at ``x``."""
+        nv = self.system.model.nv
+        v_ext = np.concatenate((x[self.v_block], x[self.w]))
+        b = h * f + h * h * (self.stiffness @ v_ext)
+        return b[:nv] / h + self.a[:nv, nv:] @ self.solve_w @ b[nv:] / h
+
+    def advance(
+        self,
+        t: float,
+        x: np.ndarray,
+        u: np.ndarray,
+        f: np.ndarray,
+        x_next: np.ndarray,
+        h: float,
+    ) -> tuple[np.ndarray, StateStep]:
+        """The rotors' step from ``x`` (``f`` of :meth:`forces` there) to ``x_next``, whose
+        mechanism part is the step's end: their states written into ``x_next``, the forces
+        applied to the mechanism over the step, and the energy terms."""
+        nv = self.system.model.nv
+        q, v = x[self.q_block], x[self.v_block]
+        w, v_next = x[self.w], x_next[self.v_block]
+        dv = v_next - v
+        b = h * f + h * h * (self.stiffness @ np.concatenate((v, w)))
+        dw = self.solve_w @ (b[nv:] + self.a[nv:, :nv] @ dv)
+        w_next = w + dw
+        x_next[self.w], x_next[self.p] = w_next, x[self.p] + h * w_next
+        velocity_next = np.concatenate((v_next, w_next))
+        step = np.concatenate((dv, dw))
+        applied = f + self.damping @ step + h * (self.stiffness @ velocity_next)
+        work = lost = 0.0
+        for comp, mode in self.items:
+            p_in, p_diss = comp.power(t, x, q, v, u, mode, None)
+            work, lost = work + h * p_in, lost + h * p_diss
+        still = x.copy()
+        still[self.v_block], still[self.w] = 0.0, 0.0
+        potential = self.forces(t, still, np.zeros_like(u))  # F_U(Q)
+        potential_next = potential + h * (self.stiffness @ velocity_next)  # F_U(Q⁺)
+        rest = applied - potential_next  # F_nc(V⁺)
+        after = x_next.copy()
+        after[self.v_block], after[self.w] = 0.0, 0.0
+        remainder = (
+            self._stored(after) - self._stored(still) + h * float(potential_next @ velocity_next)
+        )
+        held = h * float(rest @ velocity_next) - (work - lost)
+        numerical = 0.5 * float(dw @ (self.inertia * dw))
+        return applied[:nv], StateStep(work, lost, numerical, remainder + held)
+
+    def _stored(self, x: np.ndarray) -> float:
+        q, v = x[self.q_block], x[self.v_block]
+        return sum(comp.energy(x, q, v) for comp, _ in self.items)

@@ -337,6 +337,19 @@ class DriveComponent(PlayHooks, Component):
             blocks.append((name, sum(size for _, _, size in members)))
         return blocks
 
+    def second_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The rotors' angles, velocities and inertias when they are the only states: elastic
+        transmissions without backlash behind motors without states of their own (no
+        inductance), no rigid gear's backlash and no lossy gear (whose modes change the
+        reflected inertia): forces linear in the angles and velocities."""
+        if not self.elastic.size or self.own or self.rigid_play.size or self.lossy.size:
+            return None
+        if self.elastic_half.any() or self.continuous.any():
+            return None
+        index = np.arange(self.nx)
+        inertia = 1.0 / self.inv_motor_inertia[self.elastic]
+        return index[self.s_angle], index[self.s_vel], inertia
+
     def bind(self, system: System) -> None:
         """Reflect rigid drives' rotor and gear inertia into ``system.model.armature``."""
         self.model = system.model

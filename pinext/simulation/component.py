@@ -289,6 +289,18 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
         """Named blocks of extra states: ``[(name, size), ...]``."""
         return []
 
+    def second_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(positions, velocities, inertias)`` when the component's states are the positions
+        p and velocities w = ṗ of bodies of constant inertias J (the rotors behind elastic
+        transmissions): indices into the public state and J per velocity [kg.m² or kg];
+        None (default) otherwise. Time stepping integrates such states in the step of the
+        mechanism (:class:`pinext.contact.timestepping.SecondOrderStates`). It reads the
+        component's efforts and derivatives (linear in the positions and velocities) at zero
+        velocities and inputs as its potential's forces (its springs), its :meth:`energy`
+        as ``½ wᵀ J w`` plus that potential, and its :meth:`power` ``p_in − p_diss`` as the
+        power of its other forces."""
+        return None
+
     def bind(self, system: System) -> None:  # noqa: B027 - optional hook
         """Called once by System after the layout is known; may change ``system.model``."""
 

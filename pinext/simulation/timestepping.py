@@ -26,6 +26,7 @@ from ..contact.scene import SCENE_KEY, contact_scene_items
 from ..contact.timestepping import (
     SOLVERS,
     PointContact,
+    SecondOrderStates,
     TimeStepper,
     _effort_law,
     contact_specs,
@@ -81,8 +82,11 @@ def simulate_timestepping(
     the System's efforts (inputs, joint springs and dampers, effort components), then the
     frictional contact and joint-limit impulses from Pinocchio's Delassus operator and conic
     solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
-    enforced; loops, prescribed joints and components with their own states (drive
-    dynamics) are not integrated by this method (an error names them).
+    enforced. Elastic drives' rotors join the step, their transmissions' forces linearly
+    implicit (:class:`pinext.contact.timestepping.SecondOrderStates`, with Pinocchio's
+    solvers); loops, prescribed joints, components with modes (lossy gears, backlash) and
+    other component states (a motor's inductance) are not integrated by this method (an
+    error names them).
 
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
@@ -147,7 +151,7 @@ def simulate_timestepping(
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = checked_control(control, system, x)
     phase = system.initial_phase(0.0, x, law)
-    step, efforts = _effort_law(system, phase, rows=(Mimic,))
+    step, efforts, integrated = _effort_law(system, phase, rows=(Mimic,))
     mimics = [c for c in system.components if isinstance(c, Mimic)]
     if solver not in (*SOLVERS, "auto", "compiled"):
         raise InvalidParameter(
@@ -160,8 +164,13 @@ def simulate_timestepping(
         if isinstance(c, JointFriction)
         for name, torque in zip(c.joints, c.torque, strict=True)
     ]
+    model, rotors = step.model, None
+    if integrated:  # the rotors' implicit forces in a copy's armature
+        model = pin.Model(step.model)
+        rotors = SecondOrderStates(system, integrated, model, x)
+        rotors.stepper_model(model, dt)
     stepper = TimeStepper(
-        step.model,
+        model,
         found,
         dt,
         solver=solver if solver in SOLVERS else "admm",
@@ -175,7 +184,11 @@ def simulate_timestepping(
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
-    if solver in ("auto", "compiled"):
+    if rotors is not None:
+        names = ", ".join(c.name for c, _ in rotors.items)
+        compiled = f"the states of {names} are integrated in Python"
+        log.info("time stepping runs with Pinocchio's solver: %s", compiled)
+    elif solver in ("auto", "compiled"):
         compiled = _compiled_stepper(system, step, stepper, control, law, n_steps, every)
     if isinstance(compiled, str) and (mimics or solver == "compiled"):
         what = (
@@ -191,7 +204,12 @@ def simulate_timestepping(
             "or the event-driven simulate"
         )
     if not force and n_steps > TIMED_ABOVE:
-        _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compiled)
+
+        def every_effort(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+            tau = efforts(t, x, u)
+            return tau if rotors is None else tau + rotors.efforts(x, rotors.forces(t, x, u), dt)
+
+        _refuse_long(stepper, every_effort, law, system, x, dt, t_final, n_steps, compiled)
     bar = progress_bar(progress, t_final, "timestepping")
     started = time.perf_counter()
     try:
@@ -199,8 +217,9 @@ def simulate_timestepping(
             run = _compiled_run(compiled[0], compiled[1], law, system, x, dt, t_final, n_steps, bar)
         else:
             run = _pinocchio_run(
-                stepper, system, efforts, law, x, dt, t_final, n_steps, every, bar, progress
-            )
+                stepper, system, efforts, rotors, law, x, dt, t_final, n_steps, every, bar,
+                progress,
+            )  # fmt: skip
     finally:
         bar.close()
     wall = time.perf_counter() - started
@@ -401,9 +420,10 @@ def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) 
 
 
 def _pinocchio_run(
-    stepper, system, efforts, law, x, dt, t_final, n_steps, every, bar, progress
+    stepper, system, efforts, rotors, law, x, dt, t_final, n_steps, every, bar, progress
 ) -> _Run:
-    """Every step with :meth:`TimeStepper.step` (Pinocchio's Delassus operator and solver)."""
+    """Every step with :meth:`TimeStepper.step` (Pinocchio's Delassus operator and solver),
+    the components' states with :meth:`SecondOrderStates.advance` (``rotors``, or None)."""
     q_block, v_block = system.layout["q"], system.layout["v"]
     work_at = system.layout["input_work"].start
     lost_at = system.layout["dissipated_energy"].start
@@ -423,8 +443,13 @@ def _pinocchio_run(
             stepper.dt = h
         u = np.asarray(law(t, x), dtype=float)
         q, v = x[q_block], x[v_block]
-        tau = efforts(t, x, u)
-        result = stepper.step(q, v, tau)
+        tau = efforts(t, x, u)  # the System's: their work beyond its joints' is the input's
+        if rotors is None:
+            result = stepper.step(q, v, tau)
+        else:
+            rotors.stepper_model(stepper.model, h)
+            pulls = rotors.forces(t, x, u)
+            result = stepper.step(q, v, tau + rotors.efforts(x, pulls, h))
         if k % every == 0:
             times.append(t)
             states.append(x.copy())
@@ -446,6 +471,13 @@ def _pinocchio_run(
         x_next[q_block], x_next[v_block] = result.q, result.v
         x_next[work_at] += float((tau - system.joint_effort(q, v)) @ result.v) * h
         x_next[lost_at] += result.dissipated + float(system.damping * v @ result.v) * h
+        if rotors is not None:
+            applied, moved = rotors.advance(t, x, u, pulls, x_next, h)
+            tau = tau + applied  # the forces on the mechanism's own M over the step
+            x_next[work_at] += moved.work
+            x_next[lost_at] += moved.lost
+            numerical += moved.numerical
+            explicit += moved.explicit
         terms = step_audit(system, stepper.model, audit_data, q, v, tau, result, h)
         numerical += terms.numerical_dissipation
         explicit += terms.explicit_error

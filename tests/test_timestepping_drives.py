@@ -1,0 +1,175 @@
+"""Time stepping with elastic drives: the rotors' angles and velocities integrated in the
+mechanism's step, linearly implicit in the transmissions' forces
+(:class:`pinext.contact.timestepping.SecondOrderStates`).
+
+References: the event-driven run of the same System (DOP853 at rtol 1e-10), to which a
+first-order scheme converges with errors halving with the step; the step's energy identity,
+whose residual is round-off once the scheme's own terms are booked; the ½ h² a bound of the
+contacts' penetration; Pinocchio's two conic solvers on the same steps."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import pinext as px
+from pinext.check import random_state
+from pinext.drives import DCMotor, Drive, ElasticTransmission, Gear, harmonic_drives
+from pinext.exceptions import InvalidParameter
+from pinext.simulation.timestepping import simulate_timestepping
+
+from .conftest import example_robot_data_dir
+
+JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+ARM_Q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
+VOLTS = np.array([3.0, -2.0, 4.0, 1.0, -1.0, 2.0])
+INDUCTIVE = DCMotor(0.5, 0.05, 0.05, 2e-5, inductance=1e-3)
+
+
+def _arm(**options) -> px.System:
+    """The six-DOF arm on the harmonic drives of :func:`pinext.drives.harmonic_drives`: stiff
+    transmissions on light wrist links (modes near 4 700 rad/s, beyond 1/h)."""
+    return px.System(px.load_robot("six_dof_arm"), drives=harmonic_drives(JOINTS), **options)
+
+
+def _closes(traj: px.Trajectory) -> None:
+    """The step's energy identity: the residual is round-off of the energies exchanged."""
+    balance = traj.energy_balance()
+    assert np.abs(balance.residual).max() <= 1e-9 * max(1.0, balance.exchanged)
+
+
+def _starts() -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    model = px.load_robot("six_dof_arm").model
+    return [ARM_Q0, random_state(model, rng).q]
+
+
+@pytest.mark.parametrize("start", [0, 1], ids=["curated", "seeded"])
+def test_elastic_drives_converge_to_the_event_driven_run_at_first_order(start):
+    """0.3 s under constant voltages, from a curated and a seeded random pose: the error to
+    the event-driven run (joint and motor angles) halves with the step (ratios of a first-order
+    scheme, 2 as h → 0: between 1.6 and 2.5 at these steps), and every run's audit closes."""
+    system = _arm()
+    q0 = _starts()[start]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = px.simulate(system, 0.3, q0=q0, control=VOLTS, progress=False)
+    errors = []
+    for dt in (2e-3, 1e-3, 5e-4):
+        traj = px.simulate(
+            system, 0.3, q0=q0, control=VOLTS, method="timestepping", dt=dt, progress=False
+        )
+        assert traj.meta["stats"]["solver"] == "admm"
+        _closes(traj)
+        errors.append(np.abs(traj.x[-1, :18] - reference.x[-1, :18]).max())
+    ratios = np.array(errors[:-1]) / np.array(errors[1:])
+    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+
+
+def _table_scene(friction: float | None) -> tuple[px.System, px.Contact]:
+    """The arm on its drives with its limits, Coulomb friction on every joint (or none), and
+    a table 2 cm below its tool."""
+    robot = px.load_robot("six_dof_arm")
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, ARM_Q0)
+    tip = data.oMf[robot.model.getFrameId("tool")].translation
+    table = px.Contact(px.plane("tool", (0.0, 0.0, tip[2] - 0.02)))
+    friction_of = None if friction is None else dict.fromkeys(JOINTS, friction)
+    return px.System(robot, drives=harmonic_drives(JOINTS), joint_friction=friction_of), table
+
+
+def test_drives_limits_friction_and_a_table_in_one_step():
+    """The drives beside the arm's limits, Coulomb friction on every joint and its tool
+    falling onto a table (Pinocchio's PGS: every step converged): the audit closes and the
+    tool does not sink beyond ½ h² a while it rests on the table."""
+    system, table = _table_scene(0.5)
+    traj = simulate_timestepping(
+        system, 0.4, dt=1e-3, q0=ARM_Q0, control=VOLTS, contacts=[table], solver="pgs"
+    )
+    assert traj.meta["stats"]["unconverged"] == 0
+    _closes(traj)
+    assert traj.outputs["contact.gap"].min() >= -0.5 * 1e-3**2 * 100.0
+    assert traj.outputs["contact.closed"][-50:].all()
+
+
+def test_pinocchios_two_solvers_agree_on_the_drives_steps():
+    """ADMM and PGS on the same steps (drives, limits, the table): their difference shrinks
+    at least tenfold for a hundredfold tighter tolerance (it is the solvers', not the
+    scheme's)."""
+    system, table = _table_scene(None)
+    gaps = []
+    for tolerance in (1e-10, 1e-12):
+        runs = [
+            simulate_timestepping(
+                system, 0.4, dt=1e-3, q0=ARM_Q0, control=VOLTS, contacts=[table],
+                solver=solver, tolerance=tolerance, max_iterations=5000,
+            )
+            for solver in ("admm", "pgs")
+        ]  # fmt: skip
+        assert all(run.meta["stats"]["unconverged"] == 0 for run in runs)
+        gaps.append(np.abs(runs[0].x - runs[1].x).max())
+    assert gaps[1] <= 0.1 * gaps[0], gaps
+
+
+@pytest.mark.skipif(example_robot_data_dir() is None, reason="example-robot-data not installed")
+def test_solo12_on_series_elastic_drives_lands_and_stands():
+    """Solo12 on twelve series elastic drives (DC motors behind 200 N.m/rad springs, ratio 9)
+    dropped 0.3 m under a PD law on the motor angles written in Python: it lands on its four
+    feet and stands, the feet never sink beyond ½ h² a, the audit closes."""
+    from pinext.robots.solo12 import load_solo12
+
+    robot, q_ref = load_solo12()
+    motor = DCMotor(0.3, 0.025, 0.025, 5e-6, viscous_friction=1e-6, voltage_limit=24.0)
+    drive = Drive(motor, ElasticTransmission(9.0, 200.0, 0.5))
+    system = px.System(robot, contacts=(), drives=dict.fromkeys(list(robot.model.names)[2:], drive))
+    angle, speed = system.layout["drives.motor_angle"], system.layout["drives.motor_velocity"]
+    q0 = q_ref.copy()
+    q0[2] = 0.3
+
+    def law(t, x):
+        return 20.0 * (q_ref[7:] - x[angle] / 9.0) - 0.05 * x[speed] / 9.0
+
+    traj = px.simulate(system, 1.0, q0=q0, method="timestepping", dt=1e-3, control=law)
+    _closes(traj)
+    assert traj.outputs["contact.gap"].min() >= -0.5 * 1e-3**2 * 100.0
+    assert traj.outputs["contact.closed"][-1].all()
+    assert np.abs(traj.x[-1, 19:37]).max() < 0.05  # standing still
+
+
+def test_the_step_is_stable_beyond_the_transmissions_modes():
+    """The wrists' modes (about 4 700 rad/s) are far beyond 2/h at h = 4 ms, where holding
+    their forces at the start of the step diverges within 0.1 s: the linearly implicit step
+    stays bounded (energy within the input work) and its audit closes."""
+    system = _arm()
+    traj = px.simulate(
+        system, 0.5, q0=ARM_Q0, method="timestepping", dt=4e-3, control=VOLTS, progress=False
+    )
+    _closes(traj)
+    balance = traj.energy_balance()
+    assert np.all(traj.energy() - traj.energy()[0] <= balance.input_work + 1e-9)
+
+
+@pytest.mark.parametrize(
+    ("drive", "named"),
+    [
+        (Drive(INDUCTIVE, ElasticTransmission(50.0, 2e3, 1.0)), "own states"),
+        (Drive(DCMotor(0.5, 0.05, 0.05, 2e-5), Gear(50.0, efficiency=0.8)), "has modes"),
+        (Drive(DCMotor(0.5, 0.05, 0.05, 2e-5), ElasticTransmission(50.0, 2e3, 1.0, backlash=0.02)),
+         "has modes"),
+    ],
+    ids=["inductance", "lossy gear", "elastic backlash"],
+)  # fmt: skip
+def test_drives_time_stepping_cannot_integrate_are_refused_with_the_valid_ones(drive, named):
+    system = px.System(px.load_robot("six_dof_arm"), drives={"elbow": drive})
+    with pytest.raises(InvalidParameter, match=named) as err:
+        px.simulate(system, 0.1, q0=ARM_Q0, method="timestepping", dt=1e-3, progress=False)
+    assert "valid: " in str(err.value) and "event-driven" in str(err.value)
+
+
+def test_drives_on_the_compiled_loop_only_are_refused_with_the_reason():
+    """``solver="compiled"`` with drives: refused, naming the drives' states."""
+    with pytest.raises(InvalidParameter, match="drives"):
+        simulate_timestepping(_arm(), 0.1, dt=1e-3, q0=ARM_Q0, solver="compiled")
