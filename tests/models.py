@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+import pinext as px
+from pinext.drives import DCMotor, Drive, ElasticTransmission
 from pinext.planning import Spline3m
 from pinext.robots import robot_path
 
@@ -138,3 +140,47 @@ def pick_and_place() -> Spline3m:
             np.array([1.5, 0.6, 1.25, 0.1, -0.9, 1.3]),
         ],
     )
+
+
+def arm_with_welded_box(tmp_path: Path, table: float | None = None):
+    """The six-DOF arm holding a 2 kg box (weld), with elastic DC drives on three joints,
+    Coulomb friction in two joints (URDF) and the URDF's joint limits (the wrist meets one
+    from the seeded pose); with ``table``, a corner of the box that far above a tilted table.
+    Returns (system, the start state at rest with the weld closed)."""
+    text = robot_path("six_dof_arm").read_text()
+    text = text.replace('friction="0.0"', 'friction="0.3"', 2)
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(text)
+    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
+    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
+    robot = px.free_body(arm, "box", 2.0, pin.Inertia.FromBox(2.0, 0.2, 0.2, 0.2).inertia)
+    motor = DCMotor(
+        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
+    )
+    drives = {
+        j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0))
+        for j in ("shoulder_pan", "shoulder_lift", "elbow")
+    }
+    loops = [px.Loop("tool", "box", "weld")]
+    q = pin.neutral(robot.model)
+    q[:6] = q0
+    contacts = []
+    if table is not None:  # placed from the box's pose once the weld is closed
+        closed = px.close_loops(px.System(robot, loops=loops), q)[: robot.model.nq]
+        corner = pin.SE3(np.eye(3), np.array([0.1, 0.1, -0.1]))
+        contacts.append(tilted_table(robot, "box", closed, table, corner))
+    system = px.System(robot, loops=loops, drives=drives, contacts=contacts)
+    return system, px.close_loops(system, q)
+
+
+def tilted_table(robot, frame, q, drop, tool=None):
+    """A Contact of ``frame`` (at ``tool`` in it) with a plane tilted by 0.2 rad, ``drop``
+    below the touching point at q."""
+    from pinext.contact import Contact, plane
+
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q)
+    placement = data.oMf[robot.model.getFrameId(frame)] * (tool or pin.SE3.Identity())
+    normal = pin.rpy.rpyToMatrix(0.2, -0.1, 0.0) @ np.array([0.0, 0.0, 1.0])
+    point = placement.translation - drop * normal
+    return Contact(plane(frame, point, normal, tool=tool), restitution=0.5)

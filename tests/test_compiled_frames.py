@@ -23,6 +23,7 @@ from pinext.robots import robot_path
 from pinext.simulation.chart import Chart
 
 from ._contact_models import pinocchio_loop_rows
+from .models import arm_with_welded_box, tilted_table
 from .test_assembly import _pin_two_welds
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,40 +154,12 @@ def _on_both_paths(monkeypatch, run, name=lambda event: event.name):
     return compiled, python
 
 
-def _arm_with_load(tmp_path, table: float | None = None):
-    """The six-DOF arm holding a 2 kg box (weld), with elastic DC drives on three joints,
-    Coulomb friction in two joints (URDF) and the URDF's joint limits (the wrist meets one
-    from the seeded pose); with ``table``, a corner of the box that far above a tilted table.
-    Returns (system, the start state at rest with the weld closed)."""
-    text = robot_path("six_dof_arm").read_text()
-    text = text.replace('friction="0.0"', 'friction="0.3"', 2)
-    urdf = tmp_path / "arm.urdf"
-    urdf.write_text(text)
-    arm = px.load_urdf(urdf, package_dirs=[robot_path("six_dof_arm").parent])
-    q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
-    robot = px.free_body(arm, "box", 2.0, pin.Inertia.FromBox(2.0, 0.2, 0.2, 0.2).inertia)
-    motor = DCMotor(
-        resistance=1.0, torque_constant=0.05, back_emf_constant=0.05, rotor_inertia=1e-5
-    )
-    drives = {j: Drive(motor, ElasticTransmission(100.0, 3000.0, 2.0)) for j in JOINTS}
-    loops = [px.Loop("tool", "box", "weld")]
-    q = pin.neutral(robot.model)
-    q[:6] = q0
-    contacts = []
-    if table is not None:  # placed from the box's pose once the weld is closed
-        closed = px.close_loops(px.System(robot, loops=loops), q)[: robot.model.nq]
-        corner = pin.SE3(np.eye(3), np.array([0.1, 0.1, -0.1]))
-        contacts.append(_tilted_table(robot, "box", closed, table, corner))
-    system = px.System(robot, loops=loops, drives=drives, contacts=contacts)
-    return system, px.close_loops(system, q)
-
-
 def test_a_loop_with_drives_limits_and_friction_on_both_paths(tmp_path, monkeypatch):
     """The arm with its load welded, elastic drives, joint friction and limits, 1 s from rest
     at a seeded pose: the compiled run compiles every segment, meets the same events at the
     same times (1e-8 s) and follows the Python run to 1e-7 (both at rtol 1e-10); on each the
     weld holds (1e-9) and the energy audit closes (1e-8)."""
-    system, x0 = _arm_with_load(tmp_path)
+    system, x0 = arm_with_welded_box(tmp_path)
     compiled, python = _on_both_paths(
         monkeypatch,
         lambda: px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01),
@@ -203,19 +176,6 @@ def test_a_loop_with_drives_limits_and_friction_on_both_paths(tmp_path, monkeypa
         assert traj.energy_balance().max_relative() < 1e-8
 
 
-def _tilted_table(robot, frame, q, drop, tool=None):
-    """A Contact of ``frame`` (at ``tool`` in it) with a plane tilted by 0.2 rad, ``drop``
-    below the touching point at q."""
-    from pinext.contact import Contact, plane
-
-    data = robot.model.createData()
-    pin.framesForwardKinematics(robot.model, data, q)
-    placement = data.oMf[robot.model.getFrameId(frame)] * (tool or pin.SE3.Identity())
-    normal = pin.rpy.rpyToMatrix(0.2, -0.1, 0.0) @ np.array([0.0, 0.0, 1.0])
-    point = placement.translation - drop * normal
-    return Contact(plane(frame, point, normal, tool=tool), restitution=0.5)
-
-
 def test_contact_rows_equal_the_constraint_kinematics():
     """A closed contact of the six-DOF arm's tool point (offset in the tool frame) on a tilted
     plane: the compiled row J and γ, and the Python path's (the same FrameRows block through
@@ -228,7 +188,7 @@ def test_contact_rows_equal_the_constraint_kinematics():
     rng = np.random.default_rng(4)
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
     tool = pin.SE3(np.eye(3), np.array([0.01, -0.02, 0.05]))
-    contact = _tilted_table(arm, "tool", q0, 0.0, tool)
+    contact = tilted_table(arm, "tool", q0, 0.0, tool)
     system = px.System(arm, contacts=[contact], joint_limits=False)
     comp = next(c for c in system.components if c.name == "contact")
     x0 = system.initial_state(q0, np.zeros(6))  # the tool on the plane, at rest: closed
@@ -265,7 +225,7 @@ def test_bouncing_tool_on_both_paths(monkeypatch):
     Python path at the same times (1e-9 s), the same path (1e-8), the audit closed (1e-9)."""
     arm = px.load_robot("six_dof_arm")
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
-    system = px.System(arm, contacts=[_tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
+    system = px.System(arm, contacts=[tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
     compiled, python = _on_both_paths(
         monkeypatch,
         lambda: px.simulate(system, 1.5, q0=q0, rtol=1e-10, atol=1e-12, output_dt=0.01),
@@ -289,7 +249,7 @@ def test_bounces_share_their_kernel_without_sharing_their_state(monkeypatch):
 
     arm = px.load_robot("six_dof_arm")
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
-    table = _tilted_table(arm, "tool", q0, 0.1)
+    table = tilted_table(arm, "tool", q0, 0.1)
 
     def run():
         system = px.System(arm, contacts=[table], joint_limits=False)
@@ -335,7 +295,7 @@ def test_a_run_of_many_segments_pauses_for_its_bar_a_few_times_in_all(monkeypatc
 
     arm = px.load_robot("six_dof_arm")
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
-    system = px.System(arm, contacts=[_tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
+    system = px.System(arm, contacts=[tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
     monkeypatch.setattr(compiled_path._dop, "advance", counted(compiled_path._dop.advance))
     monkeypatch.setattr(impacts, "dop853_bouncing", counted(impacts.dop853_bouncing))
     monkeypatch.setenv("PINEXT_NO_COMPILED", "0")
@@ -351,7 +311,7 @@ def test_a_welded_box_on_a_table_with_drives_limits_and_friction(tmp_path, monke
     (contact: impacts, rest, lift-off), 1 s on both paths: every segment compiled, the same
     events at the same times (1e-8 s), the same path (1e-7), the weld held (1e-9) and the audit
     closed (1e-8)."""
-    system, x0 = _arm_with_load(tmp_path, table=0.02)
+    system, x0 = arm_with_welded_box(tmp_path, table=0.02)
     compiled, python = _on_both_paths(
         monkeypatch,
         lambda: px.simulate(system, 1.0, x0=x0, rtol=1e-10, atol=1e-12, output_dt=0.01),
@@ -624,7 +584,7 @@ def test_a_step_ends_with_the_events_of_its_own_state(monkeypatch, method):
 
     arm = px.load_robot("six_dof_arm")
     q0 = np.array([0.2, 0.6, -1.1, 0.3, 1.2, 0.0])
-    system = px.System(arm, contacts=[_tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
+    system = px.System(arm, contacts=[tilted_table(arm, "tool", q0, 0.1)], joint_limits=False)
     monkeypatch.setattr(module, "advance", checking)
     solve = px.compiled.solve  # (bounces applied in the loop would return through a wrapper)
     monkeypatch.setattr(px.compiled, "solve", lambda *a, **k: solve(*a, **{**k, "bounces": 0}))

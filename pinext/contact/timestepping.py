@@ -200,6 +200,10 @@ class TimeStepper:
         friction: Coulomb joint friction, (joint index, torque F_c [N.m or N]) pairs: rows of
             the same problem (Pinocchio's ``JointFrictionConstraintModel``, impulse bounds
             ``|λ| ≤ F_c h``: the joint sticks while that holds it, else slips against v⁺).
+        anchors: Bilateral rows of the same problem, Pinocchio's ``PointAnchorConstraintModel``
+            and ``FrameAnchorConstraintModel`` (loops: :meth:`pinext.constraints.loop.Loop.
+            anchors`), closed at the end of each step (``σ = J v⁺ + e / h = 0``, e their
+            position error), their impulses unbounded.
     """
 
     def __init__(
@@ -214,6 +218,7 @@ class TimeStepper:
         margin: float = 1e-3,
         limits: Sequence[JointLimit] = (),
         friction: Sequence[tuple[int, float]] = (),
+        anchors: Sequence[Any] = (),
     ) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidParameter(f"dt must be a finite step > 0 [s], got {dt}")
@@ -227,7 +232,7 @@ class TimeStepper:
                 f"{tolerance}, {max_iterations}, {margin}"
             )
         self.model, self.data = model, model.createData()
-        self.contacts = list(contacts)
+        self.contacts, self.anchors = list(contacts), list(anchors)
         self.dt, self.margin = float(dt), float(margin)
         n = len(self.contacts)
         if solver == "admm":
@@ -328,7 +333,7 @@ class TimeStepper:
         positions, gaps, closing = self.points(data)
         active = gaps <= self.margin + 2.0 * dt * np.maximum(closing, 0.0)
         limit_rows = self._select_limits(q, v)
-        if not active.any() and not limit_rows and self.friction_model is None:
+        if not (active.any() or limit_rows or self.anchors) and self.friction_model is None:
             return StepResult(
                 v_free, pin.integrate(model, q, v_free * dt), impulses, gaps, active, 0.0, 0, True
             )
@@ -348,6 +353,8 @@ class TimeStepper:
             )
             point.setFriction(c.friction)
             models.append(pin.ConstraintModel(point))
+        for anchor in self.anchors:
+            models.append(pin.ConstraintModel(anchor))
         if limit_rows:
             models.append(pin.ConstraintModel(self.limit_model))
             data.q_in = q  # the limit rows read the configuration there
@@ -366,11 +373,14 @@ class TimeStepper:
         g = jacobian @ v_free
         n_rows = 3 * int(active.sum())
         g[2:n_rows:3] += gaps[active] / dt  # rows (t1, t2, n) per contact, in the plane's axes
+        row = n_rows
+        for k in range(int(active.sum()), int(active.sum()) + len(self.anchors)):
+            error = np.asarray(datas[k].extract().constraint_position_error)  # d/dt: its rows
+            g[row : row + error.size] += error / dt  # closed at the end of the step
+            row += error.size
         if limit_rows:  # then the limits: r = q − lower or upper − q, rows ±1
             limit_data = datas[len(datas) - 1 - (self.friction_model is not None)]
-            g[n_rows : n_rows + limit_rows] += (
-                np.asarray(limit_data.extract().constraint_residual) / dt
-            )
+            g[row : row + limit_rows] += np.asarray(limit_data.extract().constraint_residual) / dt
             self.limit_steps += 1
         converged = bool(self.solver.solve(delassus, g, models, datas, self.settings, self.result))
         lam = np.array(self.result.retrieveConstraintImpulses()).reshape(-1)

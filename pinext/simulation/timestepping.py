@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from ..constraints.loop import Loop
 from ..constraints.mimic import Mimic
 from ..contact.component import ContactComponent
 from ..contact.friction import FrictionalContact
@@ -82,11 +83,12 @@ def simulate_timestepping(
     the System's efforts (inputs, joint springs and dampers, effort components), then the
     frictional contact and joint-limit impulses from Pinocchio's Delassus operator and conic
     solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
-    enforced. Elastic drives' rotors join the step, their transmissions' forces linearly
-    implicit (:class:`pinext.contact.timestepping.SecondOrderStates`, with Pinocchio's
-    solvers); loops, prescribed joints, components with modes (lossy gears, backlash) and
-    other component states (a motor's inductance) are not integrated by this method (an
-    error names them).
+    enforced. With Pinocchio's solvers, elastic drives' rotors join the step, their
+    transmissions' forces linearly implicit (:class:`pinext.contact.timestepping.
+    SecondOrderStates`), and loops join its problem as Pinocchio's anchor constraints
+    (:meth:`pinext.constraints.loop.Loop.anchors`); prescribed joints, components with modes
+    (lossy gears, backlash) and other component states (a motor's inductance) are not
+    integrated by this method (an error names them).
 
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
@@ -151,8 +153,9 @@ def simulate_timestepping(
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = checked_control(control, system, x)
     phase = system.initial_phase(0.0, x, law)
-    step, efforts, integrated = _effort_law(system, phase, rows=(Mimic,))
+    step, efforts, integrated = _effort_law(system, phase, rows=(Mimic, Loop))
     mimics = [c for c in system.components if isinstance(c, Mimic)]
+    loops = [c for c in system.components if isinstance(c, Loop)]
     if solver not in (*SOLVERS, "auto", "compiled"):
         raise InvalidParameter(
             f"unknown solver {solver!r}; valid solvers: auto, compiled, {', '.join(SOLVERS)}"
@@ -179,14 +182,16 @@ def simulate_timestepping(
         margin=margin,
         limits=limits,
         friction=friction,
+        anchors=[anchor for loop in loops for anchor in loop.anchors(model)],
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
-    if rotors is not None:
-        names = ", ".join(c.name for c, _ in rotors.items)
-        compiled = f"the states of {names} are integrated in Python"
+    outside = [c.name for c, _ in rotors.items] if rotors is not None else []
+    outside += [c.name for c in loops]
+    if outside:
+        compiled = f"{', '.join(outside)}: rotor states and loop rows run on Pinocchio's solvers"
         log.info("time stepping runs with Pinocchio's solver: %s", compiled)
     elif solver in ("auto", "compiled"):
         compiled = _compiled_stepper(system, step, stepper, control, law, n_steps, every)
