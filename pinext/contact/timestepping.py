@@ -498,6 +498,13 @@ def _effort_law(system: System, phase: Phase, rows: tuple[type, ...] = ()):
     held = (ContactComponent, FrictionalContact, JointLimits, EffortSaturation, JointFriction)
     integrated = []
     for comp in system.components:
+        if isinstance(comp, held) and comp.states():
+            raise InvalidParameter(
+                f"component '{comp.name}' ({type(comp).__name__}) has states of its own "
+                f"({', '.join(name for name, _ in comp.states())}: a compliant tool or layer, "
+                "a dynamic environment), which time stepping does not integrate: its contacts "
+                "are rigid; valid: rigid contacts, or the event-driven simulate"
+            )
         if isinstance(comp, (*held, *rows)):
             continue
         mode = phase.get(comp.name)

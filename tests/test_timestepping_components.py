@@ -233,3 +233,51 @@ def test_a_welded_box_with_drives_friction_limits_and_a_table(tmp_path):
     assert traj.outputs["contact.closed"].any()
     assert traj.outputs["contact.gap"].min() >= -0.5 * 1e-3**2 * 100.0
     assert _closure(traj, system, "loop:tool-box") < 1e-3**2 * 100.0
+
+
+#: What time stepping does with each everyday scene of the engine's coverage: runs it, or
+#: refuses it naming why (a fragment of the message).
+SCENES = {
+    "bare": None,
+    "rigid_dc_drives": None,
+    "harmonic_drives_48v": None,
+    "inductive_motor_and_torque_source": "own states",
+    "joint_springs_dampers_and_friction": None,
+    "bounce_on_a_table": None,
+    "pen_on_a_compliant_massive_table": "contacts are rigid",
+    "contact_layer": "contacts are rigid",
+    "flexible_forearm": None,
+    "elastic_support": None,
+    "joint_pd": None,
+    "computed_torque_at_1khz": None,
+    "python_law_at_1khz": None,
+    "radau_with_drives": None,
+    "real_panda_with_harmonic_drives": "<mimic> couplings",  # on the compiled loop only
+    "lossy_gear": "has modes",
+    "backlash_beside_a_lossy_gear": "has modes",
+    "compliant_tool": "contacts are rigid",
+    "tool_and_layer_both_damped": "contacts are rigid",
+    "coulomb_contact_on_a_table": None,
+}
+
+
+@pytest.mark.parametrize("scene", list(SCENES))
+def test_every_everyday_scene_runs_or_is_refused_by_time_stepping(scene):
+    """Each scene of ``test_engine_coverage.py`` (built as a user builds it), 0.1 s at 1 ms:
+    it runs with its audit closed to round-off, or is refused with a pinext error that says
+    why and what is valid. (Compliant contacts used to run as rigid ones, their states
+    frozen, with audits off by up to 600 J or NaN.)"""
+    from . import test_engine_coverage as coverage
+
+    system, options = getattr(coverage, scene)()
+    start = {k: v for k, v in options.items() if k in ("q0", "control")}
+    refused = SCENES[scene]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if refused is not None:
+            with pytest.raises(InvalidParameter, match=refused) as err:
+                px.simulate(system, 0.1, method="timestepping", dt=1e-3, progress=False, **start)
+            assert "valid" in str(err.value)
+            return
+        traj = px.simulate(system, 0.1, method="timestepping", dt=1e-3, progress=False, **start)
+    assert traj.energy_balance().max_relative() < 1e-10
