@@ -281,3 +281,19 @@ def test_every_everyday_scene_runs_or_is_refused_by_time_stepping(scene):
             return
         traj = px.simulate(system, 0.1, method="timestepping", dt=1e-3, progress=False, **start)
     assert traj.energy_balance().max_relative() < 1e-10
+
+
+def test_a_law_that_turns_non_finite_stops_the_compiled_loop_naming_it():
+    """A Python law per step on the compiled loop is not checked at each call (the loop checks
+    its state): one that returns NaN from t = 0.05 s stops the run at that step with the law's
+    own error (its inputs, the time and the state it was given)."""
+    from pinext.exceptions import IntegrationError
+
+    system = px.System(px.load_robot("six_dof_arm"))
+
+    def law(t, x):
+        return np.full(6, np.nan if t >= 0.05 else 0.1)
+
+    with pytest.raises(IntegrationError, match="returned non-finite inputs") as err:
+        simulate_timestepping(system, 0.2, dt=1e-3, q0=ARM_Q0, control=law, progress=False)
+    assert err.value.time == pytest.approx(0.05, abs=1e-3)

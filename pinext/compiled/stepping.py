@@ -436,11 +436,15 @@ class CompiledStepper:
         self._views = tuple(view(data) for data in (self.pm, self.scene, self.work, self.out))
         u = np.zeros(nv)
         events, t, k, undrained, unticked = [], 0.0, 0, 0, 0.0
+        # the loop stops at a non-finite state: the law's own check (finite_law) runs only then
+        raw = getattr(law, "unchecked", law)
+        given = state
         while k < n_steps:
             h = dt if k < n_steps - 1 else min(dt, t_final - t)
             steps = 1 if (law is not None or k == n_steps - 1) else min(CHUNK, n_steps - 1 - k)
             if law is not None:
-                u[:] = law(t, state.copy())  # (a law may keep the state it was given)
+                given = state.copy()  # (a law may keep the state it was given)
+                u[:] = raw(t, given)
             if self.reference is not None:
                 self._references(t, h, steps)
             start = t
@@ -454,5 +458,7 @@ class CompiledStepper:
                 tick(unticked)
                 unticked = 0.0
             if status == _ts.NON_FINITE:
+                if law is not None and not np.isfinite(u).all():
+                    law(start, given)  # raises the law's error: its inputs, time and state
                 raise IntegrationError("non-finite state", t, state.copy())
         return state.copy(), np.concatenate(events), t

@@ -295,7 +295,9 @@ def finite_law(law: ControlLaw, name: str) -> ControlLaw:
     """``law`` with each of its values checked finite: a law that returns NaN or ±inf during
     a run stops it with an :class:`~pinext.exceptions.IntegrationError` that names the law,
     with the time and the state it was given, instead of a non-finite acceleration of the
-    integrator. The attributes the engine reads are kept."""
+    integrator. The attributes the engine reads are kept; ``unchecked`` is ``law`` itself, for
+    a loop that checks its own state at every step and calls the checked law only to name a
+    non-finite input (:meth:`pinext.compiled.stepping.CompiledStepper.run`)."""
 
     def checked(t: float, x: np.ndarray) -> np.ndarray:
         u = law(t, x)
@@ -312,4 +314,5 @@ def finite_law(law: ControlLaw, name: str) -> ControlLaw:
     for attribute in _LAW_ATTRIBUTES:
         if hasattr(law, attribute):
             setattr(checked, attribute, getattr(law, attribute))
+    checked.unchecked = law  # type: ignore[attr-defined] # for a loop that checks its state
     return checked
