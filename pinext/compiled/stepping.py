@@ -437,7 +437,7 @@ class CompiledStepper:
         u = np.zeros(nv)
         events, t, k, undrained, unticked = [], 0.0, 0, 0, 0.0
         # the loop stops at a non-finite state: the law's own check (finite_law) runs only then
-        raw = getattr(law, "unchecked", law)
+        raw: Any = getattr(law, "unchecked", law)
         given = state
         while k < n_steps:
             h = dt if k < n_steps - 1 else min(dt, t_final - t)
