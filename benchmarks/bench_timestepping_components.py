@@ -1,8 +1,8 @@
 """Time stepping with elastic drives and loops: what the rotors' step and the loops' rows cost.
 
 Elastic drives and loops run on Pinocchio's solvers step by step
-(:class:`pinext.contact.timestepping.SecondOrderStates`, :meth:`pinext.Loop.anchors`), not
-on the compiled loop. Scenes, 1 s at dt = 1 ms, medians of several runs, each also in
+(:class:`pinext.contact.timestepping.SecondOrderStates`; loops held by their own rows in
+:meth:`pinext.contact.timestepping.TimeStepper.step`), not on the compiled loop. Scenes, 1 s at dt = 1 ms, medians of several runs, each also in
 ``pin.aba`` calls of time per step (one call on the scene's model, measured in the same run):
 
 - Solo12 dropped 0.3 m under a PD law in Python: on rigid joints (compiled loop; Pinocchio's
@@ -12,7 +12,7 @@ on the compiled loop. Scenes, 1 s at dt = 1 ms, medians of several runs, each al
 - The six-DOF arm on harmonic drives under constant voltages: time stepping at 2 and 1 ms
   against the event-driven run (DOP853, compiled), with the error at the end against a tight
   event-driven reference.
-- The four-bar falling limp (a hinge: two of Pinocchio's point anchors), the same.
+- The four-bar falling limp (a hinge loop), the same.
 
 Run: ``python benchmarks/bench_timestepping_components.py``.
 """

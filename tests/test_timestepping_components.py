@@ -1,7 +1,7 @@
 """Time stepping with elastic drives and loops: the rotors' angles and velocities integrated
 in the mechanism's step, linearly implicit in the transmissions' forces
-(:class:`pinext.contact.timestepping.SecondOrderStates`); loops as Pinocchio's anchor
-constraints in the step's problem (:meth:`pinext.constraints.loop.Loop.anchors`).
+(:class:`pinext.contact.timestepping.SecondOrderStates`); closures (loops, ``<mimic>``) held
+by their own rows (:meth:`pinext.contact.timestepping.TimeStepper.step`).
 
 References: the event-driven run of the same System (DOP853 at rtol 1e-10), to which a
 first-order scheme converges with errors halving with the step; the step's energy identity,
@@ -19,12 +19,19 @@ import pytest
 
 import pinext as px
 from pinext.check import random_state
-from pinext.drives import DCMotor, Drive, ElasticTransmission, Gear, harmonic_drives
+from pinext.drives import (
+    HARMONIC_DRIVE_MOTOR,
+    DCMotor,
+    Drive,
+    ElasticTransmission,
+    Gear,
+    harmonic_drives,
+)
 from pinext.exceptions import InvalidParameter
 from pinext.simulation.timestepping import simulate_timestepping
 
 from .conftest import example_robot_data_dir
-from .models import arm_with_welded_box
+from .models import arm_with_welded_box, assert_sound_run
 
 JOINTS = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
 ARM_Q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
@@ -211,7 +218,7 @@ def _converges(system, x0, t_final, loop, steps=(2e-3, 1e-3, 5e-4), **options):
 
 
 def test_a_four_bar_loop_in_the_step():
-    """The four-bar's hinge as two of Pinocchio's point anchors (rank 5), falling limp for
+    """The four-bar's hinge (five rows, two of them dependent in its plane), falling limp for
     1 s from a closed pose: first order to the event-driven run, the hinge closed to second
     order, the audit closed."""
     system = px.System(px.load_urdf(EXAMPLES / "four_bar.urdf"))
@@ -220,7 +227,7 @@ def test_a_four_bar_loop_in_the_step():
 
 
 def test_a_welded_box_with_drives_friction_limits_and_a_table(tmp_path):
-    """The arm holding a 2 kg box (a weld: Pinocchio's frame anchor) on three elastic drives,
+    """The arm holding a 2 kg box (a weld) on three elastic drives,
     with URDF joint friction and its limits: first order to the event-driven run, the weld
     closed to second order; with a corner of the box falling onto a tilted table (plastic
     here, as time stepping's impacts are), the audit closes and the box sinks at most ½ h² a."""
@@ -252,7 +259,7 @@ SCENES = {
     "computed_torque_at_1khz": None,
     "python_law_at_1khz": None,
     "radau_with_drives": None,
-    "real_panda_with_harmonic_drives": "<mimic> couplings",  # on the compiled loop only
+    "real_panda_with_harmonic_drives": None,
     "lossy_gear": "has modes",
     "backlash_beside_a_lossy_gear": "has modes",
     "compliant_tool": "contacts are rigid",
@@ -297,3 +304,65 @@ def test_a_law_that_turns_non_finite_stops_the_compiled_loop_naming_it():
     with pytest.raises(IntegrationError, match="returned non-finite inputs") as err:
         simulate_timestepping(system, 0.2, dt=1e-3, q0=ARM_Q0, control=law, progress=False)
     assert err.value.time == pytest.approx(0.05, abs=1e-3)
+
+
+def _panda_run(panda, seed, friction: bool):
+    """The real Panda of ``test_real_panda_drives.py`` (harmonic drives, the URDF's stops, the
+    ``<mimic>`` fingers; Coulomb friction or none) from ``pin.neutral`` or a seeded pose, and
+    its motor-angle PD law in Python toward 0.3 rad from the start: (system, x0, law)."""
+    from .test_real_panda_drives import JOINTS, KD, KP, RATIO, _start, _system
+
+    q0 = _start(panda, seed)
+    if friction:
+        system = _system(panda)
+    else:
+        drive = Drive(HARMONIC_DRIVE_MOTOR, ElasticTransmission(RATIO, 2e4, 10.0))
+        system = px.System(panda, drives=dict.fromkeys(JOINTS, drive))
+    x0 = px.close_loops(system, q0)
+    x0[system.layout["drives.motor_angle"]] = RATIO * system.split(x0)[0][:7]
+    model = panda.model
+    target = np.clip(q0[:7] + 0.3, model.lowerPositionLimit[:7], model.upperPositionLimit[:7])
+
+    def law(t, q, v, sensors):
+        return (
+            KP * (RATIO * target - sensors["drives.motor_angle"])
+            - KD * sensors["drives.motor_velocity"]
+        )
+
+    return system, x0, law
+
+
+@pytest.mark.parametrize("seed", [None, 3, 11])
+def test_real_panda_with_drives_friction_stops_and_mimic_in_time_stepping(seed, panda):
+    """0.4 s at 1 ms from ``pin.neutral`` (joint 4 outside its range) and seeded poses, every
+    effect on: the mimic row is linear, so the step that holds it at its end closes it to
+    round-off; the stops hold and the audit closes (:func:`assert_sound_run`)."""
+    system, x0, law = _panda_run(panda, seed, friction=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # velocity-limit reports
+        traj = px.simulate(system, 0.4, x0=x0, control=law, method="timestepping", dt=1e-3)
+    assert_sound_run(panda.model, traj)
+    mimic = next(c for c in system.components if c.name == "mimic:panda_finger_joint2")
+    assert np.abs([mimic.kinematics(None, None, q, 0.0).residual for q in traj.q]).max() < 1e-12
+
+
+@pytest.mark.parametrize("seed", [None, 11])
+def test_real_panda_with_drives_stops_and_mimic_converges_to_the_event_driven_run(seed, panda):
+    """Without friction (whose stick–slip switches fall on step boundaries), the same scene
+    converges at first order to the event-driven run: error ratios 1.6–2.5 from 1 ms down
+    (2.0, 1.8–2.0 measured; 2 ms is before the asymptotic range)."""
+    system, x0, law = _panda_run(panda, seed, friction=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = px.simulate(system, 0.4, x0=x0, control=law, progress=False)
+        errors = np.array(
+            [
+                np.abs(traj.x[-1, :9] - reference.x[-1, :9]).max()
+                for traj in (
+                    px.simulate(system, 0.4, x0=x0, control=law, method="timestepping", dt=dt)
+                    for dt in (1e-3, 5e-4, 2.5e-4)
+                )
+            ]
+        )
+    ratios = errors[:-1] / errors[1:]
+    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)

@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 #: Rows of each kind of loop.
 KINDS = {"point": 3, "hinge": 5, "weld": 6}
 _KIND = {"point": FRAME_POINT, "hinge": FRAME_HINGE, "weld": FRAME_WELD}
-#: Distance [m] between the two points that hold a hinge's axis in :meth:`Loop.anchors`.
-HINGE_SPAN = 0.1
 
 
 class Loop(Closure):
@@ -141,23 +139,6 @@ class Loop(Closure):
             self.axis,
             self.normals,
         )
-
-    def anchors(self, model: pin.Model) -> list[Any]:
-        """The loop as Pinocchio's bilateral constraints, for time stepping with Pinocchio's
-        solvers: a point as a ``PointAnchorConstraintModel`` (A's origin on B''s), a weld as
-        a ``FrameAnchorConstraintModel``, a hinge as two point anchors on its axis,
-        :data:`HINGE_SPAN` apart (rank 5 of 6 rows: the distance along the axis twice)."""
-        fa, fb = model.frames[self.ids[0]], model.frames[self.ids[1]]
-        a, b = fa.placement, fb.placement * self.placement
-        if self.kind == "weld":
-            return [pin.FrameAnchorConstraintModel(model, fa.parentJoint, a, fb.parentJoint, b)]
-        points = [pin.SE3.Identity()]
-        if self.kind == "hinge":
-            points.append(pin.SE3(np.eye(3), HINGE_SPAN * self.axis))
-        return [
-            pin.PointAnchorConstraintModel(model, fa.parentJoint, a * p, fb.parentJoint, b * p)
-            for p in points
-        ]
 
     def kinematics(
         self, model: pin.Model, data: pin.Data, q: np.ndarray, t: float

@@ -200,10 +200,11 @@ class TimeStepper:
         friction: Coulomb joint friction, (joint index, torque F_c [N.m or N]) pairs: rows of
             the same problem (Pinocchio's ``JointFrictionConstraintModel``, impulse bounds
             ``|λ| ≤ F_c h``: the joint sticks while that holds it, else slips against v⁺).
-        anchors: Bilateral rows of the same problem, Pinocchio's ``PointAnchorConstraintModel``
-            and ``FrameAnchorConstraintModel`` (loops: :meth:`pinext.constraints.loop.Loop.
-            anchors`), closed at the end of each step (``σ = J v⁺ + e / h = 0``, e their
-            position error), their impulses unbounded.
+        closures: Closures (:class:`pinext.constraints.closure.Closure`: loops, ``<mimic>``
+            couplings) whose own rows ``B v⁺ + Θ / h = 0`` (:meth:`Closure.state_kinematics`:
+            their residual Θ and Jacobian B) the step holds exactly, closing them at its end;
+            the frictional problem is then solved on the mechanism they leave
+            (:meth:`step`).
     """
 
     def __init__(
@@ -218,7 +219,7 @@ class TimeStepper:
         margin: float = 1e-3,
         limits: Sequence[JointLimit] = (),
         friction: Sequence[tuple[int, float]] = (),
-        anchors: Sequence[Any] = (),
+        closures: Sequence[Any] = (),
     ) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidParameter(f"dt must be a finite step > 0 [s], got {dt}")
@@ -232,7 +233,7 @@ class TimeStepper:
                 f"{tolerance}, {max_iterations}, {margin}"
             )
         self.model, self.data = model, model.createData()
-        self.contacts, self.anchors = list(contacts), list(anchors)
+        self.contacts, self.closures = list(contacts), list(closures)
         self.dt, self.margin = float(dt), float(margin)
         n = len(self.contacts)
         if solver == "admm":
@@ -323,6 +324,30 @@ class TimeStepper:
         self.limit_model.makeSelectionFilteredByLimitProximity(q)
         return int(self.limit_model.residualSize())
 
+    def _held(self, q: np.ndarray, v: np.ndarray, v_free: np.ndarray):
+        """``(v_c, M_c⁻¹, lost)``: the free velocity with the closures' rows ``B v + Θ / h =
+        0`` held by their impulses ``Bᵀ μ``, the inverse inertia of the mechanism they leave,
+        ``M_c⁻¹ = M⁻¹ − W S⁺ Wᵀ`` (``W = M⁻¹ Bᵀ``, ``S = B W``; S⁺ the pseudo-inverse:
+        dependent rows, such as a planar loop's rows out of its plane, take no impulse), and
+        ``lost(v, v⁺)``, the energy the step's impulses remove: with the total impulse
+        ``M (v⁺ − ṽ)`` (closures and contacts), ``−½ (M (v⁺ − ṽ))ᵀ (v + v⁺)``, as for the
+        contacts alone."""
+        model, data = self.model, self.data
+        rows = [c.state_kinematics(q, v) for c in self.closures]
+        b = np.vstack([k.jacobian for k in rows])
+        theta = np.concatenate([k.residual for k in rows])
+        mass = pin.crba(model, data, q)
+        mass = np.triu(mass) + np.triu(mass, 1).T
+        minv = np.linalg.inv(mass)
+        w = minv @ b.T
+        coupling = w @ np.linalg.pinv(b @ w, rcond=1e-10, hermitian=True)
+        v_held = v_free - coupling @ (b @ v_free + theta / self.dt)
+
+        def lost(v: np.ndarray, v_next: np.ndarray) -> float:
+            return -0.5 * float((mass @ (v_next - v_free)) @ (v + v_next))
+
+        return v_held, minv - coupling @ w.T, lost
+
     def step(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> StepResult:
         """One step from (q, v) under the efforts ``tau`` [N.m or N] (held over the step)."""
         model, data, dt = self.model, self.data, self.dt
@@ -333,9 +358,12 @@ class TimeStepper:
         positions, gaps, closing = self.points(data)
         active = gaps <= self.margin + 2.0 * dt * np.maximum(closing, 0.0)
         limit_rows = self._select_limits(q, v)
-        if not (active.any() or limit_rows or self.anchors) and self.friction_model is None:
+        held = self._held(q, v, v_free) if self.closures else None
+        v_held = v_free if held is None else held[0]
+        if not (active.any() or limit_rows) and self.friction_model is None:
+            lost = 0.0 if held is None else held[2](v, v_held)
             return StepResult(
-                v_free, pin.integrate(model, q, v_free * dt), impulses, gaps, active, 0.0, 0, True
+                v_held, pin.integrate(model, q, v_held * dt), impulses, gaps, active, lost, 0, True
             )
         pin.crba(model, data, q, world)  # M for the Delassus operator
         models = pin.StdVec_ConstraintModel()
@@ -353,8 +381,6 @@ class TimeStepper:
             )
             point.setFriction(c.friction)
             models.append(pin.ConstraintModel(point))
-        for anchor in self.anchors:
-            models.append(pin.ConstraintModel(anchor))
         if limit_rows:
             models.append(pin.ConstraintModel(self.limit_model))
             data.q_in = q  # the limit rows read the configuration there
@@ -366,27 +392,30 @@ class TimeStepper:
         for cm in models:
             datas.append(cm.createData())
             cm.calc(model, data, datas[-1])
-        cholesky = pin.ContactCholeskyDecomposition(model, data, models, datas)
-        cholesky.compute(model, data, models, datas, 1e-12)
-        delassus = cholesky.getDelassusOperatorCholeskyExpression()
         jacobian = pin.getConstraintsJacobian(model, data, models, datas).reshape(-1, model.nv)
-        g = jacobian @ v_free
+        if held is None:
+            cholesky = pin.ContactCholeskyDecomposition(model, data, models, datas)
+            cholesky.compute(model, data, models, datas, 1e-12)
+            delassus = cholesky.getDelassusOperatorCholeskyExpression()
+        else:  # on the mechanism the closures leave: J M_c⁻¹ Jᵀ, dense
+            delassus = pin.DelassusOperatorDense(jacobian @ held[1] @ jacobian.T)
+        g = jacobian @ v_held
         n_rows = 3 * int(active.sum())
         g[2:n_rows:3] += gaps[active] / dt  # rows (t1, t2, n) per contact, in the plane's axes
-        row = n_rows
-        for k in range(int(active.sum()), int(active.sum()) + len(self.anchors)):
-            error = np.asarray(datas[k].extract().constraint_position_error)  # d/dt: its rows
-            g[row : row + error.size] += error / dt  # closed at the end of the step
-            row += error.size
         if limit_rows:  # then the limits: r = q − lower or upper − q, rows ±1
             limit_data = datas[len(datas) - 1 - (self.friction_model is not None)]
-            g[row : row + limit_rows] += np.asarray(limit_data.extract().constraint_residual) / dt
+            residual = np.asarray(limit_data.extract().constraint_residual)
+            g[n_rows : n_rows + limit_rows] += residual / dt
             self.limit_steps += 1
         converged = bool(self.solver.solve(delassus, g, models, datas, self.settings, self.result))
         lam = np.array(self.result.retrieveConstraintImpulses()).reshape(-1)
-        pin.cholesky.decompose(model, data)
-        v_next = v_free + pin.cholesky.solve(model, data, jacobian.T @ lam)
-        dissipated = -0.5 * float(lam @ (jacobian @ (v + v_next)))
+        if held is None:
+            pin.cholesky.decompose(model, data)
+            v_next = v_free + pin.cholesky.solve(model, data, jacobian.T @ lam)
+            dissipated = -0.5 * float(lam @ (jacobian @ (v + v_next)))
+        else:
+            v_next = v_held + held[1] @ (jacobian.T @ lam)
+            dissipated = held[2](v, v_next)
         per_contact = lam[:n_rows].reshape(-1, 3)
         for row, k in enumerate(np.flatnonzero(active).tolist()):
             impulses[k] = self.contacts[k].plane.rotation @ per_contact[row]

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..constraints.loop import Loop
+from ..constraints.closure import Closure
 from ..constraints.mimic import Mimic
 from ..contact.component import ContactComponent
 from ..contact.friction import FrictionalContact
@@ -85,10 +85,10 @@ def simulate_timestepping(
     solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
     enforced. With Pinocchio's solvers, elastic drives' rotors join the step, their
     transmissions' forces linearly implicit (:class:`pinext.contact.timestepping.
-    SecondOrderStates`), and loops join its problem as Pinocchio's anchor constraints
-    (:meth:`pinext.constraints.loop.Loop.anchors`); prescribed joints, components with modes
-    (lossy gears, backlash) and other component states (a motor's inductance) are not
-    integrated by this method (an error names them).
+    SecondOrderStates`), and closures (loops, ``<mimic>`` couplings) are held by their own
+    rows (:meth:`pinext.contact.timestepping.TimeStepper.step`); prescribed joints,
+    components with modes (lossy gears, backlash) and other component states (a motor's
+    inductance) are not integrated by this method (an error names them).
 
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
@@ -153,9 +153,8 @@ def simulate_timestepping(
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = checked_control(control, system, x)
     phase = system.initial_phase(0.0, x, law)
-    step, efforts, integrated = _effort_law(system, phase, rows=(Mimic, Loop))
-    mimics = [c for c in system.components if isinstance(c, Mimic)]
-    loops = [c for c in system.components if isinstance(c, Loop)]
+    step, efforts, integrated = _effort_law(system, phase, rows=(Closure,))
+    closures = [c for c in system.components if isinstance(c, Closure)]
     if solver not in (*SOLVERS, "auto", "compiled"):
         raise InvalidParameter(
             f"unknown solver {solver!r}; valid solvers: auto, compiled, {', '.join(SOLVERS)}"
@@ -182,31 +181,25 @@ def simulate_timestepping(
         margin=margin,
         limits=limits,
         friction=friction,
-        anchors=[anchor for loop in loops for anchor in loop.anchors(model)],
+        closures=closures,
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
     outside = [c.name for c, _ in rotors.items] if rotors is not None else []
-    outside += [c.name for c in loops]
+    outside += [c.name for c in closures if not isinstance(c, Mimic)]
     if outside:
         compiled = f"{', '.join(outside)}: rotor states and loop rows run on Pinocchio's solvers"
         log.info("time stepping runs with Pinocchio's solver: %s", compiled)
     elif solver in ("auto", "compiled"):
         compiled = _compiled_stepper(system, step, stepper, control, law, n_steps, every)
-    if isinstance(compiled, str) and (mimics or solver == "compiled"):
-        what = (
-            f"<mimic> couplings ({', '.join(c.name for c in mimics)}) are rows of the compiled "
-            "time-stepping loop only"
-            if mimics
-            else "solver='compiled'"
-        )
+    if isinstance(compiled, str) and solver == "compiled":
         raise InvalidParameter(
-            f"{what}, and this scene does not run on it: {compiled}; valid: solver='auto' on "
-            "a scene of the compiled loop (point contacts on planes, joint limits, <mimic>, "
-            "joint friction, springs, dampers and torque inputs), System(..., mimic=False), "
-            "or the event-driven simulate"
+            f"solver='compiled', and this scene does not run on it: {compiled}; valid: "
+            "solver='auto' (Pinocchio's solvers where the compiled loop does not reach), a "
+            "scene of the compiled loop (point contacts on planes, joint limits, <mimic>, joint "
+            "friction, springs, dampers and torque inputs), or the event-driven simulate"
         )
     if not force and n_steps > TIMED_ABOVE:
 
