@@ -21,6 +21,7 @@ from ..simulation.component import (
     JointRows,
     RowKind,
     Step,
+    SteppedStates,
     Trial,
 )
 from .backlash import Flank, Play, PlayHooks
@@ -337,18 +338,31 @@ class DriveComponent(PlayHooks, Component):
             blocks.append((name, sum(size for _, _, size in members)))
         return blocks
 
-    def second_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The rotors' angles, velocities and inertias when they are the only states: elastic
-        transmissions without backlash behind motors without states of their own (no
-        inductance), no rigid gear's backlash and no lossy gear (whose modes change the
-        reflected inertia): forces linear in the angles and velocities."""
-        if not self.elastic.size or self.own or self.rigid_play.size or self.lossy.size:
+    def stepped_states(self) -> SteppedStates | None:
+        """The rotors' angles, velocities and inertias of the elastic transmissions (without
+        backlash) and the currents of DC motors with inductance (P = L): forces linear in
+        them; None with other actuator states, a rigid gear's backlash or a lossy gear (whose
+        modes change the reflected inertia)."""
+        if self.rigid_play.size or self.lossy.size or self.continuous.any():
             return None
-        if self.elastic_half.any() or self.continuous.any():
+        if self.elastic.size and self.elastic_half.any():
             return None
+        first, metric = [], []
+        for i, block in self.own.items():
+            src = self.sources[i]
+            if not (isinstance(src, DCMotor) and src.inductance > 0):
+                return None
+            first.append(block.start)
+            metric.append(src.inductance)
         index = np.arange(self.nx)
-        inertia = 1.0 / self.inv_motor_inertia[self.elastic]
-        return index[self.s_angle], index[self.s_vel], inertia
+        rotors = self.elastic.size > 0
+        return SteppedStates(
+            index[self.s_angle] if rotors else np.zeros(0, dtype=int),
+            index[self.s_vel] if rotors else np.zeros(0, dtype=int),
+            1.0 / self.inv_motor_inertia[self.elastic],
+            np.array(first, dtype=int),
+            np.array(metric, dtype=float),
+        )
 
     def bind(self, system: System) -> None:
         """Reflect rigid drives' rotor and gear inertia into ``system.model.armature``."""

@@ -25,7 +25,7 @@ import enum
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -269,6 +269,22 @@ class ComponentState:
     inputs: slice = field(default_factory=lambda: slice(0, 0))
 
 
+class SteppedStates(NamedTuple):
+    """A component's states as time stepping integrates them (:meth:`Component.
+    stepped_states`): indices into the public state and their constants."""
+
+    #: Angles p of bodies of constant inertia (rotors behind elastic transmissions).
+    positions: np.ndarray
+    #: Their velocities w = ṗ, in the same order.
+    velocities: np.ndarray
+    #: J per velocity [kg.m² or kg].
+    inertias: np.ndarray
+    #: First-order states s (an inductance's current).
+    first: np.ndarray
+    #: P per first-order state: they store ½ sᵀ diag(P) s (½ L i²).
+    metric: np.ndarray
+
+
 class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
     """Something that adds states, efforts, inertia, constraints, inputs and events to a System.
 
@@ -289,16 +305,15 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
         """Named blocks of extra states: ``[(name, size), ...]``."""
         return []
 
-    def second_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """``(positions, velocities, inertias)`` when the component's states are the positions
-        p and velocities w = ṗ of bodies of constant inertias J (the rotors behind elastic
-        transmissions): indices into the public state and J per velocity [kg.m² or kg];
-        None (default) otherwise. Time stepping integrates such states in the step of the
-        mechanism (:class:`pinext.contact.timestepping.SecondOrderStates`). It reads the
-        component's efforts and derivatives (linear in the positions and velocities) at zero
-        velocities and inputs as its potential's forces (its springs), its :meth:`energy`
-        as ``½ wᵀ J w`` plus that potential, and its :meth:`power` ``p_in − p_diss`` as the
-        power of its other forces."""
+    def stepped_states(self) -> SteppedStates | None:
+        """How time stepping integrates the component's states (:class:`SteppedStates`:
+        rotors' angles and velocities, currents), or None (default) when it cannot. Time
+        stepping (:class:`pinext.contact.timestepping.ComponentStates`) reads the component's
+        efforts and derivatives (linear in the positions, velocities and first-order states)
+        at zero velocities, first-order states and inputs as its potential's forces (its
+        springs), its :meth:`energy` as ``½ wᵀ J w + ½ sᵀ P s`` plus that potential, and its
+        :meth:`power` ``p_in − p_diss`` as the power of its other forces and of its
+        first-order states."""
         return None
 
     def bind(self, system: System) -> None:  # noqa: B027 - optional hook

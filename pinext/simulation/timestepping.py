@@ -26,8 +26,8 @@ from ..contact.limits import EffortSaturation, JointLimits
 from ..contact.scene import SCENE_KEY, contact_scene_items
 from ..contact.timestepping import (
     SOLVERS,
+    ComponentStates,
     PointContact,
-    SecondOrderStates,
     TimeStepper,
     _effort_law,
     contact_specs,
@@ -83,12 +83,12 @@ def simulate_timestepping(
     the System's efforts (inputs, joint springs and dampers, effort components), then the
     frictional contact and joint-limit impulses from Pinocchio's Delassus operator and conic
     solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
-    enforced. With Pinocchio's solvers, elastic drives' rotors join the step, their
-    transmissions' forces linearly implicit (:class:`pinext.contact.timestepping.
-    SecondOrderStates`), and closures (loops, ``<mimic>`` couplings) are held by their own
-    rows (:meth:`pinext.contact.timestepping.TimeStepper.step`); prescribed joints,
-    components with modes (lossy gears, backlash) and other component states (a motor's
-    inductance) are not integrated by this method (an error names them).
+    enforced. With Pinocchio's solvers, drives' rotors and currents join the step, their
+    forces linearly implicit (:class:`pinext.contact.timestepping.ComponentStates`), and
+    closures (loops, ``<mimic>`` couplings) are held by their own rows
+    (:meth:`pinext.contact.timestepping.TimeStepper.step`); prescribed joints,
+    components with modes (lossy gears, backlash) and other component states are not
+    integrated by this method (an error names them).
 
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
@@ -169,7 +169,7 @@ def simulate_timestepping(
     model, rotors = step.model, None
     if integrated:  # the rotors' implicit forces in a copy's armature
         model = pin.Model(step.model)
-        rotors = SecondOrderStates(system, integrated, model, x)
+        rotors = ComponentStates(system, integrated, model, x)
         rotors.stepper_model(model, dt)
     stepper = TimeStepper(
         model,
@@ -421,7 +421,7 @@ def _pinocchio_run(
     stepper, system, efforts, rotors, law, x, dt, t_final, n_steps, every, bar, progress
 ) -> _Run:
     """Every step with :meth:`TimeStepper.step` (Pinocchio's Delassus operator and solver),
-    the components' states with :meth:`SecondOrderStates.advance` (``rotors``, or None)."""
+    the components' states with :meth:`ComponentStates.advance` (``rotors``, or None)."""
     q_block, v_block = system.layout["q"], system.layout["v"]
     work_at = system.layout["input_work"].start
     lost_at = system.layout["dissipated_energy"].start
