@@ -167,6 +167,8 @@ class StepResult:
             ``−λᵀ J (v + v⁺) / 2`` [J] (the contact term of the step's kinetic energy change).
         iterations: Iterations of the conic solver (0 without active contacts).
         converged: Whether the solver met its tolerances.
+        driven: The work of the prescribed joints' impulses [J] (input work), left out of
+            ``dissipated``.
     """
 
     v: np.ndarray
@@ -177,6 +179,7 @@ class StepResult:
     dissipated: float
     iterations: int
     converged: bool
+    driven: float = 0.0
 
 
 class TimeStepper:
@@ -204,7 +207,9 @@ class TimeStepper:
             couplings) whose own rows ``B v⁺ + Θ / h = 0`` (:meth:`Closure.state_kinematics`:
             their residual Θ and Jacobian B) the step holds exactly, closing them at its end;
             the frictional problem is then solved on the mechanism they leave
-            (:meth:`step`).
+            (:class:`HeldRows`).
+        prescribed: Prescribed joints (:class:`pinext.constraints.prescribed.Prescribed`),
+            held the same way on their law at the end of each step.
     """
 
     def __init__(
@@ -220,6 +225,7 @@ class TimeStepper:
         limits: Sequence[JointLimit] = (),
         friction: Sequence[tuple[int, float]] = (),
         closures: Sequence[Any] = (),
+        prescribed: Sequence[Any] = (),
     ) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidParameter(f"dt must be a finite step > 0 [s], got {dt}")
@@ -234,6 +240,7 @@ class TimeStepper:
             )
         self.model, self.data = model, model.createData()
         self.contacts, self.closures = list(contacts), list(closures)
+        self.prescribed = list(prescribed)
         self.dt, self.margin = float(dt), float(margin)
         n = len(self.contacts)
         if solver == "admm":
@@ -324,32 +331,9 @@ class TimeStepper:
         self.limit_model.makeSelectionFilteredByLimitProximity(q)
         return int(self.limit_model.residualSize())
 
-    def _held(self, q: np.ndarray, v: np.ndarray, v_free: np.ndarray):
-        """``(v_c, M_c⁻¹, lost)``: the free velocity with the closures' rows ``B v + Θ / h =
-        0`` held by their impulses ``Bᵀ μ``, the inverse inertia of the mechanism they leave,
-        ``M_c⁻¹ = M⁻¹ − W S⁺ Wᵀ`` (``W = M⁻¹ Bᵀ``, ``S = B W``; S⁺ the pseudo-inverse:
-        dependent rows, such as a planar loop's rows out of its plane, take no impulse), and
-        ``lost(v, v⁺)``, the energy the step's impulses remove: with the total impulse
-        ``M (v⁺ − ṽ)`` (closures and contacts), ``−½ (M (v⁺ − ṽ))ᵀ (v + v⁺)``, as for the
-        contacts alone."""
-        model, data = self.model, self.data
-        rows = [c.state_kinematics(q, v) for c in self.closures]
-        b = np.vstack([k.jacobian for k in rows])
-        theta = np.concatenate([k.residual for k in rows])
-        mass = pin.crba(model, data, q)
-        mass = np.triu(mass) + np.triu(mass, 1).T
-        minv = np.linalg.inv(mass)
-        w = minv @ b.T
-        coupling = w @ np.linalg.pinv(b @ w, rcond=1e-10, hermitian=True)
-        v_held = v_free - coupling @ (b @ v_free + theta / self.dt)
-
-        def lost(v: np.ndarray, v_next: np.ndarray) -> float:
-            return -0.5 * float((mass @ (v_next - v_free)) @ (v + v_next))
-
-        return v_held, minv - coupling @ w.T, lost
-
-    def step(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> StepResult:
-        """One step from (q, v) under the efforts ``tau`` [N.m or N] (held over the step)."""
+    def step(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, t: float = 0.0) -> StepResult:
+        """One step from (q, v) at time t under the efforts ``tau`` [N.m or N] (held over
+        the step)."""
         model, data, dt = self.model, self.data, self.dt
         n = len(self.contacts)
         world = pin.Convention.WORLD  # data.oMi and data.v (world axes) for the contact points
@@ -358,13 +342,12 @@ class TimeStepper:
         positions, gaps, closing = self.points(data)
         active = gaps <= self.margin + 2.0 * dt * np.maximum(closing, 0.0)
         limit_rows = self._select_limits(q, v)
-        held = self._held(q, v, v_free) if self.closures else None
-        v_held = v_free if held is None else held[0]
+        held = HeldRows(self, q, v, v_free, t) if self.closures or self.prescribed else None
+        v_held = v_free if held is None else held.v_free
         if not (active.any() or limit_rows) and self.friction_model is None:
-            lost = 0.0 if held is None else held[2](v, v_held)
-            return StepResult(
-                v_held, pin.integrate(model, q, v_held * dt), impulses, gaps, active, lost, 0, True
-            )
+            lost, driven = (0.0, 0.0) if held is None else held.work(v, v_held, 0.0 * v)
+            q_next = pin.integrate(model, q, v_held * dt)
+            return StepResult(v_held, q_next, impulses, gaps, active, lost, 0, True, driven)
         pin.crba(model, data, q, world)  # M for the Delassus operator
         models = pin.StdVec_ConstraintModel()
         for k in np.flatnonzero(active).tolist():
@@ -398,7 +381,7 @@ class TimeStepper:
             cholesky.compute(model, data, models, datas, 1e-12)
             delassus = cholesky.getDelassusOperatorCholeskyExpression()
         else:  # on the mechanism the closures leave: J M_c⁻¹ Jᵀ, dense
-            delassus = pin.DelassusOperatorDense(jacobian @ held[1] @ jacobian.T)
+            delassus = pin.DelassusOperatorDense(jacobian @ held.minv @ jacobian.T)
         g = jacobian @ v_held
         n_rows = 3 * int(active.sum())
         g[2:n_rows:3] += gaps[active] / dt  # rows (t1, t2, n) per contact, in the plane's axes
@@ -409,13 +392,14 @@ class TimeStepper:
             self.limit_steps += 1
         converged = bool(self.solver.solve(delassus, g, models, datas, self.settings, self.result))
         lam = np.array(self.result.retrieveConstraintImpulses()).reshape(-1)
+        driven = 0.0
         if held is None:
             pin.cholesky.decompose(model, data)
             v_next = v_free + pin.cholesky.solve(model, data, jacobian.T @ lam)
             dissipated = -0.5 * float(lam @ (jacobian @ (v + v_next)))
         else:
-            v_next = v_held + held[1] @ (jacobian.T @ lam)
-            dissipated = held[2](v, v_next)
+            v_next = v_held + held.minv @ (jacobian.T @ lam)
+            dissipated, driven = held.work(v, v_next, jacobian.T @ lam)
         per_contact = lam[:n_rows].reshape(-1, 3)
         for row, k in enumerate(np.flatnonzero(active).tolist()):
             impulses[k] = self.contacts[k].plane.rotation @ per_contact[row]
@@ -428,7 +412,52 @@ class TimeStepper:
             float(dissipated),
             int(self.result.iterations),
             converged,
+            driven,
         )
+
+
+class HeldRows:
+    """The rows a step holds exactly: the closures' ``B v⁺ + Θ / h = 0`` (their own rows,
+    :meth:`pinext.constraints.closure.Closure.state_kinematics`) and the prescribed joints'
+    ``v⁺ = (q_ref(t + h) − q) / h`` (their law at the step's end, the angle's difference
+    wrapped for a continuous joint), by impulses ``Bᵀ μ``. ``v_free`` is the free velocity
+    with them held, ``minv`` the inverse inertia of the mechanism they leave,
+    ``M_c⁻¹ = M⁻¹ − W S⁺ Wᵀ`` (``W = M⁻¹ Bᵀ``, ``S = B W``; S⁺ the pseudo-inverse: dependent
+    rows, such as a planar loop's rows out of its plane, take no impulse), on which the
+    frictional problem is solved: ``v⁺ = v_free + M_c⁻¹ Jᵀ λ``."""
+
+    def __init__(self, stepper: TimeStepper, q, v, v_free, t: float) -> None:
+        model, data, h = stepper.model, stepper.data, stepper.dt
+        rows = [c.state_kinematics(q, v) for c in stepper.closures]
+        b = [k.jacobian for k in rows]
+        theta = [k.residual for k in rows]
+        for p in stepper.prescribed:
+            b.append(p.row)
+            angle = np.arctan2(q[p.iq + 1], q[p.iq]) if p.continuous else q[p.iq]
+            error = angle - p.law(t + h)[0]
+            theta.append([np.angle(np.exp(1j * error)) if p.continuous else error])
+        self.b, self.n_closure = np.vstack(b), sum(k.jacobian.shape[0] for k in rows)
+        mass = pin.crba(model, data, q)
+        self.mass = np.triu(mass) + np.triu(mass, 1).T
+        minv = np.linalg.inv(self.mass)
+        w = minv @ self.b.T
+        self.pinv = np.linalg.pinv(self.b @ w, rcond=1e-10, hermitian=True)
+        self.mu = -self.pinv @ (self.b @ v_free + np.concatenate(theta) / h)
+        self.v_free_in, self.w = v_free, w
+        self.v_free = v_free + w @ self.mu
+        self.minv = minv - w @ self.pinv @ w.T
+
+    def work(self, v: np.ndarray, v_next: np.ndarray, contact: np.ndarray) -> tuple[float, float]:
+        """(the energy the step's impulses remove, the prescribed joints' input work) [J],
+        given the contacts' impulse ``contact = Jᵀ λ``: with the total impulse ``M (v⁺ − ṽ)``
+        (rows and contacts), the impulses' work in the step's kinetic energy is
+        ``½ (M (v⁺ − ṽ))ᵀ (v + v⁺)`` (as for the contacts alone); the prescribed joints' part,
+        ``½ μ_pᵀ B_p (v + v⁺)`` with ``μ = μ₀ − S⁺ Wᵀ Jᵀ λ``, drives the motion (input
+        work)."""
+        total = self.mass @ (v_next - self.v_free_in)
+        mu = self.mu - self.pinv @ (self.w.T @ contact)
+        driven = 0.5 * float(mu[self.n_closure :] @ (self.b[self.n_closure :] @ (v + v_next)))
+        return -0.5 * float(total @ (v + v_next)) + driven, driven
 
 
 class StepAudit(NamedTuple):

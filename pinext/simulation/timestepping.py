@@ -19,6 +19,7 @@ import pinocchio as pin
 
 from ..constraints.closure import Closure
 from ..constraints.mimic import Mimic
+from ..constraints.prescribed import Prescribed
 from ..contact.component import ContactComponent
 from ..contact.friction import FrictionalContact
 from ..contact.joint_friction import JointFriction
@@ -86,9 +87,9 @@ def simulate_timestepping(
     enforced. With Pinocchio's solvers, drives' rotors and currents join the step, their
     forces linearly implicit (:class:`pinext.contact.timestepping.ComponentStates`), and
     closures (loops, ``<mimic>`` couplings) are held by their own rows
-    (:meth:`pinext.contact.timestepping.TimeStepper.step`); prescribed joints,
-    components with modes (lossy gears, backlash) and other component states are not
-    integrated by this method (an error names them).
+    (:class:`pinext.contact.timestepping.HeldRows`), prescribed joints by their law at each
+    step's end; components with modes (lossy gears, backlash) and other component states are
+    not integrated by this method (an error names them).
 
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
@@ -153,8 +154,9 @@ def simulate_timestepping(
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = checked_control(control, system, x)
     phase = system.initial_phase(0.0, x, law)
-    step, efforts, integrated = _effort_law(system, phase, rows=(Closure,))
+    step, efforts, integrated = _effort_law(system, phase, rows=(Closure, Prescribed))
     closures = [c for c in system.components if isinstance(c, Closure)]
+    prescribed = [c for c in system.components if isinstance(c, Prescribed)]
     if solver not in (*SOLVERS, "auto", "compiled"):
         raise InvalidParameter(
             f"unknown solver {solver!r}; valid solvers: auto, compiled, {', '.join(SOLVERS)}"
@@ -182,13 +184,14 @@ def simulate_timestepping(
         limits=limits,
         friction=friction,
         closures=closures,
+        prescribed=prescribed,
     )
     n_steps = int(np.ceil(t_final / dt - 1e-9))
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
     outside = [c.name for c, _ in rotors.items] if rotors is not None else []
-    outside += [c.name for c in closures if not isinstance(c, Mimic)]
+    outside += [c.name for c in (*closures, *prescribed) if not isinstance(c, Mimic)]
     if outside:
         compiled = f"{', '.join(outside)}: rotor states and loop rows run on Pinocchio's solvers"
         log.info("time stepping runs with Pinocchio's solver: %s", compiled)
@@ -443,11 +446,11 @@ def _pinocchio_run(
         q, v = x[q_block], x[v_block]
         tau = efforts(t, x, u)  # the System's: their work beyond its joints' is the input's
         if rotors is None:
-            result = stepper.step(q, v, tau)
+            result = stepper.step(q, v, tau, t)
         else:
             rotors.stepper_model(stepper.model, h)
             pulls = rotors.forces(t, x, u)
-            result = stepper.step(q, v, tau + rotors.efforts(x, pulls, h))
+            result = stepper.step(q, v, tau + rotors.efforts(x, pulls, h), t)
         if k % every == 0:
             times.append(t)
             states.append(x.copy())
@@ -468,6 +471,7 @@ def _pinocchio_run(
         x_next = x.copy()
         x_next[q_block], x_next[v_block] = result.q, result.v
         x_next[work_at] += float((tau - system.joint_effort(q, v)) @ result.v) * h
+        x_next[work_at] += result.driven  # the prescribed joints' impulses
         x_next[lost_at] += result.dissipated + float(system.damping * v @ result.v) * h
         if rotors is not None:
             applied, moved = rotors.advance(t, x, u, pulls, x_next, h)
