@@ -28,6 +28,7 @@ from pinext.drives import (
     harmonic_drives,
 )
 from pinext.exceptions import InvalidParameter
+from pinext.simulation.component import Component, SteppedStates
 from pinext.simulation.timestepping import simulate_timestepping
 
 from .conftest import example_robot_data_dir
@@ -412,3 +413,76 @@ def test_a_prescribed_joint_follows_its_law_and_its_work_converges():
         errors.append(abs(traj.energy_balance().input_work[-1] - reference))
     ratios = np.array(errors[:-1]) / np.array(errors[1:])
     assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+
+
+class _Absorber(Component):
+    """A user's component in plain Python: a rotor of inertia J on the elbow through a spring
+    k and a damper d (a tuned absorber), with its angle and velocity as states; it declares
+    them to time stepping (``stepped_states``) or, with ``wrong``, declares them badly."""
+
+    name = "absorber"
+    J, K, D = 0.02, 40.0, 0.3
+
+    def __init__(self, wrong: bool = False) -> None:
+        super().__init__()
+        self.wrong = wrong
+
+    def states(self):
+        return [("angle", 1), ("speed", 1)]
+
+    def bind(self, system):
+        joint = system.model.joints[system.model.getJointId("elbow")]
+        self.iq, self.iv = joint.idx_q, joint.idx_v
+        self.a, self.w = self.layout.slices["angle"].start, self.layout.slices["speed"].start
+        self.nv = system.model.nv
+
+    def initial_state(self, q, v):
+        return np.array([q[self.iq], 0.0])
+
+    def _torque(self, x, q, v):  # on the rotor: spring and damper toward the elbow
+        return -self.K * (x[self.a] - q[self.iq]) - self.D * (x[self.w] - v[self.iv])
+
+    def effort(self, t, x, q, v, u, mode):
+        tau = np.zeros(self.nv)
+        tau[self.iv] = -self._torque(x, q, v)
+        return tau
+
+    def derivative(self, t, x, q, v, u, mode, out, step):
+        out[self.a] = x[self.w]
+        out[self.w] = self._torque(x, q, v) / self.J
+
+    def energy(self, x, q, v):
+        return 0.5 * self.J * x[self.w] ** 2 + 0.5 * self.K * (x[self.a] - q[self.iq]) ** 2
+
+    def power(self, t, x, q, v, u, mode, step):
+        return 0.0, self.D * (x[self.w] - v[self.iv]) ** 2
+
+    def stepped_states(self):
+        index = np.arange(2) + self.a
+        inertia = np.array([-1.0 if self.wrong else self.J])
+        return SteppedStates(index[:1], index[1:], inertia, np.zeros(0, int), np.zeros(0))
+
+
+def test_a_users_component_declares_its_states_to_time_stepping():
+    """The contract is not the drives': a rotor absorber written by a user (effort,
+    derivative, energy, power and ``stepped_states``) beside the arm's harmonic drives runs
+    in time stepping with its audit closed and converges at first order to the event-driven
+    run; declared badly (J < 0), it is refused saying what is valid."""
+    robot = px.load_robot("six_dof_arm")
+    system = px.System(robot, drives=harmonic_drives(JOINTS), components=[_Absorber()])
+    x0 = system.initial_state(ARM_Q0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = px.simulate(system, 0.3, x0=x0, control=VOLTS, progress=False)
+    errors = []
+    for dt in (2e-3, 1e-3, 5e-4):
+        traj = px.simulate(
+            system, 0.3, x0=x0, control=VOLTS, method="timestepping", dt=dt, progress=False
+        )
+        _closes(traj)
+        errors.append(np.abs(traj.x[-1, : system.nx - 2] - reference.x[-1, : system.nx - 2]).max())
+    ratios = np.array(errors[:-1]) / np.array(errors[1:])
+    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+    bad = px.System(robot, components=[_Absorber(wrong=True)])
+    with pytest.raises(InvalidParameter, match="absorber.*valid: each state once"):
+        px.simulate(bad, 0.1, q0=ARM_Q0, method="timestepping", dt=1e-3, progress=False)

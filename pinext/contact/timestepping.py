@@ -613,6 +613,33 @@ class StateStep(NamedTuple):
     explicit: float
 
 
+def _checked_states(system: System, comp: Any) -> Any:
+    """``comp.stepped_states()``, checked against the component's own states: every state
+    named once, as a position with its velocity and a finite J > 0, or as a first-order state
+    with a finite P > 0."""
+    kinds = comp.stepped_states()
+    own = np.concatenate(
+        [np.arange(system.nx)[comp.layout.slices[name]] for name, _ in comp.states()]
+    )
+    named = np.concatenate((kinds.positions, kinds.velocities, kinds.first)).astype(int)
+    sizes = {kinds.positions.size, kinds.velocities.size, kinds.inertias.size}
+    inertias, metric = np.asarray(kinds.inertias, float), np.asarray(kinds.metric, float)
+    if (
+        len(sizes) != 1
+        or kinds.first.size != metric.size
+        or sorted(named.tolist()) != sorted(own.tolist())
+        or not (np.all(np.isfinite(inertias)) and np.all(inertias > 0))
+        or not (np.all(np.isfinite(metric)) and np.all(metric > 0))
+    ):
+        raise InvalidParameter(
+            f"component '{comp.name}' ({type(comp).__name__}): its stepped_states() {kinds} do "
+            f"not describe its states {comp.states()} (at {own.tolist()} in the state); valid: "
+            "each state once, positions and velocities of equal number with one inertia > 0 "
+            "each, first-order states with one metric P > 0 each"
+        )
+    return kinds
+
+
 class ComponentStates:
     """The states of the components that the steps integrate (:meth:`pinext.simulation.
     component.Component.stepped_states`): the angles p and velocities w of rotors of constant
@@ -658,7 +685,7 @@ class ComponentStates:
         self, system: System, items: list[tuple[Any, Any]], model: pin.Model, x: np.ndarray
     ) -> None:
         self.system, self.items = system, items
-        parts = [comp.stepped_states() for comp, _ in items]
+        parts = [_checked_states(system, comp) for comp, _ in items]
 
         def joined(k: int, dtype: type) -> np.ndarray:
             return np.concatenate([part[k] for part in parts]).astype(dtype)
