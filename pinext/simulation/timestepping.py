@@ -168,11 +168,11 @@ def simulate_timestepping(
         if isinstance(c, JointFriction)
         for name, torque in zip(c.joints, c.torque, strict=True)
     ]
-    model, rotors = step.model, None
-    if integrated:  # the rotors' implicit forces in a copy's armature
+    model, stepped = step.model, None
+    if integrated:  # the components' states: their implicit forces in a copy's armature
         model = pin.Model(step.model)
-        rotors = ComponentStates(system, integrated, model, x)
-        rotors.stepper_model(model, dt)
+        stepped = ComponentStates(system, integrated, model, x)
+        stepped.stepper_model(model, dt)
     stepper = TimeStepper(
         model,
         found,
@@ -190,7 +190,7 @@ def simulate_timestepping(
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
-    outside = [c.name for c, _ in rotors.items] if rotors is not None else []
+    outside = [c.name for c, _ in stepped.items] if stepped is not None else []
     outside += [c.name for c in (*closures, *prescribed) if not isinstance(c, Mimic)]
     if outside:
         compiled = f"{', '.join(outside)}: rotor states and loop rows run on Pinocchio's solvers"
@@ -208,7 +208,7 @@ def simulate_timestepping(
 
         def every_effort(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
             tau = efforts(t, x, u)
-            return tau if rotors is None else tau + rotors.efforts(x, rotors.forces(t, x, u), dt)
+            return tau if stepped is None else tau + stepped.efforts(x, stepped.forces(t, x, u), dt)
 
         _refuse_long(stepper, every_effort, law, system, x, dt, t_final, n_steps, compiled)
     bar = progress_bar(progress, t_final, "timestepping")
@@ -218,7 +218,7 @@ def simulate_timestepping(
             run = _compiled_run(compiled[0], compiled[1], law, system, x, dt, t_final, n_steps, bar)
         else:
             run = _pinocchio_run(
-                stepper, system, efforts, rotors, law, x, dt, t_final, n_steps, every, bar,
+                stepper, system, efforts, stepped, law, x, dt, t_final, n_steps, every, bar,
                 progress,
             )  # fmt: skip
     finally:
@@ -421,10 +421,10 @@ def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) 
 
 
 def _pinocchio_run(
-    stepper, system, efforts, rotors, law, x, dt, t_final, n_steps, every, bar, progress
+    stepper, system, efforts, stepped, law, x, dt, t_final, n_steps, every, bar, progress
 ) -> _Run:
     """Every step with :meth:`TimeStepper.step` (Pinocchio's Delassus operator and solver),
-    the components' states with :meth:`ComponentStates.advance` (``rotors``, or None)."""
+    the components' states with :meth:`ComponentStates.advance` (``stepped``, or None)."""
     q_block, v_block = system.layout["q"], system.layout["v"]
     work_at = system.layout["input_work"].start
     lost_at = system.layout["dissipated_energy"].start
@@ -445,12 +445,12 @@ def _pinocchio_run(
         u = np.asarray(law(t, x), dtype=float)
         q, v = x[q_block], x[v_block]
         tau = efforts(t, x, u)  # the System's: their work beyond its joints' is the input's
-        if rotors is None:
+        if stepped is None:
             result = stepper.step(q, v, tau, t)
         else:
-            rotors.stepper_model(stepper.model, h)
-            pulls = rotors.forces(t, x, u)
-            result = stepper.step(q, v, tau + rotors.efforts(x, pulls, h), t)
+            stepped.stepper_model(stepper.model, h)
+            pulls = stepped.forces(t, x, u)
+            result = stepper.step(q, v, tau + stepped.efforts(x, pulls, h), t)
         if k % every == 0:
             times.append(t)
             states.append(x.copy())
@@ -473,8 +473,8 @@ def _pinocchio_run(
         x_next[work_at] += float((tau - system.joint_effort(q, v)) @ result.v) * h
         x_next[work_at] += result.driven  # the prescribed joints' impulses
         x_next[lost_at] += result.dissipated + float(system.damping * v @ result.v) * h
-        if rotors is not None:
-            applied, moved = rotors.advance(t, x, u, pulls, x_next, h)
+        if stepped is not None:
+            applied, moved = stepped.advance(t, x, u, pulls, x_next, h)
             tau = tau + applied  # the forces on the mechanism's own M over the step
             x_next[work_at] += moved.work
             x_next[lost_at] += moved.lost
