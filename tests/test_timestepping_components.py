@@ -135,7 +135,7 @@ def test_drives_limits_friction_and_a_table_in_one_step():
 def test_pinocchios_two_solvers_agree_on_the_drives_steps():
     """ADMM and PGS on the same steps (drives, limits, the table): their difference shrinks
     at least tenfold for a hundredfold tighter tolerance (it is the solvers', not the
-    scheme's)."""
+    scheme's), and is within 1e4 of the tighter tolerance."""
     system, table = _table_scene(None)
     gaps = []
     for tolerance in (1e-10, 1e-12):
@@ -148,7 +148,9 @@ def test_pinocchios_two_solvers_agree_on_the_drives_steps():
         ]  # fmt: skip
         assert all(run.meta["stats"]["unconverged"] == 0 for run in runs)
         gaps.append(np.abs(runs[0].x - runs[1].x).max())
-    assert gaps[1] <= 0.1 * gaps[0], gaps
+    # the difference follows the tolerance (3e-10 and 1e-11 measured): tenfold smaller for a
+    # hundredfold tighter one, unless the looser run already agrees to 1e-9 (then 1e-10)
+    assert gaps[1] <= max(0.1 * gaps[0], 1e-10) and gaps[1] <= 1e4 * 1e-12, gaps
 
 
 @pytest.mark.skipif(example_robot_data_dir() is None, reason="example-robot-data not installed")
