@@ -179,16 +179,22 @@ def test_solo12_on_series_elastic_drives_lands_and_stands():
 
 
 def test_the_step_is_stable_beyond_the_transmissions_modes():
-    """The wrists' modes (about 4 700 rad/s) are far beyond 2/h at h = 4 ms, where holding
-    their forces at the start of the step diverges within 0.1 s: the linearly implicit step
-    stays bounded (energy within the input work) and its audit closes."""
+    """The wrists' modes (about 4 700 rad/s) are far beyond 2/h at h = 8 and 4 ms, where
+    holding their forces at the start of the step diverged within 0.03 s at 0.4 ms: the
+    linearly implicit step is stable there and still first order (the error to the
+    event-driven run halves from 8 to 4 ms: ratio 1.6–2.5), its audit closed."""
     system = _arm()
-    traj = px.simulate(
-        system, 0.5, q0=ARM_Q0, method="timestepping", dt=4e-3, control=VOLTS, progress=False
-    )
-    _closes(traj)
-    balance = traj.energy_balance()
-    assert np.all(traj.energy() - traj.energy()[0] <= balance.input_work + 1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = px.simulate(system, 0.4, q0=ARM_Q0, control=VOLTS, progress=False)
+    errors = []
+    for dt in (8e-3, 4e-3):
+        traj = px.simulate(
+            system, 0.4, q0=ARM_Q0, method="timestepping", dt=dt, control=VOLTS, progress=False
+        )
+        _closes(traj)
+        errors.append(np.abs(traj.x[-1, :18] - reference.x[-1, :18]).max())
+    assert 1.6 < errors[0] / errors[1] < 2.5, errors
 
 
 @pytest.mark.parametrize(
