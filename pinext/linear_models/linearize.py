@@ -50,7 +50,7 @@ from ..exceptions import InvalidParameter, NotAtEquilibrium, PinextError
 from ..simulation.caches import cache as engine_cache
 from ..simulation.component import Phase, overrides
 from ..simulation.controls import checked_control
-from ..simulation.linear import _own_part, identify
+from ..simulation.linear import _own_part, closed_terms, identify
 from ..simulation.system import System
 from .constrained import constrained_matrices
 from .model import LinearModel
@@ -194,16 +194,13 @@ def _reason(point: _Point) -> str | None:
 
 def _linear_terms(point: _Point) -> np.ndarray | None:
     """``[τ; ṡ] = T [q, v, s, u, 1]`` of a linear phase on a Euclidean model: the components'
-    closed forms (:meth:`~pinext.Component.linear_terms`) when every component with efforts
-    or states gives one, else their linear form (:func:`pinext.simulation.linear.identify`,
-    shared with the fused right-hand side and the compiled path, which identify a constrained
-    phase's efforts with its rows apart), and the System's own springs, dampers and torque
-    inputs; None when the phase is not linear. Once a phase (kept in the engine's cache of
-    the System)."""
+    closed forms (:func:`pinext.simulation.linear.closed_terms`), else their identified form
+    (:func:`~pinext.simulation.linear.identify`, the simulator's), and the System's own
+    springs, dampers and torque inputs; None when the phase is not linear. Once a phase."""
     system, structure = point.system, point.structure
     own = engine_cache(system, "linear_models")
     if ("terms", structure) not in own:
-        terms = _closed_terms(point)
+        terms = closed_terms(system, point.step.modes)
         if terms is None:
             forms = engine_cache(system, "linear_forms")
             rows = frozenset(c.name for c, _ in point.step.constrained)
@@ -216,26 +213,6 @@ def _linear_terms(point: _Point) -> np.ndarray | None:
             None if terms is None else terms + _own_part(system, terms.shape[1])
         )
     return own["terms", structure]
-
-
-def _closed_terms(point: _Point) -> np.ndarray | None:
-    """The sum of the components' :meth:`~pinext.Component.linear_terms`, or None when one
-    with an effort or a state derivative gives none."""
-    n_core = point.system.nx - 2
-    terms = np.zeros((n_core - point.nv, n_core + point.u0.size + 1))
-    for comp, mode in point.step.modes:
-        if overrides(comp, "effort") or overrides(comp, "derivative"):
-            part = comp.linear_terms(mode)
-            if part is None:
-                return None
-            if np.shape(part) != terms.shape or not np.all(np.isfinite(part)):
-                raise InvalidParameter(
-                    f"{comp.name}.linear_terms({mode!r}) must be finite numbers of shape "
-                    f"{terms.shape} ([τ; ṡ] over [q, v, states, u, 1]), got shape "
-                    f"{np.shape(part)}"
-                )
-            terms += part
-    return terms
 
 
 def _component_terms(point: _Point) -> tuple[np.ndarray, np.ndarray, np.ndarray, str | None]:

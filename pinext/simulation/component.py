@@ -308,7 +308,7 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
     def stepped_states(self) -> SteppedStates | None:
         """How time stepping integrates the component's states (:class:`SteppedStates`:
         rotors' angles and velocities, currents), or None (default) when it cannot. Time
-        stepping (:class:`pinext.contact.timestepping.ComponentStates`) reads the component's
+        stepping (:class:`pinext.contact.stepped_states.ComponentStates`) reads the component's
         efforts and derivatives (linear in the positions, velocities and first-order states)
         at zero velocities, first-order states and inputs as its potential's forces (its
         springs), its :meth:`energy` as ``½ wᵀ J w + ½ sᵀ P s`` plus that potential, and its

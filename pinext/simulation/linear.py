@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
+from ..exceptions import InvalidParameter
 from .caches import cache as engine_cache
 from .chart import angles
 from .component import Phase, overrides
@@ -111,6 +112,27 @@ def _own_part(system: System, m: int) -> np.ndarray:
     if system.torque_inputs:
         a[idx, n_core + idx] = 1.0
     return a
+
+
+def closed_terms(system: System, modes: Any) -> np.ndarray | None:
+    """The sum of the components' closed forms (:meth:`Component.linear_terms`, rows
+    ``[τ; ṡ]`` over ``[q, v, states, u, 1]``), or None when a component with an effort or a
+    state derivative gives none. ``modes``: (component, mode) pairs of the phase."""
+    n_core = _core(system)
+    terms = np.zeros((n_core - system.model.nv, n_core + system.n_inputs + 1))
+    for comp, mode in modes:
+        if overrides(comp, "effort") or overrides(comp, "derivative"):
+            part = comp.linear_terms(mode)
+            if part is None:
+                return None
+            if np.shape(part) != terms.shape or not np.all(np.isfinite(part)):
+                raise InvalidParameter(
+                    f"{comp.name}.linear_terms({mode!r}) must be finite numbers of shape "
+                    f"{terms.shape} ([τ; ṡ] over [q, v, states, u, 1]), got shape "
+                    f"{np.shape(part)}"
+                )
+            terms += part
+    return terms
 
 
 def identify(

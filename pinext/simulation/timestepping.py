@@ -25,9 +25,9 @@ from ..contact.friction import FrictionalContact
 from ..contact.joint_friction import JointFriction
 from ..contact.limits import EffortSaturation, JointLimits
 from ..contact.scene import SCENE_KEY, contact_scene_items
+from ..contact.stepped_states import ComponentStates
 from ..contact.timestepping import (
     SOLVERS,
-    ComponentStates,
     PointContact,
     TimeStepper,
     _effort_law,
@@ -85,7 +85,7 @@ def simulate_timestepping(
     frictional contact and joint-limit impulses from Pinocchio's Delassus operator and conic
     solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
     enforced. With Pinocchio's solvers, drives' rotors and currents join the step, their
-    forces linearly implicit (:class:`pinext.contact.timestepping.ComponentStates`), and
+    forces linearly implicit (:class:`pinext.contact.stepped_states.ComponentStates`), and
     closures (loops, ``<mimic>`` couplings) are held by their own rows
     (:class:`pinext.contact.timestepping.HeldRows`), prescribed joints by their law at each
     step's end; components with modes (lossy gears, backlash) and other component states are
