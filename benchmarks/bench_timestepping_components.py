@@ -1,9 +1,10 @@
 """Time stepping with elastic drives and loops: what the rotors' step and the loops' rows cost.
 
 Elastic drives and loops run on Pinocchio's solvers step by step
-(:class:`pinext.contact.timestepping.SecondOrderStates`; loops held by their own rows in
-:meth:`pinext.contact.timestepping.TimeStepper.step`), not on the compiled loop. Scenes, 1 s at dt = 1 ms, medians of several runs, each also in
-``pin.aba`` calls of time per step (one call on the scene's model, measured in the same run):
+(:class:`pinext.contact.stepped_states.ComponentStates`; loops held by their own rows,
+:class:`pinext.contact.timestepping.HeldRows`), not on the compiled loop. Scenes, 1 s at
+dt = 1 ms, medians of several runs, each also in ``pin.aba`` calls of time per step (one
+call on the scene's model, measured in the same run):
 
 - Solo12 dropped 0.3 m under a PD law in Python: on rigid joints (compiled loop; Pinocchio's
   ADMM per step), then on twelve series elastic drives (DC motors behind 200 N.m/rad springs,
