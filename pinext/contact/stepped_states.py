@@ -28,20 +28,23 @@ class StateStep(NamedTuple):
     explicit: float
 
 
-def _checked_states(system: System, comp: Any) -> Any:
-    """``comp.stepped_states()``, checked against the component's own states: every state
-    named once, as a position with its velocity and a finite J > 0, or as a first-order state
-    with a finite P > 0."""
+def _checked_states(system: System, comp: Any) -> tuple[np.ndarray, ...]:
+    """``comp.stepped_states()`` as arrays, checked against the component's own states: every
+    state named once, as a position with its velocity and a finite J > 0, or as a first-order
+    state with a finite P > 0."""
     kinds = comp.stepped_states()
     own = np.concatenate(
         [np.arange(system.nx)[comp.layout.slices[name]] for name, _ in comp.states()]
     )
-    named = np.concatenate((kinds.positions, kinds.velocities, kinds.first)).astype(int)
-    sizes = {kinds.positions.size, kinds.velocities.size, kinds.inertias.size}
-    inertias, metric = np.asarray(kinds.inertias, float), np.asarray(kinds.metric, float)
+    try:
+        p, w, inertias, first, metric = (np.atleast_1d(np.asarray(f, float)) for f in kinds)
+    except (TypeError, ValueError):
+        p = w = inertias = first = metric = np.full(1, np.nan)  # refused below
+    named = np.concatenate((p, w, first))
     if (
-        len(sizes) != 1
-        or kinds.first.size != metric.size
+        len({p.size, w.size, inertias.size}) != 1
+        or first.size != metric.size
+        or not np.array_equal(named, np.round(named))
         or sorted(named.tolist()) != sorted(own.tolist())
         or not (np.all(np.isfinite(inertias)) and np.all(inertias > 0))
         or not (np.all(np.isfinite(metric)) and np.all(metric > 0))
@@ -52,7 +55,7 @@ def _checked_states(system: System, comp: Any) -> Any:
             "each state once, positions and velocities of equal number with one inertia > 0 "
             "each, first-order states with one metric P > 0 each"
         )
-    return kinds
+    return p.astype(int), w.astype(int), inertias, first.astype(int), metric
 
 
 class ComponentStates:
