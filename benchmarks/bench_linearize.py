@@ -7,7 +7,8 @@ state, the matrices, the model):
 * the Panda with seven elastic DC drives, fingers free (no rows): 32 states, 7 inputs;
   ``computeABADerivatives`` beside the drives' efforts and state derivatives in closed form
   (``DriveComponent.linear_terms``), built once per phase (the first call in a process, which
-  also builds the phase's step and the model's labels, is timed on its own);
+  also runs Python's and Pinocchio's code for the first time, and the first call on a new
+  System, which builds its phase, labels and terms, are timed on their own);
 * the same with its ``<mimic>`` finger coupling (a constrained phase, one constant row);
 * the same with the mimic row and the URDF's limits, joint 4 and a finger on their stops
   (three constant rows); the phase alone (``System.initial_phase``: the limits' active set,
@@ -140,17 +141,19 @@ def _calls(system: px.System, x: np.ndarray, u: np.ndarray) -> list[Callable[[],
 def main() -> None:
     rows, notes = [], []
     for k, (name, system, x, u) in enumerate(cases()):
-        if k == 0:
-            start = time.perf_counter()
-            px.linearize(system, x, u, method="analytic")
-            first = time.perf_counter() - start
+        if k == 0:  # the first call in the process, then the first on a second System
+            firsts = []
+            for fresh in (system, panda_system()):
+                start = time.perf_counter()
+                px.linearize(fresh, x, u, method="analytic")
+                firsts.append(time.perf_counter() - start)
         analytic = px.linearize(system, x, u, method="auto")
         central = px.linearize(system, x, u, method="central")
         agreement = np.abs(analytic.A - central.A).max() / np.abs(central.A).max()
         aba, t_an, t_cd, t_phase = in_turn(_calls(system, x, u))
         if k == 0:
-            rows.append(("  first call (the drives' closed form)", "", f"{first / aba:.0f}",
-                         "", "", ""))  # fmt: skip
+            for label, first in zip(("in the process", "on a new System"), firsts, strict=True):
+                rows.append((f"  first call {label}", "", f"{first / aba:.0f}", "", "", ""))
         n = analytic.A.shape[0]
         ratios = (f"{t_an / aba:.1f}", f"{t_cd / aba:.0f}", f"{t_phase / aba:.1f}")
         rows.append((name, str(n), *ratios, f"{agreement:.1e}"))
