@@ -53,6 +53,31 @@ def _closes(traj: px.Trajectory) -> None:
     assert np.abs(balance.residual).max() <= 1e-9 * max(1.0, balance.exchanged)
 
 
+def _first_order(system, t_final, columns, steps=(2e-3, 1e-3, 5e-4), audit=True, solver="auto",
+                 **start):  # fmt: skip
+    """Time stepping at each of ``steps`` against the event-driven run from the same start
+    (``q0`` or ``x0``, ``control``): the error at the end over ``columns`` of the state halves
+    with the step (first order, 2 as h → 0: ratios 1.6–2.5); with ``audit``, every run's
+    audit closes. Returns the runs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = px.simulate(system, t_final, progress=False, **start)
+        runs = [  # (simulate adapts a law(t, q, v, sensors); solver= is the stepper's own)
+            px.simulate(system, t_final, method="timestepping", dt=dt, progress=False, **start)
+            if solver == "auto"
+            else simulate_timestepping(
+                system, t_final, dt=dt, solver=solver, progress=False, **start
+            )
+            for dt in steps
+        ]
+    for run in runs if audit else ():
+        _closes(run)
+    errors = np.array([np.abs(r.x[-1, columns] - reference.x[-1, columns]).max() for r in runs])
+    ratios = errors[:-1] / errors[1:]
+    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+    return runs
+
+
 def _starts() -> list[np.ndarray]:
     rng = np.random.default_rng(11)
     model = px.load_robot("six_dof_arm").model
@@ -65,20 +90,8 @@ def test_elastic_drives_converge_to_the_event_driven_run_at_first_order(start):
     the event-driven run (joint and motor angles) halves with the step (ratios of a first-order
     scheme, 2 as h → 0: between 1.6 and 2.5 at these steps), and every run's audit closes."""
     system = _arm()
-    q0 = _starts()[start]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reference = px.simulate(system, 0.3, q0=q0, control=VOLTS, progress=False)
-    errors = []
-    for dt in (2e-3, 1e-3, 5e-4):
-        traj = px.simulate(
-            system, 0.3, q0=q0, control=VOLTS, method="timestepping", dt=dt, progress=False
-        )
-        assert traj.meta["stats"]["solver"] == "admm"
-        _closes(traj)
-        errors.append(np.abs(traj.x[-1, :18] - reference.x[-1, :18]).max())
-    ratios = np.array(errors[:-1]) / np.array(errors[1:])
-    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+    runs = _first_order(system, 0.3, slice(0, 18), q0=_starts()[start], control=VOLTS)
+    assert all(traj.meta["stats"]["solver"] == "admm" for traj in runs)
 
 
 def _table_scene(friction: float | None) -> tuple[px.System, px.Contact]:
@@ -104,18 +117,7 @@ def test_motors_with_inductance_converge_and_their_currents_close_the_audit(elas
         px.load_robot("six_dof_arm"), drives=dict.fromkeys(JOINTS, Drive(INDUCTIVE, transmission))
     )
     x0 = system.initial_state(ARM_Q0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reference = px.simulate(system, 0.3, x0=x0, control=VOLTS, progress=False)
-    errors = []
-    for dt in (2e-3, 1e-3, 5e-4):
-        traj = px.simulate(
-            system, 0.3, x0=x0, control=VOLTS, method="timestepping", dt=dt, progress=False
-        )
-        _closes(traj)
-        errors.append(np.abs(traj.x[-1, : system.nx - 2] - reference.x[-1, : system.nx - 2]).max())
-    ratios = np.array(errors[:-1]) / np.array(errors[1:])
-    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+    _first_order(system, 0.3, slice(0, system.nx - 2), x0=x0, control=VOLTS)
 
 
 def test_drives_limits_friction_and_a_table_in_one_step():
@@ -183,18 +185,7 @@ def test_the_step_is_stable_beyond_the_transmissions_modes():
     holding their forces at the start of the step diverged within 0.03 s at 0.4 ms: the
     linearly implicit step is stable there and still first order (the error to the
     event-driven run halves from 8 to 4 ms: ratio 1.6–2.5), its audit closed."""
-    system = _arm()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reference = px.simulate(system, 0.4, q0=ARM_Q0, control=VOLTS, progress=False)
-    errors = []
-    for dt in (8e-3, 4e-3):
-        traj = px.simulate(
-            system, 0.4, q0=ARM_Q0, method="timestepping", dt=dt, control=VOLTS, progress=False
-        )
-        _closes(traj)
-        errors.append(np.abs(traj.x[-1, :18] - reference.x[-1, :18]).max())
-    assert 1.6 < errors[0] / errors[1] < 2.5, errors
+    _first_order(_arm(), 0.4, slice(0, 18), steps=(8e-3, 4e-3), q0=ARM_Q0, control=VOLTS)
 
 
 @pytest.mark.parametrize(
@@ -232,20 +223,9 @@ def _converges(system, x0, t_final, loop, steps=(2e-3, 1e-3, 5e-4), **options):
     """Time stepping against the event-driven run: the error halves with the step (first
     order: ratios 1.6–2.5), the loop's residual, closed to first order at each step's end,
     quarters (ratios 3–5), and every run's audit closes. Returns the runs."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reference = px.simulate(system, t_final, x0=x0, progress=False)
-        runs = [
-            simulate_timestepping(system, t_final, dt=dt, x0=x0, progress=False, **options)
-            for dt in steps
-        ]
-    nq = system.model.nq
-    errors = np.array([np.abs(r.x[-1, :nq] - reference.x[-1, :nq]).max() for r in runs])
+    runs = _first_order(system, t_final, slice(0, system.model.nq), steps, x0=x0, **options)
     closures = np.array([_closure(r, system, loop) for r in runs])
-    for run in runs:
-        _closes(run)
-    first, second = errors[:-1] / errors[1:], closures[:-1] / closures[1:]
-    assert np.all((first > 1.6) & (first < 2.5)), (errors, first)
+    second = closures[:-1] / closures[1:]
     assert np.all((second > 3.0) & (second < 5.0)), (closures, second)
     return runs
 
@@ -385,20 +365,8 @@ def test_real_panda_with_drives_stops_and_mimic_converges_to_the_event_driven_ru
     converges at first order to the event-driven run: error ratios 1.6–2.5 from 1 ms down
     (2.0, 1.8–2.0 measured; 2 ms is before the asymptotic range)."""
     system, x0, law = _panda_run(panda, seed, friction=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reference = px.simulate(system, 0.4, x0=x0, control=law, progress=False)
-        errors = np.array(
-            [
-                np.abs(traj.x[-1, :9] - reference.x[-1, :9]).max()
-                for traj in (
-                    px.simulate(system, 0.4, x0=x0, control=law, method="timestepping", dt=dt)
-                    for dt in (1e-3, 5e-4, 2.5e-4)
-                )
-            ]
-        )
-    ratios = errors[:-1] / errors[1:]
-    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+    steps = (1e-3, 5e-4, 2.5e-4)
+    _first_order(system, 0.4, slice(0, 9), steps, audit=False, x0=x0, control=law)
 
 
 def test_a_prescribed_joint_follows_its_law_and_its_work_converges():
@@ -478,19 +446,8 @@ def test_a_users_component_declares_its_states_to_time_stepping():
     run; declared badly (J < 0), it is refused saying what is valid."""
     robot = px.load_robot("six_dof_arm")
     system = px.System(robot, drives=harmonic_drives(JOINTS), components=[_Absorber()])
-    x0 = system.initial_state(ARM_Q0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        reference = px.simulate(system, 0.3, x0=x0, control=VOLTS, progress=False)
-    errors = []
-    for dt in (2e-3, 1e-3, 5e-4):
-        traj = px.simulate(
-            system, 0.3, x0=x0, control=VOLTS, method="timestepping", dt=dt, progress=False
-        )
-        _closes(traj)
-        errors.append(np.abs(traj.x[-1, : system.nx - 2] - reference.x[-1, : system.nx - 2]).max())
-    ratios = np.array(errors[:-1]) / np.array(errors[1:])
-    assert np.all((ratios > 1.6) & (ratios < 2.5)), (errors, ratios)
+    _first_order(system, 0.3, slice(0, system.nx - 2), x0=system.initial_state(ARM_Q0),
+                 control=VOLTS)  # fmt: skip
 
     class Short(_Absorber):  # two of the five fields
         def stepped_states(self):
