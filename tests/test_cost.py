@@ -209,6 +209,18 @@ def test_the_probe_judges_a_steady_pace_after_any_pause():
         time.sleep(0.01)
         stalling.update(1e-3 if i < 20 else 0.0)
     assert not stalling.judging
+    # its first steps collapse after a fast start, stall for 0.3 s, then grow (a 1e9 N.m/rad
+    # transmission at rtol 1e-11 on a machine five times slower): it finishes in about a
+    # second, so it is not judged on the stall (it was, and refused, projecting hours)
+    collapsing = _probe()
+    collapsing.update(0.0)
+    advance, start = 1e-6, time.perf_counter()
+    while collapsing.n < collapsing.total:
+        time.sleep(0.01)
+        wall = time.perf_counter() - start
+        collapsing.update(1e-6 if wall < 0.02 else 0.0 if wall < 0.32 else advance)
+        advance *= 2.0 ** (0.01 / 0.05) if wall >= 0.32 else 1.0
+    assert time.perf_counter() - start < PROBE_LIMIT
     stuck = _probe()
     stuck.update(0.0)
     stuck.update(1e-6)  # a trial step's evaluation, then every one behind it (rejected)

@@ -247,8 +247,15 @@ def test_stiff_transmission_converges_to_rigid(tmp_path):
     def run(drive_of):
         system = px.System(robot, drives={"j0": drive_of(50.0), "j1": drive_of(30.0)})
         traj = px.simulate(
-            system, 0.01, q0=q0, control=voltage, rtol=1e-11, atol=1e-13, output_dt=0.0025
-        )
+            system,
+            0.01,
+            q0=q0,
+            control=voltage,
+            rtol=1e-11,
+            atol=1e-13,
+            output_dt=0.0025,
+            force=True,  # the 1e9 run's steps collapse, then grow for its whole second: the
+        )  # cost probe's verdict on its start depends on the machine's speed (test_cost)
         return traj.q
 
     rigid = run(lambda n: Drive(m, Gear(n)))

@@ -71,8 +71,9 @@ class CostProbe:
     is judged again at the next report, on the last :data:`PROBE_SECONDS` once past
     :data:`PROBE_END`, until its pace holds (or :data:`PROBE_LIMIT`); a run that has
     integrated nothing (stuck at its start, every step rejected) is judged at
-    :data:`PROBE_END`; a run that pauses in its last third (an event handled, a law's slow
-    sample) is judged on its pace over the window, not on the pause. A pause longer than
+    :data:`PROBE_END`; a run that stalls in its last third (its first steps collapsing
+    before they grow, an event handled, a law's slow sample) is judged at :data:`PROBE_END`,
+    on its pace over the window, not on the stall. A pause longer than
     :data:`PAUSE` between two reports (a compilation, not a step) starts the window again,
     the first :data:`PAUSES` times."""
 
@@ -119,8 +120,13 @@ class CostProbe:
         one = next(report for report in window if report[0] >= start + spent / 3)
         two = next(report for report in window if report[0] >= start + 2 * spent / 3)
         first = (one[1] - window[0][1]) / max(one[0] - start, 1e-9)
+        middle = (two[1] - one[1]) / max(two[0] - one[0], 1e-9)
         last = (self.n - two[1]) / max(now - two[0], 1e-9)
-        if last > SPEEDING_UP * first and now - self.opened < PROBE_LIMIT:
+        if SPEEDING_UP * last < first and spent <= PROBE_END:
+            return  # a stall after a fast start (the first steps collapsing, an event handled)
+        # growing: SPEEDING_UP over two thirds, or its root over the last (after a stall)
+        growing = last > SPEEDING_UP * first or last**2 > SPEEDING_UP * middle**2
+        if growing and now - self.opened < PROBE_LIMIT:
             if spent > PROBE_END:  # still leaving its transient: judged on a later window
                 del window[: next(i for i, r in enumerate(window) if r[0] >= now - PROBE_SECONDS)]
             return
