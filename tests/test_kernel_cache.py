@@ -41,8 +41,9 @@ print(json.dumps({
 }))
 """
 
-#: Run twice in new processes sharing a cache folder: a helper called from Python (compiled
-#: and cached by the first, loaded by the second), then inlined into a new uncached kernel.
+#: Run twice in new processes sharing a cache folder: a helper compiled (no Python entry point:
+#: it is only inlined) and cached by the first, loaded by the second, then inlined into a new
+#: uncached kernel; then called from Python.
 LINKING = """
 import json
 import numba
@@ -50,21 +51,29 @@ import numpy as np
 from pinext.compiled.spatial import motion_cross
 
 v, m, out = np.arange(6.0).reshape(1, 6), np.arange(6.0, 12.0).reshape(1, 6), np.zeros((1, 6))
-motion_cross(v, 0, m, 0, out, 0)
+motion_cross.compile(tuple(numba.typeof(a) for a in (v, 0, m, 0, out, 0)))
 result = next(iter(motion_cross.overloads.values()))
 library = result.library
 lazy = type(library).__name__ == "_Library" and library._bitcode is not None
+
+@numba.njit
+def once(v, m, out):
+    motion_cross(v, 0, m, 0, out, 0)
 
 @numba.njit
 def twice(v, m, out):
     motion_cross(v, 0, m, 0, out, 0)
     out[0] *= 2.0
 
+once(v, m, out)
 doubled = np.zeros((1, 6))
 twice(v, m, doubled)
-found = library.get_pointer_to_function(result.fndesc.llvm_cpython_wrapper_name) != 0
+found = library.get_pointer_to_function(result.fndesc.mangled_name) != 0
+entry = library.get_pointer_to_function(result.fndesc.llvm_cpython_wrapper_name) != 0
+from_python = np.zeros((1, 6))
+motion_cross(v, 0, m, 0, from_python, 0)  # through a twin with a Python entry point
 print(json.dumps({"out": out[0].tolist(), "doubled": doubled[0].tolist(), "lazy": lazy,
-                  "found": found}))
+                  "found": found, "entry": entry, "from_python": from_python[0].tolist()}))
 """
 
 
@@ -97,16 +106,19 @@ def test_a_new_process_runs_the_cached_kernels_bit_for_bit_without_parsing_their
 def test_a_kernel_loaded_without_its_bitcode_still_links_into_a_new_kernel(tmp_path):
     """The first process compiles and caches the helper; the second loads it lazily and
     inlines it into a kernel it compiles (the bitcode parsed then), and still finds the
-    helper's own entry by name afterwards."""
+    helper's own symbol by name afterwards. The helper has no Python entry point; called from
+    Python, it runs through a twin that has one (not a jump to a null address)."""
     env = {"NUMBA_CACHE_DIR": str(tmp_path)}
     first, second = _run(LINKING, env=env), _run(LINKING, env=env)
     assert not first["lazy"] and second["lazy"]
     assert first["found"] and second["found"]  # its symbols, once linked, as Numba's own
+    assert not first["entry"] and not second["entry"]  # no Python wrapper compiled for it
     v, m = np.arange(6.0), np.arange(6.0, 12.0)
     expected = (pin.Motion(v[:3], v[3:]).cross(pin.Motion(m[:3], m[3:]))).vector
     for result in (first, second):
         np.testing.assert_allclose(result["out"], expected, rtol=0, atol=1e-12)
         np.testing.assert_allclose(result["doubled"], 2.0 * expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(result["from_python"], expected, rtol=0, atol=1e-12)
 
 
 #: A package of two modules: ``top.twice`` inlines ``low.value``, each a cached kernel.

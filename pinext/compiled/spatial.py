@@ -24,12 +24,12 @@ from .jit import cached
 #: (:class:`pinext.compiled.jit._Declared`). The phase is handed over as one pointer
 #: (:mod:`pinext.compiled.struct`), so a call costs a few arguments: the right-hand side
 #: (:func:`pinext.compiled.phase.rhs`) is a kernel that the integrators' loops call.
-kernel = cached(_nrt=False)
+kernel = cached(_nrt=False, no_cfunc_wrapper=True)
 #: The same, and inlined by LLVM into every caller (``forceinline``): the ABA, CRBA and momentum
 #: kernels and their helpers. It spares copying the packed model's ~30 array structures on each
 #: call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5; and the small functions the
 #: right-hand side calls on every evaluation (the inputs, the rows).
-helper = cached(_nrt=False, forceinline=True)
+helper = cached(_nrt=False, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 @helper
