@@ -202,6 +202,8 @@ class _CompiledOnly(CPUDispatcher):
     Called from Python (a test, a benchmark), it compiles and caches a twin with the entry
     point and calls that: Numba would otherwise jump to a null address."""
 
+    _pinext_options: dict[str, Any]  # the options it was compiled with
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         twin = self.__dict__.get("_twin")
         if twin is None:
