@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import pytest
 from numba import njit
 
 from pinext.compiled.struct import KernelView, view
@@ -47,3 +48,55 @@ def test_a_view_reads_the_fields_and_writes_into_the_tuples_arrays():
     flipped = view(data._replace(flag=False))
     assert _read_and_write(flipped, 0.0) == -0.5 * (4.0 + 5.0 + 9.0)
     assert len(_read_and_write.signatures) == 1  # one type for both: the fields' types
+
+
+class Layouts(NamedTuple):
+    strided: np.ndarray  # every other column of a matrix: its strides, not its copy
+    cube: np.ndarray
+    small: np.ndarray  # int32 items
+    pair: tuple[float, float]
+    off: bool
+    count: int
+
+
+@njit(_nrt=False)
+def _layouts(P):
+    return (
+        P.strided[1, 2]
+        + P.strided.shape[1]
+        + P.cube[1, 2, 3]
+        + P.small[2]
+        + P.pair[1]
+        + (100.0 if P.off else 0.0)
+        + P.count
+    )
+
+
+@njit
+def _boxed(P):
+    return P.small
+
+
+def test_a_view_lays_out_strided_and_typed_arrays_tuples_and_scalars_as_numba_does():
+    """Written from Python (no compiled constructor): each field where Numba's data model
+    reads it; a type it cannot lay out is refused by name."""
+    matrix = np.arange(20.0).reshape(2, 10)
+    data = Layouts(
+        matrix[:, ::2],
+        np.arange(60.0).reshape(3, 4, 5),
+        np.array([5, 6, 7], dtype=np.int32),
+        (0.25, 0.75),
+        False,
+        -3,
+    )
+    expected = matrix[1, 4] + 5 + data.cube[1, 2, 3] + 7 + 0.75 - 3
+    assert _layouts(view(data)) == expected
+    assert _layouts(view(data._replace(off=True))) == expected + 100.0
+    assert _boxed(view(data)) is data.small  # boxed back to Python: the tuple's own array
+    with pytest.raises(TypeError, match="field 'name' of a kernel's data has type unicode"):
+        view(_Named(np.zeros(1), "ur5"))
+
+
+class _Named(NamedTuple):
+    a: np.ndarray
+    name: str

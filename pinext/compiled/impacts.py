@@ -32,7 +32,7 @@ from . import radau as _rad
 from .crba import crba_from_transforms
 from .events import GAP, values_at
 from .frames import normal_row
-from .jit import cached
+from .jit import COMPILED_ONLY, cached
 from .phase import gaps
 
 #: The numbers :func:`bounce` writes for the record: approach velocity [m/s], impulse [N s],
@@ -50,7 +50,7 @@ def may_bounce(events: tuple) -> bool:
     return any(kind == GAP and index[j + 1] for kind, j in zip(kinds, start, strict=True))
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def bounce(P, e, t, y, evs, values):
     """Apply contact event e's bounce at (t, y) if the compiled loop may (module docstring):
     y's velocities become the velocities after it, event e's separation test starts at t
@@ -111,7 +111,7 @@ def bounce(P, e, t, y, evs, values):
     return True
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _bounced(P, y, st, it, t_eval, out_t, out_y, evs, maps, count, index):
     """After the integrator stopped at an event (y the state there): its bounce applied
     (:func:`bounce`) while ``maps`` has room, the states before (with ``t_eval``: the dense

@@ -196,6 +196,11 @@ class _KernelCache(FunctionCache):
         return key if self._entry else (*key, "compiled only")
 
 
+#: The options of a kernel that only compiled code calls: no Python entry point, no C
+#: callback wrapper (:class:`_CompiledOnly`).
+COMPILED_ONLY = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
 class _CompiledOnly(CPUDispatcher):
     """A kernel built without a Python entry point (``no_cpython_wrapper``, as Numba builds
     its own ``@overload`` implementations), for the compiled code that calls or inlines it.

@@ -37,7 +37,7 @@ from .crba import crba_from_transforms, ltdl, ltdl_half
 from .model import PackedModel
 from .momentum import _momentum_from_velocity
 from .rnea import inverse_dynamics
-from .spatial import helper, kernel
+from .spatial import entry, helper, kernel
 
 _exp_at = helper(rotations.exp_at)
 _rotate = helper(rotations.rotate)
@@ -499,18 +499,18 @@ def rhs(P, t, y, out):
         out[i] = z[nv + i]
     if P.momentum:  # ṗ = ∂T/∂q + ad*_v p + τ − g(q), Celentano (2008) Theorem 1
         _momentum_from_velocity(P.model, y[nv : 2 * nv], lin[:nv], P.v, out[nv : 2 * nv])
-    elif P.rotating:  # q from the chart; a free flyer's ṗ = R v_lin, each φ̇ = J_r(φ)⁻¹ ω
-        _configuration(P, y)
-        joint_transforms(P.model, P.q)
+    else:  # each inlined helper written once: LLVM compiles every copy
+        if P.rotating:  # q from the chart
+            _configuration(P, y)
+        q = P.q if P.rotating else y[:nv]
+        # (a Cartesian or computed-torque law evaluated here has run them at q: _inputs)
+        if P.rotating or not (P.cartesian.gains.size or (P.pd_terms.size and not P.pd_held)):
+            joint_transforms(P.model, q)
         _forward(P, y, nv, lin, out)
-        for k in range(P.fly_v.size):
+        for k in range(P.fly_v.size):  # a free flyer's ṗ = R v_lin, each φ̇ = J_r(φ)⁻¹ ω
             _rotate(P.q, P.quat_q[P.fly_quat[k]], y, nv + P.fly_v[k], out, P.fly_v[k])
         for k in range(P.rot_v.size):
             _jr_inverse(y, P.rot_v[k], y, nv + P.rot_v[k], out, P.rot_v[k])
-    else:  # (a Cartesian or computed-torque law evaluated here has run them at q: _inputs)
-        if not (P.cartesian.gains.size or (P.pd_terms.size and not P.pd_held)):
-            joint_transforms(P.model, y[:nv])
-        _forward(P, y, nv, lin, out)
     for i in range(nv, lin.size):
         out[nv + i] = lin[i]
     for k in range(P.couple_row.size):
@@ -536,7 +536,7 @@ def rhs(P, t, y, out):
     out[n_core + 1] = p_diss
 
 
-@kernel
+@entry
 def rhs_rows(P, t, ys, out):
     """``out[i] = f(t, ys[i])`` for each row: many states in one call (the columns of a
     finite-difference Jacobian, :func:`pinext.simulation.stiffness.central_differences`)."""

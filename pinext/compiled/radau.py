@@ -38,7 +38,7 @@ from scipy.integrate._ivp import radau as _sr
 from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
-from .jit import cached
+from .jit import COMPILED_ONLY, cached
 from .phase import _configuration, _inputs, _locked_rows, rhs
 from .spatial import helper, kernel
 
@@ -101,7 +101,7 @@ def workspace(n: int) -> tuple:
     )
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _lu_factor(a, piv):
     """In-place LU factorisation with partial pivoting (LAPACK getrf's algorithm), real or
     complex: P a = L U, L unit lower (below the diagonal of a), U upper."""
@@ -131,7 +131,7 @@ def _lu_factor(a, piv):
                         a[i, j] -= lik * a[k, j]
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _lu_solve(a, piv, b):
     """Solve (the factored) a x = b in place in b."""
     n = a.shape[0]
@@ -200,17 +200,17 @@ def _jacobian(Pk, t, y, f, J, y1, f1, minv):
     col = f1[:nv]
     for i in range(nv):
         tau[i] = 0.0
-    aba(Pk.model, q, v, tau, a0)
-    if Pk.lam.size:  # joints held on their stops: the constrained accelerations (affine in τ)
-        _locked_rows(Pk, y, a0)
-    for r in range(nv):
-        tau[r] = 1.0
-        aba(Pk.model, q, v, tau, col)
-        if Pk.lam.size:
-            _locked_rows(Pk, y, col)
-        tau[r] = 0.0
-        for i in range(nv):
-            minv[i, r] = col[i] - a0[i]
+    for r in range(-1, nv):  # r = -1: τ = 0 into a0 (one inlined ABA and rows: one copy)
+        out = a0 if r < 0 else col
+        if r >= 0:
+            tau[r] = 1.0
+        aba(Pk.model, q, v, tau, out)
+        if Pk.lam.size:  # joints held on their stops: the constrained accelerations (affine)
+            _locked_rows(Pk, y, out)
+        if r >= 0:
+            tau[r] = 0.0
+            for i in range(nv):
+                minv[i, r] = col[i] - a0[i]
     # z at (t, y): the core states, the inputs, 1
     z = Pk.z
     for i in range(n_core):
@@ -304,7 +304,7 @@ def _solve(lu, piv, b, J, c, nq):
         b[i] = acc / c
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _rms(x, scale):
     acc = 0.0
     for i in range(x.size):
@@ -376,7 +376,7 @@ def _collocation(
     return converged, k + 1, rate
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _predict_factor(h_abs, h_abs_old, error_norm, error_norm_old):
     """scipy's ``predict_factor`` (Hairer & Wanner 1996, §IV.8); negative olds mean None."""
     if error_norm_old < 0.0 or h_abs_old < 0.0 or error_norm == 0.0:
@@ -388,7 +388,7 @@ def _predict_factor(h_abs, h_abs_old, error_norm, error_norm_old):
     return min(1.0, multiplier) * error_norm**-0.25
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _interpolate(Q, t_old, h, y_old, t, out):
     """The collocation polynomial: y_old + Q·[x, x², x³], x = (t − t_old)/h (scipy's
     ``RadauDenseOutput``; Q already carries the factor h)."""
@@ -419,7 +419,7 @@ def _samples(Q, y_old, until, t_eval, out_t, out_y, st, it):
     return True
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _select_initial_step(Pk, t0, y0, t_bound, max_step, f0, rtol, atol, y1, f1):
     """scipy's ``select_initial_step`` with order 3 (Hairer, Nørsett & Wanner 1993, §II.4)."""
     n = y0.size
@@ -454,7 +454,7 @@ def _select_initial_step(Pk, t0, y0, t_bound, max_step, f0, rtol, atol, y1, f1):
     return min(100 * h0, h1, interval, max_step)
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs):
     """Initialise a run at (t0, y0) as scipy's ``Radau.__init__`` does: f(t0, y0), the first
     step, the Newton tolerance and the Jacobian at the start; the event functions' values in
@@ -477,7 +477,7 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs):
     it[_HAS_SOL] = 0
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def resume(Pk, t, y, hmax, f, st, it, g_last, evs):
     """Continue a run at (t, y) after its inputs changed (a new control sample held from t):
     f(t, y) again, the event functions again; the step size, the Jacobian, its LU factors and
@@ -495,7 +495,7 @@ def _event(Pk, e, t, y, evs, tmp):
     return _dop_event(Pk, e, t, y, evs, tmp)
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
     """The event's root in [xa, xb] (:func:`pinext.compiled.dop853.brent_step`, scipy's
     brentq) along the collocation polynomial of the step."""
@@ -518,7 +518,7 @@ def _brentq(Pk, e, xa, xb, Q, t_old, h, y_old, tmp, scratch, evs):
     return x
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _earliest(Pk, t_root, crossed, g_last, Q, t_old, h, y_old, tmp, scratch, evs):
     """The first root of all events in the step (:func:`pinext.compiled.dop853._earliest`:
     an event that went through zero and back within the step is past zero at the root found,

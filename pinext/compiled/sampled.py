@@ -26,7 +26,7 @@ from ..simulation.sampling import SAME_SAMPLE
 from . import dop853 as _dop
 from . import events as _events
 from . import radau as _rad
-from .jit import cached
+from .jit import COMPILED_ONLY, cached
 from .phase import pd_torques
 from .spatial import helper
 
@@ -73,7 +73,7 @@ def _next(P, t, y):
     return _python_sample(P.u_values, t, y)
 
 
-@cached()
+@cached(**COMPILED_ONLY)
 def _turned(g, evs):
     """The first reaction past zero in its direction once the new sample is held, or -1: the
     input's jump turned a held row's reaction (or a stuck joint's friction) between two

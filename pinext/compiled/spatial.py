@@ -16,7 +16,7 @@ library calls per array), which measured 5× the cost of the joint transforms th
 
 from __future__ import annotations
 
-from .jit import cached
+from .jit import COMPILED_ONLY, cached
 
 #: The decorator of a compiled entry point: cached (:func:`pinext.compiled.jit.cached`); no
 #: fastmath (results equal Pinocchio's to 1e-12); no reference counting (nothing allocates;
@@ -24,12 +24,15 @@ from .jit import cached
 #: (:class:`pinext.compiled.jit._Declared`). The phase is handed over as one pointer
 #: (:mod:`pinext.compiled.struct`), so a call costs a few arguments: the right-hand side
 #: (:func:`pinext.compiled.phase.rhs`) is a kernel that the integrators' loops call.
-kernel = cached(_nrt=False, no_cfunc_wrapper=True)
+kernel = cached(_nrt=False, **COMPILED_ONLY)
+#: The same with a Python entry point: a kernel Python calls (the rows of the right-hand side
+#: for a start's Jacobian, the time-stepping loop).
+entry = cached(_nrt=False, no_cfunc_wrapper=True)
 #: The same, and inlined by LLVM into every caller (``forceinline``): the ABA, CRBA and momentum
 #: kernels and their helpers. It spares copying the packed model's ~30 array structures on each
 #: call: 240 → 65 ns for a one-joint ABA, 1.15 → 0.9 µs for UR5; and the small functions the
 #: right-hand side calls on every evaluation (the inputs, the rows).
-helper = cached(_nrt=False, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+helper = cached(_nrt=False, forceinline=True, **COMPILED_ONLY)
 
 
 @helper

@@ -7,18 +7,24 @@ between two kernels and of every kernel's Python wrapper, which unboxes each arr
 (about 35 µs). Building, printing and parsing the IR of those arguments was about 260 s of a
 first simulation's compilation (the six-DOF arm on an empty cache, 2026-12-07).
 
-:func:`view` copies the tuple's fields once into a Numba structure (``StructRef``, built by a
-compiled constructor with Numba's reference counting, which keeps the arrays alive), and hands
-the kernels a pointer to it: a :class:`KernelView` reads ``P.field`` as the tuple's, with the
-same types, and without reference counting (the kernels are compiled without it,
-:data:`pinext.compiled.spatial.kernel`). The arrays are the tuple's own: what a kernel writes
-into them the tuple sees. Nested tuples (the packed model) are stored whole in the structure.
+:func:`view` writes the tuple's fields once, from Python, into a buffer laid out as Numba lays
+out a structure of those fields (a ``StructRef``'s payload: each array as its data pointer,
+shape and strides, each scalar as its value, nested tuples whole; the offsets are LLVM's for
+Numba's data model), and hands the kernels a pointer to it: a :class:`KernelView` reads
+``P.field`` as the tuple's, with the same types, and without reference counting (the kernels
+are compiled without it, :data:`pinext.compiled.spatial.kernel`), so the arrays' meminfo is
+left null and the :class:`View` keeps the tuple alive. The arrays are the tuple's
+own: what a kernel writes into them the tuple sees. A compiled constructor did this before,
+at 7.5 s of compilation for each new kind of tuple (a third of a new scene kind's budget).
 """
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
+import numba
+import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, imputils, types
 from numba.core.datamodel import models
@@ -26,15 +32,13 @@ from numba.core.extending import (
     NativeValue,
     infer_getattr,
     lower_getattr_generic,
-    overload,
     register_model,
     typeof_impl,
     unbox,
 )
+from numba.core.registry import cpu_target
 from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
-
-from .jit import cached
 
 
 @structref.register
@@ -45,32 +49,75 @@ class KernelStruct(types.StructRef):
         return tuple((name, types.unliteral(kind)) for name, kind in fields)
 
 
-class KernelProxy(structref.StructRefProxy):
-    """A :class:`KernelStruct` in Python (owned by a :class:`View`)."""
+#: The C type of each scalar as Numba stores it in a structure (a boolean as a byte).
+_SCALARS = {
+    types.float64: ctypes.c_double,
+    types.float32: ctypes.c_float,
+    types.int64: ctypes.c_int64,
+    types.int32: ctypes.c_int32,
+    types.uint64: ctypes.c_uint64,
+    types.uint8: ctypes.c_uint8,
+    types.boolean: ctypes.c_uint8,
+}
 
 
-structref.define_boxing(KernelStruct, KernelProxy)
+def _write(address: int, kind: Any, value: Any, name: str) -> None:
+    """Write ``value`` (of Numba type ``kind``) at ``address`` as Numba's data model lays it
+    out in memory: an array's parent is the array (the object boxing returns to Python), its
+    meminfo is null (the kernels do not count references)."""
+    kind = types.unliteral(kind)
+    context = cpu_target.target_context
+    layout = context.data_model_manager[kind].get_data_type()
+    target = context.target_data
+    if isinstance(kind, types.Array):  # meminfo, parent, nitems, itemsize, data, shape, strides
+
+        def put(member: int, number: int, k: int = 0) -> None:
+            at = address + layout.get_element_offset(target, member) + 8 * k
+            ctypes.c_int64.from_address(at).value = int(number)
+
+        put(1, id(value))  # the array itself, as boxing returns it (the View keeps it alive)
+        put(2, value.size)
+        put(3, value.itemsize)
+        put(4, value.ctypes.data)
+        for k in range(kind.ndim):
+            put(5, value.shape[k], k)
+            put(6, value.strides[k], k)
+    elif isinstance(kind, types.BaseTuple):
+        for i, (item_kind, item) in enumerate(zip(kind.types, value, strict=True)):
+            if isinstance(layout, ir.ArrayType):
+                offset = i * layout.element.get_abi_size(target)
+            else:
+                offset = layout.get_element_offset(target, i)
+            _write(address + offset, item_kind, item, f"{name}[{i}]")
+    elif kind in _SCALARS:
+        _SCALARS[kind].from_address(address).value = value
+    else:
+        raise TypeError(
+            f"field {name!r} of a kernel's data has type {kind}, which a View "
+            f"does not lay out (arrays, tuples and {', '.join(map(str, _SCALARS))})"
+        )
 
 
-def _struct_of(data):  # type: ignore[no-untyped-def]  # (compiled only)
-    """The structure of ``data`` (a NamedTuple), in compiled code."""
+class View:
+    """A NamedTuple's fields in one structure, handed to kernels as one pointer
+    (:class:`KernelView`). It keeps the tuple (whose arrays the structure points into) and
+    the structure alive; keep it while kernels use it."""
 
+    __slots__ = ("address", "buffer", "data", "numba_type")
 
-@overload(_struct_of)
-def _struct_of_impl(data):  # type: ignore[no-untyped-def]  # (typing: data a Numba type)
-    kind = KernelStruct(list(zip(data.fields, data.types, strict=True)))
-    lines = ["def impl(data):", "    st = new(kind)"]
-    lines += [f"    st.{name} = data.{name}" for name in data.fields]
-    lines.append("    return st")
-    scope = {"new": structref.new, "kind": kind}
-    exec("\n".join(lines), scope)
-    return scope["impl"]
-
-
-@cached()
-def _as_struct(data):
-    """``data`` (a NamedTuple) as a :class:`KernelStruct` holding its fields."""
-    return _struct_of(data)
+    def __init__(self, data: Any) -> None:
+        kind = numba.typeof(data)
+        struct = KernelStruct(list(zip(kind.fields, kind.types, strict=True)))
+        payload = cpu_target.target_context.data_model_manager[struct.get_data_type()]
+        layout = payload.get_data_type()
+        target = cpu_target.target_context.target_data
+        self.data = data
+        self.buffer = np.zeros(layout.get_abi_size(target) // 8 + 1, dtype=np.int64)
+        self.address = self.buffer.ctypes.data
+        for i, (name, field_kind) in enumerate(struct.field_dict.items()):
+            offset = layout.get_element_offset(target, i)
+            _write(self.address + offset, field_kind, getattr(data, name), name)
+        self.numba_type = KernelView(struct)
 
 
 class KernelView(types.Type):
@@ -111,18 +158,6 @@ def _unbox_view(typ: KernelView, obj: Any, c: Any) -> NativeValue:
     pointer = c.pyapi.long_as_voidptr(address)
     c.pyapi.decref(address)
     return NativeValue(pointer, is_error=c.pyapi.c_api_error())
-
-
-class View:
-    """A NamedTuple's fields in one structure, handed to kernels as one pointer
-    (:class:`KernelView`). Keep it, and the tuple for Python, while kernels use it."""
-
-    __slots__ = ("address", "numba_type", "struct")
-
-    def __init__(self, data: Any) -> None:
-        self.struct = _as_struct(data)
-        self.address = self.struct._meminfo.data
-        self.numba_type = KernelView(self.struct._type)
 
 
 @typeof_impl.register(View)

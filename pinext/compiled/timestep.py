@@ -27,7 +27,7 @@ from .crba import crba_from_transforms, ltdl, ltdl_half, ltdl_solve
 from .frames import axis_motion, placements
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, REVOLUTE_UNBOUNDED, SPHERICAL, TRANSLATION
 from .rnea import nonlinear_effects
-from .spatial import helper, kernel
+from .spatial import entry, helper
 
 _exp_at = helper(rotations.exp_at)
 
@@ -224,7 +224,7 @@ def _delassus(pm, ws, m):
             ws.delassus[j, i] = g
 
 
-@kernel
+@entry
 def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
     """``n_steps`` steps of size h from (q, v) at time t0 (global step index k0), in place.
 
@@ -438,7 +438,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
     return DONE, n_steps, t
 
 
-@kernel
+@entry
 def close(pm, sc, ws, q, v):
     """At the end of a run: the last step's explicit term closed with E(q, v), the energies
     at (q, v) in ws.energy and the contacts' gaps there in ws.gap."""
