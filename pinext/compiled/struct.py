@@ -50,7 +50,7 @@ class KernelStruct(types.StructRef):
 
 
 #: The C type of each scalar as Numba stores it in a structure (a boolean as a byte).
-_SCALARS = {
+_SCALARS: dict[Any, Any] = {
     types.float64: ctypes.c_double,
     types.float32: ctypes.c_float,
     types.int64: ctypes.c_int64,
@@ -83,7 +83,7 @@ def _write(address: int, kind: Any, value: Any, name: str) -> None:
             put(5, value.shape[k], k)
             put(6, value.strides[k], k)
     elif isinstance(kind, types.BaseTuple):
-        for i, (item_kind, item) in enumerate(zip(kind.types, value, strict=True)):
+        for i, (item_kind, item) in enumerate(zip(kind, value, strict=True)):
             if isinstance(layout, ir.ArrayType):
                 offset = i * layout.element.get_abi_size(target)
             else:
