@@ -83,7 +83,8 @@ def _write(address: int, kind: Any, value: Any, name: str) -> None:
             put(5, value.shape[k], k)
             put(6, value.strides[k], k)
     elif isinstance(kind, types.BaseTuple):
-        for i, (item_kind, item) in enumerate(zip(kind, value, strict=True)):
+        members: Any = kind  # its items' types
+        for i, (item_kind, item) in enumerate(zip(members, value, strict=True)):
             if isinstance(layout, ir.ArrayType):
                 offset = i * layout.element.get_abi_size(target)
             else:
