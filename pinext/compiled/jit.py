@@ -31,6 +31,7 @@ from typing import Any
 
 import llvmlite.binding as ll
 from numba import njit
+from numba.core import types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
 from numba.core.codegen import JITCodeLibrary
 from numba.core.registry import CPUDispatcher
@@ -208,6 +209,13 @@ class _CompiledOnly(CPUDispatcher):
     point and calls that: Numba would otherwise jump to a null address."""
 
     _pinext_options: dict[str, Any]  # the options it was compiled with
+
+    def get_call_template(self, args: tuple, kws: dict) -> Any:
+        """The call from compiled code typed with its constants' plain types: a helper called
+        with the constants 0, 1 and 2 at three places compiles once, not three times."""
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {k: types.unliteral(v) for k, v in kws.items()}
+        return super().get_call_template(args, kws)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         twin = self.__dict__.get("_twin")
