@@ -210,7 +210,7 @@ class _CompiledOnly(CPUDispatcher):
 
     _pinext_options: dict[str, Any]  # the options it was compiled with
 
-    def get_call_template(self, args: tuple, kws: dict) -> Any:
+    def get_call_template(self, args: Any, kws: Any) -> Any:
         """The call from compiled code typed with its constants' plain types: a helper called
         with the constants 0, 1 and 2 at three places compiles once, not three times."""
         args = tuple(types.unliteral(a) for a in args)
