@@ -14,7 +14,7 @@ from pinext import Schedule
 from pinext.planning import rest_to_rest
 
 from .conftest import pendulum_urdf
-from .test_compiled_path import stiff_drives
+from .test_compiled_path import assert_same_events, stiff_drives
 
 OPTIONS = dict(rtol=1e-10, atol=1e-12)
 
@@ -105,26 +105,6 @@ def test_compiled_law_gives_the_closed_form_error(tmp_path, simulation_path):
     assert stats["segments"] >= 1 and stats["compiled_segments"] == compiled * stats["segments"]
     expected = e0 * ((1 + 20 * traj.t) * np.exp(-20 * traj.t))[:, None]
     assert np.abs((q_r - traj.q) - expected).max() < 1e-7
-
-
-def assert_same_events(a, b, tolerance=1e-9):
-    """The two runs have the same events: at each instant the same set of names, the
-    instants equal within ``tolerance`` [s]. Events within ``tolerance`` of an instant's
-    first are one set: which of two events at one instant the solver meets first is a tie
-    that the rounding decides (another BLAS, another path), not a result."""
-
-    def instants(traj):
-        found: list[tuple[float, list[str]]] = []
-        for e in traj.events:
-            if found and e.t - found[-1][0] <= tolerance:
-                found[-1][1].append(e.name)
-            else:
-                found.append((e.t, [e.name]))
-        return [t for t, _ in found], [sorted(names) for _, names in found]
-
-    (ta, na), (tb, nb) = instants(a), instants(b)
-    assert na == nb
-    np.testing.assert_allclose(ta, tb, rtol=0, atol=tolerance)
 
 
 def _runs(monkeypatch, system, q0, law, period, simulation_path):

@@ -205,6 +205,41 @@ def _proximal_lcp(
 
 
 @njit(cache=True)
+def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A⁻¹ B for a symmetric positive definite A read from its upper triangle (as ``crba``
+    fills the mass matrix), by Cholesky (A = UᵀU); B of shape (n, k). LAPACK's route
+    (``np.linalg.solve`` compiled in Numba) was a quarter of a first bounce's compilation."""
+    n = A.shape[0]
+    U = np.zeros((n, n))
+    for i in range(n):
+        d = A[i, i]
+        for k in range(i):
+            d -= U[k, i] * U[k, i]
+        if not d > 0.0:
+            raise np.linalg.LinAlgError("Matrix is not positive definite.")
+        d = np.sqrt(d)
+        U[i, i] = d
+        for j in range(i + 1, n):
+            s = A[i, j]
+            for k in range(i):
+                s -= U[k, i] * U[k, j]
+            U[i, j] = s / d
+    X = np.empty((n, B.shape[1]))
+    for c in range(B.shape[1]):
+        for i in range(n):  # Uᵀ y = b
+            s = B[i, c]
+            for k in range(i):
+                s -= U[k, i] * X[k, c]
+            X[i, c] = s / U[i, i]
+        for i in range(n - 1, -1, -1):  # U x = y
+            s = X[i, c]
+            for k in range(i + 1, n):
+                s -= U[i, k] * X[k, c]
+            X[i, c] = s / U[i, i]
+    return X
+
+
+@njit(cache=True)
 def _murty(
     G: np.ndarray, b: np.ndarray, bilateral: np.ndarray, P: np.ndarray, active: np.ndarray
 ) -> bool:
@@ -219,7 +254,7 @@ def _murty(
         P[:] = 0.0
         held = np.flatnonzero(active)
         if held.size:
-            P[held] = np.linalg.solve(G[held][:, held], -b[held])
+            P[held] = _spd_solve(G[held][:, held], (-b[held]).reshape((held.size, 1)))[:, 0]
         w = G @ P + b
         for i in range(m):
             if (active[i] and not bilateral[i] and P[i] < -TOLERANCE * scale / g_scale) or (
@@ -321,8 +356,7 @@ def _frictionless(
     ``crba`` fills it); v (before, then after the impact), P and active written in place;
     ``keeping``: the bilateral rows that keep their velocity (the others come to rest).
     Returns :func:`_proximal_lcp`'s (outcome, held velocity)."""
-    M = np.triu(upper) + np.triu(upper, 1).T
-    minv_jt = np.linalg.solve(M, np.ascontiguousarray(J.T))
+    minv_jt = _spd_solve(upper, np.ascontiguousarray(J.T))
     rate = J @ v
     b = rate + e * np.minimum(rate, 0.0)
     for i in range(b.size):
@@ -414,11 +448,11 @@ def _forces(
     """:func:`contact_forces` after stacking the rows, compiled: ``G = J M⁻¹ Jᵀ + C`` and
     ``b = J M⁻¹ (τ − h) + γ`` (``effort`` = τ − h), then :func:`_proximal_lcp`, which writes
     the forces and the active rows in place and returns its (outcome, held velocity)."""
-    minv_jt = np.linalg.solve(mass, np.ascontiguousarray(J.T))
+    minv_jt = _spd_solve(mass, np.ascontiguousarray(J.T))
     delassus = J @ minv_jt
     for i in range(compliance.size):
         delassus[i, i] += compliance[i]
-    b = J @ np.linalg.solve(mass, effort) + drift
+    b = J @ _spd_solve(mass, np.ascontiguousarray(effort).reshape((effort.size, 1)))[:, 0] + drift
     return _proximal_lcp(delassus, b, bilateral, forces, active)
 
 
