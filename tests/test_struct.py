@@ -100,3 +100,31 @@ def test_a_view_lays_out_strided_and_typed_arrays_tuples_and_scalars_as_numba_do
 class _Named(NamedTuple):
     a: np.ndarray
     name: str
+
+
+def test_the_layout_is_llvms():
+    """The offsets a View writes at (the C layout rules, computed in Python) are LLVM's own
+    for Numba's data model: the nested, strided and typed tuples above and a packed robot."""
+    import numba
+    from numba.core.registry import cpu_target
+
+    import pinext as px
+    from pinext.compiled import pack
+    from pinext.compiled.struct import _layout, _typed_plan
+
+    context = cpu_target.target_context
+    inner = Inner(np.array([7.0, 9.0]), 1)
+    tuples = [
+        Outer(np.zeros(2), np.zeros((2, 3)), True, 0.5, inner),
+        Layouts(np.zeros((2, 10))[:, ::2], np.zeros((3, 4, 5)), np.zeros(3, np.int32),
+                (0.25, 0.75), False, -3),
+        pack(px.load_robot("six_dof_arm").model),
+    ]  # fmt: skip
+    for data in tuples:
+        struct, size = _typed_plan(numba.typeof(data))[:2]
+        llvm = context.data_model_manager[struct.get_data_type()].get_data_type()
+        offsets, _, _ = _layout(llvm)
+        assert size == llvm.get_abi_size(context.target_data)
+        assert offsets == [
+            llvm.get_element_offset(context.target_data, i) for i in range(len(llvm.elements))
+        ]
