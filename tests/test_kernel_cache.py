@@ -241,3 +241,16 @@ def test_a_cached_kernel_that_saw_another_programs_type_still_loads(tmp_path):
     cache = {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     assert _run(MINE, "first", env={**cache, "PYTHONPATH": str(tmp_path)})["address"]
     assert _run(MINE, "second", env=cache)["address"]
+
+
+def test_the_compile_notice_names_the_method_and_what_it_takes(capsys, monkeypatch):
+    """One line, once per process: the method whose kernels compile and the time it takes
+    (the figures of benchmarks/bench_compile.py, as docs/performance.md gives them)."""
+    from pinext.compiled import notice
+
+    monkeypatch.setattr(notice, "_announced", set())
+    notice.compiling_notice("Radau")
+    notice.compiling_notice("DOP853")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "kernels for Radau" in err[0]
+    assert "about 40 s on an empty cache, 3-15 s for each new kind of scene" in err[0]

@@ -17,12 +17,15 @@ def announce(reason: str) -> None:
         logging.getLogger("pinext").info("%s; this runs on the Python path", reason)
 
 
-def compiling_notice() -> None:
+def compiling_notice(method: str = "DOP853") -> None:
+    """Say once per process that the kernels of ``method`` are being compiled, with what it
+    takes (``benchmarks/bench_compile.py``, 2 cores: the first run about 40 s of CPU, each
+    later kind of scene 3–15 s)."""
     if "compiling" not in _announced:
         _announced.add("compiling")
         print(
-            "pinext: compiling the simulation kernels (ABA, DOP853, Radau; first run only, "
-            "cached)...",
+            f"pinext: compiling the simulation kernels for {method} (once: cached after; "
+            "about 40 s on an empty cache, 3-15 s for each new kind of scene)...",
             file=sys.stderr,
             flush=True,
         )

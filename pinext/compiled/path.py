@@ -472,7 +472,7 @@ def solve(
     # the notice thread only until the method's kernels have run once in this process
     timer: threading.Timer | None = None
     if method not in _warm:
-        timer = threading.Timer(NOTICE_AFTER, compiling_notice)
+        timer = threading.Timer(NOTICE_AFTER, compiling_notice, (method,))
         timer.daemon = True
         timer.start()
     out_t = np.empty(capacity)
