@@ -9,13 +9,14 @@ first simulation's compilation (the six-DOF arm on an empty cache, 2026-12-07).
 
 :func:`view` writes the tuple's fields once, from Python, into a buffer laid out as Numba lays
 out a structure of those fields (a ``StructRef``'s payload: each array as its data pointer,
-shape and strides, each scalar as its value, nested tuples whole; the offsets are LLVM's for
-Numba's data model), and hands the kernels a pointer to it: a :class:`KernelView` reads
+shape and strides, each scalar as its value, nested tuples whole; at the offsets LLVM gives
+Numba's data model, computed once per kind of tuple by :func:`_layout`), and hands the
+kernels a pointer to it: a :class:`KernelView` reads
 ``P.field`` as the tuple's, with the same types, and without reference counting (the kernels
 are compiled without it, :data:`pinext.compiled.spatial.kernel`), so the arrays' meminfo is
 left null and the :class:`View` keeps the tuple alive. The arrays are the tuple's
 own: what a kernel writes into them the tuple sees. A compiled constructor did this before,
-at 7.5 s of compilation for each new kind of tuple (a third of a new scene kind's budget).
+at 7.5 s of compilation for each new kind of tuple (more than a new scene kind's budget).
 """
 
 from __future__ import annotations
