@@ -22,7 +22,6 @@ at 7.5 s of compilation for each new kind of tuple (more than a new scene kind's
 from __future__ import annotations
 
 import ctypes
-import functools
 from typing import Any, NamedTuple
 
 import numba
@@ -137,7 +136,6 @@ def _plan(data: Any) -> _Plan:
 _PLANS: dict[Any, _Plan] = {}
 
 
-@functools.cache
 def _typed_plan(kind: Any) -> _Plan:
     """:func:`_plan` of a NamedTuple's Numba type."""
     struct = KernelStruct(list(zip(kind.fields, kind.types, strict=True)))
