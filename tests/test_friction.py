@@ -10,7 +10,7 @@ import pytest
 
 import pinext as px
 from pinext.contact import Contact, FrictionalContact, plane
-from pinext.contact.friction import STICK, FrictionMode
+from pinext.contact.friction import SLIP, STICK, FrictionMode
 
 G = 9.81
 
@@ -124,6 +124,66 @@ def test_an_arm_tip_at_rest_slides_where_its_acceleration_points(mu):
         velocity = pin.getFrameVelocity(robot.model, data, tip, pin.LOCAL_WORLD_ALIGNED).linear
         assert abs(velocity[2]) < 1e-9 * np.linalg.norm(velocity)  # on the table
         assert d @ velocity[:2] / np.linalg.norm(velocity[:2]) > 1.0 - 1e-6  # along d
+    assert traj.constraint_residual().max() < 1e-9
+    assert traj.energy_balance().max_relative() < 1e-8
+
+
+def test_the_friction_direction_is_continuous_as_a_slide_starts():
+    """t̂ (:meth:`FrictionalContact._direction`) is the mode's d at rest and the sliding
+    direction once the contact slides, continuous in between: a sliding velocity across d
+    turns it by less than ε/|ṡ| rad (ε = VELOCITY_TOLERANCE), and a speed crossing ε moves it
+    by no more than the speed moved. (A switch at |ṡ| = ε once turned it by 90° there.)"""
+    from pinext.contact.component import VELOCITY_TOLERANCE as eps
+
+    mode = FrictionMode(SLIP, (1.0, 0.0))
+    across = np.array([0.0, 1.0])
+    np.testing.assert_array_equal(FrictionalContact._direction(np.zeros(2), mode), [1.0, 0.0])
+    for speed in (1e-6, 1e-3, 1.0):
+        t_hat = FrictionalContact._direction(speed * across, mode)
+        assert np.arccos(t_hat @ across) <= eps / speed
+    below, above = (
+        FrictionalContact._direction(s * across, mode) for s in (0.999 * eps, 1.001 * eps)
+    )
+    assert np.linalg.norm(above - below) < 1e-2  # |Δt̂| ≲ |Δṡ| / ε = 0.002
+
+
+def test_an_arm_tip_that_sticks_slips_again_from_rest():
+    """The six-DOF arm's pen on a table at μ = 0.3 (the scene above): it slides, stops and
+    sticks at 0.132 s; at 0.1906 s its growing tangential reaction leaves the cone and it
+    slides again from rest. That second start once ended the run ("Required step size is
+    less than spacing between numbers"): the friction force jumped where its direction
+    switched from d to ṡ/|ṡ| at |ṡ| = ε. Through it now, Coulomb's law holds at every sample
+    (stick: at rest, |λ_t| ≤ μ λ_n; slip: the force μ λ_n against the sliding velocity, to
+    the ε/|ṡ| rad of :meth:`FrictionalContact._direction`), the tip stays on the table and the
+    energy audit closes."""
+    mu = 0.3
+    robot = px.load_robot("six_dof_arm")
+    q0 = np.array([0.3, -0.6, 1.2, -2.1, 0.8, 0.2])
+    data = robot.model.createData()
+    pin.framesForwardKinematics(robot.model, data, q0)
+    table = data.oMf[robot.model.getFrameId("pen_tip")].translation.copy()
+    system = px.System(robot, contacts=[px.Contact(px.plane("pen_tip", table), friction=mu)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traj = px.simulate(system, 0.2, q0=q0, output_dt=1e-3, progress=False, force=True)
+    assert [p.name for p in traj.phases] == ["slip", "stick", "slip"]
+    assert [e.name for e in traj.events] == ["stick:pen_tip", "slip:pen_tip"]
+    assert traj.events[1].t == pytest.approx(0.1906, abs=1e-4)
+    out = {k: traj.outputs[f"friction:pen_tip.{k}"] for k in ("state", "normal_force")}
+    normal = out["normal_force"][:, 0]
+    friction = traj.outputs["friction:pen_tip.friction_force"]
+    slip = traj.outputs["friction:pen_tip.slip_velocity"]
+    speed = np.linalg.norm(slip, axis=1)
+    assert normal.min() > 0.0
+    stick = out["state"][:, 0] == 1.0
+    assert stick.any() and np.all(speed[stick] < 1e-9)
+    assert np.all(np.linalg.norm(friction[stick], axis=1) <= mu * normal[stick] * (1 + 1e-9))
+    sliding = (out["state"][:, 0] == 2.0) & (speed > 1e-6)
+    assert sliding.sum() > 100
+    coulomb = -mu * normal[sliding, None] * slip[sliding] / speed[sliding, None]
+    bound = mu * normal[sliding] * (2e-9 / speed[sliding] + 1e-9)
+    assert np.all(np.linalg.norm(friction[sliding] - coulomb, axis=1) <= bound)
+    assert speed[-1] > 1e-3  # sliding again at the end
     assert traj.constraint_residual().max() < 1e-9
     assert traj.energy_balance().max_relative() < 1e-8
 

@@ -21,15 +21,15 @@ its modes are
   rows is otherwise arbitrary); it chooses again at the next event of another component,
   as a gear held by other constraints (:class:`pinext.drives.modes.GearMode`).
 
-Friction dissipates ``μ λ_n |ṡ_t|`` [W] (:meth:`FrictionalContact.power`), booked in the
-energy audit. An impact is Coulomb's cone at the impulse level (De Saxcé's form)
-(:func:`pinext.contact.impulse.frictional_impulse`): one problem with every engaged row of the
-System (the other frictional contacts, each with its own cone, frictionless contacts, joint
-limits, loops), so a rocking block's new corner sticks while the old one lifts off in the
-same impulse. The contact sticks after a plastic impact whose impulse stays in the cone,
-slides when it leaves it, and bounces with Stronge's (1990) energetic e > 0 (scaled down when
-it would create energy). Each contact of a System is its own component (``friction:<name>``)
-with its own modes and events.
+Friction dissipates ``μ λ_n t̂ · ṡ_t`` [W] (``μ λ_n |ṡ_t|`` once sliding;
+:meth:`FrictionalContact.power`), booked in the energy audit. An impact is Coulomb's cone at
+the impulse level (De Saxcé's form) (:func:`pinext.contact.impulse.frictional_impulse`): one
+problem with every engaged row of the System (the other frictional contacts, each with its
+own cone, frictionless contacts, joint limits, loops), so a rocking block's new corner
+sticks while the old one lifts off in the same impulse. The contact sticks after a plastic
+impact whose impulse stays in the cone, slides when it leaves it, and bounces with Stronge's
+(1990) energetic e > 0 (scaled down when it would create energy). Each contact of a System
+is its own component (``friction:<name>``) with its own modes and events.
 """
 
 from __future__ import annotations
@@ -240,18 +240,26 @@ class FrictionalContact(Component):
 
     @staticmethod
     def _direction(slip: np.ndarray, mode: FrictionMode) -> np.ndarray:
-        """t̂: the sliding direction, or the mode's while the contact starts sliding (its
-        speed within VELOCITY_TOLERANCE of rest, where ``ṡ/|ṡ|`` is the direction of the
-        rounding of the first steps, not of the slide)."""
-        speed = float(np.linalg.norm(slip))
-        return slip / speed if speed > VELOCITY_TOLERANCE else np.asarray(mode.direction)
+        """t̂: the direction of ``ṡ + ε d`` (ε = :data:`VELOCITY_TOLERANCE`, d the mode's
+        direction). Once the contact slides this is ṡ/|ṡ| to within ε/|ṡ| rad; while it
+        starts sliding from rest (its speed within ε of rest, where ṡ/|ṡ| is the direction
+        of the rounding of the first steps, not of the slide) it is the mode's d. It is
+        continuous in ṡ: a switch from d to ṡ/|ṡ| at |ṡ| = ε made the friction force jump
+        wherever ṡ is not along d, and Radau's steps collapsed there (the six-DOF arm's pen
+        slipping again from rest: "Required step size is less than spacing between
+        numbers")."""
+        d = np.asarray(mode.direction, dtype=float)
+        w = slip + VELOCITY_TOLERANCE * d
+        norm = float(np.linalg.norm(w))
+        return w / norm if norm > 0.0 else d
 
     # -- energy, outputs and scene -------------------------------------------------------------
     def power(self, t, x, q, v, u, mode, step):  # noqa: D102
         if mode is None or mode.state is not SLIP:
             return 0.0, 0.0
         normal_force = float(step.force(self.name, 1)[0])
-        return 0.0, self.mu * normal_force * float(np.linalg.norm(self._slip_velocity(t, x)))
+        slip = self._slip_velocity(t, x)  # the power of the force −μ λ_n t̂ (_direction)
+        return 0.0, self.mu * normal_force * float(self._direction(slip, mode) @ slip)
 
     def outputs(self, t, x, q, v, u, mode, step):  # noqa: D102
         slip = self._slip_velocity(t, x)
