@@ -457,3 +457,17 @@ def test_a_users_component_declares_its_states_to_time_stepping():
         bad = px.System(robot, components=[wrong])
         with pytest.raises(InvalidParameter, match="absorber.*valid: each state once"):
             px.simulate(bad, 0.1, q0=ARM_Q0, method="timestepping", dt=1e-3, progress=False)
+
+
+def test_a_component_of_an_unknown_stepped_kind_is_refused_naming_the_kinds():
+    """Time stepping reads what it holds of a component from its ``stepped_kind`` (no list
+    of classes); a kind it does not know is refused with the valid ones, not skipped."""
+
+    class Odd(Component):
+        name = "odd"
+        stepped_kind = "spring"
+
+    robot = px.load_robot("six_dof_arm")
+    system = px.System(robot, components=[Odd()])
+    with pytest.raises(InvalidParameter, match="stepped_kind 'spring'; valid: None or one of "):
+        simulate_timestepping(system, 0.01, q0=ARM_Q0, dt=1e-3, progress=False)

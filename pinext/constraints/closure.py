@@ -59,6 +59,7 @@ class Closure(Component):
     whatever the subclass adds.
     """
 
+    stepped_kind = "closure"
     #: Baumgarte natural frequency ω [1/s]; None or 0 for the pure index-1 system.
     stabilization: float | None = 20.0
 

@@ -46,6 +46,8 @@ class Mimic(Closure):
     ``q_m - k q_l - c``, ``closed``.
     """
 
+    stepped_kind = "mimic"
+
     def __init__(
         self,
         joint: str,

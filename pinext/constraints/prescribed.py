@@ -67,6 +67,8 @@ class Prescribed(Component):
     effort), ``position``, ``velocity``, ``acceleration`` of the law.
     """
 
+    stepped_kind = "prescribed"
+
     def __init__(
         self,
         joint: str,

@@ -158,6 +158,8 @@ class ContactComponent(Component):
         name: Component name (state and output prefix).
     """
 
+    stepped_kind = "contact"
+
     def __init__(
         self,
         contacts: Sequence[Any],

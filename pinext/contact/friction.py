@@ -99,6 +99,8 @@ class FrictionalContact(Component):
             ``friction`` = μ > 0.
     """
 
+    stepped_kind = "contact"
+
     def __init__(self, contact: Contact) -> None:
         super().__init__()
         c = contact.constraint
@@ -110,6 +112,7 @@ class FrictionalContact(Component):
                 f"friction > 0; got {c!r} with friction {contact.friction}"
             )
         self.contact = contact
+        self.contacts = [contact]
         self.mu = float(contact.friction)
         self.name = f"friction:{contact.name}"
         self.normal = c

@@ -127,6 +127,8 @@ class JointFriction(Component):
         name: Component name.
     """
 
+    stepped_kind = "friction"
+
     def __init__(
         self,
         model: pin.Model,

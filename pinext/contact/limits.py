@@ -247,6 +247,8 @@ class JointLimits(Component):
         name: Component name.
     """
 
+    stepped_kind = "limits"
+
     def __init__(
         self,
         model: pin.Model,
@@ -728,6 +730,8 @@ class EffortSaturation(Component):
         model: Pinocchio model (its ``effortLimit`` [N.m or N]; non-finite or huge: none).
         name: Component name.
     """
+
+    stepped_kind = "saturation"
 
     def __init__(self, model: pin.Model, *, name: str = "effort_saturation") -> None:
         super().__init__()

@@ -89,13 +89,11 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..model import resolve_frame
-from ..simulation.component import Phase
+from ..simulation.component import STEPPED_KINDS, Phase
 from ..simulation.system import System
-from .component import ContactComponent, _as_contact
+from .component import _as_contact
 from .coordinates import FunctionalCoordinates
-from .friction import FrictionalContact
-from .joint_friction import JointFriction
-from .limits import EffortSaturation, JointLimit, JointLimits
+from .limits import JointLimit
 from .unilateral import Contact
 
 #: Conic solvers of Pinocchio accepted by :func:`simulate_timestepping`.
@@ -521,12 +519,7 @@ def contact_specs(system: System, contacts: Sequence[Any] | None = None) -> list
     contacts of the System's contact components, or else the ``[[contacts]]`` of the robot's
     extension files."""
     if contacts is None:
-        found: list[Contact] = []
-        for comp in system.components:
-            if isinstance(comp, ContactComponent):
-                found.extend(comp.contacts)
-            elif isinstance(comp, FrictionalContact):
-                found.append(comp.contact)
+        found = [c for comp in stepped_components(system, "contact") for c in comp.contacts]
         specs: Sequence[Any] = found or list(system.robot.extensions.contacts or ())
     else:
         specs = contacts
@@ -538,29 +531,39 @@ def point_contacts(system: System, contacts: Sequence[Any] | None = None) -> lis
     return [PointContact.from_contact(system.model, c) for c in contact_specs(system, contacts)]
 
 
-def _effort_law(system: System, phase: Phase, rows: tuple[type, ...] = ()):
+def stepped_components(system: System, *kinds: str) -> list[Any]:
+    """The System's components of those :attr:`~pinext.simulation.component.Component.
+    stepped_kind` kinds, in order."""
+    return [comp for comp in system.components if comp.stepped_kind in kinds]
+
+
+def _effort_law(system: System, phase: Phase):
     """``(step, efforts, integrated)``: the phase's acceleration step, ``efforts(t, x, u) ->
-    τ`` (the System's generalized efforts without the contact rows and without the components
-    whose states the steps integrate) and those components with their modes (for
-    :class:`ComponentStates`). ``rows``: further component types whose rows the stepper
-    holds."""
+    τ`` (the System's generalized efforts without the components the step holds, by their
+    :attr:`~pinext.simulation.component.Component.stepped_kind`, and without those whose
+    states the steps integrate; the inputs' saturation acts) and the components whose states
+    the steps integrate, with their modes (for :class:`ComponentStates`)."""
     step = system.acceleration_step(phase)
     if step.mechanism is not None:
         raise InvalidParameter(
             f"component '{step.mechanism.name}' replaces the mechanism; time stepping "
             "integrates Pinocchio's model only"
         )
-    held = (ContactComponent, FrictionalContact, JointLimits, EffortSaturation, JointFriction)
     integrated = []
     for comp in system.components:
-        if isinstance(comp, held) and comp.states():
+        if comp.stepped_kind not in (None, *STEPPED_KINDS):
+            raise InvalidParameter(
+                f"component '{comp.name}' ({type(comp).__name__}) has stepped_kind "
+                f"{comp.stepped_kind!r}; valid: None or one of {', '.join(STEPPED_KINDS)}"
+            )
+        if comp.stepped_kind is not None and comp.states():
             raise InvalidParameter(
                 f"component '{comp.name}' ({type(comp).__name__}) has states of its own "
                 f"({', '.join(name for name, _ in comp.states())}: a compliant tool or layer, "
                 "a dynamic environment), which time stepping does not integrate: its contacts "
                 "are rigid; valid: rigid contacts, or the event-driven simulate"
             )
-        if isinstance(comp, (*held, *rows)):
+        if comp.stepped_kind is not None:
             continue
         mode = phase.get(comp.name)
         if mode is not None:
@@ -580,9 +583,12 @@ def _effort_law(system: System, phase: Phase, rows: tuple[type, ...] = ()):
             )
         if comp.states():
             integrated.append((comp, mode))
-    stepped = (ContactComponent, FrictionalContact, JointLimits, JointFriction, *rows)
-    skipped = (*stepped, *(type(c) for c, _ in integrated))
-    acting = [(c, m) for c, m in step.acting if not isinstance(c, skipped)]
+    own = {id(c) for c, _ in integrated}
+    acting = [
+        (c, m)
+        for c, m in step.acting
+        if c.stepped_kind in (None, "saturation") and id(c) not in own
+    ]
     q_block, v_block = system.layout["q"], system.layout["v"]
 
     def efforts(t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -285,6 +285,15 @@ class SteppedStates(NamedTuple):
     metric: np.ndarray
 
 
+#: The kinds of :attr:`Component.stepped_kind`, and what a time step reads of each: the
+#: contacts of its point-contact problem (the component's ``contacts``), the joint limits
+#: (``limits``), joint dry friction (``joints`` and their Coulomb ``torque``), the inputs'
+#: saturation (``limit`` while ``active``), and rows the step holds: closures (a loop; its
+#: ``kinematics``), ``<mimic>`` couplings (closures the compiled loop also holds) and
+#: prescribed joints (their law).
+STEPPED_KINDS = ("contact", "limits", "friction", "saturation", "closure", "mimic", "prescribed")
+
+
 class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
     """Something that adds states, efforts, inertia, constraints, inputs and events to a System.
 
@@ -297,6 +306,11 @@ class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
     name: str = "component"
     #: Number of control inputs it takes (voltages, torques, ...).
     n_inputs: int = 0
+    #: What time stepping (:mod:`pinext.contact.timestepping`) holds in place of the
+    #: component's event-driven law, one of :data:`STEPPED_KINDS`; None (default) for a
+    #: component whose efforts and inertia join each step's free velocity (its states then
+    #: integrated as :meth:`stepped_states` declares them, or the run refused).
+    stepped_kind: str | None = None
 
     def __init__(self) -> None:
         self.layout = ComponentState()

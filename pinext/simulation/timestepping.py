@@ -17,13 +17,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..constraints.closure import Closure
-from ..constraints.mimic import Mimic
-from ..constraints.prescribed import Prescribed
-from ..contact.component import ContactComponent
-from ..contact.friction import FrictionalContact
-from ..contact.joint_friction import JointFriction
-from ..contact.limits import EffortSaturation, JointLimits
 from ..contact.scene import SCENE_KEY, contact_scene_items
 from ..contact.stepped_states import ComponentStates
 from ..contact.timestepping import (
@@ -33,6 +26,7 @@ from ..contact.timestepping import (
     _effort_law,
     contact_specs,
     step_audit,
+    stepped_components,
 )
 from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
@@ -53,11 +47,6 @@ from .trajectory import (
 )
 
 log = logging.getLogger(__name__)
-
-#: The components whose rows the steps hold (contacts, joint limits, joint friction).
-_STEPPED_COMPONENTS = (
-    ContactComponent, FrictionalContact, JointLimits, JointFriction, Mimic, EffortSaturation
-)  # fmt: skip
 
 
 def simulate_timestepping(
@@ -154,18 +143,17 @@ def simulate_timestepping(
         raise IntegrationError("non-finite initial state", 0.0, x)
     law = checked_control(control, system, x)
     phase = system.initial_phase(0.0, x, law)
-    step, efforts, integrated = _effort_law(system, phase, rows=(Closure, Prescribed))
-    closures = [c for c in system.components if isinstance(c, Closure)]
-    prescribed = [c for c in system.components if isinstance(c, Prescribed)]
+    step, efforts, integrated = _effort_law(system, phase)
+    closures = stepped_components(system, "closure", "mimic")
+    prescribed = stepped_components(system, "prescribed")
     if solver not in (*SOLVERS, "auto", "compiled"):
         raise InvalidParameter(
             f"unknown solver {solver!r}; valid solvers: auto, compiled, {', '.join(SOLVERS)}"
         )
-    limits = [lim for c in system.components if isinstance(c, JointLimits) for lim in c.limits]
+    limits = [lim for c in stepped_components(system, "limits") for lim in c.limits]
     friction = [
         (system.model.getJointId(name), float(torque))
-        for c in system.components
-        if isinstance(c, JointFriction)
+        for c in stepped_components(system, "friction")
         for name, torque in zip(c.joints, c.torque, strict=True)
     ]
     model, stepped = step.model, None
@@ -191,7 +179,7 @@ def simulate_timestepping(
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
     outside = [c.name for c, _ in stepped.items] if stepped is not None else []
-    outside += [c.name for c in (*closures, *prescribed) if not isinstance(c, Mimic)]
+    outside += [c.name for c in (*closures, *prescribed) if c.stepped_kind != "mimic"]
     if outside:
         compiled = f"{', '.join(outside)}: rotor states and loop rows run on Pinocchio's solvers"
         log.info("time stepping runs with Pinocchio's solver: %s", compiled)
@@ -318,7 +306,7 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
         reason = "the inputs are not joint torques"
     elif not stepper.model.nq == system.model.nq:
         reason = "the stepper's model differs from the System's"
-    acting = [c for c, _ in step.acting if not isinstance(c, _STEPPED_COMPONENTS)]
+    acting = [c for c, _ in step.acting if c.stepped_kind is None]
     if reason is None and acting:
         reason = f"components {[c.name for c in acting]} add efforts in Python"
     if reason is None:
@@ -331,7 +319,7 @@ def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: 
                 stepper.contacts,
                 stepper.limits,
                 stepper.friction,
-                [c for c in system.components if isinstance(c, Mimic)],
+                stepped_components(system, "mimic"),
                 _effort_limit(system),
                 system.damping,
                 system.stiffness,
@@ -356,8 +344,8 @@ def _effort_limit(system: System) -> np.ndarray:
     """The inputs' saturation of the compiled loop: the System's effort limits where it
     saturates its joint-torque inputs (``saturate_efforts=True``), else none."""
     limit = np.full(system.model.nv, np.inf)
-    for comp in system.components:
-        if isinstance(comp, EffortSaturation) and comp.active:
+    for comp in stepped_components(system, "saturation"):
+        if comp.active:
             limit = np.minimum(limit, comp.limit)
     return limit
 
