@@ -5,6 +5,7 @@ and combinations with flexible links and joint limits."""
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +125,31 @@ def test_engagement_impulse_is_the_two_body_impact(turntable, e):
     motor = traj.outputs["drives.motor_velocity"][after, 0] / N
     assert motor == pytest.approx(dw - P / I_M, rel=1e-9, abs=1e-12)
     assert event.info["energy_loss"] == pytest.approx(0.5 * (1 - e * e) * mu * dw**2, rel=1e-9)
+
+
+def test_default_restitution_is_the_documented_plastic_impact(turntable):
+    """Gear's docstring: ``restitution`` is Newton's e of the flanks' impact, "0: plastic", and
+    the field's default is 0. A gear built without it therefore meets the forward flank as a
+    plastic two-body impact: no bounce, the impulse μ Δω (Newton's law with e = 0), and the
+    motor and the link leave the flank together at the momentum-conserving speed
+    I_m Δω / (I_m + J_l), i.e. no relative velocity at the flank after the impact."""
+    assert inspect.signature(Gear).parameters["restitution"].default == 0.0
+    gear = Gear(N, input_inertia=J_IN, backlash=B)  # restitution not given
+    assert gear.restitution == 0.0
+    system = px.System(turntable, drives={"j": Drive(None, gear)})
+    T = 0.02
+    traj = px.simulate(system, 0.035, x0=_on_backward_flank(system), control=[T])
+    event = traj.events[0]
+    assert event.name == "j.backlash_engages" and event.info["bounce"] is False
+    dw = np.sqrt(2 * B * N * T / I_M)  # approach speed at the forward flank (uniform accel.)
+    mu = I_M * J_LINK / (I_M + J_LINK)
+    # rel=1e-9: the event's instant and the state are located to the integrator's tolerance
+    assert event.info["impulse"] == pytest.approx(mu * dw, rel=1e-9)
+    _, after = _at(traj, event.t)
+    link = traj.v[after, 0]
+    motor = traj.outputs["drives.motor_velocity"][after, 0] / N  # at the joint
+    assert link == pytest.approx(I_M * dw / (I_M + J_LINK), rel=1e-9)
+    assert abs(motor - link) <= 1e-9 * link  # plastic: the flanks stay together
 
 
 def test_engagement_impulse_on_a_two_link_arm_against_the_effective_inertia(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 import pinext as px
 from pinext.exceptions import InvalidParameter, NameNotFound
-from pinext.planning import campbell
+from pinext.planning import CampbellDiagram, campbell
 
 LENGTH, MASS, YOUNG, SECOND_MOMENT = 1.0, 0.5, 70e9, 1e-10
 SOUTHWELL = 1.193  # first flapwise mode, hub radius 0
@@ -92,3 +92,34 @@ def test_plot_and_errors(tmp_path: Path) -> None:
         campbell(robot, "rotor", [0.0])
     with pytest.raises(InvalidParameter, match="kinetic_energy='exact'"):
         px.natural_frequencies(robot, None, np.zeros(robot.nv), kinetic_energy="undeformed")
+
+
+def test_plot_draws_speeds_in_rpm_and_order_lines_at_k_revolutions_per_second() -> None:
+    """The plot's x axis is the joint speed in rpm, Ω [rad/s] × 60 / (2π) (a revolution is
+    2π rad, a minute 60 s): 0, 5, 10 and 20 rev/s are 0, 300, 600 and 1200 rpm. The modes are
+    drawn as given (the all-zero rigid-body column skipped) and engine order k is the line
+    f = k Ω / 2π [Hz] (CampbellDiagram.plot's docstring), i.e. k × rpm / 60: k times the
+    revolutions per second. Tolerance: the round-off of Ω = 2π n and of its conversions."""
+    revolutions = np.array([0.0, 5.0, 10.0, 20.0])  # [rev/s]
+    rpm = 60.0 * revolutions
+    frequencies = np.array(  # [Hz]: a rigid-body mode at 0, then two flexible modes
+        [[0.0, 12.0, 40.0], [0.0, 12.5, 41.0], [0.0, 14.0, 43.0], [0.0, 19.0, 50.0]]
+    )
+    diagram = CampbellDiagram(2 * np.pi * revolutions, frequencies, "hub")
+    fig = diagram.plot(modes=2, orders=(1, 3))
+    ax = fig.axes[0]
+    assert "[rpm]" in ax.get_xlabel() and "[Hz]" in ax.get_ylabel()
+    modes, orders = ax.lines[:2], ax.lines[2:]
+    assert len(modes) == 2 and len(orders) == 2
+    for k, line in enumerate(modes):
+        x, y = line.get_data()
+        np.testing.assert_allclose(x, rpm, rtol=1e-14, atol=0)
+        np.testing.assert_array_equal(y, frequencies[:, k + 1])
+    for order, line in zip((1, 3), orders, strict=True):
+        x, y = line.get_data()
+        np.testing.assert_allclose(x, rpm, rtol=1e-14, atol=0)
+        np.testing.assert_allclose(y, order * revolutions, rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(y, order * x / 60.0, rtol=1e-14, atol=1e-14)
+    labels = {text.get_text(): text.xy for text in ax.texts}
+    assert labels["1×"] == pytest.approx((1200.0, 20.0), rel=1e-14)
+    assert labels["3×"] == pytest.approx((1200.0, 60.0), rel=1e-14)

@@ -4,6 +4,7 @@ and tree models; a four-bar linkage against its one-DOF reduced model."""
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import warnings
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import pinext as px
-from pinext.contact import RedundantConstraintWarning
+from pinext.contact import RedundantConstraintWarning, VelocityLimitWarning
 from pinext.exceptions import (
     ConstraintError,
     InconsistentInitialConditions,
@@ -432,6 +433,36 @@ def test_four_bar_stays_closed_for_20_s(four_bar):
             assert traj.energy_balance().max_relative() < 1e-9
     assert residuals[20.0] < 1e-9
     assert residuals[None] > 10 * residuals[20.0]
+
+
+def test_default_stabilization_takes_out_a_start_residual_critically_damped(four_bar):
+    """A Loop's default ``stabilization`` is Baumgarte's natural frequency ω = 20 1/s (the
+    documented default of Closure.stabilization, "ω [1/s]; None for none"). The rows enter the
+    acceleration step as ``B a + Ḃ v - 2ω Θ̇ - ω² Θ = 0`` with the exact drift Ḃ v, i.e.
+    Θ̈ + 2ω Θ̇ + ω² Θ = 0: started at rest (Θ̇(0) = J v = 0) with a residual Θ₀ within the start
+    tolerance, each row decays critically damped, Θ(t) = Θ₀ e^(−ωt) (1 + ωt), whatever the
+    linkage does meanwhile (here it falls under gravity). Without stabilisation Θ̈ = 0 and Θ
+    would stay at Θ₀."""
+    omega = 20.0
+    assert inspect.signature(px.Loop).parameters["stabilization"].default == omega
+    loop = px.Loop("tip", "pivot", "point")  # stabilization not given
+    assert loop.stabilization == omega
+    system = px.System(four_bar, loops=[loop])
+    q0, _ = ReducedFourBar(four_bar.model).basis(0.7)
+    x0 = system.initial_state(q0, np.zeros(3))
+    x0[2] += 1e-8  # the rocker turned by 1e-8 rad: Θ₀ ≈ 3e-9 m, below START_TOLERANCE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VelocityLimitWarning)  # the URDF's nominal 1 rad/s
+        traj = px.simulate(system, 0.5, x0=x0, output_dt=0.05, rtol=1e-12, atol=1e-14)
+    residual = traj.outputs[f"{loop.name}.residual"]  # (samples, 3), world x y z [m]
+    theta0 = residual[0]
+    assert np.abs(theta0).max() > 1e-9  # a residual to take out
+    t = traj.t[:, None]
+    expected = theta0 * np.exp(-omega * t) * (1 + omega * t)
+    # 1e-12 m (3e-4 Θ₀): the integration error of q at atol = 1e-14, rtol = 1e-12 through a
+    # linkage of links < 0.5 m stays far below it; no stabilisation would leave errors ~Θ₀
+    assert np.abs(residual - expected).max() < 1e-12
+    assert np.abs(residual[-1]).max() < 1e-3 * np.abs(theta0).max()  # 11 e^(-10) = 5e-4
 
 
 def test_loop_errors_name_what_exists(four_bar):
