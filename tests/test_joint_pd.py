@@ -247,3 +247,30 @@ def test_stop_released_where_the_laws_jump_turns_its_reaction(period, simulation
     for u, sign in ((u_before, 1.0), (u_after, -1.0)):
         assert sign * pin.aba(model, data, run.q[k], run.v[k], np.asarray(u))[5] > 0.0
     assert run.q[-1, 5] < run.q[k, 5]  # it left the stop
+
+
+def test_a_subclass_with_its_own_law_runs_that_law_not_the_kernels(tmp_path):
+    """The compiled engine evaluates a JointPD itself from its kernel form
+    (:meth:`JointPD.kernel_form`); a subclass whose ``__call__`` is its own has no kernel
+    form and its law runs. Here that law is the PD plus a constant 1 N.m: the pendulum
+    (m = 1 kg, l = 0.2 m) settles where k_p (θ_r − θ) + 1 = m g l sin θ, not where the
+    plain PD settles; a subclass that keeps the PD's law keeps its kernel form."""
+    robot = pendulum(tmp_path)
+    kp, theta_r, offset = 8.0, 0.9, 1.0
+
+    class Offset(px.control.JointPD):
+        def __call__(self, t, q, v, sensors):
+            return super().__call__(t, q, v, sensors) + offset
+
+    class Renamed(px.control.JointPD):
+        pass
+
+    assert Offset(robot, [theta_r], kp=kp, kd=1.0).kernel_form(robot.model) is None
+    assert Renamed(robot, [theta_r], kp=kp, kd=1.0).kernel_form(robot.model).kind == "joint_pd"
+    law = Offset(robot, [theta_r], kp=kp, kd=1.0)
+    traj = quiet(robot, 2.5, q0=np.array([0.0]), control=law, control_period=0.0, **OPTIONS)
+    m, g, lever = 1.0, 9.81, 0.2
+    balance = lambda th: kp * (theta_r - th) + offset - m * g * lever * np.sin(th)  # noqa: E731
+    expected = brentq(balance, 0.0, np.pi / 2)
+    # 1e-6 rad: as the plain PD's steady state above (the oscillation left after 2.5 s)
+    assert traj.q[-1, 0] == pytest.approx(expected, abs=1e-6)

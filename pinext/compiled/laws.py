@@ -21,8 +21,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..control.cartesian import CartesianPD, desired, wrench
+from ..control.cartesian import desired, wrench
 from ..simulation.component import FRAME_WELD, FrameRows
+from ..simulation.controls import kernel_form
 from ..simulation.forms import frame_selection, log3
 from . import frames as _frames
 from .aba import joint_transforms
@@ -48,10 +49,13 @@ class CartesianLaw(NamedTuple):
     load: np.ndarray  # (6,) workspace: the law's force and moment
 
 
-def cartesian_law(law: Any, model: pin.Model) -> CartesianLaw | None:
-    """The compiled form of a :class:`pinext.control.cartesian.CartesianPD` on ``model``."""
-    if type(law) is not CartesianPD:
+def cartesian_law(controller: Any, model: pin.Model) -> CartesianLaw | None:
+    """The compiled form of a controller whose kernel form is ``"cartesian_pd"``
+    (:meth:`pinext.control.cartesian.CartesianPD.kernel_form`) on ``model``, else None."""
+    form = kernel_form(controller, model)
+    if form is None or form.kind != "cartesian_pd":
         return None
+    law = form.law
     frame = model.frames[law.frame_id]
     block = FrameRows.block(FRAME_WELD, frame.parentJoint, frame.placement, 0, pin.SE3.Identity())
     path = law.path

@@ -38,7 +38,7 @@ from ..exceptions import InvalidParameter, UnsupportedModel
 from ..simulation.caches import cache as engine_cache
 from ..simulation.chart import angles
 from ..simulation.component import Event, FrameRows, JointRows, Phase, overrides
-from ..simulation.controls import Schedule
+from ..simulation.controls import Schedule, kernel_form
 from ..simulation.linear import LinearForm, _own_part, identify
 from . import dop853 as _dop
 from . import frames as _frames
@@ -51,7 +51,6 @@ from .model import pack
 from .notice import announce, compiling_notice
 from .phase import CONSTANT, HOLD, LINEAR, PhaseKernel
 from .rows import fold, hybrid_fields, inertia_fields, phase_rows
-from .stepping import pd_law
 from .struct import view
 
 if TYPE_CHECKING:
@@ -157,7 +156,7 @@ def law_inputs(system: System, law: Any, t: np.ndarray, x: np.ndarray) -> np.nda
 def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
     """The compiled form of the control law as :class:`PhaseKernel` fields, or None: a
     :class:`pinext.control.JointPD` to a constant or a Schedule on one-DOF joints (joint
-    torques, no gravity compensation: :func:`pinext.compiled.stepping.pd_law`) or a
+    torques, no gravity compensation: its ``kernel_form``) or a
     :class:`pinext.control.ComputedTorque` likewise on a Euclidean model (its PD terms the
     commanded acceleration of a compiled RNEA: its ``kernel_form``), evaluated in
     the right-hand side or, held at a control period, at each sample inside the compiled loop;
@@ -168,10 +167,10 @@ def _inputs(law: Any, system: System, chart: Chart) -> dict[str, Any] | None:
     pd = terms = None
     if system.torque_inputs and n == model.nv and not chart.momentum:
         controller = getattr(law.law if period else law, "controller", None)
-        pd = pd_law(controller, model)
-        form = getattr(controller, "kernel_form", None)  # a ComputedTorque's
-        if pd is None and system.euclidean and form is not None and (found := form(model)):
-            pd, terms = found[:3], found[3]
+        form = kernel_form(controller, model)
+        if form is not None and form.kind == "joint_pd":
+            if form.terms is None or system.euclidean:  # (computed torque: an RNEA on q)
+                pd, terms = (form.reference, form.kp, form.kd), form.terms
     cartesian = None
     if system.torque_inputs and n == model.nv and system.euclidean and not period:
         cartesian = _cartesian(law, model)

@@ -17,6 +17,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import UnsupportedModel
+from ..simulation.controls import kernel_form
 from . import timestep as _ts
 from .model import (
     FREE_FLYER,
@@ -150,27 +151,13 @@ def _index(values: Iterable[int]) -> np.ndarray:
 
 
 def pd_law(controller: Any, model: pin.Model) -> tuple[Any, np.ndarray, np.ndarray] | None:
-    """(reference, kp, kd) of a :class:`pinext.control.JointPD` that the loop evaluates
-    itself: joint torques, a constant or :class:`pinext.Schedule` reference
-    (:class:`pinext.control.reference.JointReference`), no gravity compensation, gains on
-    one-degree-of-freedom joints only (where ``q_r ⊖ q = q_r − q``); None for any other
-    law."""
-    from ..control import JointPD  # the plug-in layer above; only to recognise the law
-
-    if type(controller) is not JointPD or controller.gravity_compensation:
+    """(reference, kp, kd) of a law whose kernel form is a joint PD
+    (:meth:`pinext.control.JointPD.kernel_form`), which the loop evaluates itself; None for
+    any other law."""
+    form = kernel_form(controller, model)
+    if form is None or form.kind != "joint_pd" or form.terms is not None:
         return None
-    if not controller.actuation.torque or controller.reference.kind == "callable":
-        return None
-    kp, kd = np.asarray(controller.kp, float), np.asarray(controller.kd, float)
-    if kp.shape != (model.nv,) or kd.shape != (model.nv,):
-        return None
-    flat = np.zeros(model.nv, dtype=bool)
-    for joint in model.joints[1:]:
-        if joint.nq == 1 and joint.nv == 1:
-            flat[joint.idx_v] = True
-    if np.any((kp != 0) & ~flat) or np.any((kd != 0) & ~flat):
-        return None
-    return controller.reference, kp, kd
+    return form.reference, form.kp, form.kd
 
 
 def stepping_scene(

@@ -23,6 +23,7 @@ from numba.extending import register_jitable
 
 from ..exceptions import InvalidParameter
 from ..model import resolve_frame
+from ..simulation.controls import KernelForm, own_law
 from ..validation import describe, real, vector
 from .base import Controller
 
@@ -209,6 +210,14 @@ class CartesianPD(Controller):
         wrench(self.gains, target, placement.translation, vel.vector, error, out)
         gravity = pin.computeGeneralizedGravity(model, data, q)
         return gravity + jac.T @ out - self.dq * v
+
+    def kernel_form(self, model: pin.Model) -> KernelForm | None:
+        """The ``"cartesian_pd"`` form (:class:`~pinext.simulation.controls.KernelForm`):
+        the law itself (its frame, path, orientation and gains), on the model it was made
+        for; None on another."""
+        if not own_law(self, CartesianPD) or model.nv != self.model.nv:
+            return None
+        return KernelForm("cartesian_pd", law=self)
 
     @property
     def gains(self) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..simulation.controls import KernelForm, own_law
 from ..validation import real
 from .drive_reference import (
     FEEDFORWARD_CHUNK,
@@ -86,17 +87,19 @@ class ComputedTorque(JointLaw):
             else ElasticFeedforward(self.actuation, self.reference, feedforward_step)
         )
 
-    def kernel_form(self, model: pin.Model) -> tuple | None:
-        """The law as the compiled kernels evaluate it (:func:`pinext.compiled.phase.
-        pd_torques`): ``(reference, kp, kd, terms)`` with the rows K, D, q_rest of ``terms``
-        (3, nv), for joint torques on a model of one-DOF joints and a constant or Schedule
-        reference; None otherwise (the law then runs in Python)."""
-        if self.feedforward is not None or self.reference.kind == "callable":
+    def kernel_form(self, model: pin.Model) -> KernelForm | None:
+        """The ``"joint_pd"`` form with its computed-torque ``terms``, the rows K, D, q_rest
+        (:class:`~pinext.simulation.controls.KernelForm`), for joint torques on a model of
+        one-DOF joints and a constant or Schedule reference; None otherwise (the law then
+        runs in Python)."""
+        if not own_law(self, ComputedTorque) or self.feedforward is not None:
             return None
-        if model.nv != self.model.nv or any(j.nq != 1 or j.nv != 1 for j in model.joints[1:]):
+        if self.reference.kind == "callable" or model.nv != self.model.nv:
+            return None
+        if any(j.nq != 1 or j.nv != 1 for j in model.joints[1:]):
             return None
         terms = np.array([self.stiffness, self.damping, self.q_rest], dtype=float)
-        return self.reference, self.kp, self.kd, terms  # (the gains: one per joint already)
+        return KernelForm("joint_pd", self.reference, self.kp, self.kd, terms)
 
     def __call__(
         self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from ..simulation.controls import KernelForm, own_law
 from ..validation import flag
 from .drive_reference import JointLaw, joint_error
 
@@ -75,3 +76,23 @@ class JointPD(JointLaw):
         else:
             tau_r = self._zero
         return act.motor_feedback(sensors, act.motor_reference(q_r, v_r, tau_r), self.kp, self.kd)
+
+    def kernel_form(self, model: pin.Model) -> KernelForm | None:
+        """The ``"joint_pd"`` form (:class:`~pinext.simulation.controls.KernelForm`) of a
+        law on joint torques to a constant or :class:`pinext.Schedule` reference, without
+        gravity compensation, its gains on one-DOF joints only (where ``q_r ⊖ q = q_r − q``);
+        None otherwise."""
+        if not own_law(self, JointPD) or self.gravity_compensation:
+            return None
+        if not self.actuation.torque or self.reference.kind == "callable":
+            return None
+        kp, kd = np.asarray(self.kp, float), np.asarray(self.kd, float)
+        if kp.shape != (model.nv,) or kd.shape != (model.nv,):
+            return None
+        flat = np.zeros(model.nv, dtype=bool)
+        for joint in model.joints[1:]:
+            if joint.nq == 1 and joint.nv == 1:
+                flat[joint.idx_v] = True
+        if np.any((kp != 0) & ~flat) or np.any((kd != 0) & ~flat):
+            return None
+        return KernelForm("joint_pd", self.reference, kp, kd)

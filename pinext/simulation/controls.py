@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -110,6 +110,28 @@ def as_control(control: Any, n_inputs: int) -> ControlLaw:
     return constant
 
 
+class KernelForm(NamedTuple):
+    """A law as the compiled engine evaluates it (:meth:`Controller.kernel_form`).
+
+    Kinds:
+
+    * ``"joint_pd"``: ``u = K_p (q_r − q) + K_d (q̇_r − q̇)`` on one-DOF joints (``kp``, ``kd``
+      per DOF, zero elsewhere), ``reference`` a :class:`pinext.control.reference.
+      JointReference` to a constant or a :class:`pinext.Schedule`; with ``terms`` (rows K, D,
+      q_rest, shape (3, nv)) the PD terms are a commanded acceleration a and
+      ``u = rnea(q, q̇, a) + K (q − q_rest) + D q̇`` (computed torque, on a Euclidean model);
+    * ``"cartesian_pd"``: ``law`` a :class:`pinext.control.cartesian.CartesianPD` (its
+      frame, path, orientation and gains).
+    """
+
+    kind: str
+    reference: Any = None
+    kp: Any = None
+    kd: Any = None
+    terms: np.ndarray | None = None
+    law: Any = None
+
+
 class Controller(FreshData):
     """Base class of control laws ``u = law(t, q, v, sensors)``.
 
@@ -124,6 +146,25 @@ class Controller(FreshData):
         self, t: float, q: np.ndarray, v: np.ndarray, sensors: dict[str, np.ndarray]
     ) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} does not implement __call__")
+
+    def kernel_form(self, model: Any) -> KernelForm | None:
+        """The law as the compiled engine evaluates it without calling Python (a
+        :class:`KernelForm`) on the Pinocchio ``model``, or None (default): the engine then
+        calls :meth:`__call__`, continuously or at each sample. A built-in law gives its
+        form only as its own class (:func:`own_law`): a subclass's ``__call__`` is its own."""
+        return None
+
+
+def own_law(controller: Controller, cls: type) -> bool:
+    """Whether ``controller`` evaluates ``cls``'s law: its ``__call__`` is ``cls``'s (a
+    subclass that overrides it has a law of its own, which no kernel form describes)."""
+    return type(controller).__call__ is cls.__call__  # type: ignore[comparison-overlap]
+
+
+def kernel_form(controller: Any, model: Any) -> KernelForm | None:
+    """:meth:`Controller.kernel_form` of ``controller`` on ``model``; None for anything else
+    (a plain function, None)."""
+    return controller.kernel_form(model) if isinstance(controller, Controller) else None
 
 
 #: Layout entries that are bookkeeping, not sensors.
