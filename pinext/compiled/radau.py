@@ -19,9 +19,8 @@ polynomial ``y_old + Q [x, x², x³]``, ``Q = Zᵀ P``. Constants and defaults a
 ``max(10 ε / rtol, min(0.03, √rtol))``), so a run agrees with scipy's Radau to the tolerance.
 
 The difference is the Jacobian (:func:`_jacobian`): forward differences of the compiled
-right-hand side in the q and v columns (increment ``√ε · max(|y_j|, 1)``, 2 nv evaluations),
-the components' state columns exact from the phase's affine map and M⁻¹ (nv + 1 ABA calls),
-computed at the start and when scipy's Radau would call its Jacobian (a slow Newton
+right-hand side in every core column (increment ``√ε · max(|y_j|, 1)``, one evaluation
+each), computed at the start and when scipy's Radau would call its Jacobian (a slow Newton
 convergence after an accepted step, or a failed Newton iteration with a Jacobian that is not
 current).
 
@@ -35,11 +34,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate._ivp import radau as _sr
 
-from .aba import aba
 from .dop853 import _active, _beyond, brent_step, events_at, record, values_at
 from .events import _event as _dop_event
 from .jit import COMPILED_ONLY, cached
-from .phase import _configuration, _inputs, _locked_rows, rhs
+from .phase import rhs
 from .spatial import helper, kernel
 
 T = np.ascontiguousarray(_sr.T, dtype=np.float64)
@@ -154,93 +152,29 @@ def _lu_solve(a, piv, b):
 
 
 @kernel
-def _jacobian(Pk, t, y, f, J, y1, f1, minv):
-    """∂f/∂y of the phase's right-hand side (:func:`pinext.compiled.phase.rhs`).
+def _jacobian(Pk, t, y, f, J, y1, f1):
+    """∂f/∂y of the phase's right-hand side (:func:`pinext.compiled.phase.rhs`) by forward
+    differences, J[:, j] = (f(t, y + δ_j e_j) − f) / δ_j with δ_j = √ε max(|y_j|, 1), over
+    the core states (q, v and the components' states: one evaluation each). The power
+    integrals are read by nothing: their columns are zero. Returns the evaluations made.
 
-    Columns of q and v: forward differences, J[:, j] = (f(t, y + δ_j e_j) − f) / δ_j with
-    δ_j = √ε max(|y_j|, 1) (2 nv evaluations). Columns of the components' states s enter
-    f only through the affine map [τ; ṡ] = A z and the power forms, so they are exact:
-    ∂v̇/∂s = M⁻¹ A_τs (M⁻¹ e_i = ABA(q, v, e_i) − ABA(q, v, 0), as ABA is affine in τ:
-    nv + 1 ABA calls; with joints held on their stops the constrained accelerations, affine
-    in τ too), ∂ṡ/∂s = A_ss, ∂p/∂s_c = Σ_k w_k (δ_{i_k c} z_{j_k} + δ_{j_k c} z_{i_k}).
-    The power integrals are read by nothing: their columns are zero.
-    """
+    Every column comes from the one right-hand side, called by symbol: no second copy of
+    its ABA, rows and laws to compile for each kind of scene (an exact M⁻¹ block for the
+    components' states once cost Radau's first run 10 s of compilation)."""
     n = y.size
-    nv = Pk.damping.size
-    m = Pk.z.size
-    n_core = y.size - 2  # y = [core states, p_in, p_diss]
-    n_in = m - n_core - 1
+    n_core = n - 2  # y = [core states, p_in, p_diss]
     for i in range(n):
         y1[i] = y[i]
         for j in range(n):
             J[i, j] = 0.0
-    # Celentano's momentum form (y = [q, p, ...]) is not affine in p, and rows on an
-    # environment's mass or a layer couple its states to the kinematics: differences throughout
-    coupled = Pk.layer.constants.size > 0
-    for e in Pk.frames.row_env:
-        coupled = coupled or e >= 0
-    n_fd = n_core if Pk.momentum or coupled else 2 * nv
-    for j in range(n_fd):
+    for j in range(n_core):
         d = (y[j] + SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
         y1[j] = y[j] + d
         rhs(Pk, t, y1, f1)
         y1[j] = y[j]
         for i in range(n):
             J[i, j] = (f1[i] - f[i]) / d
-    if n_core == n_fd:
-        return n_fd
-    # M⁻¹ column by column (f1 and y1 as scratch: tau in y1[:nv], accelerations in f1)
-    q = y[:nv]
-    if Pk.rotating:  # the public configuration of the chart with rotation vectors
-        _configuration(Pk, y)
-        q = Pk.q
-    v = y[nv : 2 * nv]
-    tau = y1[:nv]
-    a0 = f1[nv : 2 * nv]
-    col = f1[:nv]
-    for i in range(nv):
-        tau[i] = 0.0
-    for r in range(-1, nv):  # r = -1: τ = 0 into a0 (one inlined ABA and rows: one copy)
-        out = a0 if r < 0 else col
-        if r >= 0:
-            tau[r] = 1.0
-        aba(Pk.model, q, v, tau, out)
-        if Pk.lam.size:  # joints held on their stops: the constrained accelerations (affine)
-            _locked_rows(Pk, y, out)
-        if r >= 0:
-            tau[r] = 0.0
-            for i in range(nv):
-                minv[i, r] = col[i] - a0[i]
-    # z at (t, y): the core states, the inputs, 1
-    z = Pk.z
-    for i in range(n_core):
-        z[i] = y[i]
-    _inputs(Pk, t, y, z[n_core : n_core + n_in])
-    z[m - 1] = 1.0
-    for r in range(Pk.a_ptr.size - 1):
-        for k in range(Pk.a_ptr[r], Pk.a_ptr[r + 1]):
-            c = Pk.a_col[k]
-            if c < 2 * nv or c >= n_core:
-                continue
-            val = Pk.a_val[k]
-            if r < nv:  # an effort: through M⁻¹ into the accelerations
-                for i in range(nv):
-                    J[nv + i, c] += minv[i, r] * val
-            else:  # a component state's derivative
-                J[nv + r, c] += val
-    for k in range(Pk.couple_row.size):  # a state's derivative through an acceleration
-        for c in range(2 * nv, n_core):
-            J[Pk.couple_row[k], c] += Pk.couple_coef[k] * J[nv + Pk.couple_dof[k], c]
-    for k in range(Pk.q_row.size):
-        a = Pk.q_row[k]
-        b = Pk.q_col[k]
-        if 2 * nv <= a < n_core:
-            J[n_core, a] += Pk.q_val[0, k] * z[b]
-            J[n_core + 1, a] += Pk.q_val[1, k] * z[b]
-        if 2 * nv <= b < n_core:
-            J[n_core, b] += Pk.q_val[0, k] * z[a]
-            J[n_core + 1, b] += Pk.q_val[1, k] * z[a]
-    return 2 * nv
+    return n_core
 
 
 @kernel
@@ -262,8 +196,8 @@ def _factor(J, h, nq, lu_r, piv_r, lu_c, piv_c):
                 lu_c[i, j] = -J[i, j]
             lu_r[i, i] += mr
             lu_c[i, i] += mc
-        _lu_factor(lu_r, piv_r)
-        _lu_factor(lu_c, piv_c)
+        _lu_factor(lu_r[:n, :n], piv_r[:n])  # (slices: one compiled variant per dtype)
+        _lu_factor(lu_c[:n, :n], piv_c[:n])
         return
     r = n - 2 - nq
     for a in range(r):
@@ -284,10 +218,10 @@ def _solve(lu, piv, b, J, c, nq):
     """Solve (c I − J) x = b in place in b from :func:`_factor`'s factors (lu, piv: the real
     or the complex ones, c the matching μ/h): with ``nq`` > 0 the reduced system, then the q
     rows (q = (b_q + v) / c) and the two power rows (whose columns in J are zero)."""
-    if nq == 0:
-        _lu_solve(lu, piv, b)
-        return
     n = b.size
+    if nq == 0:
+        _lu_solve(lu[:n, :n], piv[:n], b[:n])  # (slices: one compiled variant per dtype)
+        return
     m = n - 2
     for i in range(nq, m):
         acc = b[i]
@@ -470,7 +404,7 @@ def start(Pk, t0, y0, t_end, hmax, rtol, atol, f, J, st, it, g_last, evs):
     st[_H_OLD] = -1.0
     st[_ERR_OLD] = -1.0
     st[_NEWTON_TOL] = max(10 * EPS / rtol, min(0.03, rtol**0.5))
-    it[_NFEV] += _jacobian(Pk, t0, y0, f, J, y1, f1, np.empty((Pk.damping.size, Pk.damping.size)))
+    it[_NFEV] += _jacobian(Pk, t0, y0, f, J, y1, f1)
     it[_NJEV] += 1
     it[_CURRENT_JAC] = 1
     it[_HAS_LU] = 0
@@ -598,7 +532,6 @@ def advance(
     f_new = np.empty(n)
     scale = np.empty(n)
     tmp = np.empty(n)
-    minv = np.empty((Pk.damping.size, Pk.damping.size))
     nq = 0 if Pk.momentum or Pk.rotating else Pk.damping.size  # q̇ = v rows: _factor
     n_events = g_last.size
     g_new = np.empty(n_events)
@@ -678,7 +611,7 @@ def advance(
                 if not converged:
                     if current_jac:
                         break
-                    it[_NFEV] += _jacobian(Pk, t, y, f, J, y1, f1, minv)
+                    it[_NFEV] += _jacobian(Pk, t, y, f, J, y1, f1)
                     it[_NJEV] += 1
                     current_jac = True
                     has_lu = False
@@ -727,7 +660,7 @@ def advance(
         values_at(Pk, t_new, y_new, evs, g_new)  # (before the Jacobian's evaluations)
         it[_NFEV] += 1
         if recompute_jac:
-            it[_NFEV] += _jacobian(Pk, t_new, y_new, f_new, J, y1, f1, minv)
+            it[_NFEV] += _jacobian(Pk, t_new, y_new, f_new, J, y1, f1)
             it[_NJEV] += 1
             current_jac = True
         else:
