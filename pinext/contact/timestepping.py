@@ -89,7 +89,7 @@ import pinocchio as pin
 
 from ..exceptions import InvalidParameter
 from ..model import resolve_frame
-from ..simulation.component import STEPPED_KINDS, Phase
+from ..simulation.component import STEPPED_KINDS, Phase, stepped_components
 from ..simulation.system import System
 from .component import _as_contact
 from .coordinates import FunctionalCoordinates
@@ -531,12 +531,6 @@ def point_contacts(system: System, contacts: Sequence[Any] | None = None) -> lis
     return [PointContact.from_contact(system.model, c) for c in contact_specs(system, contacts)]
 
 
-def stepped_components(system: System, *kinds: str) -> list[Any]:
-    """The System's components of those :attr:`~pinext.simulation.component.Component.
-    stepped_kind` kinds, in order."""
-    return [comp for comp in system.components if comp.stepped_kind in kinds]
-
-
 def _effort_law(system: System, phase: Phase):
     """``(step, efforts, integrated)``: the phase's acceleration step, ``efforts(t, x, u) ->
     τ`` (the System's generalized efforts without the components the step holds, by their
@@ -556,14 +550,14 @@ def _effort_law(system: System, phase: Phase):
                 f"component '{comp.name}' ({type(comp).__name__}) has stepped_kind "
                 f"{comp.stepped_kind!r}; valid: None or one of {', '.join(STEPPED_KINDS)}"
             )
-        if comp.stepped_kind is not None and comp.states():
-            raise InvalidParameter(
-                f"component '{comp.name}' ({type(comp).__name__}) has states of its own "
-                f"({', '.join(name for name, _ in comp.states())}: a compliant tool or layer, "
-                "a dynamic environment), which time stepping does not integrate: its contacts "
-                "are rigid; valid: rigid contacts, or the event-driven simulate"
-            )
         if comp.stepped_kind is not None:
+            if comp.states():
+                raise InvalidParameter(
+                    f"component '{comp.name}' ({type(comp).__name__}) has states of its own "
+                    f"({', '.join(name for name, _ in comp.states())}: a compliant tool or "
+                    "layer, a dynamic environment), which time stepping does not integrate: "
+                    "its contacts are rigid; valid: rigid contacts, or the event-driven simulate"
+                )
             continue
         mode = phase.get(comp.name)
         if mode is not None:

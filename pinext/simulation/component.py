@@ -294,6 +294,12 @@ class SteppedStates(NamedTuple):
 STEPPED_KINDS = ("contact", "limits", "friction", "saturation", "closure", "mimic", "prescribed")
 
 
+def stepped_components(system: System, *kinds: str) -> list[Any]:
+    """The System's components of those :attr:`Component.stepped_kind` kinds, in order (each
+    read through its kind's attributes, :data:`STEPPED_KINDS`)."""
+    return [comp for comp in system.components if comp.stepped_kind in kinds]
+
+
 class Component(FreshData, abc.ABC):  # noqa: B024 - every hook is optional
     """Something that adds states, efforts, inertia, constraints, inputs and events to a System.
 

@@ -26,13 +26,12 @@ from ..contact.timestepping import (
     _effort_law,
     contact_specs,
     step_audit,
-    stepped_components,
 )
 from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
 from .arguments import warn_free_fall
-from .component import Component
+from .component import Component, stepped_components
 from .controls import checked_control
 from .initial_state import as_initial_state
 from .progress import bar as progress_bar
