@@ -144,6 +144,13 @@ def test_start_outside_the_range_warns(tmp_path):
 
 
 def test_panda_stays_within_its_limits(robots_dir):
+    """The Panda falls for 3 s onto its stops. The ``<mimic>`` coupling force of its fingers
+    (and each stop's reaction) at every sample equals the multiplier of the KKT system built
+    here from Pinocchio's ``crba`` and ``rnea`` with the rows written out (``±e_i`` on held
+    stops, ``e_f − k e_l`` for the coupling, Baumgarte's ``2ω J v + ω² φ``): ``M a + h = τ +
+    Jᵀλ``, ``J a + γ = 0``. Both are backward-stable solves of one system, so they differ
+    by at most ``(nv + m) ε κ(K) ‖(a, λ)‖∞`` (forward error of a solve, κ of the KKT
+    matrix K; 0.02 ε κ(K) ‖(a, λ)‖∞ measured)."""
     robot = px.load_robot("panda")
     model = robot.model
     q0 = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.0, 0.0])
@@ -163,7 +170,18 @@ def test_panda_stays_within_its_limits(robots_dir):
     i1, i2 = (model.joints[model.getJointId(f"panda_finger_joint{k}")].idx_q for k in (1, 2))
     assert np.abs(traj.q[:, i2] - traj.q[:, i1]).max() < 1e-12
     coupling = traj.outputs["mimic:panda_finger_joint2.force"]
-    assert coupling.shape == (len(traj), 1) and np.all(np.isfinite(coupling))
+    assert coupling.shape == (len(traj), 1)
+    system = px.System(robot)
+    assert not robot.joint_stiffness.any()  # τ = −D v below: no input, no joint spring
+    limits = next(c for c in system.components if isinstance(c, JointLimits))
+    mimic = next(c for c in system.components if c.name == "mimic:panda_finger_joint2")
+    stops = traj.outputs["joint_limits.force"]
+    held = traj.outputs["joint_limits.held"].astype(bool)
+    assert held[:, -2:].any() and np.abs(coupling).max() > 0.1  # fingers on stops, pulled
+    for i in range(len(traj)):
+        expected, bound = _panda_reactions(model, limits, mimic, traj.q[i], traj.v[i], held[i])
+        assert abs(coupling[i, 0] - expected[-1]) <= bound, (traj.t[i], coupling[i], expected)
+        assert np.abs(stops[i, held[i]] - expected[:-1]).max(initial=0.0) <= bound, traj.t[i]
     # joint_limits=False: the old result, the run of a model without limits
     free = px.simulate(px.System(robot, joint_limits=False, mimic=False), 3.0, q0=q0)
     unlimited = robot.model.copy()
@@ -173,6 +191,39 @@ def test_panda_stays_within_its_limits(robots_dir):
     reference = px.simulate(px.System(unlimited), 3.0, q0=q0)
     np.testing.assert_array_equal(free.x[-1], reference.x[-1])
     assert np.maximum(lower - free.q, free.q - upper).max() > 1.0
+
+
+def _panda_reactions(model, limits, mimic, q, v, held):
+    """The reactions of the held stops (in the order of ``limits.limits``) and of the
+    ``<mimic>`` coupling (last) from the KKT system of Pinocchio's ``crba`` and ``rnea`` with
+    the rows written out, and the forward-error bound ``(nv + m) ε κ(K) ‖(a, λ)‖∞``."""
+    rows, drift = [], []
+    for lim, on in zip(limits.limits, held, strict=True):
+        if on:  # the nearer stop: sign +1 on a lower one, −1 on an upper one
+            lower = abs(q[lim.iq] - lim.lower) < abs(q[lim.iq] - lim.upper)
+            sign, stop = (1.0, lim.lower) if lower else (-1.0, lim.upper)
+            row = np.zeros(model.nv)
+            row[lim.iv] = sign
+            phi = sign * (q[lim.iq] - stop)
+            rows.append(row)
+            drift.append(2.0 * limits.omega * sign * v[lim.iv] + limits.omega**2 * phi)
+    k, omega = mimic.multiplier, mimic.stabilization
+    row = np.zeros(model.nv)
+    row[mimic.iv], row[mimic.iv_leader] = 1.0, -k
+    phi = q[mimic.iq] - k * q[mimic.iq_leader] - mimic.offset
+    rows.append(row)
+    drift.append(2.0 * omega * (row @ v) + omega**2 * phi)
+    jacobian, drift = np.array(rows), np.array(drift)
+    data = model.createData()
+    mass = pin.crba(model, data, q)
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    bias = pin.rnea(model, data, q, v, np.zeros(model.nv))
+    tau = -model.damping * v  # no input, no joint spring: the joints' viscous damping
+    m = len(drift)
+    kkt = np.block([[mass, jacobian.T], [jacobian, np.zeros((m, m))]])
+    solution = np.linalg.solve(kkt, np.r_[tau - bias, -drift])  # (a, −λ)
+    bound = (model.nv + m) * np.finfo(float).eps * np.linalg.cond(kkt)
+    return -solution[model.nv :], bound * np.abs(solution).max()
 
 
 def test_a_prescribed_joint_follows_its_law_through_its_limits():
