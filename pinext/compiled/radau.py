@@ -165,8 +165,8 @@ def _jacobian(Pk, t, y, f, J, y1, f1):
     n_core = n - 2  # y = [core states, p_in, p_diss]
     for i in range(n):
         y1[i] = y[i]
-        for j in range(n):
-            J[i, j] = 0.0
+        J[i, n_core] = 0.0  # (the other columns are written below)
+        J[i, n_core + 1] = 0.0
     for j in range(n_core):
         d = (y[j] + SQRT_EPS * max(abs(y[j]), 1.0)) - y[j]
         y1[j] = y[j] + d
