@@ -51,6 +51,14 @@ px.simulate(system, 0.3, control=lambda t, q, v, sensors: -0.1 * v, progress=Fal
 import pinext as px
 px.simulate(px.load_robot("six_dof_arm"), 0.3, method="timestepping", dt=1e-3, progress=False)
 """,
+    "time stepping, elastic drives": """
+import numpy as np
+import pinext as px
+from pinext.drives import harmonic_drives
+joints = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3"]
+system = px.System(px.load_robot("six_dof_arm"), drives=harmonic_drives(joints))
+px.simulate(system, 0.3, method="timestepping", dt=1e-3, control=np.ones(6), progress=False)
+""",
     "six_dof_arm again (cached)": """
 import pinext as px
 px.simulate(px.load_robot("six_dof_arm"), 0.3, progress=False)

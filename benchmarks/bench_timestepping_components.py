@@ -1,18 +1,19 @@
 """Time stepping with elastic drives and loops: what the rotors' step and the loops' rows cost.
 
-Elastic drives and loops run on Pinocchio's solvers step by step
-(:class:`pinext.contact.stepped_states.ComponentStates`; loops held by their own rows,
-:class:`pinext.contact.timestepping.HeldRows`), not on the compiled loop. Scenes, 1 s at
+Elastic drives run on the compiled loop, their rotors linearly implicit in its step
+(:class:`pinext.contact.stepped_states.ComponentStates`), or on Pinocchio's solvers step by
+step (``solver="admm"``); loops, held by their own rows
+(:class:`pinext.contact.timestepping.HeldRows`), on Pinocchio's solvers. Scenes, 1 s at
 dt = 1 ms, medians of several runs, each also in ``pin.aba`` calls of time per step (one
 call on the scene's model, measured in the same run):
 
-- Solo12 dropped 0.3 m under a PD law in Python: on rigid joints (compiled loop; Pinocchio's
-  ADMM per step), then on twelve series elastic drives (DC motors behind 200 N.m/rad springs,
-  the law on the motor angles; ADMM per step, the rotors in it). The ratio of the last two is
-  the price of the rotors' step beside Pinocchio's Delassus operator and solver.
+- Solo12 dropped 0.3 m under a PD law in Python: on rigid joints and on twelve series elastic
+  drives (DC motors behind 200 N.m/rad springs, the law on the motor angles), each on the
+  compiled loop and on Pinocchio's ADMM per step. The drives' rows over the rigid ones are
+  the price of the rotors' step.
 - The six-DOF arm on harmonic drives under constant voltages: time stepping at 2 and 1 ms
-  against the event-driven run (DOP853, compiled), with the error at the end against a tight
-  event-driven reference.
+  (compiled; at 1 ms also on ADMM per step) against the event-driven run (DOP853,
+  compiled), with the error at the end against a tight event-driven reference.
 - The four-bar falling limp (a hinge loop), the same.
 
 Run: ``python benchmarks/bench_timestepping_components.py``.
@@ -69,8 +70,11 @@ def solo_rows() -> list[tuple]:
         "rigid joints, Pinocchio's ADMM": lambda: simulate_timestepping(
             rigid, 1.0, dt=1e-3, q0=q0, control=law, solver="admm", progress=False
         ),
-        "12 series elastic drives, ADMM": lambda: simulate_timestepping(
+        "12 series elastic drives, compiled loop": lambda: simulate_timestepping(
             sea, 1.0, dt=1e-3, q0=q0, control=sea_law, progress=False
+        ),
+        "12 series elastic drives, ADMM": lambda: simulate_timestepping(
+            sea, 1.0, dt=1e-3, q0=q0, control=sea_law, solver="admm", progress=False
         ),
     }
     aba = _aba_time(robot.model)
@@ -100,6 +104,9 @@ def _against_event_driven(name, system, x0, control) -> list[tuple]:
             )
             for dt in (2e-3, 1e-3)
         }  # fmt: skip
+        runs["time stepping, dt = 0.001 s, ADMM per step"] = lambda: simulate_timestepping(
+            system, 1.0, x0=x0, control=control, dt=1e-3, solver="admm", progress=False
+        )
         runs["event-driven (DOP853, rtol 1e-10)"] = lambda: px.simulate(
             system, 1.0, x0=x0, control=control, progress=False
         )

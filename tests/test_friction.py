@@ -131,8 +131,9 @@ def test_an_arm_tip_at_rest_slides_where_its_acceleration_points(mu):
 def test_the_friction_direction_is_continuous_as_a_slide_starts():
     """t̂ (:meth:`FrictionalContact._direction`) is the mode's d at rest and the sliding
     direction once the contact slides, continuous in between: a sliding velocity across d
-    turns it by less than ε/|ṡ| rad (ε = VELOCITY_TOLERANCE), and a speed crossing ε moves it
-    by no more than the speed moved. (A switch at |ṡ| = ε once turned it by 90° there.)"""
+    turns it by atan(ε/|ṡ|) < ε/|ṡ| rad from ṡ (ε = VELOCITY_TOLERANCE; the angle from
+    atan2, to a few ulps, not from arccos of a cosine near 1), and a speed crossing ε moves
+    it by no more than the speed moved. (A switch at |ṡ| = ε once turned it by 90° there.)"""
     from pinext.contact.component import VELOCITY_TOLERANCE as eps
 
     mode = FrictionMode(SLIP, (1.0, 0.0))
@@ -140,7 +141,8 @@ def test_the_friction_direction_is_continuous_as_a_slide_starts():
     np.testing.assert_array_equal(FrictionalContact._direction(np.zeros(2), mode), [1.0, 0.0])
     for speed in (1e-6, 1e-3, 1.0):
         t_hat = FrictionalContact._direction(speed * across, mode)
-        assert np.arccos(t_hat @ across) <= eps / speed
+        angle = np.arctan2(abs(t_hat[0] * across[1] - t_hat[1] * across[0]), t_hat @ across)
+        assert angle == pytest.approx(np.arctan(eps / speed), rel=1e-12)
     below, above = (
         FrictionalContact._direction(s * across, mode) for s in (0.999 * eps, 1.001 * eps)
     )

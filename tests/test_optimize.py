@@ -902,7 +902,9 @@ def test_tube_section_and_payload_from_a_specification(tmp_path):
     1e-9 (the sublinks carry the distributed weight exactly) and its tip deflection to 0.2 %
     (the elastic joints integrate the curvature by the midpoint rule, error ∝ 1/ν²); the
     lightest tube that keeps the stress ≤ 50 MPa and the tip deflection ≤ 10 mm is the
-    closed-form problem's optimum (SLSQP on the formulas) to 1 % in mass."""
+    closed-form problem's optimum (SLSQP on the formulas, in millimetres: in metres the
+    wall's gradient is 1e5 times the diameter's and the line search can stall) to 1 % in
+    mass."""
     from scipy.optimize import minimize
 
     payload = 1.5
@@ -923,12 +925,12 @@ def test_tube_section_and_payload_from_a_specification(tmp_path):
     assert result.feasible
     outer, wall = result.design["bar.outer_diameter"], result.design["bar.wall_thickness"]
 
-    def closed(x, k):
-        return cantilever(*x, payload)[k]
+    def closed(x_mm, k):
+        return cantilever(*(1e-3 * np.asarray(x_mm)), payload)[k]
 
     reference = minimize(
-        lambda x: closed(x, 0), [0.06, 0.003], method="SLSQP",
-        bounds=[(0.02, 0.12), (0.0005, 0.005)],
+        lambda x: closed(x, 0), [60.0, 3.0], method="SLSQP",
+        bounds=[(20.0, 120.0), (0.5, 5.0)],
         constraints=[{"type": "ineq", "fun": lambda x: 1 - closed(x, 1) / 5.0e7},
                      {"type": "ineq", "fun": lambda x: 1 - closed(x, 2) / 0.01}],
     )  # fmt: skip

@@ -85,13 +85,116 @@ def _starts() -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("start", [0, 1], ids=["curated", "seeded"])
-def test_elastic_drives_converge_to_the_event_driven_run_at_first_order(start):
+def test_elastic_drives_converge_to_the_event_driven_run_at_first_order(start, simulation_path):
     """0.3 s under constant voltages, from a curated and a seeded random pose: the error to
     the event-driven run (joint and motor angles) halves with the step (ratios of a first-order
     scheme, 2 as h → 0: between 1.6 and 2.5 at these steps), and every run's audit closes."""
     system = _arm()
     runs = _first_order(system, 0.3, slice(0, 18), q0=_starts()[start], control=VOLTS)
-    assert all(traj.meta["stats"]["solver"] == "admm" for traj in runs)
+    solver = "compiled" if simulation_path == "compiled" else "admm"
+    assert all(traj.meta["stats"]["solver"] == solver for traj in runs)
+
+
+def _drives_scene(start: int):
+    """Harmonic drives on three joints, inductive motors behind elastic transmissions on two,
+    a torque source on one and a user's rotor absorber, under a Python law, from a curated
+    or a seeded pose: (system, x0, law, t_final)."""
+    inductive = Drive(INDUCTIVE, ElasticTransmission(50.0, 2e3, 1.0, input_inertia=1e-5))
+    drives = {joint: harmonic_drives(JOINTS)[joint] for joint in JOINTS[:3]}
+    drives |= dict.fromkeys(JOINTS[3:5], inductive)
+    drives[JOINTS[5]] = Drive(None, ElasticTransmission(20.0, 500.0, 0.2, input_inertia=1e-5))
+    system = px.System(px.load_robot("six_dof_arm"), drives=drives, components=[_Absorber()])
+    angle = system.layout["drives.motor_angle"]
+
+    def law(t, x):
+        return np.r_[VOLTS[:5], 0.5] - 0.01 * (x[angle] - 0.3 * np.cos(10.0 * t))
+
+    return system, system.initial_state(_starts()[start]), law, 0.2005
+
+
+def _rigid_dc_drives():
+    """DC motors on rigid gears (their efforts explicit, their rotors in the armature) on the
+    arm's six joints, beside its limits, under a Python law from the curated pose: (system,
+    x0, law, t_final)."""
+    motor = DCMotor(1.2, 0.05, 0.05, 2e-5)
+    drives = {j: Drive(motor, Gear(50.0, input_inertia=1e-6)) for j in JOINTS}
+    system = px.System(px.load_robot("six_dof_arm"), drives=drives)
+
+    def law(t, x):
+        return VOLTS * np.cos(5.0 * t)
+
+    return system, system.initial_state(ARM_Q0), law, 0.2005
+
+
+def _prescribed_hub():
+    """The flexible arm's hub spun up by its law (``test_prescribed.py``): (system, x0, law,
+    t_final)."""
+    from .test_prescribed import spin_up
+
+    robot = px.load_urdf(px.robot_path("flexible_arm"))
+    system = px.System(robot, components=[px.Prescribed("hub", spin_up)])
+    return system, system.initial_state(pin.neutral(robot.model)), None, 1.0005
+
+
+@pytest.mark.parametrize(
+    "scene", ["drives-curated", "drives-seeded", "rigid-dc-drives", "prescribed-hub"]
+)
+def test_the_compiled_loop_steps_as_pinocchios_solvers_do(scene, simulation_path):
+    """The components' own states, stateless efforts and a prescribed joint on the compiled
+    loop: the drives' scene of :func:`_drives_scene` from two poses, DC motors on rigid gears
+    (:func:`_rigid_dc_drives`), and the flexible arm's prescribed hub (one row, which the
+    loop's Gauss–Seidel solves exactly), the last step half as long (its elimination
+    differs). The compiled run and the Pinocchio-solver run do the same
+    arithmetic in another order: every sample's state, energy and audit term agree to the
+    round-off of N steps that each solve the step's system of condition κ (N κ ε of each
+    column's scale; κ = 3e5 on the drives, whose measured difference, 1e-10 relative, is 1 %
+    of the bound), and the audit closes."""
+    if simulation_path == "python":
+        pytest.skip("the compiled loop against Pinocchio's solvers")
+    kind, _, which = scene.partition("-")
+    if kind == "drives":
+        system, x0, law, t_final = _drives_scene(["curated", "seeded"].index(which))
+    else:
+        system, x0, law, t_final = _rigid_dc_drives() if kind == "rigid" else _prescribed_hub()
+    runs = [
+        simulate_timestepping(system, t_final, dt=1e-3, x0=x0, control=law, solver=solver)
+        for solver in ("compiled", "admm")
+    ]
+    assert [run.meta["stats"]["solver"] for run in runs] == ["compiled", "admm"]
+    bound = runs[0].t.size * _step_condition(system, x0, 1e-3) * np.finfo(float).eps
+    exchanged = runs[1].energy_balance().exchanged  # (the energies' scale)
+    scale = np.abs(runs[1].x).max(axis=0)
+    scale[[system.layout["input_work"].start, system.layout["dissipated_energy"].start]] += (
+        exchanged
+    )
+    assert np.all(np.abs(runs[0].x - runs[1].x) <= bound * scale)
+    for name, series in runs[1].outputs.items():
+        if name.startswith(("energy.", "audit.")):
+            difference = np.abs(runs[0].outputs[name] - series).max()
+            assert difference <= bound * (np.abs(series).max() + exchanged), name
+    _closes(runs[0])
+
+
+def _step_condition(system: px.System, x0: np.ndarray, h: float) -> float:
+    """The condition number of the matrix a step of size h solves for the mechanism's and
+    the rotors' velocity changes at x0 (:class:`pinext.contact.stepped_states.
+    ComponentStates`): ``[[M − A_vv, −A_vw], [−A_wv, J − A_ww]]``, or M without rotors."""
+    from pinext.contact.stepped_states import ComponentStates
+    from pinext.contact.timestepping import _effort_law
+
+    step, _, integrated = _effort_law(system, system.initial_phase(0.0, x0, None))
+    mass = pin.crba(step.model, step.model.createData(), x0[: step.model.nq])
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    if not integrated:
+        return float(np.linalg.cond(mass))
+    model = pin.Model(step.model)
+    states = ComponentStates(system, integrated, model, x0)
+    states.stepper_model(model, h)
+    nv, a = model.nv, states.a
+    matrix = np.block(
+        [[mass - a[:nv, :nv], -a[:nv, nv:]], [-a[nv:, :nv], np.diag(states.inertia) - a[nv:, nv:]]]
+    )
+    return float(np.linalg.cond(matrix))
 
 
 def _table_scene(friction: float | None) -> tuple[px.System, px.Contact]:
@@ -120,14 +223,18 @@ def test_motors_with_inductance_converge_and_their_currents_close_the_audit(elas
     _first_order(system, 0.3, slice(0, system.nx - 2), x0=x0, control=VOLTS)
 
 
-def test_drives_limits_friction_and_a_table_in_one_step():
+@pytest.mark.parametrize("solver", ["pgs", "compiled"])
+def test_drives_limits_friction_and_a_table_in_one_step(solver, simulation_path):
     """The drives beside the arm's limits, Coulomb friction on every joint and its tool
-    falling onto a table (Pinocchio's PGS: every step converged): the audit closes and the
-    tool does not sink beyond ½ h² a while it rests on the table."""
+    falling onto a table (Pinocchio's PGS or the compiled loop: every step converged): the
+    audit closes and the tool does not sink beyond ½ h² a while it rests on the table."""
+    if solver == "compiled" and simulation_path == "python":
+        pytest.skip("the compiled loop")
     system, table = _table_scene(0.5)
     traj = simulate_timestepping(
-        system, 0.4, dt=1e-3, q0=ARM_Q0, control=VOLTS, contacts=[table], solver="pgs"
+        system, 0.4, dt=1e-3, q0=ARM_Q0, control=VOLTS, contacts=[table], solver=solver
     )
+    assert traj.meta["stats"]["solver"] == solver
     assert traj.meta["stats"]["unconverged"] == 0
     _closes(traj)
     assert traj.outputs["contact.gap"].min() >= -0.5 * 1e-3**2 * 100.0
@@ -204,10 +311,24 @@ def test_drives_time_stepping_cannot_integrate_are_refused_with_the_valid_ones(d
     assert "valid: " in str(err.value) and "event-driven" in str(err.value)
 
 
-def test_drives_on_the_compiled_loop_only_are_refused_with_the_reason():
-    """``solver="compiled"`` with drives: refused, naming the drives' states."""
-    with pytest.raises(InvalidParameter, match="drives"):
-        simulate_timestepping(_arm(), 0.1, dt=1e-3, q0=ARM_Q0, solver="compiled")
+def test_a_users_effort_on_the_compiled_loop_only_is_refused_with_the_reason(simulation_path):
+    """``solver="compiled"`` with a user's component whose effort is not linear in q and v
+    (which runs on Pinocchio's solvers, ``solver="auto"``): refused, naming it and the valid
+    choices. (A linear one, a DC motor on a rigid gear, runs compiled: the coverage test.)"""
+    if simulation_path == "python":
+        pytest.skip("the compiled loop")
+
+    class Push(Component):
+        name = "push"
+
+        def effort(self, t, x, q, v, u, mode):
+            return 0.1 * np.sin(q)
+
+    system = px.System(px.load_robot("six_dof_arm"), components=[Push()])
+    with pytest.raises(InvalidParameter, match="push.*valid: solver='auto'"):
+        simulate_timestepping(system, 0.1, dt=1e-3, q0=ARM_Q0, solver="compiled")
+    traj = simulate_timestepping(system, 0.1, dt=1e-3, q0=ARM_Q0)
+    assert traj.meta["stats"]["solver"] == "admm"
 
 
 def _closure(traj: px.Trajectory, system: px.System, name: str) -> float:
@@ -230,22 +351,30 @@ def _converges(system, x0, t_final, loop, steps=(2e-3, 1e-3, 5e-4), **options):
     return runs
 
 
-def test_a_four_bar_loop_in_the_step():
-    """The four-bar's hinge (five rows, two of them dependent in its plane), falling limp for
-    1 s from a closed pose: first order to the event-driven run, the hinge closed to second
-    order, the audit closed."""
+def test_a_four_bar_loop_in_the_step(simulation_path):
+    """The four-bar's hinge (five rows, two of them dependent in its plane, two that no
+    motion moves), falling limp for 1 s from a closed pose, on the compiled loop (or
+    Pinocchio's ADMM on the Python path): first order to the event-driven run, the hinge
+    closed to second order, the audit closed."""
     system = px.System(px.load_urdf(EXAMPLES / "four_bar.urdf"))
     x0 = px.close_loops(system, np.array([0.0, 1.5, 1.5]))
-    _converges(system, x0, 1.0, "pivot")
+    runs = _converges(system, x0, 1.0, "pivot")
+    solver = "compiled" if simulation_path == "compiled" else "admm"
+    assert all(run.meta["stats"]["solver"] == solver for run in runs)
 
 
-def test_a_welded_box_with_drives_friction_limits_and_a_table(tmp_path):
-    """The arm holding a 2 kg box (a weld) on three elastic drives,
-    with URDF joint friction and its limits: first order to the event-driven run, the weld
-    closed to second order; with a corner of the box falling onto a tilted table (plastic
-    here, as time stepping's impacts are), the audit closes and the box sinks at most ½ h² a."""
+@pytest.mark.parametrize("solver", ["pgs", "auto"])
+def test_a_welded_box_with_drives_friction_limits_and_a_table(tmp_path, solver, simulation_path):
+    """The arm holding a 2 kg box (a weld) on three elastic drives, with URDF joint friction
+    and its limits, on Pinocchio's PGS and on the compiled loop (``auto``): first order to
+    the event-driven run, the weld closed to second order; with a corner of the box falling
+    onto a tilted table (plastic here, as time stepping's impacts are), the audit closes and
+    the box sinks at most ½ h² a."""
     system, x0 = arm_with_welded_box(tmp_path)
-    _converges(system, x0, 0.5, "loop:tool-box", solver="pgs")
+    runs = _converges(system, x0, 0.5, "loop:tool-box", solver=solver)
+    if solver == "auto":
+        solver = "compiled" if simulation_path == "compiled" else "admm"
+    assert all(run.meta["stats"]["solver"] == solver for run in runs)
     system, x0 = arm_with_welded_box(tmp_path, table=0.02)
     with pytest.warns(RuntimeWarning, match="restitution 0.5 is ignored"):
         traj = px.simulate(system, 0.5, x0=x0, method="timestepping", dt=1e-3, progress=False)
@@ -282,11 +411,12 @@ SCENES = {
 
 
 @pytest.mark.parametrize("scene", list(SCENES))
-def test_every_everyday_scene_runs_or_is_refused_by_time_stepping(scene):
+def test_every_everyday_scene_runs_or_is_refused_by_time_stepping(scene, simulation_path):
     """Each scene of ``test_engine_coverage.py`` (built as a user builds it), 0.1 s at 1 ms:
-    it runs with its audit closed to round-off, or is refused with a pinext error that says
-    why and what is valid. (Compliant contacts used to run as rigid ones, their states
-    frozen, with audits off by up to 600 J or NaN.)"""
+    it runs on the compiled loop (on the compiled path: no fallback to Pinocchio's solvers)
+    with its audit closed to round-off, or is refused with a pinext error that says why and
+    what is valid. (Compliant contacts used to run as rigid ones, their states frozen, with
+    audits off by up to 600 J or NaN.)"""
     from . import test_engine_coverage as coverage
 
     system, options = getattr(coverage, scene)()
@@ -301,6 +431,7 @@ def test_every_everyday_scene_runs_or_is_refused_by_time_stepping(scene):
             return
         traj = px.simulate(system, 0.1, method="timestepping", dt=1e-3, progress=False, **start)
     assert traj.energy_balance().max_relative() < 1e-10
+    assert traj.meta["stats"]["solver"] == ("compiled" if simulation_path == "compiled" else "admm")
 
 
 def test_a_law_that_turns_non_finite_stops_the_compiled_loop_naming_it():

@@ -222,6 +222,36 @@ def normal_row(pm, fw, rows, b, jac, row):
 
 
 @helper
+def _block_rows(pm, fw, rows, b, gamma):
+    """Block b of ``rows``: its Jacobian rows into fw.jac, its residuals into fw.phi and its
+    drift into gamma (:func:`_block`); returns its first row and its number of rows."""
+    kind, row = rows.kind[b], fw.first[b]
+    n = FRAME_SIZES[kind]
+    _block(pm, fw, rows, b, kind, gamma, row)
+    for i in range(row, row + n):
+        for c in range(fw.jac.shape[1]):
+            fw.jac[i, c] = 0.0
+    _columns(pm, fw, rows.joint_a[b], 0, 1.0, n, fw.jac, row)
+    _columns(pm, fw, rows.joint_b[b], 1, -1.0, n, fw.jac, row)
+    return row, n
+
+
+@helper
+def held(pm, fw, residual):
+    """fw.jac and the residual φ of every row (into ``residual``): the rows a time step holds
+    at its end (:class:`pinext.contact.timestepping.HeldRows`), at the transforms and body
+    velocities of the last RNEA or ABA."""
+    rows = fw.rows
+    if rows.kind.size == 0:
+        return
+    _kinematics(pm, fw)
+    for b in range(rows.kind.size):
+        row, n = _block_rows(pm, fw, rows, b, fw.gamma)
+        for i in range(n):
+            residual[row + i] = fw.phi[i]
+
+
+@helper
 def evaluate(pm, fw, y, nv):
     """fw.jac and fw.gamma (``γ = J̇ v + 2ω J v + ω² φ``) of every block of rows, and fw.gap
     of every watched block, at the state y of the last ABA (its transforms, v_i and c_i), its
@@ -234,14 +264,7 @@ def evaluate(pm, fw, y, nv):
     _kinematics(pm, fw)
     jac, gamma = fw.jac, fw.gamma
     for b in range(rows.kind.size):
-        kind, row = rows.kind[b], fw.first[b]
-        n = FRAME_SIZES[kind]
-        _block(pm, fw, rows, b, kind, gamma, row)
-        for i in range(row, row + n):
-            for c in range(jac.shape[1]):
-                jac[i, c] = 0.0
-        _columns(pm, fw, rows.joint_a[b], 0, 1.0, n, jac, row)
-        _columns(pm, fw, rows.joint_b[b], 1, -1.0, n, jac, row)
+        row, n = _block_rows(pm, fw, rows, b, gamma)
         w = rows.omega[b]
         for i in range(n):
             rate = 0.0

@@ -17,8 +17,10 @@ import numpy as np
 import pinocchio as pin
 
 from ..exceptions import UnsupportedModel
+from ..simulation.component import FrameRows
 from ..simulation.controls import kernel_form
 from . import timestep as _ts
+from .frames import work as frame_work
 from .model import (
     FREE_FLYER,
     PRISMATIC,
@@ -76,6 +78,33 @@ class StepScene(NamedTuple):
     kd: np.ndarray
     tolerance: float
     max_iterations: int
+    frames: Any  # the closures' rows (a pinext.compiled.frames.FrameWork)
+    prescribed_iq: np.ndarray  # the prescribed joints' configuration and velocity indices
+    prescribed_iv: np.ndarray
+    prescribed_continuous: np.ndarray  # int64: 1 for a continuous joint (q = cos, sin)
+    torque_inputs: bool  # the inputs are joint torques (else they drive the own states only)
+    armature_shift: np.ndarray  # (nv,) the stepper's armature minus the System's
+    # the components' own states z = (p, w, s) (:func:`linear_fields`): rotors' angles and
+    # velocities, first-order states; their forces f = f_u + J d in d = (ΔQ, V, s)
+    own_dq_iq: np.ndarray  # (nv,) configuration index of each tangent column (−1: none)
+    own_q_ref: np.ndarray  # (nq,) ΔQ's origin (also the efforts' Δq)
+    own_p_ref: np.ndarray
+    own_inertia: np.ndarray
+    own_metric: np.ndarray
+    own_jac: np.ndarray
+    own_f0: np.ndarray  # f at the origin, at rest and under no input
+    own_k: np.ndarray
+    own_c: np.ndarray
+    own_e: np.ndarray
+    own_gq: np.ndarray
+    own_couple: np.ndarray  # the step's elimination, for its h (:func:`step_matrices`)
+    own_rate: np.ndarray
+    own_rate_v: np.ndarray
+    own_solve_w: np.ndarray
+    own_avw: np.ndarray
+    own_awv: np.ndarray
+    own_diss: np.ndarray  # p_diss = c(u) + l(u)·d + dᵀ D d: D (c and l: StepWork)
+    lin_jac: np.ndarray  # (nv, 2 nv) the stateless components' efforts' J in (Δq, v)
 
 
 class StepWork(NamedTuple):
@@ -88,7 +117,7 @@ class StepWork(NamedTuple):
     v_free: np.ndarray
     v_next: np.ndarray
     q_next: np.ndarray
-    dv_free: np.ndarray
+    springs: np.ndarray  # the joint springs' efforts τ_el
     dv_next: np.ndarray
     rotation: np.ndarray
     position: np.ndarray
@@ -127,6 +156,26 @@ class StepWork(NamedTuple):
     totals: np.ndarray  # input work, dissipated energy [J]
     stats: np.ndarray  # solver iterations, unconverged solves, events, steps with limit rows
     unconverged_at: np.ndarray
+    closure_residual: np.ndarray  # Θ of each closure row at the step's start
+    warm_closure: np.ndarray
+    prescribed_ref: np.ndarray  # (CHUNK, prescribed) each law at the end of each step
+    warm_prescribed: np.ndarray
+    own_fu: np.ndarray  # the own states' forces at d = 0 under the step's input
+    own_d: np.ndarray
+    own_f: np.ndarray
+    own_rates: np.ndarray
+    own_b: np.ndarray
+    own_step: np.ndarray
+    own_ds: np.ndarray
+    own_applied: np.ndarray
+    own_vel: np.ndarray
+    own_extra: np.ndarray
+    own_tmp: np.ndarray
+    own_terms: np.ndarray  # numerical dissipation, explicit error, input work, dissipated
+    own_diss_l: np.ndarray  # l(u) and (c(u),) of StepScene.own_diss under the step's input
+    own_diss_c: np.ndarray
+    lin_fu: np.ndarray  # the stateless components' efforts at d = 0 under the step's input
+    lin_tau: np.ndarray  # their efforts in the step
 
 
 class StepOut(NamedTuple):
@@ -144,6 +193,7 @@ class StepOut(NamedTuple):
     force: np.ndarray
     closed: np.ndarray
     events: np.ndarray  # (time, contact, 1 touchdown / 0 lift-off)
+    own: np.ndarray  # the own states z
 
 
 def _index(values: Iterable[int]) -> np.ndarray:
@@ -158,6 +208,100 @@ def pd_law(controller: Any, model: pin.Model) -> tuple[Any, np.ndarray, np.ndarr
     if form is None or form.kind != "joint_pd" or form.terms is not None:
         return None
     return form.reference, form.kp, form.kd
+
+
+def _flat_dofs(model: pin.Model, pm: Any) -> tuple[dict[int, int], dict[int, int]]:
+    """({velocity index: configuration index} of the revolute and prismatic joints' dofs,
+    {velocity index: joint} of every dof)."""
+    flat = {
+        joint.idx_v: joint.idx_q
+        for joint, code in zip(model.joints[1:], pm.jtype[1:], strict=True)
+        if int(code) in (REVOLUTE, PRISMATIC)
+    }
+    owner = {
+        model.joints[j].idx_v + d: j for j in range(1, model.njoints)
+        for d in range(model.joints[j].nv)
+    }  # fmt: skip
+    return flat, owner
+
+
+#: The fields of :class:`StepScene` that depend on the step h (:func:`step_matrices`).
+_STEP_FIELDS = ("own_couple", "own_rate", "own_rate_v", "own_solve_w", "own_avw", "own_awv")
+
+
+def step_matrices(stepped: Any, model: pin.Model, h: float) -> dict[str, np.ndarray]:
+    """The own states' elimination for a step h (:meth:`pinext.contact.stepped_states.
+    ComponentStates.stepper_model`, which also sets ``model``'s armature)."""
+    stepped.stepper_model(model, h)
+    nv = model.nv
+    return {
+        "own_couple": stepped.couple,
+        "own_rate": stepped.rate,
+        "own_rate_v": stepped.rate_v,
+        "own_solve_w": stepped.solve_w,
+        "own_avw": stepped.a[:nv, nv:] @ stepped.solve_w,
+        "own_awv": stepped.a[nv:, :nv],
+    }
+
+
+def linear_fields(
+    stepped: Any,
+    efforts: Any,
+    model: pin.Model,
+    pm: Any,
+    h: float,
+    armature: np.ndarray,
+    q_start: np.ndarray,
+) -> dict[str, Any] | str:
+    """The :class:`StepScene` fields of the linear components: the own states of
+    ``stepped`` (a :class:`pinext.contact.stepped_states.ComponentStates`, or None), with
+    ``model``'s armature set for a step h, and the explicit efforts of ``efforts`` (a
+    :class:`pinext.contact.stepped_states.LinearEfforts`, or None), their Δq from
+    ``q_start`` (``armature``: the System's, which the loop's energies use); or why the
+    compiled loop does not take them."""
+    nv = model.nv
+    fields: dict[str, Any] = {name: np.zeros((0, 0)) for name in _STEP_FIELDS}
+    for name in ("own_jac", "own_k", "own_c", "own_e", "own_gq", "own_diss", "lin_jac"):
+        fields[name] = np.zeros((0, 0))
+    for name in ("own_p_ref", "own_inertia", "own_metric", "own_f0"):
+        fields[name] = np.zeros(0)
+    coupled = np.zeros(nv, dtype=bool)
+    if efforts is not None:
+        if efforts.reason is not None:
+            return efforts.reason
+        fields["lin_jac"] = efforts.jacobian
+        coupled |= np.any(efforts.jacobian[:, :nv] != 0, axis=0)
+    if stepped is not None:
+        form = stepped.dissipation_form()
+        if isinstance(form, str):
+            return form
+        jac, n_q, rest = stepped.jacobian, nv + stepped.p.size, stepped.rest
+        coupled |= np.any(jac[:, :nv] != 0, axis=0) | np.any(form[:, :nv] != 0, axis=0)
+        zero = np.zeros(stepped.system.n_inputs)
+        fields |= {
+            "own_p_ref": rest[stepped.p].copy(),
+            "own_inertia": stepped.inertia.copy(),
+            "own_metric": stepped.metric.copy(),
+            "own_jac": jac.copy(),
+            "own_f0": stepped.forces(0.0, rest, zero),
+            "own_k": jac[:n_q, :n_q].copy(),
+            "own_c": jac[:n_q, n_q : 2 * n_q].copy(),
+            "own_e": jac[:n_q, 2 * n_q :].copy(),
+            "own_gq": jac[n_q:, :n_q].copy(),
+            "own_diss": form,
+        }
+        steps = step_matrices(stepped, model, h)
+        fields |= {name: np.ascontiguousarray(a) for name, a in steps.items()}
+    flat, owner = _flat_dofs(model, pm)
+    loose = sorted(
+        {model.names[owner[int(c)]] for c in np.flatnonzero(coupled) if int(c) not in flat}
+    )
+    if loose:
+        return f"their forces act on {', '.join(loose)}, not revolute nor prismatic"
+    fields["armature_shift"] = np.asarray(model.armature, dtype=float) - armature
+    fields["own_dq_iq"] = np.array([flat.get(c, -1) for c in range(nv)], dtype=np.int64)
+    fields["own_q_ref"] = np.asarray(q_start, dtype=float).copy()
+    return fields
 
 
 def stepping_scene(
@@ -175,8 +319,16 @@ def stepping_scene(
     tolerance: float,
     max_iterations: int,
     pd: tuple[Any, np.ndarray, np.ndarray] | None,
+    linear: dict[str, Any] | None = None,
+    torque_inputs: bool = True,
+    closures: Sequence[Any] = (),
+    prescribed: Sequence[Any] = (),
 ) -> StepScene:
-    """The packed scene of a run on ``model`` (``pm``: its :func:`~pinext.compiled.model.pack`).
+    """The packed scene of a run on ``model`` (``pm``: its :func:`~pinext.compiled.model.pack`),
+    with the linear components' fields ``linear`` (:func:`linear_fields`), the closures' rows
+    ``closures`` (:class:`~pinext.simulation.component.FrameRows` of loops) and the
+    ``prescribed`` joints (:class:`~pinext.constraints.prescribed.Prescribed`, whose laws
+    :class:`CompiledStepper` evaluates).
 
     Raises:
         UnsupportedModel: A joint the compiled loop does not integrate (planar, helical,
@@ -187,16 +339,8 @@ def stepping_scene(
     for i, code in enumerate(codes, start=1):
         if int(code) not in _STEPPED:
             raise UnsupportedModel(model.names[i], model.joints[i].shortname(), STEPPED_JOINTS)
-    flat = {
-        joint.idx_v: joint.idx_q
-        for joint, code in zip(model.joints[1:], codes, strict=True)
-        if int(code) in (REVOLUTE, PRISMATIC)
-    }
+    flat, owner = _flat_dofs(model, pm)
     elastic = np.flatnonzero(stiffness)
-    owner = {}
-    for j in range(1, model.njoints):
-        for d in range(model.joints[j].nv):
-            owner[model.joints[j].idx_v + d] = j
     for iv in [*elastic, *(model.joints[j].idx_v for j, _ in friction)]:
         if int(iv) not in flat:
             joint = owner[int(iv)]
@@ -205,6 +349,10 @@ def stepping_scene(
                 "Coulomb friction", ("springs and friction on revolute and prismatic joints",)
             )  # fmt: skip
     pd_iv = np.flatnonzero(pd[1]) if pd is not None else np.zeros(0, dtype=np.int64)
+    if linear is None:  # (none: the fields' empty forms)
+        empty = linear_fields(None, None, model, pm, 0.0, model.armature, pin.neutral(model))
+        assert not isinstance(empty, str)
+        linear = empty
     n = len(contacts)
     return StepScene(
         contact_joint=_index(c.joint for c in contacts),
@@ -236,6 +384,12 @@ def stepping_scene(
         kd=np.zeros(model.nv) if pd is None else pd[2].copy(),
         tolerance=float(tolerance),
         max_iterations=int(max_iterations),
+        torque_inputs=bool(torque_inputs),
+        frames=frame_work(FrameRows.stack(list(closures)), model.njoints, model.nv),
+        prescribed_iq=_index(p.iq for p in prescribed),
+        prescribed_iv=_index(p.iv for p in prescribed),
+        prescribed_continuous=_index(int(p.continuous) for p in prescribed),
+        **linear,
     )
 
 
@@ -243,7 +397,10 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
     nv, nq, nj = model.nv, model.nq, model.njoints
     nc, nl, nf = scene.contact_joint.size, scene.limit_iq.size, scene.friction_iv.size
     nm = scene.mimic_ratio.size
-    rows = max(3 * nc + 2 * nl + nm + nf, 1)
+    n_closure, n_prescribed = scene.frames.jac.shape[0], scene.prescribed_iv.size
+    rows = max(3 * nc + 2 * nl + nm + n_closure + n_prescribed + nf, 1)
+    n_f, ns = scene.own_f0.size, scene.own_metric.size  # (the own states' forces, rates)
+    n_q = nv + scene.own_inertia.size
     return StepWork(
         tau=np.zeros(nv),
         u_applied=np.zeros(nv),
@@ -252,7 +409,7 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         v_free=np.zeros(nv),
         v_next=np.zeros(nv),
         q_next=np.zeros(nq),
-        dv_free=np.zeros(nv),
+        springs=np.zeros(nv),
         dv_next=np.zeros(nv),
         rotation=np.zeros((nj, 3, 3)),
         position=np.zeros((nj, 3)),
@@ -291,6 +448,26 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         totals=np.zeros(2),
         stats=np.zeros(4, dtype=np.int64),
         unconverged_at=np.zeros(UNCONVERGED_KEPT),
+        closure_residual=np.zeros(n_closure),
+        warm_closure=np.zeros(n_closure),
+        prescribed_ref=np.zeros((CHUNK, n_prescribed)),
+        warm_prescribed=np.zeros(n_prescribed),
+        own_fu=np.zeros(n_f),
+        own_d=np.zeros(scene.own_jac.shape[1]),
+        own_f=np.zeros(n_f),
+        own_rates=np.zeros(ns),
+        own_b=np.zeros(n_q),
+        own_step=np.zeros(n_q),
+        own_ds=np.zeros(ns),
+        own_applied=np.zeros(n_q),
+        own_vel=np.zeros(n_q),
+        own_extra=np.zeros(nv),
+        own_tmp=np.zeros(n_q + ns),
+        own_terms=np.zeros(4),
+        own_diss_l=np.zeros(scene.own_jac.shape[1]),
+        own_diss_c=np.zeros(1),
+        lin_fu=np.zeros(nv),
+        lin_tau=np.zeros(nv),
     )
 
 
@@ -311,12 +488,28 @@ class CompiledStepper:
         n_steps: int,
         every: int,
         reference: Any = None,
+        n_inputs: int | None = None,
+        stepped: Any = None,
+        efforts: Any = None,
     ) -> None:
         self.model, self.pm, self.scene, self.every = model, pm, scene, int(every)
         #: The JointPD's reference (a JointReference), written into the workspace per call.
         self.reference = reference
+        #: The prescribed joints' components (their laws, evaluated per call).
+        self.prescribed: Sequence[Any] = ()
+        #: The components' own states (a ComponentStates of :func:`linear_fields`), or None.
+        self.stepped = stepped
+        #: The stateless components' efforts (a LinearEfforts of :func:`linear_fields`).
+        self.efforts = efforts
+        self.n_inputs = model.nv if n_inputs is None else int(n_inputs)
+        self.n_own = 2 * scene.own_inertia.size + scene.own_metric.size
         self.work = _work(model, scene)
         self.n_steps = n_steps
+        self.h = np.nan  # the step the own states' elimination is for
+        #: The inputs of every step when they are constant (else zero or the law's).
+        self.constant: np.ndarray | None = None
+        #: The System's armature (the stepper's less the scene's shift).
+        self.armature = np.asarray(model.armature, dtype=float) - scene.armature_shift
         self._entry: Callable | None = None
         self._calls = 0
 
@@ -329,7 +522,7 @@ class CompiledStepper:
             t=np.zeros(n_samples),
             q=np.zeros((n_samples, model.nq)),
             v=np.zeros((n_samples, model.nv)),
-            u=np.zeros((n_samples, model.nv)),
+            u=np.zeros((n_samples, self.n_inputs)),
             work=np.zeros(n_samples),
             lost=np.zeros(n_samples),
             audit=np.zeros((n_samples, 2)),
@@ -338,6 +531,7 @@ class CompiledStepper:
             force=np.zeros((n_samples, nc, 3)),
             closed=np.zeros((n_samples, nc)),
             events=np.zeros((CHUNK * nc + 1, 3)),  # nc events per step at most
+            own=np.zeros((n_samples, self.n_own)),
         )
 
     def advance(
@@ -348,7 +542,13 @@ class CompiledStepper:
         done, time). At most :data:`CHUNK` steps per call (the events' buffer); the caller
         drains the events after each call (:meth:`drain`)."""
         pm, scene, work, out = self._views
-        args = (pm, scene, work, q, v, u, h, t, k, steps, self.every, out)
+        if self.stepped is not None and h != self.h:  # (the last step may be shorter)
+            for name, value in step_matrices(self.stepped, self.model, h).items():
+                getattr(self.scene, name)[:] = value
+            self.pm.armature[:] = self.model.armature
+            self.scene.armature_shift[:] = self.model.armature - self.armature
+            self.h = h
+        args = (pm, scene, work, q, v, self.z, u, h, t, k, steps, self.every, out)
         if self._entry is not None:
             return self._entry(*args)  # skips the dispatcher's type resolution
         result = _ts.run(*args)  # (the first call compiles or loads the loop)
@@ -357,6 +557,17 @@ class CompiledStepper:
             signature = tuple(numba.typeof(a) for a in args)
             self._entry = _ts.run.overloads[signature].entry_point
         return result
+
+    def _inputs(self, t: float, u: np.ndarray) -> None:
+        """The linear components' forces (and the own states' dissipation) under the input
+        u, into the workspace."""
+        stepped, efforts, work = self.stepped, self.efforts, self.work
+        u = u.copy()  # (components cache an evaluation by the identity of its arrays)
+        if stepped is not None:
+            work.own_fu[:] = stepped.forces(t, stepped.rest, u)
+            work.own_diss_c[0], work.own_diss_l[:] = stepped.dissipation_affine(u)
+        if efforts is not None:
+            work.lin_fu[:] = efforts.forces(t, efforts.rest, u)
 
     def _references(self, t: float, h: float, steps: int) -> None:
         """The JointPD's (q_r, v_r) at the start of each of the next ``steps`` steps, from
@@ -413,15 +624,17 @@ class CompiledStepper:
         """
         from ..exceptions import IntegrationError
 
-        nq, nv = self.model.nq, self.model.nv
+        nq, nv, nz = self.model.nq, self.model.nv, self.n_own
         self.out = self._samples()
-        state = np.array(x[: nq + nv + 2], dtype=float)  # q, v and the totals: views below
-        q, v = state[:nq], state[nq : nq + nv]
-        self.work = self.work._replace(totals=state[nq + nv :])
+        state = np.array(x[: nq + nv + nz + 2], dtype=float)  # q, v, z, the totals: views
+        q, v, self.z = state[:nq], state[nq : nq + nv], state[nq + nv : nq + nv + nz]
+        self.work = self.work._replace(totals=state[nq + nv + nz :])
+        self.h = self.stepped.h if self.stepped is not None else np.nan
         # the kernels' data as four pointers (pinext.compiled.struct): the loop's ~100 arrays
         # are not unboxed at each of its calls (one per step under a Python law)
         self._views = tuple(view(data) for data in (self.pm, self.scene, self.work, self.out))
-        u = np.zeros(nv)
+        u = np.zeros(self.n_inputs) if self.constant is None else self.constant.copy()
+        self._inputs(0.0, u)  # the linear components' forces under the held input
         events, t, k, undrained, unticked = [], 0.0, 0, 0, 0.0
         # the loop stops at a non-finite state: the law's own check (finite_law) runs only then
         raw: Any = getattr(law, "unchecked", law)
@@ -432,8 +645,12 @@ class CompiledStepper:
             if law is not None:
                 given = state.copy()  # (a law may keep the state it was given)
                 u[:] = raw(t, given)
+                self._inputs(t, u)
             if self.reference is not None:
                 self._references(t, h, steps)
+            for n, joint in enumerate(self.prescribed):  # each law at each step's end
+                ends = np.add.accumulate(np.r_[t, np.full(steps, h)])[1:]
+                self.work.prescribed_ref[:steps, n] = [joint.law(end)[0] for end in ends]
             start = t
             status, done, t = self.advance(q, v, u, h, t, k, steps)
             k += done

@@ -4,11 +4,15 @@ The scheme is :mod:`pinext.contact.timestepping`'s (Moreau 1988; Jean 1999; its 
 derives the step and its energy audit): the free velocity ``ṽ = v + h M⁻¹ (τ − b(q, v))``,
 the impulses ``λ`` of one problem on the Delassus operator ``G = J M⁻¹ Jᵀ`` for the rows of
 the step — frictional point contacts on planes, joint limits near their bounds, ``<mimic>``
-couplings, Coulomb joint friction, written in that order in :func:`run` — then
+couplings, loop closures, prescribed joints (their law at the step's end, from
+``ws.prescribed_ref``), Coulomb joint friction, written in that order in :func:`run` — then
 ``v⁺ = ṽ + M⁻¹ Jᵀ λ`` and ``q⁺ = q ⊕ h v⁺``. The kinematics, the bias forces (RNEA), the
 joint-space inertia (CRBA, with its sparse LTDL factors), the Delassus operator and the
 problem (:mod:`pinext.compiled.conic`) are compiled, so that a step costs no Python call.
-The impulses start from the previous step's (warm start).
+The impulses start from the previous step's (warm start). The components' own states
+(drives' rotors and currents: :class:`pinext.contact.stepped_states.ComponentStates`, whose
+forces are linear) join each step linearly implicit, their elimination in the stepper's
+armature and in constant matrices (:func:`_own_efforts`, :func:`_own_advance`).
 
 A control law held over each step is either given (one call per step) or a joint PD law,
 ``u = K_p (q_r − q) + K_d (v_r − v)`` on one-degree-of-freedom joints, evaluated inside the
@@ -24,7 +28,7 @@ from ..dynamics import rotations
 from .aba import joint_transforms
 from .conic import solve as _solve
 from .crba import crba_from_transforms, ltdl, ltdl_half, ltdl_solve
-from .frames import axis_motion, placements
+from .frames import axis_motion, held, placements
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, REVOLUTE_UNBOUNDED, SPHERICAL, TRANSLATION
 from .rnea import nonlinear_effects
 from .spatial import entry, helper
@@ -60,6 +64,15 @@ def _quadratic(pm, m, a, b):
             s += m[r, c] * (a[r] * b[c] + a[c] * b[r])
             c = pm.dof_parent[c]
     return s
+
+
+@helper
+def _kinetic(pm, sc, m, v):
+    """½ vᵀ M v [J] with the System's armature (the stepper's, less ``sc.armature_shift``)."""
+    e = 0.5 * _quadratic(pm, m, v, v)
+    for i in range(v.shape[0]):
+        e -= 0.5 * sc.armature_shift[i] * v[i] * v[i]
+    return e
 
 
 @helper
@@ -224,8 +237,139 @@ def _delassus(pm, ws, m):
             ws.delassus[j, i] = g
 
 
+@helper
+def _linear_efforts(sc, ws, q, v):
+    """The efforts of the components without states of their own, ``f_u + J (Δq, v)``
+    (:class:`pinext.contact.stepped_states.LinearEfforts`), into ws.lin_tau and added to
+    ws.tau."""
+    nv = v.shape[0]
+    if sc.lin_jac.shape[0] == 0:
+        return
+    for r in range(nv):
+        e = ws.lin_fu[r]
+        for c in range(nv):
+            iq = sc.own_dq_iq[c]
+            if iq >= 0:
+                e += sc.lin_jac[r, c] * (q[iq] - sc.own_q_ref[iq])
+            e += sc.lin_jac[r, nv + c] * v[c]
+        ws.lin_tau[r] = e
+        ws.tau[r] += e
+
+
+@helper
+def _own_efforts(sc, ws, q, v, z, h):
+    """The components' own states z = (p, w, s) in the step (:class:`pinext.contact.
+    stepped_states.ComponentStates`, linearly implicit): their forces ``f = f_u + J d`` at
+    ``d = (ΔQ, V, s)``, ``h g + h² G_Q V``, ``b`` of ``A ΔV = b`` and the efforts on the
+    mechanism that the stepper's armature turns into the step's velocity update."""
+    nv, n_p, n_s = v.shape[0], sc.own_inertia.shape[0], sc.own_metric.shape[0]
+    if sc.own_jac.shape[0] == 0:
+        return
+    n_q, d = nv + n_p, ws.own_d
+    for c in range(nv):
+        iq = sc.own_dq_iq[c]
+        d[c] = q[iq] - sc.own_q_ref[iq] if iq >= 0 else 0.0
+        d[n_q + c] = v[c]
+    for i in range(n_p):
+        d[nv + i] = z[i] - sc.own_p_ref[i]
+        d[n_q + nv + i] = z[n_p + i]
+    for i in range(n_s):
+        d[2 * n_q + i] = z[2 * n_p + i]
+    for r in range(n_q + n_s):
+        f = ws.own_fu[r]
+        for c in range(d.shape[0]):
+            f += sc.own_jac[r, c] * d[c]
+        ws.own_f[r] = f
+    for r in range(n_s):
+        g = h * ws.own_f[n_q + r]
+        for c in range(n_q):
+            g += h * h * sc.own_gq[r, c] * d[n_q + c]
+        ws.own_rates[r] = g
+    for r in range(n_q):
+        b = h * ws.own_f[r]
+        for c in range(n_q):
+            b += h * h * sc.own_k[r, c] * d[n_q + c]
+        for c in range(n_s):
+            b += sc.own_couple[r, c] * ws.own_rates[c]
+        ws.own_b[r] = b
+    for r in range(nv):
+        e = ws.own_b[r]
+        for c in range(n_p):
+            e += sc.own_avw[r, c] * ws.own_b[nv + c]
+        ws.own_extra[r] = e / h
+
+
+@helper
+def _own_advance(sc, ws, v, z, h):
+    """The own states' step, the velocity's ``ws.v_next`` known (:meth:`pinext.contact.
+    stepped_states.ComponentStates.advance`): Δw, Δs, V⁺ = (v⁺, w⁺) into ws.own_step,
+    ws.own_ds and ws.own_vel, the forces applied over the step into ws.own_applied, and the
+    energy terms (numerical dissipation, explicit error, input work, dissipation) into
+    ws.own_terms."""
+    nv, n_p, n_s = v.shape[0], sc.own_inertia.shape[0], sc.own_metric.shape[0]
+    if sc.own_jac.shape[0] == 0:
+        return
+    n_q, d, step, tmp = nv + n_p, ws.own_d, ws.own_step, ws.own_tmp
+    for c in range(nv):
+        step[c] = ws.v_next[c] - v[c]
+    for r in range(n_p):  # Δw = (J − A_ww)⁻¹ (b_w + A_wv Δv)
+        e = ws.own_b[nv + r]
+        for c in range(nv):
+            e += sc.own_awv[r, c] * step[c]
+        tmp[r] = e
+    for r in range(n_p):
+        e = 0.0
+        for c in range(n_p):
+            e += sc.own_solve_w[r, c] * tmp[c]
+        step[nv + r] = e
+    for r in range(n_s):  # Δs = R (h g + h² G_Q V + rate_v ΔV)
+        e = ws.own_rates[r]
+        for c in range(n_q):
+            e += sc.own_rate_v[r, c] * step[c]
+        tmp[r] = e
+    for r in range(n_s):
+        e = 0.0
+        for c in range(n_s):
+            e += sc.own_rate[r, c] * tmp[c]
+        ws.own_ds[r] = e
+    for c in range(n_q):
+        ws.own_vel[c] = d[n_q + c] + step[c]
+    numerical, stored, remainder, held, balance, lost = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for r in range(n_p):
+        numerical += 0.5 * sc.own_inertia[r] * step[nv + r] * step[nv + r]
+    for r in range(n_s):
+        ds, s = ws.own_ds[r], z[2 * n_p + r]
+        numerical += 0.5 * sc.own_metric[r] * ds * ds
+        stored += (s + ds) * sc.own_metric[r] * ds  # s⁺ᵀ P Δs
+        balance += s * sc.own_metric[r] * ws.own_f[n_q + r]  # sᵀ P g
+    for r in range(n_q):
+        applied, potential, spring = ws.own_f[r], sc.own_f0[r], 0.0
+        for c in range(n_q):
+            applied += sc.own_c[r, c] * step[c]
+            potential += sc.own_k[r, c] * d[c]  # F_U(Q)
+            spring += sc.own_k[r, c] * ws.own_vel[c]
+        for c in range(n_s):
+            applied += sc.own_e[r, c] * ws.own_ds[c]
+        applied += h * spring  # the springs at the step's end
+        ws.own_applied[r] = applied
+        remainder += 0.5 * h * h * ws.own_vel[r] * spring  # ½ h² V⁺ᵀ K V⁺
+        held += h * (applied - potential - h * spring) * ws.own_vel[r]
+        balance += (ws.own_f[r] - potential) * d[n_q + r]  # F_ncᵀ V
+    n = d.shape[0]
+    lost = ws.own_diss_c[0]
+    for r in range(n):
+        e = ws.own_diss_l[r]
+        for c in range(n):
+            e += sc.own_diss[r, c] * d[c]
+        lost += e * d[r]
+    ws.own_terms[0] = numerical
+    ws.own_terms[1] = remainder + held + stored - h * balance
+    ws.own_terms[2] = h * (balance + lost)
+    ws.own_terms[3] = h * lost
+
+
 @entry
-def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
+def run(pm, sc, ws, q, v, z, u, h, t0, k0, n_steps, every, out):
     """``n_steps`` steps of size h from (q, v) at time t0 (global step index k0), in place.
 
     ``u`` is the input held over the steps, or, with ``sc.pd_on``, overwritten by the PD law
@@ -245,7 +389,8 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
                 iv = sc.pd_iv[n]
                 u[iv] += sc.kp[iv] * (ws.q_ref[s, sc.pd_iq[n]] - q[sc.pd_iq[n]])
         for i in range(nv):  # the efforts applied: inputs clipped to their limits (inf: none)
-            ws.u_applied[i] = min(max(u[i], -sc.effort_limit[i]), sc.effort_limit[i])
+            if sc.torque_inputs:
+                ws.u_applied[i] = min(max(u[i], -sc.effort_limit[i]), sc.effort_limit[i])
             ws.tau[i] = ws.u_applied[i] - sc.damping[i] * v[i]
         for n in range(sc.elastic_iq.shape[0]):
             iv = sc.elastic_iv[n]
@@ -258,8 +403,10 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             for c in range(nv):
                 ws.factors[r, c] = ws.mass[r, c]
         ltdl(pm, ws.factors)
+        _linear_efforts(sc, ws, q, v)
+        _own_efforts(sc, ws, q, v, z, h)
         for i in range(nv):
-            ws.acc[i] = ws.tau[i] - ws.bias[i]
+            ws.acc[i] = ws.tau[i] + ws.own_extra[i] - ws.bias[i]
         ltdl_solve(pm, ws.factors, ws.acc)
         for i in range(nv):
             ws.v_free[i] = v[i] + h * ws.acc[i]
@@ -269,7 +416,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         for n in range(sc.elastic_iq.shape[0]):
             d = q[sc.elastic_iq[n]] - sc.q_rest[sc.elastic_iq[n]]
             elastic += 0.5 * sc.stiffness[sc.elastic_iv[n]] * d * d
-        kinetic = 0.5 * _quadratic(pm, ws.mass, v, v)
+        kinetic = _kinetic(pm, sc, ws.mass, v)
         ws.energy[0], ws.energy[1], ws.energy[2] = kinetic, potential, elastic
         energy = kinetic + potential + elastic
         if k > 0:  # close the previous step's explicit term with E(q, v) here
@@ -282,7 +429,10 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
                 out.q[j, i] = q[i]
             for i in range(nv):
                 out.v[j, i] = v[i]
+            for i in range(u.shape[0]):
                 out.u[j, i] = u[i]
+            for i in range(z.shape[0]):
+                out.own[j, i] = z[i]
             out.work[j], out.lost[j] = ws.totals[0], ws.totals[1]
             out.audit[j, 0], out.audit[j, 1] = ws.audit[0], ws.audit[1]
             for r in range(3):
@@ -338,6 +488,38 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             ws.lower[m], ws.upper[m] = -math.inf, math.inf
             m += 1
         mimic_end = m
+        held(pm, sc.frames, ws.closure_residual)  # closures: B v⁺ + Θ / h = 0, free λ
+        for i in range(ws.closure_residual.shape[0]):
+            norm = 0.0
+            for col in range(nv):
+                ws.jac[m, col] = sc.frames.jac[i, col]
+                norm += abs(ws.jac[m, col])
+            ws.warm_closure[i] = ws.warm_closure[i] if norm > 0.0 else 0.0
+            if norm == 0.0:  # (a row that no motion moves: a planar loop's out of plane)
+                continue
+            ws.row_of[m] = i
+            ws.tip[m] = -1
+            ws.g[m] = _row_dot(ws, m, ws.v_free) + ws.closure_residual[i] / h
+            ws.lam[m] = ws.warm_closure[i]
+            ws.lower[m], ws.upper[m] = -math.inf, math.inf
+            m += 1
+        closure_end = m
+        for n in range(sc.prescribed_iv.shape[0]):  # v⁺ = (q_ref(t + h) − q) / h, free λ
+            iq, iv = sc.prescribed_iq[n], sc.prescribed_iv[n]
+            for col in range(nv):
+                ws.jac[m, col] = 0.0
+            ws.jac[m, iv] = 1.0
+            ws.tip[m] = iv
+            if sc.prescribed_continuous[n]:  # (the angle's difference wrapped)
+                error = math.atan2(q[iq + 1], q[iq]) - ws.prescribed_ref[s, n]
+                error = math.atan2(math.sin(error), math.cos(error))
+            else:
+                error = q[iq] - ws.prescribed_ref[s, n]
+            ws.g[m] = ws.v_free[iv] + error / h
+            ws.lam[m] = ws.warm_prescribed[n]
+            ws.lower[m], ws.upper[m] = -math.inf, math.inf
+            m += 1
+        prescribed_end = m
         for n in range(sc.friction_iv.shape[0]):
             iv = sc.friction_iv[n]
             for col in range(nv):
@@ -351,7 +533,7 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             m += 1
         for i in range(nv):
             ws.v_next[i] = ws.v_free[i]
-        dissipated = 0.0
+        dissipated, driven = 0.0, 0.0
         if m > 0:
             _delassus(pm, ws, m)
             its, converged = _solve(ws, m, n_contact_rows, sc.tolerance, sc.max_iterations)
@@ -368,8 +550,13 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             ltdl_solve(pm, ws.factors, ws.acc)
             for c in range(nv):
                 ws.v_next[c] += ws.acc[c]
-            for i in range(m):
-                dissipated -= 0.5 * ws.lam[i] * (_row_dot(ws, i, v) + _row_dot(ws, i, ws.v_next))
+            for i in range(m):  # the prescribed joints' impulses' work is input work
+                work = 0.5 * ws.lam[i] * (_row_dot(ws, i, v) + _row_dot(ws, i, ws.v_next))
+                if closure_end <= i < prescribed_end:
+                    driven += work
+                else:
+                    dissipated -= work
+        _own_advance(sc, ws, v, z, h)
         # warm starts and contact impulses (world axes); touchdown and lift-off events
         m = 0
         for c in range(nc):
@@ -406,22 +593,33 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
             ws.warm_limit[ws.row_of[i] // 2, ws.row_of[i] % 2] = ws.lam[i]
         for n in range(sc.mimic_ratio.shape[0]):
             ws.warm_mimic[n] = ws.lam[limit_end + n]
+        for i in range(mimic_end, closure_end):
+            ws.warm_closure[ws.row_of[i]] = ws.lam[i]
+        for n in range(sc.prescribed_iv.shape[0]):
+            ws.warm_prescribed[n] = ws.lam[closure_end + n]
         for n in range(sc.friction_iv.shape[0]):
-            ws.warm_friction[n] = ws.lam[mimic_end + n]
-        # energy audit (the module docstring of pinext.contact.timestepping)
+            ws.warm_friction[n] = ws.lam[prescribed_end + n]
+        # energy audit (pinext.contact.timestepping.step_audit; the own states' terms from
+        # _own_advance): the efforts on the mechanism over the step are τ + the own states'
         for i in range(nv):
-            ws.dv_free[i] = ws.v_free[i] - v[i]
             ws.dv_next[i] = ws.v_next[i] - v[i]
-        ws.audit[0] += 0.5 * _quadratic(pm, ws.mass, ws.dv_free, ws.dv_next)
-        explicit = 0.5 * _quadratic(pm, ws.mass, ws.v_next, ws.v_next) + potential + elastic
-        explicit -= _quadratic(pm, ws.mass, ws.v_next, ws.dv_free)
+            ws.springs[i] = 0.0
+        for n in range(sc.elastic_iq.shape[0]):  # τ_el, the joint springs
+            iq = sc.elastic_iq[n]
+            iv = sc.elastic_iv[n]
+            ws.springs[iv] = -sc.stiffness[iv] * (q[iq] - sc.q_rest[iq])
+        numerical = 0.0
+        explicit = _kinetic(pm, sc, ws.mass, ws.v_next) + potential + elastic
         for i in range(nv):
-            explicit += ws.v_next[i] * h * (ws.u_applied[i] - sc.damping[i] * v[i])
-        ws.audit[1] -= explicit
+            numerical += (ws.tau[i] + ws.own_applied[i] - ws.bias[i]) * ws.dv_next[i]
+            explicit += h * ws.v_next[i] * (ws.bias[i] - ws.springs[i])
+        ws.audit[0] += 0.5 * h * numerical + ws.own_terms[0]
+        ws.audit[1] += ws.own_terms[1] - explicit
         for i in range(nv):
-            ws.totals[0] += ws.u_applied[i] * ws.v_next[i] * h
+            ws.totals[0] += (ws.u_applied[i] + ws.lin_tau[i]) * ws.v_next[i] * h
             ws.totals[1] += sc.damping[i] * v[i] * ws.v_next[i] * h
-        ws.totals[1] += dissipated
+        ws.totals[0] += ws.own_terms[2] + driven
+        ws.totals[1] += dissipated + ws.own_terms[3]
         for i in range(nv):
             ws.dv_next[i] = h * ws.v_next[i]
         integrate(pm, q, ws.dv_next, ws.q_next)
@@ -432,6 +630,14 @@ def run(pm, sc, ws, q, v, u, h, t0, k0, n_steps, every, out):
         for i in range(nv):
             v[i] = ws.v_next[i]
             finite = finite and math.isfinite(v[i])
+        n_p, n_s = sc.own_inertia.shape[0], sc.own_metric.shape[0]
+        for i in range(n_p):  # w⁺ = w + Δw, p⁺ = p + h w⁺, s⁺ = s + Δs
+            z[n_p + i] = ws.own_vel[nv + i]
+            z[i] += h * z[n_p + i]
+        for i in range(n_s):
+            z[2 * n_p + i] += ws.own_ds[i]
+        for i in range(z.shape[0]):
+            finite = finite and math.isfinite(z[i])
         t += h
         if not finite:
             return NON_FINITE, s + 1, t
@@ -450,7 +656,7 @@ def close(pm, sc, ws, q, v):
     for n in range(sc.elastic_iq.shape[0]):
         d = q[sc.elastic_iq[n]] - sc.q_rest[sc.elastic_iq[n]]
         elastic += 0.5 * sc.stiffness[sc.elastic_iv[n]] * d * d
-    ws.energy[0] = 0.5 * _quadratic(pm, ws.mass, v, v)
+    ws.energy[0] = _kinetic(pm, sc, ws.mass, v)
     ws.energy[1], ws.energy[2] = _potential(pm, ws.rotation, ws.position), elastic
     ws.audit[1] += ws.energy[0] + ws.energy[1] + ws.energy[2]
     _gaps(pm, sc, ws)

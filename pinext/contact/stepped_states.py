@@ -3,7 +3,8 @@
 Time stepping (:mod:`pinext.contact.timestepping`) integrates a component's states when it
 declares them (:meth:`pinext.simulation.component.Component.stepped_states`):
 :class:`ComponentStates` joins them to the mechanism's step and books their energy terms in
-closed form.
+closed form. :class:`LinearEfforts` gives the compiled loop the efforts of components without
+states of their own (a DC motor on a rigid gear) as a linear form.
 """
 
 from __future__ import annotations
@@ -56,6 +57,55 @@ def _checked_states(system: System, comp: Any) -> tuple[np.ndarray, ...]:
             "each, first-order states with one metric P > 0 each"
         )
     return p.astype(int), w.astype(int), inertias, first.astype(int), metric
+
+
+class LinearEfforts:
+    """The efforts of components without states of their own (a DC motor on a rigid gear)
+    that a step holds explicit (:func:`pinext.contact.timestepping._effort_law`), as the
+    compiled loop takes them: ``τ = τ(rest, u) + J d`` with ``d = (Δq, v)`` from the run's
+    start at rest (Δq along the tangent), J by unit steps; :attr:`reason` says why not when
+    they are not linear (checked at a random point and input).
+
+    Args:
+        items: The components and their modes.
+        model: The stepper's model; x: the run's start.
+    """
+
+    def __init__(
+        self, system: System, items: list[tuple[Any, Any]], model: pin.Model, x: np.ndarray
+    ) -> None:
+        self.system, self.items, self.model = system, items, model
+        self.q_block, self.v_block = system.layout["q"], system.layout["v"]
+        self.rest = x.copy()
+        self.rest[self.v_block] = 0.0
+        nv, zero = model.nv, np.zeros(system.n_inputs)
+        base = self.forces(0.0, self.rest, zero)
+        self.jacobian = np.column_stack(
+            [self.forces(0.0, self._moved(e), zero) - base for e in np.eye(2 * nv)]
+        )
+        rng = np.random.default_rng(2)
+        d, u = rng.uniform(-0.1, 0.1, 2 * nv), rng.uniform(-1.0, 1.0, zero.size)
+        moved = self.forces(0.0, self._moved(d), u) - self.forces(0.0, self.rest, u)
+        scale = max(np.abs(moved).max(), np.abs(base).max(), 1e-300)
+        linear = np.allclose(moved, self.jacobian @ d, rtol=1e-9, atol=1e-9 * scale)
+        #: None, or why the efforts are not of the compiled loop's form.
+        self.reason = None if linear else "their efforts are not linear in q and v"
+
+    def _moved(self, d: np.ndarray) -> np.ndarray:
+        nv, y = self.model.nv, self.rest.copy()
+        y[self.q_block] = pin.integrate(self.model, self.rest[self.q_block], d[:nv])
+        y[self.v_block] += d[nv:]
+        return y
+
+    def forces(self, t: float, x: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The components' efforts on the mechanism at ``(t, x, u)``."""
+        q, v = x[self.q_block], x[self.v_block]
+        tau = np.zeros(self.model.nv)
+        for comp, mode in self.items:
+            effort = comp.effort(t, x, q, v, u, mode)
+            if effort is not None:
+                tau += effort
+        return tau
 
 
 class ComponentStates:
@@ -114,6 +164,10 @@ class ComponentStates:
         self.q_block, self.v_block = system.layout["q"], system.layout["v"]
         self.nv = model.nv
         self.armature = np.array(model.armature, dtype=float)
+        self.model = model
+        #: The start at rest (velocities and first-order states zero): the origin of the
+        #: coordinates ``d = (ΔQ, V, s)`` of the forces' linear form (:attr:`jacobian`).
+        self.rest = self._still(x)
         self.jacobian = self._derivatives(model, x)
         self.h = np.nan
 
@@ -237,6 +291,71 @@ class ComponentStates:
         held = h * float((applied - potential_next) @ velocity_next) + stored - (work - lost)
         numerical = 0.5 * float(dw @ (self.inertia * dw) + ds @ (self.metric * ds))
         return applied[:nv], StateStep(work, lost, numerical, remainder + held)
+
+    def _lost(self, d: np.ndarray, u: np.ndarray) -> float:
+        """The components' dissipated power at :attr:`rest` moved by ``d`` under input u."""
+        y = self._moved(self.model, self.rest, d)
+        q, v = y[self.q_block], y[self.v_block]
+        return sum(comp.power(0.0, y, q, v, u, mode, None)[1] for comp, mode in self.items)
+
+    def dissipation_form(self) -> np.ndarray | str:
+        """``D`` with the components' dissipated power ``p_diss = c(u) + l(u)·d + dᵀ D d``
+        in the coordinates ``d = (ΔQ, V, s)`` from :attr:`rest` (ΔQ along the tangent;
+        :meth:`dissipation_affine` gives ``c`` and ``l``), fitted by unit steps; or why the
+        components' powers are not of the form the compiled loop books (checked at a random
+        point and input: that form, and the identity ``p_in − p_diss = F_ncᵀ V + sᵀ P g`` of
+        :class:`ComponentStates`)."""
+        n = self.jacobian.shape[1]
+        zero = np.zeros(self.system.n_inputs)
+        unit = np.eye(n)
+        c = self._lost(np.zeros(n), zero)
+        up = np.array([self._lost(e, zero) for e in unit])
+        down = np.array([self._lost(-e, zero) for e in unit])
+        form = np.diag(0.5 * (up + down) - c)
+        for i in range(n):
+            for j in range(i + 1, n):
+                pair = self._lost(unit[i] + unit[j], zero)
+                form[i, j] = form[j, i] = 0.5 * (pair - up[i] - up[j] + c)
+        self.diss = form
+        rng = np.random.default_rng(1)
+        d = np.asarray(rng.uniform(-0.1, 0.1, n))
+        u = rng.uniform(-1.0, 1.0, zero.size)
+        varies = 0.5 * (up - down) != 0.0
+        varies |= np.array([self._lost(e, u) != self._lost(-e, u) for e in unit])
+        self.lost_columns = np.flatnonzero(varies)
+        y = self._moved(self.model, self.rest, d)
+        q, v = y[self.q_block], y[self.v_block]
+        p_in = p_diss = 0.0
+        for comp, mode in self.items:
+            into, out = comp.power(0.0, y, q, v, u, mode, None)
+            p_in, p_diss = p_in + into, p_diss + out
+        n_q = self.nv + self.p.size
+        f = self.forces(0.0, y, u)
+        potential = self.forces(0.0, self._still(y), zero)[:n_q]
+        velocity = np.concatenate((y[self.v_block], y[self.w]))
+        balance = (f[:n_q] - potential) @ velocity + y[self.s] @ (self.metric * f[n_q:])
+        c_u, l_u = self.dissipation_affine(u)
+        scale = max(abs(p_in), abs(p_diss), 1.0)
+        if abs(p_diss - (c_u + l_u @ d + d @ form @ d)) > 1e-9 * scale:
+            return "their dissipated power is not a quadratic form of the state"
+        if abs(p_in - p_diss - balance) > 1e-9 * scale:
+            return "their powers do not balance their forces"
+        moved = f - self.forces(0.0, self.rest, u)
+        if not np.allclose(moved, self.jacobian @ d, rtol=1e-9, atol=1e-9 * np.abs(f).max()):
+            return "their forces are not linear in the state under an input"
+        return form
+
+    def dissipation_affine(self, u: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(c(u), l(u))`` of :meth:`dissipation_form` (after it) under the input u: one
+        evaluation of the powers for c and one per column of l that is not zero."""
+        n = self.jacobian.shape[1]
+        c = self._lost(np.zeros(n), u)
+        linear = np.zeros(n)
+        for i in self.lost_columns:
+            e = np.zeros(n)
+            e[i] = 1.0
+            linear[i] = self._lost(e, u) - c - self.diss[i, i]
+        return c, linear
 
     def _still(self, x: np.ndarray) -> np.ndarray:
         """``x`` at rest: the velocities and the first-order states zero."""

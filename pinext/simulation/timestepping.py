@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..contact.scene import SCENE_KEY, contact_scene_items
-from ..contact.stepped_states import ComponentStates
+from ..contact.stepped_states import ComponentStates, LinearEfforts
 from ..contact.timestepping import (
     SOLVERS,
     PointContact,
@@ -31,7 +31,7 @@ from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
 from .arguments import warn_free_fall
-from .component import Component, stepped_components
+from .component import Component, FrameRows, stepped_components
 from .controls import checked_control
 from .initial_state import as_initial_state
 from .progress import bar as progress_bar
@@ -72,12 +72,13 @@ def simulate_timestepping(
     the System's efforts (inputs, joint springs and dampers, effort components), then the
     frictional contact and joint-limit impulses from Pinocchio's Delassus operator and conic
     solver, then ``q⁺ = q ⊕ h v⁺``. The System's joint limits (``joint_limits=True``) are
-    enforced. With Pinocchio's solvers, drives' rotors and currents join the step, their
-    forces linearly implicit (:class:`pinext.contact.stepped_states.ComponentStates`), and
-    closures (loops, ``<mimic>`` couplings) are held by their own rows
-    (:class:`pinext.contact.timestepping.HeldRows`), prescribed joints by their law at each
-    step's end; components with modes (lossy gears, backlash) and other component states are
-    not integrated by this method (an error names them).
+    enforced. Drives' rotors and currents join the step, their forces linearly implicit
+    (:class:`pinext.contact.stepped_states.ComponentStates`, on the compiled loop too).
+    Closures (loops, ``<mimic>`` couplings) are held by their own rows at each step's end
+    (:class:`pinext.contact.timestepping.HeldRows`; on the compiled loop, free rows of its
+    problem), prescribed joints by their law there; components with modes (lossy gears,
+    backlash) and other component states are not integrated by this method (an error names
+    them).
 
     Args:
         system_or_robot: The :class:`System`, or a :class:`Robot` (its ``[[contacts]]``, e.g.
@@ -177,19 +178,17 @@ def simulate_timestepping(
     _refuse_penetration(stepper, found, x[system.layout["q"]], x[system.layout["v"]])
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
-    outside = [c.name for c, _ in stepped.items] if stepped is not None else []
-    outside += [c.name for c in (*closures, *prescribed) if c.stepped_kind != "mimic"]
-    if outside:
-        compiled = f"{', '.join(outside)}: rotor states and loop rows run on Pinocchio's solvers"
-        log.info("time stepping runs with Pinocchio's solver: %s", compiled)
-    elif solver in ("auto", "compiled"):
-        compiled = _compiled_stepper(system, step, stepper, control, law, n_steps, every)
+    if solver in ("auto", "compiled"):
+        compiled = _compiled_stepper(
+            system, step, stepper, control, law, n_steps, every, stepped, x
+        )
     if isinstance(compiled, str) and solver == "compiled":
         raise InvalidParameter(
             f"solver='compiled', and this scene does not run on it: {compiled}; valid: "
             "solver='auto' (Pinocchio's solvers where the compiled loop does not reach), a "
             "scene of the compiled loop (point contacts on planes, joint limits, <mimic>, joint "
-            "friction, springs, dampers and torque inputs), or the event-driven simulate"
+            "friction, springs, dampers, torque inputs, drives without modes), or the "
+            "event-driven simulate"
         )
     if not force and n_steps > TIMED_ABOVE:
 
@@ -291,52 +290,75 @@ class _Run(NamedTuple):
     energy: np.ndarray | None = None  # kinetic, gravity, joint-elastic [J]; None: from x
 
 
-def _compiled_stepper(system, step, stepper, control, law, n_steps: int, every: int):
+def _compiled_stepper(system, step, stepper, control, law, n_steps, every, stepped, x):
     """(the compiled stepper, the law it calls per step or None) for a scene the compiled
-    loop covers; otherwise the reason why not (also logged at INFO level)."""
+    loop covers (``stepped``: the components' own states, a :class:`ComponentStates` or
+    None; x: the start); otherwise the reason why not (also logged at INFO level)."""
     from .. import compiled
     from ..compiled.model import pack
-    from ..compiled.stepping import CompiledStepper, pd_law, stepping_scene
+    from ..compiled.stepping import CompiledStepper, linear_fields, pd_law, stepping_scene
 
+    own = {id(c) for c, _ in stepped.items} if stepped is not None else set()
+    acting = [(c, m) for c, m in step.acting if c.stepped_kind is None and id(c) not in own]
+    efforts = LinearEfforts(system, acting, stepper.model, x) if acting else None
+    loops = stepped_components(system, "closure")
+    rows = [c.compiled_rows(None) for c in loops]
     reason = None
     if not compiled.enabled():
         reason = "the compiled path is off (PINEXT_NO_COMPILED)"
-    elif not system.torque_inputs:
+    elif not system.torque_inputs and stepped is None and efforts is None:
         reason = "the inputs are not joint torques"
     elif not stepper.model.nq == system.model.nq:
         reason = "the stepper's model differs from the System's"
-    acting = [c for c, _ in step.acting if c.stepped_kind is None]
-    if reason is None and acting:
-        reason = f"components {[c.name for c in acting]} add efforts in Python"
+    elif not all(isinstance(r, FrameRows) for r in rows):
+        reason = f"closures {[c.name for c in loops]} have no compiled rows"
     if reason is None:
         pd = pd_law(_controller(control, stepper.dt), system.model)
+        pd = pd if system.torque_inputs else None
         try:
             pm = pack(stepper.model)
-            scene = stepping_scene(
-                stepper.model,
-                pm,
-                stepper.contacts,
-                stepper.limits,
-                stepper.friction,
-                stepped_components(system, "mimic"),
-                _effort_limit(system),
-                system.damping,
-                system.stiffness,
-                system.q_rest,
-                stepper.margin,
-                stepper.settings.absolute_feasibility_tol,
-                stepper.settings.max_iterations,
-                pd,
+            q_start = x[system.layout["q"]]
+            linear = linear_fields(
+                stepped, efforts, stepper.model, pm, stepper.dt, system.model.armature, q_start
             )
+            if isinstance(linear, str):
+                named = [c for c, _ in (*(stepped.items if stepped else ()), *acting)]
+                reason = f"{', '.join(c.name for c in named)}: {linear}"
+            else:
+                scene = stepping_scene(
+                    stepper.model,
+                    pm,
+                    stepper.contacts,
+                    stepper.limits,
+                    stepper.friction,
+                    stepped_components(system, "mimic"),
+                    _effort_limit(system),
+                    system.damping,
+                    system.stiffness,
+                    system.q_rest,
+                    stepper.margin,
+                    stepper.settings.absolute_feasibility_tol,
+                    stepper.settings.max_iterations,
+                    pd,
+                    linear,
+                    system.torque_inputs,
+                    rows,
+                    stepped_components(system, "prescribed"),
+                )
         except UnsupportedModel as err:
             reason = str(err)
     if reason is not None:
         log.info("time stepping runs with Pinocchio's solver: %s", reason)
         return reason
-    held = pd is not None or control is None
+    constant = control is not None and not callable(control)
     reference = None if pd is None else pd[0]
-    stepping = CompiledStepper(stepper.model, pm, scene, n_steps, every, reference)
-    return stepping, (None if held else law)
+    stepping = CompiledStepper(
+        stepper.model, pm, scene, n_steps, every, reference, system.n_inputs, stepped, efforts
+    )
+    stepping.prescribed = stepped_components(system, "prescribed")
+    if constant:  # the inputs of every step, given once
+        stepping.constant = np.asarray(law(0.0, None), dtype=float)
+    return stepping, (None if pd is not None or control is None or constant else law)
 
 
 def _effort_limit(system: System) -> np.ndarray:
@@ -360,29 +382,32 @@ def _controller(control: Any, dt: float) -> Any:
     return getattr(control, "controller", control)
 
 
-def compiled_order(system: System) -> np.ndarray:
-    """The public state's indices of the compiled loop's state (q, v, input work,
-    dissipated energy)."""
+def compiled_order(system: System, stepped: ComponentStates | None = None) -> np.ndarray:
+    """The public state's indices of the compiled loop's state (q, v, the own states
+    (p, w, s) of ``stepped``, input work, dissipated energy)."""
     layout = system.layout
-    return np.r_[
-        np.arange(layout["q"].start, layout["q"].stop),
-        np.arange(layout["v"].start, layout["v"].stop),
-        layout["input_work"].start,
-        layout["dissipated_energy"].start,
-    ]
+    own = [] if stepped is None else [stepped.p, stepped.w, stepped.s]
+    return np.concatenate(
+        [
+            np.arange(layout["q"].start, layout["q"].stop),
+            np.arange(layout["v"].start, layout["v"].stop),
+            *own,
+            [layout["input_work"].start, layout["dissipated_energy"].start],
+        ]
+    ).astype(int)
 
 
 def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) -> _Run:
     """Every step on the compiled loop (:mod:`pinext.compiled.timestep`)."""
     layout = system.layout
-    order = compiled_order(system)
+    order = compiled_order(system, compiled.stepped)
     end, events, t = compiled.run(x[order], law, dt, t_final, n_steps, bar.update)
-    gap_end, energy_end = compiled.close(
-        end[: system.model.nq], end[system.model.nq : order.size - 2]
-    )
+    nq, nv = system.model.nq, system.model.nv
+    gap_end, energy_end = compiled.close(end[:nq], end[nq : nq + nv])
     out, work = compiled.out, compiled.work
     states = np.empty((out.t.size + 1, system.nx))
     states[:-1, layout["q"]], states[:-1, layout["v"]] = out.q, out.v
+    states[:-1, order[nq + nv : -2]] = out.own
     states[:-1, layout["input_work"].start] = out.work
     states[:-1, layout["dissipated_energy"].start] = out.lost
     states[-1, order] = end
@@ -536,10 +561,15 @@ def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compile
             u = np.asarray(law(0.0, x), dtype=float)
             stepper.step(x[q_block], x[v_block], efforts(0.0, x, u))
     else:  # throwaway runs of the compiled loop; the second, its kernels loaded, is timed
-        start, (loop, compiled_law) = x[compiled_order(system)], compiled
+        loop, compiled_law = compiled
+        start = x[compiled_order(system, loop.stepped)]
         for _ in range(2):
             started = time.perf_counter()
-            trial = type(loop)(loop.model, loop.pm, loop.scene, steps, 1, loop.reference)
+            trial = type(loop)(
+                loop.model, loop.pm, loop.scene, steps, 1, loop.reference, loop.n_inputs,
+                loop.stepped, loop.efforts,
+            )  # fmt: skip
+            trial.constant, trial.prescribed = loop.constant, loop.prescribed
             trial.run(start, compiled_law, dt, steps * dt, steps, lambda _: None)
     per_step = (time.perf_counter() - started) / steps
     refuse_long_run(
