@@ -97,17 +97,20 @@ def test_elastic_drives_converge_to_the_event_driven_run_at_first_order(start, s
 
 def _drives_scene(start: int):
     """Harmonic drives on three joints, inductive motors behind elastic transmissions on two,
-    a torque source on one and a user's rotor absorber, under a Python law, from a curated
-    or a seeded pose: (system, x0, law, t_final)."""
+    a torque source on one and a user's rotor absorber, under a Python law of the motors'
+    angles, the currents and the absorber's angle, from a curated or a seeded pose: (system,
+    x0, law, t_final)."""
     inductive = Drive(INDUCTIVE, ElasticTransmission(50.0, 2e3, 1.0, input_inertia=1e-5))
     drives = {joint: harmonic_drives(JOINTS)[joint] for joint in JOINTS[:3]}
     drives |= dict.fromkeys(JOINTS[3:5], inductive)
     drives[JOINTS[5]] = Drive(None, ElasticTransmission(20.0, 500.0, 0.2, input_inertia=1e-5))
     system = px.System(px.load_robot("six_dof_arm"), drives=drives, components=[_Absorber()])
-    angle = system.layout["drives.motor_angle"]
+    angle, current = system.layout["drives.motor_angle"], system.layout["drives.current"]
+    absorber = system.layout["absorber.angle"]
 
-    def law(t, x):
-        return np.r_[VOLTS[:5], 0.5] - 0.01 * (x[angle] - 0.3 * np.cos(10.0 * t))
+    def law(t, x):  # (of the public state: the loop keeps its states in another order)
+        feedback = 0.1 * x[absorber] - 0.01 * x[current].sum()
+        return np.r_[VOLTS[:5], 0.5] - 0.01 * (x[angle] - 0.3 * np.cos(10.0 * t)) - feedback
 
     return system, system.initial_state(_starts()[start]), law, 0.2005
 

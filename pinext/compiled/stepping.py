@@ -174,6 +174,7 @@ class StepWork(NamedTuple):
     own_terms: np.ndarray  # numerical dissipation, explicit error, input work, dissipated
     own_diss_l: np.ndarray  # l(u) and (c(u),) of StepScene.own_diss under the step's input
     own_diss_c: np.ndarray
+    own_diss_exact: np.ndarray  # (1,): 1 when own_diss_c is the step's p_diss itself
     lin_fu: np.ndarray  # the stateless components' efforts at d = 0 under the step's input
     lin_tau: np.ndarray  # their efforts in the step
 
@@ -466,6 +467,7 @@ def _work(model: pin.Model, scene: StepScene) -> StepWork:
         own_terms=np.zeros(4),
         own_diss_l=np.zeros(scene.own_jac.shape[1]),
         own_diss_c=np.zeros(1),
+        own_diss_exact=np.zeros(1),
         lin_fu=np.zeros(nv),
         lin_tau=np.zeros(nv),
     )
@@ -558,14 +560,19 @@ class CompiledStepper:
             self._entry = _ts.run.overloads[signature].entry_point
         return result
 
-    def _inputs(self, t: float, u: np.ndarray) -> None:
-        """The linear components' forces (and the own states' dissipation) under the input
-        u, into the workspace."""
+    def _inputs(self, t: float, u: np.ndarray, x: np.ndarray | None = None) -> None:
+        """The linear components' forces under the input u and the own states' dissipation
+        into the workspace: at the public state x of the next step's start when it is given
+        (one step), else its form over the held input."""
         stepped, efforts, work = self.stepped, self.efforts, self.work
         u = u.copy()  # (components cache an evaluation by the identity of its arrays)
         if stepped is not None:
             work.own_fu[:] = stepped.forces(t, stepped.rest, u)
-            work.own_diss_c[0], work.own_diss_l[:] = stepped.dissipation_affine(u)
+            work.own_diss_exact[0] = x is not None
+            if x is not None:
+                work.own_diss_c[0] = stepped.dissipated(t, x, u)
+            else:
+                work.own_diss_c[0], work.own_diss_l[:] = stepped.dissipation_affine(u)
         if efforts is not None:
             work.lin_fu[:] = efforts.forces(t, efforts.rest, u)
 
@@ -603,21 +610,26 @@ class CompiledStepper:
     def run(
         self,
         x: np.ndarray,
+        order: np.ndarray,
         law: Callable[[float, np.ndarray], np.ndarray] | None,
         dt: float,
         t_final: float,
         n_steps: int,
         tick: Callable[[float], Any],
     ) -> tuple[np.ndarray, np.ndarray, float]:
-        """Every step from the public state x (q, v, input work, dissipated energy).
+        """Every step from the public state x.
 
         Args:
-            law: The input law ``u(t, x)``, called once per step; None when the scene's PD
-                law or a zero input drives the run (then the loop runs in chunks).
+            order: The indices in x of the loop's state (q, v, the own states, input work,
+                dissipated energy).
+            law: The input law ``u(t, x)`` of the public state, called once per step; None
+                when the scene's PD law or a held input drives the run (then the loop runs
+                in chunks).
             tick: Called with each chunk's duration (a progress bar).
 
         Returns:
-            (end state, contact events (time, contact, kind), end time).
+            (end state (the loop's: x[order]), contact events (time, contact, kind), end
+            time).
 
         Raises:
             IntegrationError: The state became non-finite (its time and state).
@@ -626,7 +638,8 @@ class CompiledStepper:
 
         nq, nv, nz = self.model.nq, self.model.nv, self.n_own
         self.out = self._samples()
-        state = np.array(x[: nq + nv + nz + 2], dtype=float)  # q, v, z, the totals: views
+        state = np.array(x[order], dtype=float)  # q, v, z, the totals: views below
+        public = np.array(x, dtype=float)  # (what the law sees)
         q, v, self.z = state[:nq], state[nq : nq + nv], state[nq + nv : nq + nv + nz]
         self.work = self.work._replace(totals=state[nq + nv + nz :])
         self.h = self.stepped.h if self.stepped is not None else np.nan
@@ -643,9 +656,10 @@ class CompiledStepper:
             h = dt if k < n_steps - 1 else min(dt, t_final - t)
             steps = 1 if (law is not None or k == n_steps - 1) else min(CHUNK, n_steps - 1 - k)
             if law is not None:
-                given = state.copy()  # (a law may keep the state it was given)
+                public[order] = state
+                given = public.copy()  # (a law may keep the state it was given)
                 u[:] = raw(t, given)
-                self._inputs(t, u)
+                self._inputs(t, u, given)
             if self.reference is not None:
                 self._references(t, h, steps)
             for n, joint in enumerate(self.prescribed):  # each law at each step's end
@@ -664,5 +678,6 @@ class CompiledStepper:
             if status == _ts.NON_FINITE:
                 if law is not None and not np.isfinite(u).all():
                     law(start, given)  # raises the law's error: its inputs, time and state
-                raise IntegrationError("non-finite state", t, state.copy())
+                public[order] = state
+                raise IntegrationError("non-finite state", t, public)
         return state.copy(), np.concatenate(events), t

@@ -357,7 +357,7 @@ def _own_advance(sc, ws, v, z, h):
         balance += (ws.own_f[r] - potential) * d[n_q + r]  # F_ncᵀ V
     n = d.shape[0]
     lost = ws.own_diss_c[0]
-    for r in range(n):
+    for r in range(n if ws.own_diss_exact[0] == 0.0 else 0):
         e = ws.own_diss_l[r]
         for c in range(n):
             e += sc.own_diss[r, c] * d[c]

@@ -292,11 +292,14 @@ class ComponentStates:
         numerical = 0.5 * float(dw @ (self.inertia * dw) + ds @ (self.metric * ds))
         return applied[:nv], StateStep(work, lost, numerical, remainder + held)
 
+    def dissipated(self, t: float, x: np.ndarray, u: np.ndarray) -> float:
+        """The components' dissipated power at ``(t, x, u)`` [W]."""
+        q, v = x[self.q_block], x[self.v_block]
+        return sum(comp.power(t, x, q, v, u, mode, None)[1] for comp, mode in self.items)
+
     def _lost(self, d: np.ndarray, u: np.ndarray) -> float:
         """The components' dissipated power at :attr:`rest` moved by ``d`` under input u."""
-        y = self._moved(self.model, self.rest, d)
-        q, v = y[self.q_block], y[self.v_block]
-        return sum(comp.power(0.0, y, q, v, u, mode, None)[1] for comp, mode in self.items)
+        return self.dissipated(0.0, self._moved(self.model, self.rest, d), u)
 
     def dissipation_form(self) -> np.ndarray | str:
         """``D`` with the components' dissipated power ``p_diss = c(u) + l(u)·d + dᵀ D d``

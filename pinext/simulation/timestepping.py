@@ -401,7 +401,7 @@ def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) 
     """Every step on the compiled loop (:mod:`pinext.compiled.timestep`)."""
     layout = system.layout
     order = compiled_order(system, compiled.stepped)
-    end, events, t = compiled.run(x[order], law, dt, t_final, n_steps, bar.update)
+    end, events, t = compiled.run(x, order, law, dt, t_final, n_steps, bar.update)
     nq, nv = system.model.nq, system.model.nv
     gap_end, energy_end = compiled.close(end[:nq], end[nq : nq + nv])
     out, work = compiled.out, compiled.work
@@ -562,7 +562,7 @@ def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compile
             stepper.step(x[q_block], x[v_block], efforts(0.0, x, u))
     else:  # throwaway runs of the compiled loop; the second, its kernels loaded, is timed
         loop, compiled_law = compiled
-        start = x[compiled_order(system, loop.stepped)]
+        order = compiled_order(system, loop.stepped)
         for _ in range(2):
             started = time.perf_counter()
             trial = type(loop)(
@@ -570,7 +570,7 @@ def _refuse_long(stepper, efforts, law, system, x, dt, t_final, n_steps, compile
                 loop.stepped, loop.efforts,
             )  # fmt: skip
             trial.constant, trial.prescribed = loop.constant, loop.prescribed
-            trial.run(start, compiled_law, dt, steps * dt, steps, lambda _: None)
+            trial.run(x, order, compiled_law, dt, steps * dt, steps, lambda _: None)
     per_step = (time.perf_counter() - started) / steps
     refuse_long_run(
         f"dt = {dt:g} s for {t_final:g} s is {thousands(n_steps)} steps",
