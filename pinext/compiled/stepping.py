@@ -21,6 +21,7 @@ from ..simulation.component import FrameRows
 from ..simulation.controls import kernel_form
 from . import timestep as _ts
 from .frames import work as frame_work
+from .linear_steps import flat_dofs, linear_fields, step_matrices
 from .model import (
     FREE_FLYER,
     PRISMATIC,
@@ -84,8 +85,8 @@ class StepScene(NamedTuple):
     prescribed_continuous: np.ndarray  # int64: 1 for a continuous joint (q = cos, sin)
     torque_inputs: bool  # the inputs are joint torques (else they drive the own states only)
     armature_shift: np.ndarray  # (nv,) the stepper's armature minus the System's
-    # the components' own states z = (p, w, s) (:func:`linear_fields`): rotors' angles and
-    # velocities, first-order states; their forces f = f_u + J d in d = (ΔQ, V, s)
+    # the components' own states z = (p, w, s) (pinext.compiled.linear_steps): rotors' angles
+    # and velocities, first-order states; their forces f = f_u + J d in d = (ΔQ, V, s)
     own_dq_iq: np.ndarray  # (nv,) configuration index of each tangent column (−1: none)
     own_q_ref: np.ndarray  # (nq,) ΔQ's origin (also the efforts' Δq)
     own_p_ref: np.ndarray
@@ -97,7 +98,7 @@ class StepScene(NamedTuple):
     own_c: np.ndarray
     own_e: np.ndarray
     own_gq: np.ndarray
-    own_couple: np.ndarray  # the step's elimination, for its h (:func:`step_matrices`)
+    own_couple: np.ndarray  # the step's elimination, for its h (linear_steps.step_matrices)
     own_rate: np.ndarray
     own_rate_v: np.ndarray
     own_solve_w: np.ndarray
@@ -211,100 +212,6 @@ def pd_law(controller: Any, model: pin.Model) -> tuple[Any, np.ndarray, np.ndarr
     return form.reference, form.kp, form.kd
 
 
-def _flat_dofs(model: pin.Model, pm: Any) -> tuple[dict[int, int], dict[int, int]]:
-    """({velocity index: configuration index} of the revolute and prismatic joints' dofs,
-    {velocity index: joint} of every dof)."""
-    flat = {
-        joint.idx_v: joint.idx_q
-        for joint, code in zip(model.joints[1:], pm.jtype[1:], strict=True)
-        if int(code) in (REVOLUTE, PRISMATIC)
-    }
-    owner = {
-        model.joints[j].idx_v + d: j for j in range(1, model.njoints)
-        for d in range(model.joints[j].nv)
-    }  # fmt: skip
-    return flat, owner
-
-
-#: The fields of :class:`StepScene` that depend on the step h (:func:`step_matrices`).
-_STEP_FIELDS = ("own_couple", "own_rate", "own_rate_v", "own_solve_w", "own_avw", "own_awv")
-
-
-def step_matrices(stepped: Any, model: pin.Model, h: float) -> dict[str, np.ndarray]:
-    """The own states' elimination for a step h (:meth:`pinext.contact.stepped_states.
-    ComponentStates.stepper_model`, which also sets ``model``'s armature)."""
-    stepped.stepper_model(model, h)
-    nv = model.nv
-    return {
-        "own_couple": stepped.couple,
-        "own_rate": stepped.rate,
-        "own_rate_v": stepped.rate_v,
-        "own_solve_w": stepped.solve_w,
-        "own_avw": stepped.a[:nv, nv:] @ stepped.solve_w,
-        "own_awv": stepped.a[nv:, :nv],
-    }
-
-
-def linear_fields(
-    stepped: Any,
-    efforts: Any,
-    model: pin.Model,
-    pm: Any,
-    h: float,
-    armature: np.ndarray,
-    q_start: np.ndarray,
-) -> dict[str, Any] | str:
-    """The :class:`StepScene` fields of the linear components: the own states of
-    ``stepped`` (a :class:`pinext.contact.stepped_states.ComponentStates`, or None), with
-    ``model``'s armature set for a step h, and the explicit efforts of ``efforts`` (a
-    :class:`pinext.contact.stepped_states.LinearEfforts`, or None), their Δq from
-    ``q_start`` (``armature``: the System's, which the loop's energies use); or why the
-    compiled loop does not take them."""
-    nv = model.nv
-    fields: dict[str, Any] = {name: np.zeros((0, 0)) for name in _STEP_FIELDS}
-    for name in ("own_jac", "own_k", "own_c", "own_e", "own_gq", "own_diss", "lin_jac"):
-        fields[name] = np.zeros((0, 0))
-    for name in ("own_p_ref", "own_inertia", "own_metric", "own_f0"):
-        fields[name] = np.zeros(0)
-    coupled = np.zeros(nv, dtype=bool)
-    if efforts is not None:
-        if efforts.reason is not None:
-            return efforts.reason
-        fields["lin_jac"] = efforts.jacobian
-        coupled |= np.any(efforts.jacobian[:, :nv] != 0, axis=0)
-    if stepped is not None:
-        form = stepped.dissipation_form()
-        if isinstance(form, str):
-            return form
-        jac, n_q, rest = stepped.jacobian, nv + stepped.p.size, stepped.rest
-        coupled |= np.any(jac[:, :nv] != 0, axis=0) | np.any(form[:, :nv] != 0, axis=0)
-        zero = np.zeros(stepped.system.n_inputs)
-        fields |= {
-            "own_p_ref": rest[stepped.p].copy(),
-            "own_inertia": stepped.inertia.copy(),
-            "own_metric": stepped.metric.copy(),
-            "own_jac": jac.copy(),
-            "own_f0": stepped.forces(0.0, rest, zero),
-            "own_k": jac[:n_q, :n_q].copy(),
-            "own_c": jac[:n_q, n_q : 2 * n_q].copy(),
-            "own_e": jac[:n_q, 2 * n_q :].copy(),
-            "own_gq": jac[n_q:, :n_q].copy(),
-            "own_diss": form,
-        }
-        steps = step_matrices(stepped, model, h)
-        fields |= {name: np.ascontiguousarray(a) for name, a in steps.items()}
-    flat, owner = _flat_dofs(model, pm)
-    loose = sorted(
-        {model.names[owner[int(c)]] for c in np.flatnonzero(coupled) if int(c) not in flat}
-    )
-    if loose:
-        return f"their forces act on {', '.join(loose)}, not revolute nor prismatic"
-    fields["armature_shift"] = np.asarray(model.armature, dtype=float) - armature
-    fields["own_dq_iq"] = np.array([flat.get(c, -1) for c in range(nv)], dtype=np.int64)
-    fields["own_q_ref"] = np.asarray(q_start, dtype=float).copy()
-    return fields
-
-
 def stepping_scene(
     model: pin.Model,
     pm: Any,
@@ -326,7 +233,8 @@ def stepping_scene(
     prescribed: Sequence[Any] = (),
 ) -> StepScene:
     """The packed scene of a run on ``model`` (``pm``: its :func:`~pinext.compiled.model.pack`),
-    with the linear components' fields ``linear`` (:func:`linear_fields`), the closures' rows
+    with the linear components' fields ``linear``
+    (:func:`~pinext.compiled.linear_steps.linear_fields`), the closures' rows
     ``closures`` (:class:`~pinext.simulation.component.FrameRows` of loops) and the
     ``prescribed`` joints (:class:`~pinext.constraints.prescribed.Prescribed`, whose laws
     :class:`CompiledStepper` evaluates).
@@ -340,7 +248,7 @@ def stepping_scene(
     for i, code in enumerate(codes, start=1):
         if int(code) not in _STEPPED:
             raise UnsupportedModel(model.names[i], model.joints[i].shortname(), STEPPED_JOINTS)
-    flat, owner = _flat_dofs(model, pm)
+    flat, owner = flat_dofs(model, pm)
     elastic = np.flatnonzero(stiffness)
     for iv in [*elastic, *(model.joints[j].idx_v for j, _ in friction)]:
         if int(iv) not in flat:
@@ -499,9 +407,9 @@ class CompiledStepper:
         self.reference = reference
         #: The prescribed joints' components (their laws, evaluated per call).
         self.prescribed: Sequence[Any] = ()
-        #: The components' own states (a ComponentStates of :func:`linear_fields`), or None.
+        #: The components' own states (a ComponentStates), or None.
         self.stepped = stepped
-        #: The stateless components' efforts (a LinearEfforts of :func:`linear_fields`).
+        #: The stateless components' efforts (a LinearEfforts), or None.
         self.efforts = efforts
         self.n_inputs = model.nv if n_inputs is None else int(n_inputs)
         self.n_own = 2 * scene.own_inertia.size + scene.own_metric.size

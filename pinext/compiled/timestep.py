@@ -12,7 +12,7 @@ problem (:mod:`pinext.compiled.conic`) are compiled, so that a step costs no Pyt
 The impulses start from the previous step's (warm start). The components' own states
 (drives' rotors and currents: :class:`pinext.contact.stepped_states.ComponentStates`, whose
 forces are linear) join each step linearly implicit, their elimination in the stepper's
-armature and in constant matrices (:func:`_own_efforts`, :func:`_own_advance`).
+armature and in constant matrices (:mod:`pinext.compiled.linear_steps`).
 
 A control law held over each step is either given (one call per step) or a joint PD law,
 ``u = K_p (q_r − q) + K_d (v_r − v)`` on one-degree-of-freedom joints, evaluated inside the
@@ -29,6 +29,7 @@ from .aba import joint_transforms
 from .conic import solve as _solve
 from .crba import crba_from_transforms, ltdl, ltdl_half, ltdl_solve
 from .frames import axis_motion, held, placements
+from .linear_steps import linear_efforts, own_advance, own_efforts
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, REVOLUTE_UNBOUNDED, SPHERICAL, TRANSLATION
 from .rnea import nonlinear_effects
 from .spatial import entry, helper
@@ -237,137 +238,6 @@ def _delassus(pm, ws, m):
             ws.delassus[j, i] = g
 
 
-@helper
-def _linear_efforts(sc, ws, q, v):
-    """The efforts of the components without states of their own, ``f_u + J (Δq, v)``
-    (:class:`pinext.contact.stepped_states.LinearEfforts`), into ws.lin_tau and added to
-    ws.tau."""
-    nv = v.shape[0]
-    if sc.lin_jac.shape[0] == 0:
-        return
-    for r in range(nv):
-        e = ws.lin_fu[r]
-        for c in range(nv):
-            iq = sc.own_dq_iq[c]
-            if iq >= 0:
-                e += sc.lin_jac[r, c] * (q[iq] - sc.own_q_ref[iq])
-            e += sc.lin_jac[r, nv + c] * v[c]
-        ws.lin_tau[r] = e
-        ws.tau[r] += e
-
-
-@helper
-def _own_efforts(sc, ws, q, v, z, h):
-    """The components' own states z = (p, w, s) in the step (:class:`pinext.contact.
-    stepped_states.ComponentStates`, linearly implicit): their forces ``f = f_u + J d`` at
-    ``d = (ΔQ, V, s)``, ``h g + h² G_Q V``, ``b`` of ``A ΔV = b`` and the efforts on the
-    mechanism that the stepper's armature turns into the step's velocity update."""
-    nv, n_p, n_s = v.shape[0], sc.own_inertia.shape[0], sc.own_metric.shape[0]
-    if sc.own_jac.shape[0] == 0:
-        return
-    n_q, d = nv + n_p, ws.own_d
-    for c in range(nv):
-        iq = sc.own_dq_iq[c]
-        d[c] = q[iq] - sc.own_q_ref[iq] if iq >= 0 else 0.0
-        d[n_q + c] = v[c]
-    for i in range(n_p):
-        d[nv + i] = z[i] - sc.own_p_ref[i]
-        d[n_q + nv + i] = z[n_p + i]
-    for i in range(n_s):
-        d[2 * n_q + i] = z[2 * n_p + i]
-    for r in range(n_q + n_s):
-        f = ws.own_fu[r]
-        for c in range(d.shape[0]):
-            f += sc.own_jac[r, c] * d[c]
-        ws.own_f[r] = f
-    for r in range(n_s):
-        g = h * ws.own_f[n_q + r]
-        for c in range(n_q):
-            g += h * h * sc.own_gq[r, c] * d[n_q + c]
-        ws.own_rates[r] = g
-    for r in range(n_q):
-        b = h * ws.own_f[r]
-        for c in range(n_q):
-            b += h * h * sc.own_k[r, c] * d[n_q + c]
-        for c in range(n_s):
-            b += sc.own_couple[r, c] * ws.own_rates[c]
-        ws.own_b[r] = b
-    for r in range(nv):
-        e = ws.own_b[r]
-        for c in range(n_p):
-            e += sc.own_avw[r, c] * ws.own_b[nv + c]
-        ws.own_extra[r] = e / h
-
-
-@helper
-def _own_advance(sc, ws, v, z, h):
-    """The own states' step, the velocity's ``ws.v_next`` known (:meth:`pinext.contact.
-    stepped_states.ComponentStates.advance`): Δw, Δs, V⁺ = (v⁺, w⁺) into ws.own_step,
-    ws.own_ds and ws.own_vel, the forces applied over the step into ws.own_applied, and the
-    energy terms (numerical dissipation, explicit error, input work, dissipation) into
-    ws.own_terms."""
-    nv, n_p, n_s = v.shape[0], sc.own_inertia.shape[0], sc.own_metric.shape[0]
-    if sc.own_jac.shape[0] == 0:
-        return
-    n_q, d, step, tmp = nv + n_p, ws.own_d, ws.own_step, ws.own_tmp
-    for c in range(nv):
-        step[c] = ws.v_next[c] - v[c]
-    for r in range(n_p):  # Δw = (J − A_ww)⁻¹ (b_w + A_wv Δv)
-        e = ws.own_b[nv + r]
-        for c in range(nv):
-            e += sc.own_awv[r, c] * step[c]
-        tmp[r] = e
-    for r in range(n_p):
-        e = 0.0
-        for c in range(n_p):
-            e += sc.own_solve_w[r, c] * tmp[c]
-        step[nv + r] = e
-    for r in range(n_s):  # Δs = R (h g + h² G_Q V + rate_v ΔV)
-        e = ws.own_rates[r]
-        for c in range(n_q):
-            e += sc.own_rate_v[r, c] * step[c]
-        tmp[r] = e
-    for r in range(n_s):
-        e = 0.0
-        for c in range(n_s):
-            e += sc.own_rate[r, c] * tmp[c]
-        ws.own_ds[r] = e
-    for c in range(n_q):
-        ws.own_vel[c] = d[n_q + c] + step[c]
-    numerical, stored, remainder, held, balance, lost = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    for r in range(n_p):
-        numerical += 0.5 * sc.own_inertia[r] * step[nv + r] * step[nv + r]
-    for r in range(n_s):
-        ds, s = ws.own_ds[r], z[2 * n_p + r]
-        numerical += 0.5 * sc.own_metric[r] * ds * ds
-        stored += (s + ds) * sc.own_metric[r] * ds  # s⁺ᵀ P Δs
-        balance += s * sc.own_metric[r] * ws.own_f[n_q + r]  # sᵀ P g
-    for r in range(n_q):
-        applied, potential, spring = ws.own_f[r], sc.own_f0[r], 0.0
-        for c in range(n_q):
-            applied += sc.own_c[r, c] * step[c]
-            potential += sc.own_k[r, c] * d[c]  # F_U(Q)
-            spring += sc.own_k[r, c] * ws.own_vel[c]
-        for c in range(n_s):
-            applied += sc.own_e[r, c] * ws.own_ds[c]
-        applied += h * spring  # the springs at the step's end
-        ws.own_applied[r] = applied
-        remainder += 0.5 * h * h * ws.own_vel[r] * spring  # ½ h² V⁺ᵀ K V⁺
-        held += h * (applied - potential - h * spring) * ws.own_vel[r]
-        balance += (ws.own_f[r] - potential) * d[n_q + r]  # F_ncᵀ V
-    n = d.shape[0]
-    lost = ws.own_diss_c[0]
-    for r in range(n if ws.own_diss_exact[0] == 0.0 else 0):
-        e = ws.own_diss_l[r]
-        for c in range(n):
-            e += sc.own_diss[r, c] * d[c]
-        lost += e * d[r]
-    ws.own_terms[0] = numerical
-    ws.own_terms[1] = remainder + held + stored - h * balance
-    ws.own_terms[2] = h * (balance + lost)
-    ws.own_terms[3] = h * lost
-
-
 @entry
 def run(pm, sc, ws, q, v, z, u, h, t0, k0, n_steps, every, out):
     """``n_steps`` steps of size h from (q, v) at time t0 (global step index k0), in place.
@@ -403,8 +273,8 @@ def run(pm, sc, ws, q, v, z, u, h, t0, k0, n_steps, every, out):
             for c in range(nv):
                 ws.factors[r, c] = ws.mass[r, c]
         ltdl(pm, ws.factors)
-        _linear_efforts(sc, ws, q, v)
-        _own_efforts(sc, ws, q, v, z, h)
+        linear_efforts(sc, ws, q, v)
+        own_efforts(sc, ws, q, v, z, h)
         for i in range(nv):
             ws.acc[i] = ws.tau[i] + ws.own_extra[i] - ws.bias[i]
         ltdl_solve(pm, ws.factors, ws.acc)
@@ -556,7 +426,7 @@ def run(pm, sc, ws, q, v, z, u, h, t0, k0, n_steps, every, out):
                     driven += work
                 else:
                     dissipated -= work
-        _own_advance(sc, ws, v, z, h)
+        own_advance(sc, ws, v, z, h)
         # warm starts and contact impulses (world axes); touchdown and lift-off events
         m = 0
         for c in range(nc):

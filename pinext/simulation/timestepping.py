@@ -8,7 +8,6 @@ the scene allows it) or step by step with Pinocchio's conic solvers (``solver="a
 
 from __future__ import annotations
 
-import logging
 import time
 import warnings
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..contact.scene import SCENE_KEY, contact_scene_items
-from ..contact.stepped_states import ComponentStates, LinearEfforts
+from ..contact.stepped_states import ComponentStates
 from ..contact.timestepping import (
     SOLVERS,
     PointContact,
@@ -27,14 +26,15 @@ from ..contact.timestepping import (
     contact_specs,
     step_audit,
 )
-from ..exceptions import IntegrationError, InvalidParameter, UnsupportedModel
+from ..exceptions import IntegrationError, InvalidParameter
 from ..model import Robot
 from ..validation import real, refuse_long_run, thousands
 from .arguments import warn_free_fall
-from .component import Component, FrameRows, stepped_components
+from .component import Component, stepped_components
 from .controls import checked_control
 from .initial_state import as_initial_state
 from .progress import bar as progress_bar
+from .stepped_scene import compiled_order, compiled_stepper
 from .system import System
 from .trajectory import (
     AUDIT_EXPLICIT,
@@ -44,8 +44,6 @@ from .trajectory import (
     Trajectory,
     run_metadata,
 )
-
-log = logging.getLogger(__name__)
 
 
 def simulate_timestepping(
@@ -179,9 +177,7 @@ def simulate_timestepping(
     every = 1 if output_dt is None else max(1, int(round(float(output_dt) / dt)))
     compiled: Any = f"solver={solver!r} asks for Pinocchio's solver"
     if solver in ("auto", "compiled"):
-        compiled = _compiled_stepper(
-            system, step, stepper, control, law, n_steps, every, stepped, x
-        )
+        compiled = compiled_stepper(system, step, stepper, control, law, n_steps, every, stepped, x)
     if isinstance(compiled, str) and solver == "compiled":
         raise InvalidParameter(
             f"solver='compiled', and this scene does not run on it: {compiled}; valid: "
@@ -288,113 +284,6 @@ class _Run(NamedTuple):
     unconverged_at: list[float]
     limit_steps: int
     energy: np.ndarray | None = None  # kinetic, gravity, joint-elastic [J]; None: from x
-
-
-def _compiled_stepper(system, step, stepper, control, law, n_steps, every, stepped, x):
-    """(the compiled stepper, the law it calls per step or None) for a scene the compiled
-    loop covers (``stepped``: the components' own states, a :class:`ComponentStates` or
-    None; x: the start); otherwise the reason why not (also logged at INFO level)."""
-    from .. import compiled
-    from ..compiled.model import pack
-    from ..compiled.stepping import CompiledStepper, linear_fields, pd_law, stepping_scene
-
-    own = {id(c) for c, _ in stepped.items} if stepped is not None else set()
-    acting = [(c, m) for c, m in step.acting if c.stepped_kind is None and id(c) not in own]
-    efforts = LinearEfforts(system, acting, stepper.model, x) if acting else None
-    loops = stepped_components(system, "closure")
-    rows = [c.compiled_rows(None) for c in loops]
-    reason = None
-    if not compiled.enabled():
-        reason = "the compiled path is off (PINEXT_NO_COMPILED)"
-    elif not system.torque_inputs and stepped is None and efforts is None:
-        reason = "the inputs are not joint torques"
-    elif not stepper.model.nq == system.model.nq:
-        reason = "the stepper's model differs from the System's"
-    elif not all(isinstance(r, FrameRows) for r in rows):
-        reason = f"closures {[c.name for c in loops]} have no compiled rows"
-    if reason is None:
-        pd = pd_law(_controller(control, stepper.dt), system.model)
-        pd = pd if system.torque_inputs else None
-        try:
-            pm = pack(stepper.model)
-            q_start = x[system.layout["q"]]
-            linear = linear_fields(
-                stepped, efforts, stepper.model, pm, stepper.dt, system.model.armature, q_start
-            )
-            if isinstance(linear, str):
-                named = [c for c, _ in (*(stepped.items if stepped else ()), *acting)]
-                reason = f"{', '.join(c.name for c in named)}: {linear}"
-            else:
-                scene = stepping_scene(
-                    stepper.model,
-                    pm,
-                    stepper.contacts,
-                    stepper.limits,
-                    stepper.friction,
-                    stepped_components(system, "mimic"),
-                    _effort_limit(system),
-                    system.damping,
-                    system.stiffness,
-                    system.q_rest,
-                    stepper.margin,
-                    stepper.settings.absolute_feasibility_tol,
-                    stepper.settings.max_iterations,
-                    pd,
-                    linear,
-                    system.torque_inputs,
-                    rows,
-                    stepped_components(system, "prescribed"),
-                )
-        except UnsupportedModel as err:
-            reason = str(err)
-    if reason is not None:
-        log.info("time stepping runs with Pinocchio's solver: %s", reason)
-        return reason
-    constant = control is not None and not callable(control)
-    reference = None if pd is None else pd[0]
-    stepping = CompiledStepper(
-        stepper.model, pm, scene, n_steps, every, reference, system.n_inputs, stepped, efforts
-    )
-    stepping.prescribed = stepped_components(system, "prescribed")
-    if constant:  # the inputs of every step, given once
-        stepping.constant = np.asarray(law(0.0, None), dtype=float)
-    return stepping, (None if pd is not None or control is None or constant else law)
-
-
-def _effort_limit(system: System) -> np.ndarray:
-    """The inputs' saturation of the compiled loop: the System's effort limits where it
-    saturates its joint-torque inputs (``saturate_efforts=True``), else none."""
-    limit = np.full(system.model.nv, np.inf)
-    for comp in stepped_components(system, "saturation"):
-        if comp.active:
-            limit = np.minimum(limit, comp.limit)
-    return limit
-
-
-def _controller(control: Any, dt: float) -> Any:
-    """The controller object a run's law evaluates at every step (None when it is held
-    over several steps)."""
-    period = getattr(control, "period", None)  # a HeldControl
-    if period is not None:
-        if period > dt * (1.0 + 1e-9):
-            return None
-        control = control.law
-    return getattr(control, "controller", control)
-
-
-def compiled_order(system: System, stepped: ComponentStates | None = None) -> np.ndarray:
-    """The public state's indices of the compiled loop's state (q, v, the own states
-    (p, w, s) of ``stepped``, input work, dissipated energy)."""
-    layout = system.layout
-    own = [] if stepped is None else [stepped.p, stepped.w, stepped.s]
-    return np.concatenate(
-        [
-            np.arange(layout["q"].start, layout["q"].stop),
-            np.arange(layout["v"].start, layout["v"].stop),
-            *own,
-            [layout["input_work"].start, layout["dissipated_energy"].start],
-        ]
-    ).astype(int)
 
 
 def _compiled_run(compiled, law, law_end, system, x, dt, t_final, n_steps, bar) -> _Run:
