@@ -548,6 +548,8 @@ class CompiledStepper:
         self.out = self._samples()
         state = np.array(x[order], dtype=float)  # q, v, z, the totals: views below
         public = np.array(x, dtype=float)  # (what the law sees)
+        same = order.size == x.size and bool(np.all(order == np.arange(x.size)))
+        linear = self.stepped is not None or self.efforts is not None
         q, v, self.z = state[:nq], state[nq : nq + nv], state[nq + nv : nq + nv + nz]
         self.work = self.work._replace(totals=state[nq + nv + nz :])
         self.h = self.stepped.h if self.stepped is not None else np.nan
@@ -563,11 +565,15 @@ class CompiledStepper:
         while k < n_steps:
             h = dt if k < n_steps - 1 else min(dt, t_final - t)
             steps = 1 if (law is not None or k == n_steps - 1) else min(CHUNK, n_steps - 1 - k)
-            if law is not None:
-                public[order] = state
-                given = public.copy()  # (a law may keep the state it was given)
+            if law is not None:  # (a law may keep the state it was given: a copy)
+                if same:
+                    given = state.copy()
+                else:
+                    public[order] = state
+                    given = public.copy()
                 u[:] = raw(t, given)
-                self._inputs(t, u, given)
+                if linear:
+                    self._inputs(t, u, given)
             if self.reference is not None:
                 self._references(t, h, steps)
             for n, joint in enumerate(self.prescribed):  # each law at each step's end
