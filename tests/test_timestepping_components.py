@@ -95,11 +95,12 @@ def test_elastic_drives_converge_to_the_event_driven_run_at_first_order(start, s
     assert all(traj.meta["stats"]["solver"] == solver for traj in runs)
 
 
-def _drives_scene(start: int):
+def _drives_scene(start: int, held: bool = False):
     """Harmonic drives on three joints, inductive motors behind elastic transmissions on two,
     a torque source on one and a user's rotor absorber, under a Python law of the motors'
-    angles, the currents and the absorber's angle, from a curated or a seeded pose: (system,
-    x0, law, t_final)."""
+    angles, the currents and the absorber's angle (or, ``held``, constant inputs, which the
+    loop holds over whole chunks), from a curated or a seeded pose: (system, x0, law,
+    t_final)."""
     inductive = Drive(INDUCTIVE, ElasticTransmission(50.0, 2e3, 1.0, input_inertia=1e-5))
     drives = {joint: harmonic_drives(JOINTS)[joint] for joint in JOINTS[:3]}
     drives |= dict.fromkeys(JOINTS[3:5], inductive)
@@ -112,16 +113,34 @@ def _drives_scene(start: int):
         feedback = 0.1 * x[absorber] - 0.01 * x[current].sum()
         return np.r_[VOLTS[:5], 0.5] - 0.01 * (x[angle] - 0.3 * np.cos(10.0 * t)) - feedback
 
-    return system, system.initial_state(_starts()[start]), law, 0.2005
+    control = np.r_[VOLTS[:5], 0.5] if held else law
+    return system, system.initial_state(_starts()[start]), control, 0.2005
+
+
+class _Spring(Component):
+    """A user's component without states: a torsion spring k on the elbow toward its start
+    angle, an effort linear in q."""
+
+    name = "spring"
+    K = 30.0
+
+    def bind(self, system):
+        joint = system.model.joints[system.model.getJointId("elbow")]
+        self.iq, self.iv, self.nv = joint.idx_q, joint.idx_v, system.model.nv
+
+    def effort(self, t, x, q, v, u, mode):
+        tau = np.zeros(self.nv)
+        tau[self.iv] = -self.K * (q[self.iq] - ARM_Q0[2])
+        return tau
 
 
 def _rigid_dc_drives():
     """DC motors on rigid gears (their efforts explicit, their rotors in the armature) on the
-    arm's six joints, beside its limits, under a Python law from the curated pose: (system,
-    x0, law, t_final)."""
+    arm's six joints and a user's spring on its elbow (:class:`_Spring`), beside its limits,
+    under a Python law from the curated pose: (system, x0, law, t_final)."""
     motor = DCMotor(1.2, 0.05, 0.05, 2e-5)
     drives = {j: Drive(motor, Gear(50.0, input_inertia=1e-6)) for j in JOINTS}
-    system = px.System(px.load_robot("six_dof_arm"), drives=drives)
+    system = px.System(px.load_robot("six_dof_arm"), drives=drives, components=[_Spring()])
 
     def law(t, x):
         return VOLTS * np.cos(5.0 * t)
@@ -139,26 +158,63 @@ def _prescribed_hub():
     return system, system.initial_state(pin.neutral(robot.model)), None, 1.0005
 
 
+def _crank_revolution(t: float) -> tuple[float, float, float]:
+    """θ(t) = π (1 − cos πt): one revolution in 1 s, through ±π."""
+    return (
+        np.pi * (1 - np.cos(np.pi * t)),
+        np.pi**2 * np.sin(np.pi * t),
+        np.pi**3 * np.cos(np.pi * t),
+    )
+
+
+def _prescribed_crank(tmp_path: Path):
+    """A two-link pendulum whose first joint is URDF ``continuous`` (q = (cos θ, sin θ)),
+    turned one revolution by :func:`_crank_revolution`: (system, x0, law, t_final)."""
+    from .conftest import pendulum_urdf
+
+    text = pendulum_urdf(2).replace('name="j0" type="revolute"', 'name="j0" type="continuous"')
+    urdf = tmp_path / "crank.urdf"
+    urdf.write_text(text)
+    robot = px.load_urdf(urdf)
+    assert robot.model.joints[1].nq == 2
+    system = px.System(robot, components=[px.Prescribed("j0", _crank_revolution)])
+    return system, system.initial_state(pin.neutral(robot.model)), None, 1.0005
+
+
 @pytest.mark.parametrize(
-    "scene", ["drives-curated", "drives-seeded", "rigid-dc-drives", "prescribed-hub"]
+    "scene",
+    [
+        "drives-curated",
+        "drives-seeded",
+        "drives-held",
+        "rigid-dc-drives",
+        "prescribed-hub",
+        "prescribed-crank",
+    ],
 )
-def test_the_compiled_loop_steps_as_pinocchios_solvers_do(scene, simulation_path):
-    """The components' own states, stateless efforts and a prescribed joint on the compiled
-    loop: the drives' scene of :func:`_drives_scene` from two poses, DC motors on rigid gears
-    (:func:`_rigid_dc_drives`), and the flexible arm's prescribed hub (one row, which the
-    loop's Gauss–Seidel solves exactly), the last step half as long (its elimination
-    differs). The compiled run and the Pinocchio-solver run do the same
-    arithmetic in another order: every sample's state, energy and audit term agree to the
-    round-off of N steps that each solve the step's system of condition κ (N κ ε of each
-    column's scale; κ = 3e5 on the drives, whose measured difference, 1e-10 relative, is 1 %
-    of the bound), and the audit closes."""
+def test_the_compiled_loop_steps_as_pinocchios_solvers_do(scene, simulation_path, tmp_path):
+    """The components' own states, stateless efforts and prescribed joints on the compiled
+    loop: the drives' scene of :func:`_drives_scene` from two poses under a law per step
+    (their dissipation evaluated at each step's start) and under held inputs (its fitted
+    quadratic form), DC motors on rigid gears beside a user's spring (:func:`_rigid_dc_drives`:
+    efforts in v and in q), the flexible arm's prescribed hub and a continuous crank turned
+    through ±π (one row each, which the loop's Gauss–Seidel solves exactly), the last step
+    half as long (its elimination differs). The compiled run and the Pinocchio-solver run
+    do the same arithmetic in another order: every sample's state, energy and audit term
+    agree to the round-off of N steps that each solve the step's system of condition κ
+    (N κ ε of each column's scale; κ = 3e5 on the drives, whose measured difference, 1e-10
+    relative, is 1 % of the bound), and the audit closes."""
     if simulation_path == "python":
         pytest.skip("the compiled loop against Pinocchio's solvers")
-    kind, _, which = scene.partition("-")
-    if kind == "drives":
-        system, x0, law, t_final = _drives_scene(["curated", "seeded"].index(which))
-    else:
-        system, x0, law, t_final = _rigid_dc_drives() if kind == "rigid" else _prescribed_hub()
+    builds = {
+        "drives-curated": lambda: _drives_scene(0),
+        "drives-seeded": lambda: _drives_scene(1),
+        "drives-held": lambda: _drives_scene(0, held=True),
+        "rigid-dc-drives": _rigid_dc_drives,
+        "prescribed-hub": _prescribed_hub,
+        "prescribed-crank": lambda: _prescribed_crank(tmp_path),
+    }
+    system, x0, law, t_final = builds[scene]()
     runs = [
         simulate_timestepping(system, t_final, dt=1e-3, x0=x0, control=law, solver=solver)
         for solver in ("compiled", "admm")
