@@ -253,4 +253,4 @@ def test_the_compile_notice_names_the_method_and_what_it_takes(capsys, monkeypat
     notice.compiling_notice("DOP853")
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "kernels for Radau" in err[0]
-    assert "about 40 s on an empty cache, 3-15 s for each new kind of scene" in err[0]
+    assert "about 40 s on an empty cache, 3-20 s for each new kind of scene" in err[0]

@@ -25,7 +25,7 @@ def compiling_notice(method: str = "DOP853") -> None:
         _announced.add("compiling")
         print(
             f"pinext: compiling the simulation kernels for {method} (once: cached after; "
-            "about 40 s on an empty cache, 3-15 s for each new kind of scene)...",
+            "about 40 s on an empty cache, 3-20 s for each new kind of scene)...",
             file=sys.stderr,
             flush=True,
         )
