@@ -135,6 +135,16 @@ def linear_efforts(sc, ws, q, v):
 
 
 @helper
+def _add_product(m, x, start, out, at, scale):
+    """out[at + r] += scale Σ_c m[r, c] x[start + c], over m's rows and columns."""
+    for r in range(m.shape[0]):
+        e = 0.0
+        for c in range(m.shape[1]):
+            e += m[r, c] * x[start + c]
+        out[at + r] += scale * e
+
+
+@helper
 def own_efforts(sc, ws, q, v, z, h):
     """The components' own states z = (p, w, s) in the step (:class:`pinext.contact.
     stepped_states.ComponentStates`, linearly implicit): their forces ``f = f_u + J d`` at
@@ -153,28 +163,21 @@ def own_efforts(sc, ws, q, v, z, h):
         d[n_q + nv + i] = z[n_p + i]
     for i in range(n_s):
         d[2 * n_q + i] = z[2 * n_p + i]
-    for r in range(n_q + n_s):
-        f = ws.own_fu[r]
-        for c in range(d.shape[0]):
-            f += sc.own_jac[r, c] * d[c]
-        ws.own_f[r] = f
-    for r in range(n_s):
-        g = h * ws.own_f[n_q + r]
-        for c in range(n_q):
-            g += h * h * sc.own_gq[r, c] * d[n_q + c]
-        ws.own_rates[r] = g
-    for r in range(n_q):
-        b = h * ws.own_f[r]
-        for c in range(n_q):
-            b += h * h * sc.own_k[r, c] * d[n_q + c]
-        for c in range(n_s):
-            b += sc.own_couple[r, c] * ws.own_rates[c]
-        ws.own_b[r] = b
+    for r in range(n_q + n_s):  # f = f_u + J d
+        ws.own_f[r] = ws.own_fu[r]
+    _add_product(sc.own_jac, d, 0, ws.own_f, 0, 1.0)
+    for r in range(n_s):  # h g + h² G_Q V
+        ws.own_rates[r] = h * ws.own_f[n_q + r]
+    _add_product(sc.own_gq, d, n_q, ws.own_rates, 0, h * h)
+    for r in range(n_q):  # b = h F + h² K V + h E R (h g + h² G_Q V)
+        ws.own_b[r] = h * ws.own_f[r]
+    _add_product(sc.own_k, d, n_q, ws.own_b, 0, h * h)
+    _add_product(sc.own_couple, ws.own_rates, 0, ws.own_b, 0, 1.0)
+    for r in range(nv):  # (b_v + A_vw (J − A_ww)⁻¹ b_w) / h
+        ws.own_extra[r] = ws.own_b[r]
+    _add_product(sc.own_avw, ws.own_b, nv, ws.own_extra, 0, 1.0)
     for r in range(nv):
-        e = ws.own_b[r]
-        for c in range(n_p):
-            e += sc.own_avw[r, c] * ws.own_b[nv + c]
-        ws.own_extra[r] = e / h
+        ws.own_extra[r] /= h
 
 
 @helper
@@ -191,25 +194,15 @@ def own_advance(sc, ws, v, z, h):
     for c in range(nv):
         step[c] = ws.v_next[c] - v[c]
     for r in range(n_p):  # Δw = (J − A_ww)⁻¹ (b_w + A_wv Δv)
-        e = ws.own_b[nv + r]
-        for c in range(nv):
-            e += sc.own_awv[r, c] * step[c]
-        tmp[r] = e
-    for r in range(n_p):
-        e = 0.0
-        for c in range(n_p):
-            e += sc.own_solve_w[r, c] * tmp[c]
-        step[nv + r] = e
+        tmp[r] = ws.own_b[nv + r]
+        step[nv + r] = 0.0
+    _add_product(sc.own_awv, step, 0, tmp, 0, 1.0)
+    _add_product(sc.own_solve_w, tmp, 0, step, nv, 1.0)
     for r in range(n_s):  # Δs = R (h g + h² G_Q V + rate_v ΔV)
-        e = ws.own_rates[r]
-        for c in range(n_q):
-            e += sc.own_rate_v[r, c] * step[c]
-        tmp[r] = e
-    for r in range(n_s):
-        e = 0.0
-        for c in range(n_s):
-            e += sc.own_rate[r, c] * tmp[c]
-        ws.own_ds[r] = e
+        tmp[r] = ws.own_rates[r]
+        ws.own_ds[r] = 0.0
+    _add_product(sc.own_rate_v, step, 0, tmp, 0, 1.0)
+    _add_product(sc.own_rate, tmp, 0, ws.own_ds, 0, 1.0)
     for c in range(n_q):
         ws.own_vel[c] = d[n_q + c] + step[c]
     numerical, stored, remainder, held, balance, lost = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0

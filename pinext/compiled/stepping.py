@@ -576,9 +576,10 @@ class CompiledStepper:
                     self._inputs(t, u, given)
             if self.reference is not None:
                 self._references(t, h, steps)
-            for n, joint in enumerate(self.prescribed):  # each law at each step's end
+            if self.prescribed:  # each law at each step's end (the loop's own sums)
                 ends = np.add.accumulate(np.r_[t, np.full(steps, h)])[1:]
-                self.work.prescribed_ref[:steps, n] = [joint.law(end)[0] for end in ends]
+                for n, joint in enumerate(self.prescribed):
+                    self.work.prescribed_ref[:steps, n] = [joint.law(end)[0] for end in ends]
             start = t
             status, done, t = self.advance(q, v, u, h, t, k, steps)
             k += done
